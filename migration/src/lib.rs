@@ -1,0 +1,38 @@
+//! Database migrations of paydesk, applied by `paydesk migrate` and at start of `paydesk serve`.
+//! The same migrations build the schema on SQLite and on PostgreSQL.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261123_000001_shops;
+mod m20261123_000002_catalog;
+
+/// The ordered list of paydesk's migrations.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261123_000001_shops::Migration),
+            Box::new(m20261123_000002_catalog::Migration),
+        ]
+    }
+}
+
+/// A `seq` column: the row's insertion order, used for newest-first lists and cursors.
+pub(crate) fn seq_column<T: IntoIden>(name: T) -> ColumnDef {
+    ColumnDef::new(name)
+        .big_integer()
+        .not_null()
+        .auto_increment()
+        .primary_key()
+        .to_owned()
+}
+
+/// A timestamp column stored in UTC.
+pub(crate) fn timestamp<T: IntoIden>(name: T) -> ColumnDef {
+    ColumnDef::new(name)
+        .timestamp_with_time_zone()
+        .not_null()
+        .to_owned()
+}

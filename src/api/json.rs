@@ -1,0 +1,54 @@
+//! The request body of the API: a JSON object, with every failure answered in the API's
+//! own JSON error shape (never axum's plain-text rejections).
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{StatusCode, header::CONTENT_TYPE};
+use serde_json::{Map, Value};
+
+use crate::error::AppError;
+
+/// The largest request body accepted.
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// A request body that is a JSON object; an empty body reads as `{}`.
+pub struct JsonObject(pub Map<String, Value>);
+
+impl<S: Send + Sync> FromRequest<S> for JsonObject {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
+        if let Some(content_type) = req.headers().get(CONTENT_TYPE) {
+            let essence = content_type
+                .to_str()
+                .unwrap_or("")
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim();
+            let essence = essence.to_ascii_lowercase();
+            if essence != "application/json" && !essence.ends_with("+json") {
+                return Err(AppError::UnsupportedMediaType);
+            }
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                AppError::PayloadTooLarge
+            } else {
+                AppError::BadRequest(rejection.body_text())
+            }
+        })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(JsonObject(Map::new()));
+        }
+        match serde_json::from_slice(&bytes) {
+            Ok(Value::Object(map)) => Ok(JsonObject(map)),
+            Ok(_) => Err(AppError::BadRequest(
+                "Request body must be a JSON object".into(),
+            )),
+            Err(e) => Err(AppError::BadRequest(format!(
+                "Request body is not valid JSON: {e}"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The JSON API for integrations (spec sections 4 and 5): HTTP Basic per shop, JSON bodies,
+//! lists as JSON arrays paginated by `limit` and `starting_after` with a `Link` header.
+
+use axum::Json;
+use axum::Router;
+use axum::http::{HeaderValue, header::LINK};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::app::AppState;
+use crate::db::{ListError, Listed, Page};
+use crate::domain::Errors;
+use crate::error::AppError;
+
+pub mod customers;
+pub mod json;
+pub mod plans;
+pub mod products;
+
+/// Every API route.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .merge(products::router())
+        .merge(plans::router())
+        .merge(customers::router())
+}
+
+/// Default and largest page size of lists.
+pub const DEFAULT_LIMIT: u64 = 100;
+/// The largest page a list returns.
+pub const MAX_LIMIT: u64 = 1000;
+
+/// Reads `limit` and `starting_after` from a query string; other parameters are ignored.
+pub fn page_from_query(query: Option<&str>) -> Result<Page, AppError> {
+    let mut page = Page {
+        limit: DEFAULT_LIMIT,
+        starting_after: None,
+    };
+    let mut errors = Errors::default();
+    for (key, value) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        match key.as_ref() {
+            "limit" => match value.parse::<u64>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => page.limit = n,
+                _ => errors.add(
+                    "limit",
+                    format!("must be a whole number from 1 to {MAX_LIMIT}"),
+                ),
+            },
+            "starting_after" if !value.is_empty() => page.starting_after = Some(value.into_owned()),
+            _ => {}
+        }
+    }
+    errors.into_result(|| page).map_err(AppError::from)
+}
+
+/// A list answer: the JSON array of `items`, and a `Link: rel="next"` header when more follow.
+pub fn list_response<M, T: Serialize>(
+    state: &AppState,
+    path: &str,
+    page: &Page,
+    listed: Result<Listed<M>, ListError>,
+    view: impl Fn(&M) -> T,
+) -> Result<Response, AppError> {
+    let listed = listed.map_err(|e| match e {
+        ListError::UnknownCursor => {
+            let mut errors = Errors::default();
+            errors.add("starting_after", "is not an id of this list");
+            AppError::Validation(errors)
+        }
+        ListError::Db(e) => AppError::Db(e),
+    })?;
+    let items: Vec<T> = listed.rows.iter().map(view).collect();
+    let mut response = Json(items).into_response();
+    if let Some(after) = &listed.next_after {
+        let next = format!(
+            "<{}{path}?limit={}&starting_after={after}>; rel=\"next\"",
+            state.config.base_url, page.limit
+        );
+        if let Ok(value) = HeaderValue::from_str(&next) {
+            response.headers_mut().insert(LINK, value);
+        }
+    }
+    Ok(response)
+}
+
+/// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}

@@ -1,0 +1,128 @@
+//! The application: shared state, the router of all three faces, and the server.
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use migration::{Migrator, MigratorTrait};
+use sea_orm::DatabaseConnection;
+use serde_json::json;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::api::json::BODY_LIMIT;
+use crate::config::Config;
+use crate::error::AppError;
+use crate::{api, db, pay};
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    /// The database (SQLite or PostgreSQL).
+    pub db: DatabaseConnection,
+    /// Checked configuration.
+    pub config: Arc<Config>,
+}
+
+/// Content-Security-Policy of every answer: only our own styles, no scripts from elsewhere,
+/// never framed.
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; \
+form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The whole HTTP app.
+pub fn router(state: AppState) -> Router {
+    let headers = [
+        (header::CONTENT_SECURITY_POLICY, CSP),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (
+            HeaderName::from_static("cross-origin-opener-policy"),
+            "same-origin",
+        ),
+    ];
+    let mut app = Router::new()
+        .merge(api::router())
+        .merge(pay::router())
+        .route("/healthz", get(healthz))
+        .route("/static/paydesk.css", get(stylesheet))
+        .fallback(|| async { AppError::NotFound("Page") })
+        .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state);
+    for (name, value) in headers {
+        app = app.layer(SetResponseHeaderLayer::if_not_present(
+            name,
+            HeaderValue::from_static(value),
+        ));
+    }
+    app.layer(TraceLayer::new_for_http())
+}
+
+/// For load balancers: 200 while the database answers, 503 when it does not.
+async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+    match state.db.ping().await {
+        Ok(()) => (StatusCode::OK, Json(json!({"status": "ok"}))),
+        Err(e) => {
+            tracing::error!(error = %e, "health check: database unreachable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"message": "database unreachable"})),
+            )
+        }
+    }
+}
+
+async fn stylesheet() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("../static/paydesk.css"),
+    )
+}
+
+/// Opens the database and applies pending migrations.
+pub async fn open_database(config: &Config) -> Result<DatabaseConnection, sea_orm::DbErr> {
+    let db = db::connect(&config.database_url).await?;
+    Migrator::up(&db, None).await?;
+    Ok(db)
+}
+
+/// Migrates, then serves HTTP until Ctrl-C or SIGTERM.
+pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
+    let db = open_database(&config).await?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    tracing::info!(listen = %config.listen, base_url = %config.base_url, "paydesk is serving");
+    let state = AppState {
+        db,
+        config: Arc::new(config),
+    };
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutting down");
+}

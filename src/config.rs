@@ -1,0 +1,222 @@
+//! Configuration: read once at start from flags and environment variables, checked, then
+//! passed around inside `AppState`. A bad value stops start-up with one clear line.
+
+use std::net::SocketAddr;
+
+use chrono_tz::Tz;
+use clap::Args;
+
+/// Raw settings as given on the command line or in the environment.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ConfigArgs {
+    /// Database: `sqlite://FILE?mode=rwc` (default) or `postgres://…`.
+    #[arg(long, env = "DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
+    /// Address to serve HTTP on.
+    #[arg(long, env = "PAYDESK_LISTEN", global = true)]
+    pub listen: Option<String>,
+    /// Public base URL; pay links are built from it.
+    #[arg(long, env = "PAYDESK_BASE_URL", global = true)]
+    pub base_url: Option<String>,
+    /// Base URL of the checkout pages (confirm_url); defaults to the base URL.
+    #[arg(long, env = "PAYDESK_CHECKOUT_URL", global = true)]
+    pub checkout_url: Option<String>,
+    /// IANA time zone of the system (night window, retry times).
+    #[arg(long, env = "PAYDESK_TIMEZONE", global = true)]
+    pub timezone: Option<String>,
+    /// `on` or `off`: run the billing scheduler in this process.
+    #[arg(long, env = "PAYDESK_SCHEDULER", global = true)]
+    pub scheduler: Option<String>,
+}
+
+/// Checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Connection URL of the database.
+    pub database_url: String,
+    /// Bind address of the HTTP server.
+    pub listen: SocketAddr,
+    /// `{base_url}` of the spec, without a trailing slash.
+    pub base_url: String,
+    /// `{checkout_url}` of the spec, without a trailing slash.
+    pub checkout_url: String,
+    /// "The time zone set for the system".
+    pub timezone: Tz,
+    /// Whether this instance runs the billing scheduler.
+    pub scheduler: bool,
+}
+
+/// The default database: a file in the working directory, created on first use.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://paydesk.db?mode=rwc";
+const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
+
+/// A configuration value that cannot be used; displays as one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{name}={value:?} {problem}")]
+pub struct ConfigError {
+    name: &'static str,
+    value: String,
+    problem: String,
+}
+
+fn bad(name: &'static str, value: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        name,
+        value: value.to_string(),
+        problem: problem.into(),
+    }
+}
+
+impl Config {
+    /// Checks every value and fills in the defaults.
+    pub fn from_args(args: &ConfigArgs) -> Result<Self, ConfigError> {
+        let database_url = args
+            .database_url
+            .clone()
+            .unwrap_or_else(|| DEFAULT_DATABASE_URL.into());
+        if !["sqlite:", "postgres://", "postgresql://"]
+            .iter()
+            .any(|p| database_url.starts_with(p))
+        {
+            return Err(bad(
+                "DATABASE_URL",
+                &database_url,
+                "is not supported: use sqlite://FILE?mode=rwc or postgres://USER@HOST/DB",
+            ));
+        }
+        let listen_raw = args.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen: SocketAddr = listen_raw.parse().map_err(|_| {
+            bad(
+                "PAYDESK_LISTEN",
+                listen_raw,
+                "is not an address like 127.0.0.1:3000",
+            )
+        })?;
+        let base_url = match &args.base_url {
+            Some(url) => parse_base_url("PAYDESK_BASE_URL", url)?,
+            None => format!("http://{listen}"),
+        };
+        let checkout_url = match &args.checkout_url {
+            Some(url) => parse_base_url("PAYDESK_CHECKOUT_URL", url)?,
+            None => base_url.clone(),
+        };
+        let tz_raw = args.timezone.as_deref().unwrap_or("UTC");
+        let timezone: Tz = tz_raw.parse().map_err(|_| {
+            bad(
+                "PAYDESK_TIMEZONE",
+                tz_raw,
+                "is not an IANA time zone such as Europe/Berlin",
+            )
+        })?;
+        let scheduler = match args.scheduler.as_deref().unwrap_or("on") {
+            "on" => true,
+            "off" => false,
+            other => return Err(bad("PAYDESK_SCHEDULER", other, "must be on or off")),
+        };
+        Ok(Config {
+            database_url,
+            listen,
+            base_url,
+            checkout_url,
+            timezone,
+            scheduler,
+        })
+    }
+}
+
+fn parse_base_url(name: &'static str, raw: &str) -> Result<String, ConfigError> {
+    let url = url::Url::parse(raw).map_err(|e| bad(name, raw, format!("is not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(bad(
+            name,
+            raw,
+            "must be an absolute http:// or https:// URL",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad(name, raw, "must not have a query or fragment"));
+    }
+    Ok(raw.trim_end_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> ConfigArgs {
+        ConfigArgs::default()
+    }
+
+    #[test]
+    fn defaults_serve_sqlite_on_localhost() {
+        let c = Config::from_args(&args()).unwrap();
+        assert_eq!(c.database_url, DEFAULT_DATABASE_URL);
+        assert_eq!(c.base_url, "http://127.0.0.1:3000");
+        assert_eq!(c.checkout_url, c.base_url);
+        assert_eq!(c.timezone, chrono_tz::UTC);
+        assert!(c.scheduler);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_one_line() {
+        for (set, needle) in [
+            (
+                ConfigArgs {
+                    listen: Some("nowhere".into()),
+                    ..args()
+                },
+                "PAYDESK_LISTEN",
+            ),
+            (
+                ConfigArgs {
+                    timezone: Some("Mars/Base".into()),
+                    ..args()
+                },
+                "PAYDESK_TIMEZONE",
+            ),
+            (
+                ConfigArgs {
+                    scheduler: Some("maybe".into()),
+                    ..args()
+                },
+                "PAYDESK_SCHEDULER",
+            ),
+            (
+                ConfigArgs {
+                    base_url: Some("ftp://x".into()),
+                    ..args()
+                },
+                "PAYDESK_BASE_URL",
+            ),
+            (
+                ConfigArgs {
+                    checkout_url: Some("/relative".into()),
+                    ..args()
+                },
+                "PAYDESK_CHECKOUT_URL",
+            ),
+            (
+                ConfigArgs {
+                    database_url: Some("mysql://x".into()),
+                    ..args()
+                },
+                "DATABASE_URL",
+            ),
+        ] {
+            let err = Config::from_args(&set).unwrap_err().to_string();
+            assert!(err.starts_with(needle), "{err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+
+    #[test]
+    fn base_urls_lose_their_trailing_slash() {
+        let c = Config::from_args(&ConfigArgs {
+            base_url: Some("https://pay.example.com/".into()),
+            ..args()
+        })
+        .unwrap();
+        assert_eq!(c.base_url, "https://pay.example.com");
+        assert_eq!(c.checkout_url, "https://pay.example.com");
+    }
+}

@@ -1,0 +1,48 @@
+//! Stored customers.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
+
+use super::ShopOwned;
+use super::entities::customers::{ActiveModel, Column, Entity, Model};
+use crate::domain::customer::CustomerFields;
+use crate::domain::ids::{CUSTOMER, new_id};
+
+impl ShopOwned for Entity {
+    const SEQ: Column = Column::Seq;
+    const ID: Column = Column::Id;
+    const SHOP: Column = Column::ShopId;
+    fn public_id(row: &Model) -> &str {
+        &row.id
+    }
+}
+
+/// Stores a new customer of the shop.
+pub async fn insert(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    f: CustomerFields,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let now = super::now_millis(now);
+    ActiveModel {
+        seq: NotSet,
+        id: Set(new_id(CUSTOMER)),
+        shop_id: Set(shop_id),
+        first_name: Set(f.first_name),
+        last_name: Set(f.last_name),
+        address: Set(f.address),
+        city: Set(f.city),
+        country: Set(f.country),
+        zip: Set(f.zip),
+        state: Set(f.state),
+        phone: Set(f.phone),
+        email: Set(f.email),
+        ip: Set(f.ip),
+        external_id: Set(f.external_id),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(db)
+    .await
+}

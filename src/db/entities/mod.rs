@@ -1,0 +1,7 @@
+//! sea-orm entities, one per table, in the shape `sea-orm-cli generate entity` writes.
+//! Behaviour lives elsewhere (`db::*` queries, `domain`); these files only describe rows.
+
+pub mod customers;
+pub mod plans;
+pub mod products;
+pub mod shops;

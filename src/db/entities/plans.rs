@@ -1,0 +1,33 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "plans")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub seq: i64,
+    #[sea_orm(unique)]
+    pub id: String,
+    pub shop_id: i64,
+    pub title: String,
+    pub currency: String,
+    pub language: String,
+    pub amount: i64,
+    pub interval: i32,
+    pub interval_unit: String,
+    pub trial_amount: Option<i64>,
+    pub trial_interval: Option<i32>,
+    pub trial_interval_unit: Option<String>,
+    pub trial_as_first_payment: bool,
+    pub infinite: bool,
+    pub billing_cycles: Option<i32>,
+    pub number_payment_attempts: i32,
+    pub prevent_payments_at_night: bool,
+    pub test: bool,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,129 @@
+//! Storage: the connection (SQLite or PostgreSQL) and the queries of each resource.
+//! Every query of a shop's data is filtered by that shop.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sea_orm::sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sea_orm::{
+    ColumnTrait, ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Select, SqlxSqliteConnector,
+};
+
+pub mod customers;
+pub mod entities;
+pub mod plans;
+pub mod products;
+pub mod shops;
+
+/// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
+/// or PostgreSQL.
+pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
+    if url.starts_with("sqlite:") {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| DbErr::Custom(e.to_string()))?
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await
+            .map_err(|e| DbErr::Custom(e.to_string()))?;
+        Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
+    } else {
+        let mut options = ConnectOptions::new(url);
+        options.max_connections(20).sqlx_logging(false);
+        Database::connect(options).await
+    }
+}
+
+/// A table of a shop's objects: a public `id`, the owning `shop_id`, and `seq`, the
+/// insertion order that lists walk newest first.
+pub trait ShopOwned: EntityTrait {
+    /// The insertion-order column.
+    const SEQ: Self::Column;
+    /// The public id column.
+    const ID: Self::Column;
+    /// The owning shop's column.
+    const SHOP: Self::Column;
+    /// The public id of a row.
+    fn public_id(row: &Self::Model) -> &str;
+}
+
+/// One page of a list: at most `limit` rows older than `starting_after`.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub limit: u64,
+    pub starting_after: Option<String>,
+}
+
+/// What a list found: the rows, and the id to continue after when more follow them.
+pub struct Listed<M> {
+    pub rows: Vec<M>,
+    pub next_after: Option<String>,
+}
+
+/// Errors of a list query.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    /// `starting_after` names no object of this shop.
+    #[error("starting_after is not an id of this list")]
+    UnknownCursor,
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+/// The shop's object with this id, if it is the shop's.
+pub async fn find<E: ShopOwned>(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    id: &str,
+) -> Result<Option<E::Model>, DbErr> {
+    owned::<E>(shop_id).filter(E::ID.eq(id)).one(db).await
+}
+
+/// A page of the shop's objects, newest first.
+pub async fn list<E: ShopOwned>(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    page: &Page,
+) -> Result<Listed<E::Model>, ListError> {
+    let mut query = owned::<E>(shop_id);
+    if let Some(after) = &page.starting_after {
+        let seq: Option<i64> = owned::<E>(shop_id)
+            .select_only()
+            .column(E::SEQ)
+            .filter(E::ID.eq(after.as_str()))
+            .into_tuple()
+            .one(db)
+            .await?;
+        query = query.filter(E::SEQ.lt(seq.ok_or(ListError::UnknownCursor)?));
+    }
+    let mut rows = query
+        .order_by_desc(E::SEQ)
+        .limit(page.limit + 1)
+        .all(db)
+        .await?;
+    let has_more = rows.len() as u64 > page.limit;
+    rows.truncate(page.limit as usize);
+    let next_after = rows
+        .last()
+        .filter(|_| has_more)
+        .map(|r| E::public_id(r).to_string());
+    Ok(Listed { rows, next_after })
+}
+
+fn owned<E: ShopOwned>(shop_id: i64) -> Select<E> {
+    E::find().filter(E::SHOP.eq(shop_id))
+}
+
+/// Now, cut to the milliseconds that the API shows, so stored and returned times agree.
+pub fn now_millis(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
+    use chrono::{DurationRound, TimeDelta};
+    now.duration_trunc(TimeDelta::milliseconds(1))
+        .unwrap_or(now)
+}

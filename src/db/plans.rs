@@ -1,0 +1,87 @@
+//! Stored subscription plans.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
+
+use super::ShopOwned;
+use super::entities::plans::{ActiveModel, Column, Entity, Model};
+use crate::domain::ids::{PLAN, new_id};
+use crate::domain::plan::{PlanFields, Trial};
+use crate::domain::vocab::{IntervalUnit, Language, stored};
+
+impl ShopOwned for Entity {
+    const SEQ: Column = Column::Seq;
+    const ID: Column = Column::Id;
+    const SHOP: Column = Column::ShopId;
+    fn public_id(row: &Model) -> &str {
+        &row.id
+    }
+}
+
+/// Stores a new plan of the shop.
+pub async fn insert(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    f: &PlanFields,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let now = super::now_millis(now);
+    ActiveModel {
+        seq: NotSet,
+        id: Set(new_id(PLAN)),
+        shop_id: Set(shop_id),
+        title: Set(f.title.clone()),
+        currency: Set(f.currency.clone()),
+        language: Set(f.language.as_str().to_string()),
+        amount: Set(f.amount),
+        interval: Set(f.interval),
+        interval_unit: Set(f.interval_unit.as_str().to_string()),
+        trial_amount: Set(f.trial.map(|t| t.amount)),
+        trial_interval: Set(f.trial.map(|t| t.interval)),
+        trial_interval_unit: Set(f.trial.map(|t| t.interval_unit.as_str().to_string())),
+        trial_as_first_payment: Set(f.trial_as_first_payment),
+        infinite: Set(f.infinite),
+        billing_cycles: Set(f.billing_cycles),
+        number_payment_attempts: Set(f.number_payment_attempts),
+        prevent_payments_at_night: Set(f.prevent_payments_at_night),
+        test: Set(f.test),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(db)
+    .await
+}
+
+impl Model {
+    /// The plan's fields, as the domain rules see them.
+    pub fn fields(&self) -> PlanFields {
+        let unit = |word: &str| stored(word, IntervalUnit::parse, IntervalUnit::Month);
+        let trial = match (
+            self.trial_amount,
+            self.trial_interval,
+            &self.trial_interval_unit,
+        ) {
+            (Some(amount), Some(interval), Some(u)) => Some(Trial {
+                amount,
+                interval,
+                interval_unit: unit(u),
+            }),
+            _ => None,
+        };
+        PlanFields {
+            title: self.title.clone(),
+            currency: self.currency.clone(),
+            language: stored(&self.language, Language::parse, Language::En),
+            amount: self.amount,
+            interval: self.interval,
+            interval_unit: unit(&self.interval_unit),
+            trial,
+            trial_as_first_payment: self.trial_as_first_payment,
+            infinite: self.infinite,
+            billing_cycles: self.billing_cycles,
+            number_payment_attempts: self.number_payment_attempts,
+            prevent_payments_at_night: self.prevent_payments_at_night,
+            test: self.test,
+        }
+    }
+}

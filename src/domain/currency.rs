@@ -1,0 +1,239 @@
+//! ISO 4217 currencies in circulation, with their minor units (digits after the point).
+//! Funds codes, precious metals and the test code are not currencies a card is charged in,
+//! and currencies withdrawn from circulation (HRK, ANG, SLL, ZWL, BGN) are refused too.
+
+/// A currency a product or plan can be priced in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Currency {
+    /// The alpha-3 code, `EUR`.
+    pub code: &'static str,
+    /// Digits of the minor unit: 2 for EUR (cents), 0 for JPY, 3 for KWD.
+    pub exponent: u32,
+}
+
+const fn c(code: &'static str, exponent: u32) -> Currency {
+    Currency { code, exponent }
+}
+
+/// Every accepted currency, sorted by code.
+pub const CURRENCIES: &[Currency] = &[
+    c("AED", 2),
+    c("AFN", 2),
+    c("ALL", 2),
+    c("AMD", 2),
+    c("AOA", 2),
+    c("ARS", 2),
+    c("AUD", 2),
+    c("AWG", 2),
+    c("AZN", 2),
+    c("BAM", 2),
+    c("BBD", 2),
+    c("BDT", 2),
+    c("BHD", 3),
+    c("BIF", 0),
+    c("BMD", 2),
+    c("BND", 2),
+    c("BOB", 2),
+    c("BRL", 2),
+    c("BSD", 2),
+    c("BTN", 2),
+    c("BWP", 2),
+    c("BYN", 2),
+    c("BZD", 2),
+    c("CAD", 2),
+    c("CDF", 2),
+    c("CHF", 2),
+    c("CLP", 0),
+    c("CNY", 2),
+    c("COP", 2),
+    c("CRC", 2),
+    c("CUP", 2),
+    c("CVE", 2),
+    c("CZK", 2),
+    c("DJF", 0),
+    c("DKK", 2),
+    c("DOP", 2),
+    c("DZD", 2),
+    c("EGP", 2),
+    c("ERN", 2),
+    c("ETB", 2),
+    c("EUR", 2),
+    c("FJD", 2),
+    c("FKP", 2),
+    c("GBP", 2),
+    c("GEL", 2),
+    c("GHS", 2),
+    c("GIP", 2),
+    c("GMD", 2),
+    c("GNF", 0),
+    c("GTQ", 2),
+    c("GYD", 2),
+    c("HKD", 2),
+    c("HNL", 2),
+    c("HTG", 2),
+    c("HUF", 2),
+    c("IDR", 2),
+    c("ILS", 2),
+    c("INR", 2),
+    c("IQD", 3),
+    c("IRR", 2),
+    c("ISK", 0),
+    c("JMD", 2),
+    c("JOD", 3),
+    c("JPY", 0),
+    c("KES", 2),
+    c("KGS", 2),
+    c("KHR", 2),
+    c("KMF", 0),
+    c("KPW", 2),
+    c("KRW", 0),
+    c("KWD", 3),
+    c("KYD", 2),
+    c("KZT", 2),
+    c("LAK", 2),
+    c("LBP", 2),
+    c("LKR", 2),
+    c("LRD", 2),
+    c("LSL", 2),
+    c("LYD", 3),
+    c("MAD", 2),
+    c("MDL", 2),
+    c("MGA", 2),
+    c("MKD", 2),
+    c("MMK", 2),
+    c("MNT", 2),
+    c("MOP", 2),
+    c("MRU", 2),
+    c("MUR", 2),
+    c("MVR", 2),
+    c("MWK", 2),
+    c("MXN", 2),
+    c("MYR", 2),
+    c("MZN", 2),
+    c("NAD", 2),
+    c("NGN", 2),
+    c("NIO", 2),
+    c("NOK", 2),
+    c("NPR", 2),
+    c("NZD", 2),
+    c("OMR", 3),
+    c("PAB", 2),
+    c("PEN", 2),
+    c("PGK", 2),
+    c("PHP", 2),
+    c("PKR", 2),
+    c("PLN", 2),
+    c("PYG", 0),
+    c("QAR", 2),
+    c("RON", 2),
+    c("RSD", 2),
+    c("RUB", 2),
+    c("RWF", 0),
+    c("SAR", 2),
+    c("SBD", 2),
+    c("SCR", 2),
+    c("SDG", 2),
+    c("SEK", 2),
+    c("SGD", 2),
+    c("SHP", 2),
+    c("SLE", 2),
+    c("SOS", 2),
+    c("SRD", 2),
+    c("SSP", 2),
+    c("STN", 2),
+    c("SVC", 2),
+    c("SYP", 2),
+    c("SZL", 2),
+    c("THB", 2),
+    c("TJS", 2),
+    c("TMT", 2),
+    c("TND", 3),
+    c("TOP", 2),
+    c("TRY", 2),
+    c("TTD", 2),
+    c("TWD", 2),
+    c("TZS", 2),
+    c("UAH", 2),
+    c("UGX", 0),
+    c("USD", 2),
+    c("UYU", 2),
+    c("UZS", 2),
+    c("VED", 2),
+    c("VES", 2),
+    c("VND", 0),
+    c("VUV", 0),
+    c("WST", 2),
+    c("XAF", 0),
+    c("XCD", 2),
+    c("XCG", 2),
+    c("XOF", 0),
+    c("XPF", 0),
+    c("YER", 2),
+    c("ZAR", 2),
+    c("ZMW", 2),
+    c("ZWG", 2),
+];
+
+/// The currency with this code, if it is accepted.
+pub fn find(code: &str) -> Option<Currency> {
+    CURRENCIES
+        .binary_search_by(|c| c.code.cmp(code))
+        .ok()
+        .map(|i| CURRENCIES[i])
+}
+
+/// Whether a code has the shape of an alpha-3 code: three capital Latin letters.
+pub fn is_alpha3(code: &str) -> bool {
+    code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// Formats minor units as a decimal amount: `990` EUR → `9.90`, `500` JPY → `500`.
+pub fn format_minor(amount: i64, currency: Currency) -> String {
+    if currency.exponent == 0 {
+        return amount.to_string();
+    }
+    let scale = 10i64.pow(currency.exponent);
+    let sign = if amount < 0 { "-" } else { "" };
+    let abs = amount.unsigned_abs();
+    let (major, minor) = (abs / scale as u64, abs % scale as u64);
+    format!(
+        "{sign}{major}.{minor:0width$}",
+        width = currency.exponent as usize
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_for_binary_search() {
+        assert!(CURRENCIES.windows(2).all(|w| w[0].code < w[1].code));
+    }
+
+    #[test]
+    fn known_and_unknown_codes() {
+        assert_eq!(find("EUR").unwrap().exponent, 2);
+        assert_eq!(find("JPY").unwrap().exponent, 0);
+        assert_eq!(find("KWD").unwrap().exponent, 3);
+        for unknown in ["ABC", "HRK", "XAU", "XTS", "eur"] {
+            assert_eq!(find(unknown), None, "{unknown}");
+        }
+    }
+
+    #[test]
+    fn alpha3_shape() {
+        assert!(is_alpha3("ABC"));
+        for bad in ["EU", "EURO", "eur", "E1R", ""] {
+            assert!(!is_alpha3(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn minor_units_format_by_exponent() {
+        assert_eq!(format_minor(990, find("EUR").unwrap()), "9.90");
+        assert_eq!(format_minor(5, find("USD").unwrap()), "0.05");
+        assert_eq!(format_minor(500, find("JPY").unwrap()), "500");
+        assert_eq!(format_minor(1234, find("KWD").unwrap()), "1.234");
+    }
+}

@@ -1,0 +1,41 @@
+//! Public ids: a prefix and 16 random lowercase hex characters (`prd_ed27b047d3ccd1a6`).
+
+use rand::RngCore;
+
+/// Product ids.
+pub const PRODUCT: &str = "prd_";
+/// Plan ids.
+pub const PLAN: &str = "pln_";
+/// Customer ids.
+pub const CUSTOMER: &str = "cst_";
+
+/// A new random id with the given prefix.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}{}", random_hex(8))
+}
+
+/// `bytes` random bytes from the operating system's generator, as lowercase hex.
+pub fn random_hex(bytes: usize) -> String {
+    // ThreadRng is a CSPRNG seeded from the operating system.
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_have_prefix_and_sixteen_hex_characters() {
+        let id = new_id(PRODUCT);
+        assert_eq!(id.len(), 20);
+        assert!(id.starts_with("prd_"));
+        assert!(
+            id[4..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        );
+        assert_ne!(new_id(PRODUCT), id);
+    }
+}

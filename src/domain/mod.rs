@@ -1,0 +1,14 @@
+//! Pure domain logic: parsing and validating what merchants send, money, codes and ids.
+//! Nothing here touches HTTP or the database, and time always comes in as an argument.
+
+pub mod country;
+pub mod currency;
+pub mod customer;
+pub mod errors;
+pub mod ids;
+pub mod input;
+pub mod plan;
+pub mod product;
+pub mod vocab;
+
+pub use errors::Errors;

@@ -1,0 +1,92 @@
+//! The closed vocabularies of the API: languages, transaction types, interval units and the
+//! customer-data fields a pay page can ask for. Each is stored and sent as its word.
+
+macro_rules! words {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            /// Every value, in the order of the spec.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The word used in the API and the database.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $word),+ }
+            }
+
+            /// The value for a word, if it is one.
+            pub fn parse(word: &str) -> Option<Self> {
+                match word { $($word => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+words! {
+    /// Languages of the hosted pages (design.md).
+    Language {
+        En = "en", Es = "es", Tr = "tr", De = "de", It = "it", Ru = "ru", Zh = "zh", Fr = "fr",
+        Da = "da", Sv = "sv", No = "no", Fi = "fi", Pl = "pl", Ja = "ja", Be = "be", Uk = "uk",
+        Ka = "ka", Ro = "ro",
+    }
+}
+
+words! {
+    /// `payment` captures at once; `authorization` holds the funds for a later capture.
+    TransactionType { Payment = "payment", Authorization = "authorization" }
+}
+
+words! {
+    /// The unit of a plan's or trial's interval.
+    IntervalUnit { Hour = "hour", Day = "day", Month = "month" }
+}
+
+words! {
+    /// Customer-data fields that a product's pay page asks for.
+    VisibleField {
+        FirstName = "first_name", LastName = "last_name", Country = "country", State = "state",
+        City = "city", Address = "address", Zip = "zip", Phone = "phone",
+        BirthDate = "birth_date", Email = "email", TaxpayerId = "taxpayer_id",
+    }
+}
+
+impl Default for Language {
+    fn default() -> Self {
+        Language::En
+    }
+}
+
+/// Parses a stored word, falling back to the first value for anything unknown.
+pub fn stored<T: Copy>(word: &str, parse: fn(&str) -> Option<T>, fallback: T) -> T {
+    parse(word).unwrap_or(fallback)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip() {
+        for l in Language::ALL {
+            assert_eq!(Language::parse(l.as_str()), Some(*l));
+        }
+        assert_eq!(Language::ALL.len(), 18);
+        assert_eq!(VisibleField::ALL.len(), 11);
+        assert_eq!(IntervalUnit::parse("week"), None);
+        assert_eq!(TransactionType::parse("Payment"), None);
+    }
+}

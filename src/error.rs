@@ -1,0 +1,92 @@
+//! One error type for the whole app, answered as JSON to the API and as an HTML page to
+//! browsers. Server faults are logged and answered with a generic message.
+
+use axum::Json;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use sea_orm::DbErr;
+use serde_json::json;
+
+use crate::domain::Errors;
+
+/// Everything a request can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// Invalid or missing parameters (spec section 7): 422.
+    #[error("{}", .0.message())]
+    Validation(Errors),
+    /// A body that is not a JSON object, or a malformed request: 400.
+    #[error("{0}")]
+    BadRequest(String),
+    /// Missing or wrong credentials: 401 with `WWW-Authenticate`.
+    #[error("Invalid or missing credentials: use HTTP Basic with your shop id and secret key")]
+    Unauthorized,
+    /// No such object (of this shop): 404.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// The path exists, the method does not: 405.
+    #[error("Method not allowed")]
+    MethodNotAllowed,
+    /// The body is over the limit: 413.
+    #[error("Request body is too large (the limit is 1 MiB)")]
+    PayloadTooLarge,
+    /// A body that is not JSON: 415.
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
+    /// The database is unreachable or failed: 500 (503 for health checks).
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+impl From<Errors> for AppError {
+    fn from(errors: Errors) -> Self {
+        AppError::Validation(errors)
+    }
+}
+
+impl AppError {
+    /// The status code of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            AppError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The text shown to the client: never the inside of a server fault.
+    pub fn public_message(&self) -> String {
+        match self {
+            AppError::Db(e) => {
+                tracing::error!(error = %e, "database error");
+                "Internal server error".to_string()
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let message = self.public_message();
+        let body = match &self {
+            AppError::Validation(errors) => json!({"message": message, "errors": errors}),
+            AppError::BadRequest(_) => json!({"message": message, "errors": {"base": [message]}}),
+            _ => json!({"message": message}),
+        };
+        let mut response = (status, Json(body)).into_response();
+        if matches!(self, AppError::Unauthorized) {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Basic realm=\"paydesk\""),
+            );
+        }
+        response
+    }
+}

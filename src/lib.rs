@@ -1,0 +1,17 @@
+//! paydesk: a self-hostable payment-acceptance service.
+//!
+//! One axum app serves three faces from one process: the JSON API for integrations
+//! ([`api`], HTTP Basic per shop), the public hosted pages customers pay on ([`pay`]), and
+//! later the merchant dashboard. Handlers stay thin: they extract the request, let the pure
+//! rules of [`domain`] parse and validate it (time passed in, no HTTP, no SQL), call the
+//! queries of [`db`] (sea-orm over SQLite or PostgreSQL, every query filtered by shop), and
+//! render JSON or an askama page. Every failure is one [`error::AppError`].
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod pay;
