@@ -135,10 +135,10 @@ impl ProductFields {
         if r.sent("return_url") {
             d.return_url = read_url(&r, "return_url", &mut e);
         }
-        if let Some(sent) = r.integer("shop_id", &mut e) {
-            if sent != shop_id {
-                e.add("shop_id", "does not match the authenticated shop");
-            }
+        if let Some(sent) = r.integer("shop_id", &mut e)
+            && sent != shop_id
+        {
+            e.add("shop_id", "does not match the authenticated shop");
         }
         set(
             &mut d.language,

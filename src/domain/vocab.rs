@@ -64,6 +64,8 @@ words! {
     }
 }
 
+// Written out because the enum comes from `words!`, which cannot mark a variant `#[default]`.
+#[allow(clippy::derivable_impls)]
 impl Default for Language {
     fn default() -> Self {
         Language::En

@@ -1,0 +1,246 @@
+//! `TestApp`: the app served on a free port over a fresh database, and request helpers.
+
+use std::sync::Arc;
+
+use paydesk::app::{self, AppState};
+use paydesk::config::{Config, ConfigArgs};
+use reqwest::{Method, RequestBuilder, StatusCode};
+use sea_orm::{ConnectionTrait, Database};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+/// Where a test's database lives.
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The PostgreSQL server the tests use; CI points it at the machine's server.
+pub fn postgres_url() -> String {
+    std::env::var("PAYDESK_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// Runs one test body on SQLite and on PostgreSQL, as `name::sqlite` and `name::postgres`.
+macro_rules! db_tests {
+    ($($(#[$meta:meta])* async fn $name:ident($app:ident) $body:block)*) => {$(
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            async fn run($app: $crate::helpers::TestApp) $body
+            #[tokio::test]
+            async fn sqlite() {
+                run($crate::helpers::TestApp::spawn($crate::helpers::Backend::Sqlite).await).await
+            }
+            #[tokio::test]
+            async fn postgres() {
+                run($crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await).await
+            }
+        }
+    )*};
+}
+
+/// A shop's API credentials.
+#[derive(Clone, Debug)]
+pub struct Shop {
+    pub id: i64,
+    pub secret: String,
+}
+
+/// The app, serving on 127.0.0.1 over its own database.
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub database_url: String,
+    pub db: sea_orm::DatabaseConnection,
+    _dir: tempfile::TempDir,
+}
+
+static OLD_SCHEMAS_DROPPED: OnceCell<()> = OnceCell::const_new();
+
+/// A fresh PostgreSQL schema, and a URL whose connections use it.
+async fn postgres_schema() -> String {
+    let admin = Database::connect(postgres_url())
+        .await
+        .unwrap_or_else(|e| panic!("PostgreSQL at {} is unreachable: {e}", postgres_url()));
+    OLD_SCHEMAS_DROPPED
+        .get_or_init(|| async {
+            // Schemas left by earlier runs of the suite.
+            let old = admin
+                .query_all(sea_orm::Statement::from_string(
+                    admin.get_database_backend(),
+                    "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'paydesk_t_%'",
+                ))
+                .await
+                .expect("list old schemas");
+            for row in old {
+                let name: String = row.try_get("", "nspname").unwrap();
+                admin
+                    .execute_unprepared(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+                    .await
+                    .ok();
+            }
+        })
+        .await;
+    let schema = format!("paydesk_t_{}", paydesk::domain::ids::random_hex(8));
+    admin
+        .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .expect("create schema");
+    let sep = if postgres_url().contains('?') {
+        '&'
+    } else {
+        '?'
+    };
+    format!("{}{sep}options=-c%20search_path%3D{schema}", postgres_url())
+}
+
+impl TestApp {
+    /// Serves the app on a free port over a fresh database of `backend`.
+    pub async fn spawn(backend: Backend) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let database_url = match backend {
+            Backend::Sqlite => format!(
+                "sqlite://{}?mode=rwc",
+                dir.path().join("paydesk.db").display()
+            ),
+            Backend::Postgres => postgres_schema().await,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = Config::from_args(&ConfigArgs {
+            database_url: Some(database_url.clone()),
+            listen: Some(addr.to_string()),
+            checkout_url: Some("https://checkout.paydesk.test".into()),
+            ..ConfigArgs::default()
+        })
+        .unwrap();
+        let db = app::open_database(&config)
+            .await
+            .expect("open and migrate the database");
+        let state = AppState {
+            db: db.clone(),
+            config: Arc::new(config),
+        };
+        tokio::spawn(async move { axum::serve(listener, app::router(state)).await });
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        TestApp {
+            base: format!("http://{addr}"),
+            client,
+            database_url,
+            db,
+            _dir: dir,
+        }
+    }
+
+    /// A new shop.
+    pub async fn shop(&self, name: &str) -> Shop {
+        let created = paydesk::db::shops::create(&self.db, name, None, chrono::Utc::now())
+            .await
+            .unwrap();
+        Shop {
+            id: created.shop.id,
+            secret: created.secret_key,
+        }
+    }
+
+    /// A request without credentials.
+    pub fn anon(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, format!("{}{path}", self.base))
+    }
+
+    /// A request as `shop`.
+    pub fn req(&self, shop: &Shop, method: Method, path: &str) -> RequestBuilder {
+        self.anon(method, path)
+            .basic_auth(shop.id, Some(&shop.secret))
+    }
+
+    /// GET as `shop`: status and JSON body.
+    pub async fn get(&self, shop: &Shop, path: &str) -> (StatusCode, Value) {
+        send(self.req(shop, Method::GET, path)).await
+    }
+
+    /// POST JSON as `shop`: status and JSON body.
+    pub async fn post(&self, shop: &Shop, path: &str, body: &Value) -> (StatusCode, Value) {
+        send(self.req(shop, Method::POST, path).json(body)).await
+    }
+
+    /// PUT JSON as `shop`: status and JSON body (`null` when empty).
+    pub async fn put(&self, shop: &Shop, path: &str, body: &Value) -> (StatusCode, Value) {
+        send(self.req(shop, Method::PUT, path).json(body)).await
+    }
+
+    /// Creates a product and returns it.
+    pub async fn product(&self, shop: &Shop, body: &Value) -> Value {
+        let (status, product) = self.post(shop, "/products", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{product}");
+        product
+    }
+}
+
+/// Sends a request; the status and the body as JSON (`null` for an empty body).
+pub async fn send(request: RequestBuilder) -> (StatusCode, Value) {
+    let response = request.send().await.expect("request");
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("{status}: body is not JSON: {text}"))
+    };
+    (status, body)
+}
+
+/// A valid product request.
+pub fn product_body() -> Value {
+    serde_json::json!({
+        "name": "Gift card",
+        "description": "A card worth 9.90",
+        "currency": "EUR",
+        "amount": "990",
+        "quantity": "5",
+        "expired_at": "2030-06-30T23:59:59+02:00",
+    })
+}
+
+/// A valid plan request.
+pub fn plan_body() -> Value {
+    serde_json::json!({
+        "title": "Gold",
+        "currency": "EUR",
+        "plan": {"amount": 990, "interval": 1, "interval_unit": "month"},
+    })
+}
+
+/// A valid customer request.
+pub fn customer_body() -> Value {
+    serde_json::json!({"email": "ann@example.com", "ip": "203.0.113.9"})
+}
+
+/// Asserts a 422 whose `errors` has exactly `messages` for `field`.
+pub fn assert_invalid(status: StatusCode, body: &Value, field: &str, messages: &[&str]) {
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(
+        body["errors"][field],
+        serde_json::json!(messages),
+        "{field}: {body}"
+    );
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+}
+
+/// Whether `s` is a UTC time with milliseconds: `2026-11-22T10:15:30.123Z`.
+pub fn is_api_time(s: &Value) -> bool {
+    let s = s.as_str().unwrap_or("");
+    s.len() == 24
+        && s.ends_with('Z')
+        && chrono::DateTime::parse_from_rfc3339(s).is_ok()
+        && s.as_bytes()[19] == b'.'
+}

@@ -1,0 +1,15 @@
+//! Integration tests: each test drives the real app over HTTP on a fresh database, once on
+//! SQLite and once on PostgreSQL (`PAYDESK_TEST_POSTGRES_URL`, default the local server).
+
+#[macro_use]
+mod helpers;
+
+mod auth;
+mod cli;
+mod customers;
+mod isolation;
+mod lists;
+mod pages;
+mod plans;
+mod products;
+mod requests;
