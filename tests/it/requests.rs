@@ -76,3 +76,25 @@ db_tests! {
         let _: Value = body;
     }
 }
+
+#[tokio::test]
+async fn the_embedded_database_runs_in_wal_mode_with_foreign_keys() {
+    use sea_orm::{ConnectionTrait, Statement};
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    for (pragma, expected) in [("journal_mode", "wal"), ("foreign_keys", "1")] {
+        let row = app
+            .db
+            .query_one(Statement::from_string(
+                app.db.get_database_backend(),
+                format!("PRAGMA {pragma}"),
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let value: String = row
+            .try_get_by_index::<String>(0)
+            .or_else(|_| row.try_get_by_index::<i32>(0).map(|v| v.to_string()))
+            .unwrap();
+        assert_eq!(value, expected, "{pragma}");
+    }
+}
