@@ -13,6 +13,7 @@ use serde_json::json;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::acquirer::{Acquirer, SimulatedAcquirer};
 use crate::api::json::BODY_LIMIT;
 use crate::config::Config;
 use crate::error::AppError;
@@ -25,6 +26,16 @@ pub struct AppState {
     pub db: DatabaseConnection,
     /// Checked configuration.
     pub config: Arc<Config>,
+    /// Who moves the money.
+    pub acquirer: Arc<dyn Acquirer>,
+}
+
+impl AppState {
+    /// The state of a server: the built-in simulated acquirer, live use as configured.
+    pub fn new(db: DatabaseConnection, config: Config) -> Self {
+        let acquirer = Arc::new(SimulatedAcquirer { allow_live: config.simulated_live });
+        AppState { db, config: Arc::new(config), acquirer }
+    }
 }
 
 /// Content-Security-Policy of every answer: only our own styles, no scripts from elsewhere,
@@ -39,10 +50,7 @@ pub fn router(state: AppState) -> Router {
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::REFERRER_POLICY, "no-referrer"),
-        (
-            HeaderName::from_static("cross-origin-opener-policy"),
-            "same-origin",
-        ),
+        (HeaderName::from_static("cross-origin-opener-policy"), "same-origin"),
     ];
     let mut app = Router::new()
         .merge(api::router())
@@ -54,10 +62,7 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state);
     for (name, value) in headers {
-        app = app.layer(SetResponseHeaderLayer::if_not_present(
-            name,
-            HeaderValue::from_static(value),
-        ));
+        app = app.layer(SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value)));
     }
     app.layer(TraceLayer::new_for_http())
 }
@@ -68,20 +73,14 @@ async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
         Ok(()) => (StatusCode::OK, Json(json!({"status": "ok"}))),
         Err(e) => {
             tracing::error!(error = %e, "health check: database unreachable");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({"message": "database unreachable"})),
-            )
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"message": "database unreachable"})))
         }
     }
 }
 
 async fn stylesheet() -> impl IntoResponse {
     (
-        [
-            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
-            (header::CACHE_CONTROL, "public, max-age=3600"),
-        ],
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=3600")],
         include_str!("../static/paydesk.css"),
     )
 }
@@ -100,14 +99,14 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %config.listen, base_url = %config.base_url, "paydesk is serving");
-    let state = AppState {
-        db,
-        config: Arc::new(config),
-    };
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    run(listener, AppState::new(db, config)).await?;
     Ok(())
+}
+
+/// Serves the app on `listener` until Ctrl-C or SIGTERM (the hosted pages see the client's address).
+pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await
 }
 
 async fn shutdown_signal() {
@@ -116,8 +115,7 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let terminate = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             s.recv().await;
         }
     };

@@ -19,10 +19,7 @@ impl FromRequestParts<AppState> for ApiShop {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
         let (user, password) = basic_credentials(parts).ok_or(AppError::Unauthorized)?;
         let shop_id: i64 = user.trim().parse().map_err(|_| AppError::Unauthorized)?;
-        shop_db::authenticate(&state.db, shop_id, &password)
-            .await?
-            .map(ApiShop)
-            .ok_or(AppError::Unauthorized)
+        shop_db::authenticate(&state.db, shop_id, &password).await?.map(ApiShop).ok_or(AppError::Unauthorized)
     }
 }
 

@@ -27,6 +27,9 @@ pub struct ConfigArgs {
     /// `on` or `off`: run the billing scheduler in this process.
     #[arg(long, env = "PAYDESK_SCHEDULER", global = true)]
     pub scheduler: Option<String>,
+    /// `on` lets live (non-test) products be paid through the simulated acquirer.
+    #[arg(long, env = "PAYDESK_SIMULATED_LIVE", global = true)]
+    pub simulated_live: Option<String>,
 }
 
 /// Checked configuration.
@@ -44,6 +47,8 @@ pub struct Config {
     pub timezone: Tz,
     /// Whether this instance runs the billing scheduler.
     pub scheduler: bool,
+    /// Whether live payments may go through the simulated acquirer (demos only).
+    pub simulated_live: bool,
 }
 
 /// The default database: a file in the working directory, created on first use.
@@ -60,24 +65,14 @@ pub struct ConfigError {
 }
 
 fn bad(name: &'static str, value: &str, problem: impl Into<String>) -> ConfigError {
-    ConfigError {
-        name,
-        value: value.to_string(),
-        problem: problem.into(),
-    }
+    ConfigError { name, value: value.to_string(), problem: problem.into() }
 }
 
 impl Config {
     /// Checks every value and fills in the defaults.
     pub fn from_args(args: &ConfigArgs) -> Result<Self, ConfigError> {
-        let database_url = args
-            .database_url
-            .clone()
-            .unwrap_or_else(|| DEFAULT_DATABASE_URL.into());
-        if !["sqlite:", "postgres://", "postgresql://"]
-            .iter()
-            .any(|p| database_url.starts_with(p))
-        {
+        let database_url = args.database_url.clone().unwrap_or_else(|| DEFAULT_DATABASE_URL.into());
+        if !["sqlite:", "postgres://", "postgresql://"].iter().any(|p| database_url.starts_with(p)) {
             return Err(bad(
                 "DATABASE_URL",
                 &database_url,
@@ -85,13 +80,9 @@ impl Config {
             ));
         }
         let listen_raw = args.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
-        let listen: SocketAddr = listen_raw.parse().map_err(|_| {
-            bad(
-                "PAYDESK_LISTEN",
-                listen_raw,
-                "is not an address like 127.0.0.1:3000",
-            )
-        })?;
+        let listen: SocketAddr = listen_raw
+            .parse()
+            .map_err(|_| bad("PAYDESK_LISTEN", listen_raw, "is not an address like 127.0.0.1:3000"))?;
         let base_url = match &args.base_url {
             Some(url) => parse_base_url("PAYDESK_BASE_URL", url)?,
             None => format!("http://{listen}"),
@@ -101,37 +92,28 @@ impl Config {
             None => base_url.clone(),
         };
         let tz_raw = args.timezone.as_deref().unwrap_or("UTC");
-        let timezone: Tz = tz_raw.parse().map_err(|_| {
-            bad(
-                "PAYDESK_TIMEZONE",
-                tz_raw,
-                "is not an IANA time zone such as Europe/Berlin",
-            )
-        })?;
-        let scheduler = match args.scheduler.as_deref().unwrap_or("on") {
-            "on" => true,
-            "off" => false,
-            other => return Err(bad("PAYDESK_SCHEDULER", other, "must be on or off")),
-        };
-        Ok(Config {
-            database_url,
-            listen,
-            base_url,
-            checkout_url,
-            timezone,
-            scheduler,
-        })
+        let timezone: Tz = tz_raw
+            .parse()
+            .map_err(|_| bad("PAYDESK_TIMEZONE", tz_raw, "is not an IANA time zone such as Europe/Berlin"))?;
+        let scheduler = on_off("PAYDESK_SCHEDULER", args.scheduler.as_deref(), true)?;
+        let simulated_live = on_off("PAYDESK_SIMULATED_LIVE", args.simulated_live.as_deref(), false)?;
+        Ok(Config { database_url, listen, base_url, checkout_url, timezone, scheduler, simulated_live })
+    }
+}
+
+fn on_off(name: &'static str, raw: Option<&str>, default: bool) -> Result<bool, ConfigError> {
+    match raw {
+        None => Ok(default),
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(bad(name, other, "must be on or off")),
     }
 }
 
 fn parse_base_url(name: &'static str, raw: &str) -> Result<String, ConfigError> {
     let url = url::Url::parse(raw).map_err(|e| bad(name, raw, format!("is not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-        return Err(bad(
-            name,
-            raw,
-            "must be an absolute http:// or https:// URL",
-        ));
+        return Err(bad(name, raw, "must be an absolute http:// or https:// URL"));
     }
     if url.query().is_some() || url.fragment().is_some() {
         return Err(bad(name, raw, "must not have a query or fragment"));
@@ -160,48 +142,12 @@ mod tests {
     #[test]
     fn bad_values_are_refused_with_one_line() {
         for (set, needle) in [
-            (
-                ConfigArgs {
-                    listen: Some("nowhere".into()),
-                    ..args()
-                },
-                "PAYDESK_LISTEN",
-            ),
-            (
-                ConfigArgs {
-                    timezone: Some("Mars/Base".into()),
-                    ..args()
-                },
-                "PAYDESK_TIMEZONE",
-            ),
-            (
-                ConfigArgs {
-                    scheduler: Some("maybe".into()),
-                    ..args()
-                },
-                "PAYDESK_SCHEDULER",
-            ),
-            (
-                ConfigArgs {
-                    base_url: Some("ftp://x".into()),
-                    ..args()
-                },
-                "PAYDESK_BASE_URL",
-            ),
-            (
-                ConfigArgs {
-                    checkout_url: Some("/relative".into()),
-                    ..args()
-                },
-                "PAYDESK_CHECKOUT_URL",
-            ),
-            (
-                ConfigArgs {
-                    database_url: Some("mysql://x".into()),
-                    ..args()
-                },
-                "DATABASE_URL",
-            ),
+            (ConfigArgs { listen: Some("nowhere".into()), ..args() }, "PAYDESK_LISTEN"),
+            (ConfigArgs { timezone: Some("Mars/Base".into()), ..args() }, "PAYDESK_TIMEZONE"),
+            (ConfigArgs { scheduler: Some("maybe".into()), ..args() }, "PAYDESK_SCHEDULER"),
+            (ConfigArgs { base_url: Some("ftp://x".into()), ..args() }, "PAYDESK_BASE_URL"),
+            (ConfigArgs { checkout_url: Some("/relative".into()), ..args() }, "PAYDESK_CHECKOUT_URL"),
+            (ConfigArgs { database_url: Some("mysql://x".into()), ..args() }, "DATABASE_URL"),
         ] {
             let err = Config::from_args(&set).unwrap_err().to_string();
             assert!(err.starts_with(needle), "{err}");
@@ -211,11 +157,7 @@ mod tests {
 
     #[test]
     fn base_urls_lose_their_trailing_slash() {
-        let c = Config::from_args(&ConfigArgs {
-            base_url: Some("https://pay.example.com/".into()),
-            ..args()
-        })
-        .unwrap();
+        let c = Config::from_args(&ConfigArgs { base_url: Some("https://pay.example.com/".into()), ..args() }).unwrap();
         assert_eq!(c.base_url, "https://pay.example.com");
         assert_eq!(c.checkout_url, "https://pay.example.com");
     }

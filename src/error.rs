@@ -24,6 +24,12 @@ pub enum AppError {
     /// No such object (of this shop): 404.
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// The object is not in a state that allows this: 409.
+    #[error("{0}")]
+    Conflict(String),
+    /// The acquirer refused or failed: 502.
+    #[error("The acquirer refused: {0}")]
+    Acquirer(String),
     /// The path exists, the method does not: 405.
     #[error("Method not allowed")]
     MethodNotAllowed,
@@ -52,6 +58,8 @@ impl AppError {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::Acquirer(_) => StatusCode::BAD_GATEWAY,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -82,10 +90,9 @@ impl IntoResponse for AppError {
         };
         let mut response = (status, Json(body)).into_response();
         if matches!(self, AppError::Unauthorized) {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Basic realm=\"paydesk\""),
-            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Basic realm=\"paydesk\""));
         }
         response
     }

@@ -7,6 +7,7 @@
 //! queries of [`db`] (sea-orm over SQLite or PostgreSQL, every query filtered by shop), and
 //! render JSON or an askama page. Every failure is one [`error::AppError`].
 
+pub mod acquirer;
 pub mod api;
 pub mod app;
 pub mod auth;
@@ -15,3 +16,4 @@ pub mod db;
 pub mod domain;
 pub mod error;
 pub mod pay;
+pub mod payments;

@@ -57,8 +57,7 @@ async fn main() -> ExitCode {
     };
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn")),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -80,9 +79,7 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             tracing::info!("migrations applied");
             Ok(())
         }
-        Command::Shop {
-            command: ShopCommand::Create { name, url },
-        } => {
+        Command::Shop { command: ShopCommand::Create { name, url } } => {
             let name = name.trim();
             if name.is_empty() || name.chars().count() > 255 {
                 return Err("--name must be 1 to 255 characters".into());

@@ -5,6 +5,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261123_000001_shops;
 mod m20261123_000002_catalog;
+mod m20261123_000003_payments;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -15,24 +16,17 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261123_000001_shops::Migration),
             Box::new(m20261123_000002_catalog::Migration),
+            Box::new(m20261123_000003_payments::Migration),
         ]
     }
 }
 
 /// A `seq` column: the row's insertion order, used for newest-first lists and cursors.
 pub(crate) fn seq_column<T: IntoIden>(name: T) -> ColumnDef {
-    ColumnDef::new(name)
-        .big_integer()
-        .not_null()
-        .auto_increment()
-        .primary_key()
-        .to_owned()
+    ColumnDef::new(name).big_integer().not_null().auto_increment().primary_key().to_owned()
 }
 
 /// A timestamp column stored in UTC.
 pub(crate) fn timestamp<T: IntoIden>(name: T) -> ColumnDef {
-    ColumnDef::new(name)
-        .timestamp_with_time_zone()
-        .not_null()
-        .to_owned()
+    ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned()
 }

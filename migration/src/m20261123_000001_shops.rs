@@ -23,13 +23,7 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(Shops::Table)
-                    .col(
-                        ColumnDef::new(Shops::Id)
-                            .big_integer()
-                            .not_null()
-                            .auto_increment()
-                            .primary_key(),
-                    )
+                    .col(ColumnDef::new(Shops::Id).big_integer().not_null().auto_increment().primary_key())
                     .col(ColumnDef::new(Shops::Name).string().not_null())
                     .col(ColumnDef::new(Shops::Url).string().null())
                     .col(ColumnDef::new(Shops::SecretDigest).string().not_null())
@@ -41,8 +35,6 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(Shops::Table).to_owned())
-            .await
+        manager.drop_table(Table::drop().table(Shops::Table).to_owned()).await
     }
 }

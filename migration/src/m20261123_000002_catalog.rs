@@ -75,15 +75,8 @@ enum Customers {
     UpdatedAt,
 }
 
-fn shop_fk(
-    table: impl IntoIden + Clone + 'static,
-    col: impl IntoIden,
-) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(table, col)
-        .to(Shops::Table, Shops::Id)
-        .on_delete(ForeignKeyAction::Cascade)
-        .to_owned()
+fn shop_fk(table: impl IntoIden + Clone + 'static, col: impl IntoIden) -> ForeignKeyCreateStatement {
+    ForeignKey::create().from(table, col).to(Shops::Table, Shops::Id).on_delete(ForeignKeyAction::Cascade).to_owned()
 }
 
 /// Unique public id and the per-shop index that lists walk newest first.
@@ -96,24 +89,10 @@ async fn id_indexes(
     seq: impl IntoIden,
 ) -> Result<(), DbErr> {
     manager
-        .create_index(
-            Index::create()
-                .name(format!("ux_{name}_id"))
-                .table(table.clone())
-                .col(id)
-                .unique()
-                .to_owned(),
-        )
+        .create_index(Index::create().name(format!("ux_{name}_id")).table(table.clone()).col(id).unique().to_owned())
         .await?;
     manager
-        .create_index(
-            Index::create()
-                .name(format!("ix_{name}_shop_seq"))
-                .table(table)
-                .col(shop)
-                .col(seq)
-                .to_owned(),
-        )
+        .create_index(Index::create().name(format!("ix_{name}_shop_seq")).table(table).col(shop).col(seq).to_owned())
         .await
 }
 
@@ -136,33 +115,17 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(Products::VisibleFields).string().not_null())
                     .col(ColumnDef::new(Products::Test).boolean().not_null())
                     .col(ColumnDef::new(Products::Immortal).boolean().not_null())
-                    .col(
-                        ColumnDef::new(Products::ExpiredAt)
-                            .timestamp_with_time_zone()
-                            .null(),
-                    )
+                    .col(ColumnDef::new(Products::ExpiredAt).timestamp_with_time_zone().null())
                     .col(ColumnDef::new(Products::ReturnUrl).text().null())
                     .col(ColumnDef::new(Products::Language).string_len(2).not_null())
-                    .col(
-                        ColumnDef::new(Products::TransactionType)
-                            .string()
-                            .not_null(),
-                    )
+                    .col(ColumnDef::new(Products::TransactionType).string().not_null())
                     .col(timestamp(Products::CreatedAt))
                     .col(timestamp(Products::UpdatedAt))
                     .foreign_key(&mut shop_fk(Products::Table, Products::ShopId))
                     .to_owned(),
             )
             .await?;
-        id_indexes(
-            manager,
-            Products::Table,
-            "products",
-            Products::Id,
-            Products::ShopId,
-            Products::Seq,
-        )
-        .await?;
+        id_indexes(manager, Products::Table, "products", Products::Id, Products::ShopId, Products::Seq).await?;
 
         manager
             .create_table(
@@ -180,23 +143,11 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(Plans::TrialAmount).big_integer().null())
                     .col(ColumnDef::new(Plans::TrialInterval).integer().null())
                     .col(ColumnDef::new(Plans::TrialIntervalUnit).string().null())
-                    .col(
-                        ColumnDef::new(Plans::TrialAsFirstPayment)
-                            .boolean()
-                            .not_null(),
-                    )
+                    .col(ColumnDef::new(Plans::TrialAsFirstPayment).boolean().not_null())
                     .col(ColumnDef::new(Plans::Infinite).boolean().not_null())
                     .col(ColumnDef::new(Plans::BillingCycles).integer().null())
-                    .col(
-                        ColumnDef::new(Plans::NumberPaymentAttempts)
-                            .integer()
-                            .not_null(),
-                    )
-                    .col(
-                        ColumnDef::new(Plans::PreventPaymentsAtNight)
-                            .boolean()
-                            .not_null(),
-                    )
+                    .col(ColumnDef::new(Plans::NumberPaymentAttempts).integer().not_null())
+                    .col(ColumnDef::new(Plans::PreventPaymentsAtNight).boolean().not_null())
                     .col(ColumnDef::new(Plans::Test).boolean().not_null())
                     .col(timestamp(Plans::CreatedAt))
                     .col(timestamp(Plans::UpdatedAt))
@@ -204,15 +155,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        id_indexes(
-            manager,
-            Plans::Table,
-            "plans",
-            Plans::Id,
-            Plans::ShopId,
-            Plans::Seq,
-        )
-        .await?;
+        id_indexes(manager, Plans::Table, "plans", Plans::Id, Plans::ShopId, Plans::Seq).await?;
 
         manager
             .create_table(
@@ -238,26 +181,12 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        id_indexes(
-            manager,
-            Customers::Table,
-            "customers",
-            Customers::Id,
-            Customers::ShopId,
-            Customers::Seq,
-        )
-        .await
+        id_indexes(manager, Customers::Table, "customers", Customers::Id, Customers::ShopId, Customers::Seq).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for table in [
-            Customers::Table.into_iden(),
-            Plans::Table.into_iden(),
-            Products::Table.into_iden(),
-        ] {
-            manager
-                .drop_table(Table::drop().table(table).to_owned())
-                .await?;
+        for table in [Customers::Table.into_iden(), Plans::Table.into_iden(), Products::Table.into_iden()] {
+            manager.drop_table(Table::drop().table(table).to_owned()).await?;
         }
         Ok(())
     }

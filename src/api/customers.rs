@@ -18,9 +18,7 @@ use crate::error::AppError;
 
 /// Routes of customers.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/customers", post(create).get(list))
-        .route("/customers/{id}", get(show))
+    Router::new().route("/customers", post(create).get(list)).route("/customers/{id}", get(show))
 }
 
 /// A customer as the API returns it.
@@ -78,9 +76,8 @@ async fn show(
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
 ) -> Result<Json<CustomerView>, AppError> {
-    let customer = db::find::<customers::Entity>(&state.db, shop.id, &id)
-        .await?
-        .ok_or(AppError::NotFound("Customer"))?;
+    let customer =
+        db::find::<customers::Entity>(&state.db, shop.id, &id).await?.ok_or(AppError::NotFound("Customer"))?;
     Ok(Json(CustomerView::from(&customer)))
 }
 
@@ -91,7 +88,5 @@ async fn list(
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
     let listed = db::list::<customers::Entity>(&state.db, shop.id, &page).await;
-    list_response(&state, "/customers", &page, listed, |c| {
-        CustomerView::from(c)
-    })
+    list_response(&state, "/customers", &page, listed, |c| CustomerView::from(c))
 }

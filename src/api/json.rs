@@ -19,13 +19,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
         if let Some(content_type) = req.headers().get(CONTENT_TYPE) {
-            let essence = content_type
-                .to_str()
-                .unwrap_or("")
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim();
+            let essence = content_type.to_str().unwrap_or("").split(';').next().unwrap_or("").trim();
             let essence = essence.to_ascii_lowercase();
             if essence != "application/json" && !essence.ends_with("+json") {
                 return Err(AppError::UnsupportedMediaType);
@@ -43,12 +37,8 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
         }
         match serde_json::from_slice(&bytes) {
             Ok(Value::Object(map)) => Ok(JsonObject(map)),
-            Ok(_) => Err(AppError::BadRequest(
-                "Request body must be a JSON object".into(),
-            )),
-            Err(e) => Err(AppError::BadRequest(format!(
-                "Request body is not valid JSON: {e}"
-            ))),
+            Ok(_) => Err(AppError::BadRequest("Request body must be a JSON object".into())),
+            Err(e) => Err(AppError::BadRequest(format!("Request body is not valid JSON: {e}"))),
         }
     }
 }

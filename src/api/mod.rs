@@ -20,10 +20,7 @@ pub mod products;
 
 /// Every API route.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .merge(products::router())
-        .merge(plans::router())
-        .merge(customers::router())
+    Router::new().merge(products::router()).merge(plans::router()).merge(customers::router())
 }
 
 /// Default and largest page size of lists.
@@ -33,19 +30,13 @@ pub const MAX_LIMIT: u64 = 1000;
 
 /// Reads `limit` and `starting_after` from a query string; other parameters are ignored.
 pub fn page_from_query(query: Option<&str>) -> Result<Page, AppError> {
-    let mut page = Page {
-        limit: DEFAULT_LIMIT,
-        starting_after: None,
-    };
+    let mut page = Page { limit: DEFAULT_LIMIT, starting_after: None };
     let mut errors = Errors::default();
     for (key, value) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         match key.as_ref() {
             "limit" => match value.parse::<u64>() {
                 Ok(n) if (1..=MAX_LIMIT).contains(&n) => page.limit = n,
-                _ => errors.add(
-                    "limit",
-                    format!("must be a whole number from 1 to {MAX_LIMIT}"),
-                ),
+                _ => errors.add("limit", format!("must be a whole number from 1 to {MAX_LIMIT}")),
             },
             "starting_after" if !value.is_empty() => page.starting_after = Some(value.into_owned()),
             _ => {}
@@ -73,10 +64,8 @@ pub fn list_response<M, T: Serialize>(
     let items: Vec<T> = listed.rows.iter().map(view).collect();
     let mut response = Json(items).into_response();
     if let Some(after) = &listed.next_after {
-        let next = format!(
-            "<{}{path}?limit={}&starting_after={after}>; rel=\"next\"",
-            state.config.base_url, page.limit
-        );
+        let next =
+            format!("<{}{path}?limit={}&starting_after={after}>; rel=\"next\"", state.config.base_url, page.limit);
         if let Ok(value) = HeaderValue::from_str(&next) {
             response.headers_mut().insert(LINK, value);
         }

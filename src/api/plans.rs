@@ -20,9 +20,7 @@ use crate::error::AppError;
 
 /// Routes of plans.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/plans", post(create).get(list))
-        .route("/plans/{id}", get(show))
+    Router::new().route("/plans", post(create).get(list)).route("/plans/{id}", get(show))
 }
 
 /// A plan as the API returns it.
@@ -70,11 +68,7 @@ impl PlanView {
             title: f.title,
             currency: f.currency,
             language: f.language.to_string(),
-            plan: Schedule {
-                amount: f.amount,
-                interval: f.interval,
-                interval_unit: f.interval_unit,
-            },
+            plan: Schedule { amount: f.amount, interval: f.interval, interval_unit: f.interval_unit },
             trial: TrialView {
                 amount: f.trial.map(|t| t.amount),
                 interval: f.trial.map(|t| t.interval),
@@ -106,10 +100,7 @@ async fn create(
 ) -> Result<impl IntoResponse, AppError> {
     let fields = PlanFields::parse(&body)?;
     let plan = db::plans::insert(&state.db, shop.id, &fields, Utc::now()).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(PlanView::new(&plan, &state.config)),
-    ))
+    Ok((StatusCode::CREATED, Json(PlanView::new(&plan, &state.config))))
 }
 
 async fn show(
@@ -117,9 +108,7 @@ async fn show(
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
 ) -> Result<Json<PlanView>, AppError> {
-    let plan = db::find::<plans::Entity>(&state.db, shop.id, &id)
-        .await?
-        .ok_or(AppError::NotFound("Plan"))?;
+    let plan = db::find::<plans::Entity>(&state.db, shop.id, &id).await?.ok_or(AppError::NotFound("Plan"))?;
     Ok(Json(PlanView::new(&plan, &state.config)))
 }
 
@@ -130,7 +119,5 @@ async fn list(
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
     let listed = db::list::<plans::Entity>(&state.db, shop.id, &page).await;
-    list_response(&state, "/plans", &page, listed, |p| {
-        PlanView::new(p, &state.config)
-    })
+    list_response(&state, "/plans", &page, listed, |p| PlanView::new(p, &state.config))
 }

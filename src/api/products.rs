@@ -20,9 +20,7 @@ use crate::error::AppError;
 
 /// Routes of products.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/products", post(create).get(list))
-        .route("/products/{id}", get(show).put(update))
+    Router::new().route("/products", post(create).get(list)).route("/products/{id}", get(show).put(update))
 }
 
 /// A product as the API returns it.
@@ -71,16 +69,8 @@ impl ProductView {
             additional_data: Map::new(),
             payment_url: pay_url.clone(),
             pay_url,
-            confirm_url: format!(
-                "{}/v2/confirm_order/{}/{}",
-                config.checkout_url, p.id, p.shop_id
-            ),
-            visible_fields: p
-                .fields()
-                .visible_fields
-                .iter()
-                .map(|f| f.as_str())
-                .collect(),
+            confirm_url: format!("{}/v2/confirm_order/{}/{}", config.checkout_url, p.id, p.shop_id),
+            visible_fields: p.fields().visible_fields.iter().map(|f| f.as_str()).collect(),
             immortal: p.immortal,
             expired_at: p.expired_at.map(timestamp),
             return_url: p.return_url.clone(),
@@ -101,10 +91,7 @@ async fn create(
 ) -> Result<impl IntoResponse, AppError> {
     let fields = ProductFields::parse(&body, None, shop.id)?;
     let product = db::products::insert(&state.db, shop.id, &fields, Utc::now()).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(ProductView::new(&product, &state.config)),
-    ))
+    Ok((StatusCode::CREATED, Json(ProductView::new(&product, &state.config))))
 }
 
 async fn show(
@@ -123,9 +110,7 @@ async fn list(
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
     let listed = db::list::<products::Entity>(&state.db, shop.id, &page).await;
-    list_response(&state, "/products", &page, listed, |p| {
-        ProductView::new(p, &state.config)
-    })
+    list_response(&state, "/products", &page, listed, |p| ProductView::new(p, &state.config))
 }
 
 async fn update(
@@ -141,7 +126,5 @@ async fn update(
 }
 
 async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<products::Model, AppError> {
-    db::find::<products::Entity>(&state.db, shop_id, id)
-        .await?
-        .ok_or(AppError::NotFound("Product"))
+    db::find::<products::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Product"))
 }

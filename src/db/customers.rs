@@ -1,7 +1,10 @@
 //! Stored customers.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    QueryOrder, Set,
+};
 
 use super::ShopOwned;
 use super::entities::customers::{ActiveModel, Column, Entity, Model};
@@ -45,4 +48,23 @@ pub async fn insert(
     }
     .insert(db)
     .await
+}
+
+/// The shop's newest customer with this e-mail, or a new one with `fields`.
+pub async fn find_or_insert_by_email(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    fields: CustomerFields,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let existing = Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Email.eq(fields.email.as_str()))
+        .order_by_desc(Column::Seq)
+        .one(db)
+        .await?;
+    match existing {
+        Some(customer) => Ok(customer),
+        None => insert(db, shop_id, fields, now).await,
+    }
 }

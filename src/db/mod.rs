@@ -4,16 +4,15 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sea_orm::sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
-};
+use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sea_orm::{
-    ColumnTrait, ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Select, SqlxSqliteConnector,
+    ColumnTrait, ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Select, SqlxSqliteConnector,
 };
 
 pub mod customers;
 pub mod entities;
+pub mod payments;
 pub mod plans;
 pub mod products;
 pub mod shops;
@@ -78,11 +77,7 @@ pub enum ListError {
 }
 
 /// The shop's object with this id, if it is the shop's.
-pub async fn find<E: ShopOwned>(
-    db: &DatabaseConnection,
-    shop_id: i64,
-    id: &str,
-) -> Result<Option<E::Model>, DbErr> {
+pub async fn find<E: ShopOwned>(db: &DatabaseConnection, shop_id: i64, id: &str) -> Result<Option<E::Model>, DbErr> {
     owned::<E>(shop_id).filter(E::ID.eq(id)).one(db).await
 }
 
@@ -103,17 +98,10 @@ pub async fn list<E: ShopOwned>(
             .await?;
         query = query.filter(E::SEQ.lt(seq.ok_or(ListError::UnknownCursor)?));
     }
-    let mut rows = query
-        .order_by_desc(E::SEQ)
-        .limit(page.limit + 1)
-        .all(db)
-        .await?;
+    let mut rows = query.order_by_desc(E::SEQ).limit(page.limit + 1).all(db).await?;
     let has_more = rows.len() as u64 > page.limit;
     rows.truncate(page.limit as usize);
-    let next_after = rows
-        .last()
-        .filter(|_| has_more)
-        .map(|r| E::public_id(r).to_string());
+    let next_after = rows.last().filter(|_| has_more).map(|r| E::public_id(r).to_string());
     Ok(Listed { rows, next_after })
 }
 
@@ -124,6 +112,5 @@ fn owned<E: ShopOwned>(shop_id: i64) -> Select<E> {
 /// Now, cut to the milliseconds that the API shows, so stored and returned times agree.
 pub fn now_millis(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
     use chrono::{DurationRound, TimeDelta};
-    now.duration_trunc(TimeDelta::milliseconds(1))
-        .unwrap_or(now)
+    now.duration_trunc(TimeDelta::milliseconds(1)).unwrap_or(now)
 }

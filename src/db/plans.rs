@@ -1,7 +1,9 @@
 //! Stored subscription plans.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+};
 
 use super::ShopOwned;
 use super::entities::plans::{ActiveModel, Column, Entity, Model};
@@ -19,12 +21,7 @@ impl ShopOwned for Entity {
 }
 
 /// Stores a new plan of the shop.
-pub async fn insert(
-    db: &DatabaseConnection,
-    shop_id: i64,
-    f: &PlanFields,
-    now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
+pub async fn insert(db: &DatabaseConnection, shop_id: i64, f: &PlanFields, now: DateTime<Utc>) -> Result<Model, DbErr> {
     let now = super::now_millis(now);
     ActiveModel {
         seq: NotSet,
@@ -52,20 +49,17 @@ pub async fn insert(
     .await
 }
 
+/// The plan with this id, whoever's it is (for its public page).
+pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find().filter(Column::Id.eq(id)).one(db).await
+}
+
 impl Model {
     /// The plan's fields, as the domain rules see them.
     pub fn fields(&self) -> PlanFields {
         let unit = |word: &str| stored(word, IntervalUnit::parse, IntervalUnit::Month);
-        let trial = match (
-            self.trial_amount,
-            self.trial_interval,
-            &self.trial_interval_unit,
-        ) {
-            (Some(amount), Some(interval), Some(u)) => Some(Trial {
-                amount,
-                interval,
-                interval_unit: unit(u),
-            }),
+        let trial = match (self.trial_amount, self.trial_interval, &self.trial_interval_unit) {
+            (Some(amount), Some(interval), Some(u)) => Some(Trial { amount, interval, interval_unit: unit(u) }),
             _ => None,
         };
         PlanFields {

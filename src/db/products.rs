@@ -1,8 +1,10 @@
 //! Stored products.
 
 use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, IntoActiveModel, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel,
+    QueryFilter, Set,
 };
 
 use super::ShopOwned;
@@ -51,6 +53,35 @@ pub async fn update(
     row.update(db).await
 }
 
+/// Takes one unit of a finite product, if one is left. A single conditional update, so
+/// concurrent payers never take more units than there are.
+pub async fn reserve_unit(db: &DatabaseConnection, id: &str) -> Result<bool, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::Quantity, Expr::col(Column::Quantity).sub(1))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Infinite.eq(false))
+        .filter(Column::Quantity.gt(0))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+/// Gives back a unit taken by [`reserve_unit`] when the payment did not go through.
+pub async fn release_unit(db: &DatabaseConnection, id: &str) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::Quantity, Expr::col(Column::Quantity).add(1))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Infinite.eq(false))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// The product with this id, whoever's it is (for its public pages).
+pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find().filter(Column::Id.eq(id)).one(db).await
+}
+
 fn apply(row: &mut ActiveModel, f: &ProductFields, now: DateTime<Utc>) {
     row.name = Set(f.name.clone());
     row.description = Set(f.description.clone());
@@ -84,11 +115,7 @@ impl Model {
             expired_at: self.expired_at,
             return_url: self.return_url.clone(),
             language: stored(&self.language, Language::parse, Language::En),
-            transaction_type: stored(
-                &self.transaction_type,
-                TransactionType::parse,
-                TransactionType::Payment,
-            ),
+            transaction_type: stored(&self.transaction_type, TransactionType::parse, TransactionType::Payment),
         }
     }
 }

@@ -62,8 +62,5 @@ fn new_secret() -> String {
 /// SHA-256 of a high-entropy secret: fast enough for every API request, and a stolen table
 /// of digests does not give the keys back.
 fn digest(secret: &str) -> String {
-    Sha256::digest(secret.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }

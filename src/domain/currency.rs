@@ -176,10 +176,7 @@ pub const CURRENCIES: &[Currency] = &[
 
 /// The currency with this code, if it is accepted.
 pub fn find(code: &str) -> Option<Currency> {
-    CURRENCIES
-        .binary_search_by(|c| c.code.cmp(code))
-        .ok()
-        .map(|i| CURRENCIES[i])
+    CURRENCIES.binary_search_by(|c| c.code.cmp(code)).ok().map(|i| CURRENCIES[i])
 }
 
 /// Whether a code has the shape of an alpha-3 code: three capital Latin letters.
@@ -196,10 +193,7 @@ pub fn format_minor(amount: i64, currency: Currency) -> String {
     let sign = if amount < 0 { "-" } else { "" };
     let abs = amount.unsigned_abs();
     let (major, minor) = (abs / scale as u64, abs % scale as u64);
-    format!(
-        "{sign}{major}.{minor:0width$}",
-        width = currency.exponent as usize
-    )
+    format!("{sign}{major}.{minor:0width$}", width = currency.exponent as usize)
 }
 
 #[cfg(test)]

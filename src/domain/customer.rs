@@ -135,13 +135,9 @@ mod tests {
     #[test]
     fn us_zips_have_five_or_nine_digits() {
         let base = json!({"email": "a@b.co", "ip": "127.0.0.1", "country": "US"});
-        for (zip, ok) in [
-            ("12345", true),
-            ("12345-6789", true),
-            ("1234", false),
-            ("123456789", false),
-            ("ABCDE", false),
-        ] {
+        for (zip, ok) in
+            [("12345", true), ("12345-6789", true), ("1234", false), ("123456789", false), ("ABCDE", false)]
+        {
             let mut body = base.clone();
             body["zip"] = json!(zip);
             assert_eq!(parse(body).is_ok(), ok, "{zip}");
@@ -159,20 +155,14 @@ mod tests {
         assert!(parse(body("CA", "ON")).is_ok());
         assert!(parse(body("US", "ZZ")).unwrap_err().has("state"));
         assert!(parse(body("DE", "BY")).unwrap_err().has("state"));
-        assert!(
-            parse(json!({"email": "a@b.co", "ip": "127.0.0.1", "state": "NY"}))
-                .unwrap_err()
-                .has("state")
-        );
+        assert!(parse(json!({"email": "a@b.co", "ip": "127.0.0.1", "state": "NY"})).unwrap_err().has("state"));
     }
 
     #[test]
     fn country_and_external_id_limits() {
-        let e = parse(json!({"email": "a@b.co", "ip": "::1", "country": "USA", "external_id": "x".repeat(256)})).unwrap_err();
+        let e = parse(json!({"email": "a@b.co", "ip": "::1", "country": "USA", "external_id": "x".repeat(256)}))
+            .unwrap_err();
         assert!(e.has("country"));
-        assert_eq!(
-            e.get("external_id").unwrap(),
-            ["is too long (maximum is 255 characters)"]
-        );
+        assert_eq!(e.get("external_id").unwrap(), ["is too long (maximum is 255 characters)"]);
     }
 }

@@ -37,19 +37,12 @@ impl Errors {
 
     /// `Ok(value)` when nothing was found, else the errors.
     pub fn into_result<T>(self, value: impl FnOnce() -> T) -> Result<T, Errors> {
-        if self.is_empty() {
-            Ok(value())
-        } else {
-            Err(self)
-        }
+        if self.is_empty() { Ok(value()) } else { Err(self) }
     }
 
     /// The messages of one field.
     pub fn get(&self, field: &str) -> Option<&[String]> {
-        self.0
-            .iter()
-            .find(|(f, _)| f == field)
-            .map(|(_, m)| m.as_slice())
+        self.0.iter().find(|(f, _)| f == field).map(|(_, m)| m.as_slice())
     }
 
     /// The summary of spec section 7: each field's name, humanized, with its first problem,
@@ -93,10 +86,7 @@ mod tests {
         e.add("title", "can't be blank");
         e.add("currency", "is not in alpha-3 format");
         e.add("currency", "is an unknown code");
-        assert_eq!(
-            e.message(),
-            "Title can't be blank. Currency is not in alpha-3 format"
-        );
+        assert_eq!(e.message(), "Title can't be blank. Currency is not in alpha-3 format");
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             r#"{"title":["can't be blank"],"currency":["is not in alpha-3 format","is an unknown code"]}"#

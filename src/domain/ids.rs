@@ -8,6 +8,8 @@ pub const PRODUCT: &str = "prd_";
 pub const PLAN: &str = "pln_";
 /// Customer ids.
 pub const CUSTOMER: &str = "cst_";
+/// Payment ids.
+pub const PAYMENT: &str = "pay_";
 
 /// A new random id with the given prefix.
 pub fn new_id(prefix: &str) -> String {
@@ -31,11 +33,7 @@ mod tests {
         let id = new_id(PRODUCT);
         assert_eq!(id.len(), 20);
         assert!(id.starts_with("prd_"));
-        assert!(
-            id[4..]
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        );
+        assert!(id[4..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
         assert_ne!(new_id(PRODUCT), id);
     }
 }

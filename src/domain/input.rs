@@ -86,9 +86,7 @@ impl<'a> Reader<'a> {
         let parsed = match self.value(field)? {
             Value::Number(n) => match n.as_i64() {
                 Some(i) => Ok(i),
-                None if n.is_f64() && n.as_f64().is_some_and(|f| f.fract() != 0.0) => {
-                    Err(msg::NOT_AN_INTEGER)
-                }
+                None if n.is_f64() && n.as_f64().is_some_and(|f| f.fract() != 0.0) => Err(msg::NOT_AN_INTEGER),
                 None => Err(msg::NOT_A_NUMBER),
             },
             Value::String(s) => parse_integer(s.trim()),
@@ -125,12 +123,7 @@ impl<'a> Reader<'a> {
     }
 
     /// One of a fixed set of words, parsed by `parse`.
-    pub fn choice<T>(
-        &self,
-        field: &str,
-        parse: fn(&str) -> Option<T>,
-        errors: &mut Errors,
-    ) -> Option<T> {
+    pub fn choice<T>(&self, field: &str, parse: fn(&str) -> Option<T>, errors: &mut Errors) -> Option<T> {
         match self.value(field)? {
             Value::String(s) => {
                 let found = parse(s);
@@ -147,12 +140,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A nested object, read with this field's name as prefix.
-    pub fn object(
-        &self,
-        field: &'a str,
-        prefix: &'a str,
-        errors: &mut Errors,
-    ) -> Option<Reader<'a>> {
+    pub fn object(&self, field: &'a str, prefix: &'a str, errors: &mut Errors) -> Option<Reader<'a>> {
         match self.value(field)? {
             Value::Object(map) => Some(Reader { map, prefix }),
             _ => {
@@ -166,10 +154,7 @@ impl<'a> Reader<'a> {
     pub fn strings(&self, field: &str, errors: &mut Errors) -> Option<Vec<String>> {
         match self.value(field)? {
             Value::Array(items) => {
-                let strings: Option<Vec<String>> = items
-                    .iter()
-                    .map(|v| v.as_str().map(str::to_string))
-                    .collect();
+                let strings: Option<Vec<String>> = items.iter().map(|v| v.as_str().map(str::to_string)).collect();
                 if strings.is_none() {
                     errors.add(&self.key(field), msg::INVALID);
                 }
@@ -189,11 +174,7 @@ fn parse_integer(s: &str) -> Result<i64, &'static str> {
         return Err(msg::NOT_A_NUMBER);
     }
     // Too many digits for any amount: the range check names the limit.
-    s.parse().or(Ok(if s.starts_with('-') {
-        i64::MIN
-    } else {
-        i64::MAX
-    }))
+    s.parse().or(Ok(if s.starts_with('-') { i64::MIN } else { i64::MAX }))
 }
 
 #[cfg(test)]
@@ -210,11 +191,7 @@ mod tests {
 
     #[test]
     fn integers_come_as_numbers_or_digit_strings() {
-        for body in [
-            json!({"a": 990}),
-            json!({"a": "990"}),
-            json!({"a": " 990 "}),
-        ] {
+        for body in [json!({"a": 990}), json!({"a": "990"}), json!({"a": " 990 "})] {
             let (v, e) = read(body, |r, e| r.integer("a", e));
             assert_eq!(v, Some(990));
             assert!(e.is_empty());
@@ -238,26 +215,16 @@ mod tests {
 
     #[test]
     fn huge_numbers_fail_the_range_check_instead_of_overflowing() {
-        let (v, e) = read(json!({"a": "99999999999999999999999"}), |r, e| {
-            r.integer_in("a", 1, 100, e)
-        });
+        let (v, e) = read(json!({"a": "99999999999999999999999"}), |r, e| r.integer_in("a", 1, 100, e));
         assert_eq!(v, None);
-        assert_eq!(
-            e.get("a").unwrap(),
-            ["must be less than or equal to 100".to_string()]
-        );
+        assert_eq!(e.get("a").unwrap(), ["must be less than or equal to 100".to_string()]);
     }
 
     #[test]
     fn blank_strings_read_as_absent_and_long_ones_are_refused() {
-        let (v, e) = read(json!({"a": "  ", "b": "xyz"}), |r, e| {
-            (r.string("a", 5, e), r.string("b", 2, e))
-        });
+        let (v, e) = read(json!({"a": "  ", "b": "xyz"}), |r, e| (r.string("a", 5, e), r.string("b", 2, e)));
         assert_eq!(v, (None, None));
-        assert_eq!(
-            e.get("b").unwrap(),
-            ["is too long (maximum is 2 characters)".to_string()]
-        );
+        assert_eq!(e.get("b").unwrap(), ["is too long (maximum is 2 characters)".to_string()]);
     }
 
     #[test]

@@ -51,16 +51,12 @@ impl PlanFields {
         e.require("title", title.is_none());
         let currency = read_currency(&r, "currency", &mut e);
         e.require("currency", currency.is_none());
-        let language = r
-            .choice("language", Language::parse, &mut e)
-            .unwrap_or_default();
+        let language = r.choice("language", Language::parse, &mut e).unwrap_or_default();
         let test = r.boolean("test", &mut e).unwrap_or(false);
 
         // A missing `plan` section reads as an empty one: each of its fields is then named.
         let empty = Map::new();
-        let plan = r
-            .object("plan", "plan.", &mut e)
-            .unwrap_or(Reader::nested(&empty, "plan."));
+        let plan = r.object("plan", "plan.", &mut e).unwrap_or(Reader::nested(&empty, "plan."));
         let amount = plan.integer_in("amount", 1, MAX_AMOUNT, &mut e);
         e.require("plan.amount", amount.is_none());
         let interval = plan.integer_in("interval", 1, MAX_INTERVAL, &mut e);
@@ -75,18 +71,10 @@ impl PlanFields {
         };
 
         let infinite = r.boolean("infinite", &mut e).unwrap_or(true);
-        let billing_cycles = if infinite {
-            None
-        } else {
-            r.integer_in("billing_cycles", 1, MAX_CYCLES, &mut e)
-        };
+        let billing_cycles = if infinite { None } else { r.integer_in("billing_cycles", 1, MAX_CYCLES, &mut e) };
         e.require("billing_cycles", !infinite && billing_cycles.is_none());
-        let number_payment_attempts = r
-            .integer_in("number_payment_attempts", 1, MAX_ATTEMPTS, &mut e)
-            .unwrap_or(3);
-        let prevent_payments_at_night = r
-            .boolean("prevent_payments_at_night", &mut e)
-            .unwrap_or(false);
+        let number_payment_attempts = r.integer_in("number_payment_attempts", 1, MAX_ATTEMPTS, &mut e).unwrap_or(3);
+        let prevent_payments_at_night = r.boolean("prevent_payments_at_night", &mut e).unwrap_or(false);
 
         e.into_result(|| PlanFields {
             title: title.unwrap_or_default(),
@@ -107,11 +95,7 @@ impl PlanFields {
 }
 
 /// The trial section: amount and interval only together; the unit defaults to the plan's.
-fn read_trial(
-    t: &Reader,
-    plan_unit: Option<IntervalUnit>,
-    e: &mut Errors,
-) -> (Option<Trial>, bool) {
+fn read_trial(t: &Reader, plan_unit: Option<IntervalUnit>, e: &mut Errors) -> (Option<Trial>, bool) {
     let amount = t.integer_in("amount", 0, MAX_AMOUNT, e);
     let interval = t.integer_in("interval", 1, MAX_INTERVAL, e);
     let unit = t.choice("interval_unit", IntervalUnit::parse, e);
@@ -121,11 +105,9 @@ fn read_trial(
     e.require("trial.amount", interval_sent && !amount_sent);
     e.require("trial.interval", amount_sent && !interval_sent);
     let trial = match (amount, interval, unit.or(plan_unit)) {
-        (Some(amount), Some(interval), Some(interval_unit)) => Some(Trial {
-            amount,
-            interval: interval as i32,
-            interval_unit,
-        }),
+        (Some(amount), Some(interval), Some(interval_unit)) => {
+            Some(Trial { amount, interval: interval as i32, interval_unit })
+        }
         _ => None,
     };
     (trial, as_first_payment)
@@ -149,10 +131,7 @@ mod tests {
         let p = parse(valid()).unwrap();
         assert_eq!(p.number_payment_attempts, 3);
         assert!(p.infinite && !p.prevent_payments_at_night && !p.test && !p.trial_as_first_payment);
-        assert_eq!(
-            (p.trial, p.billing_cycles, p.language),
-            (None, None, Language::En)
-        );
+        assert_eq!((p.trial, p.billing_cycles, p.language), (None, None, Language::En));
     }
 
     #[test]
@@ -160,14 +139,8 @@ mod tests {
         let e = parse(json!({"title": "", "currency": "EURO",
             "plan": {"amount": 990, "interval": 1, "interval_unit": "month"}}))
         .unwrap_err();
-        assert_eq!(
-            e.message(),
-            "Title can't be blank. Currency is not in alpha-3 format"
-        );
-        assert_eq!(
-            e.get("currency").unwrap(),
-            ["is not in alpha-3 format", "is an unknown code"]
-        );
+        assert_eq!(e.message(), "Title can't be blank. Currency is not in alpha-3 format");
+        assert_eq!(e.get("currency").unwrap(), ["is not in alpha-3 format", "is an unknown code"]);
     }
 
     #[test]
@@ -182,32 +155,12 @@ mod tests {
     fn trial_amount_and_interval_come_together() {
         let mut body = valid();
         body["trial"] = json!({"amount": 100});
-        assert_eq!(
-            parse(body.clone())
-                .unwrap_err()
-                .get("trial.interval")
-                .unwrap(),
-            ["can't be blank"]
-        );
+        assert_eq!(parse(body.clone()).unwrap_err().get("trial.interval").unwrap(), ["can't be blank"]);
         body["trial"] = json!({"interval": 7, "interval_unit": "day"});
-        assert_eq!(
-            parse(body.clone())
-                .unwrap_err()
-                .get("trial.amount")
-                .unwrap(),
-            ["can't be blank"]
-        );
-        body["trial"] =
-            json!({"amount": 0, "interval": 7, "interval_unit": "day", "as_first_payment": true});
+        assert_eq!(parse(body.clone()).unwrap_err().get("trial.amount").unwrap(), ["can't be blank"]);
+        body["trial"] = json!({"amount": 0, "interval": 7, "interval_unit": "day", "as_first_payment": true});
         let p = parse(body).unwrap();
-        assert_eq!(
-            p.trial,
-            Some(Trial {
-                amount: 0,
-                interval: 7,
-                interval_unit: IntervalUnit::Day
-            })
-        );
+        assert_eq!(p.trial, Some(Trial { amount: 0, interval: 7, interval_unit: IntervalUnit::Day }));
         assert!(p.trial_as_first_payment);
     }
 
@@ -218,18 +171,9 @@ mod tests {
         body["plan"]["interval_unit"] = json!("week");
         body["number_payment_attempts"] = json!(0);
         let e = parse(body).unwrap_err();
-        assert_eq!(
-            e.get("plan.interval").unwrap(),
-            ["must be greater than or equal to 1"]
-        );
-        assert_eq!(
-            e.get("plan.interval_unit").unwrap(),
-            ["is not included in the list"]
-        );
-        assert_eq!(
-            e.get("number_payment_attempts").unwrap(),
-            ["must be greater than or equal to 1"]
-        );
+        assert_eq!(e.get("plan.interval").unwrap(), ["must be greater than or equal to 1"]);
+        assert_eq!(e.get("plan.interval_unit").unwrap(), ["is not included in the list"]);
+        assert_eq!(e.get("number_payment_attempts").unwrap(), ["must be greater than or equal to 1"]);
     }
 
     #[test]

@@ -79,11 +79,7 @@ impl From<&ProductFields> for Draft {
 impl ProductFields {
     /// Validates a create request (`current` is `None`) or applies an update to the
     /// `current` fields: only the fields sent change, and the result obeys every rule.
-    pub fn parse(
-        body: &Map<String, Value>,
-        current: Option<&ProductFields>,
-        shop_id: i64,
-    ) -> Result<Self, Errors> {
+    pub fn parse(body: &Map<String, Value>, current: Option<&ProductFields>, shop_id: i64) -> Result<Self, Errors> {
         let r = Reader::new(body);
         let mut e = Errors::default();
         let mut d = current.map(Draft::from).unwrap_or_default();
@@ -140,10 +136,7 @@ impl ProductFields {
         {
             e.add("shop_id", "does not match the authenticated shop");
         }
-        set(
-            &mut d.language,
-            r.choice("language", Language::parse, &mut e),
-        );
+        set(&mut d.language, r.choice("language", Language::parse, &mut e));
         if let Some(t) = r.choice("transaction_type", TransactionType::parse, &mut e) {
             d.transaction_type = Some(t);
         }
@@ -221,10 +214,7 @@ fn read_expired_at(r: &Reader, e: &mut Errors) -> Option<DateTime<Utc>> {
     match parse_zoned_time(&raw) {
         Some(t) => Some(t),
         None => {
-            e.add(
-                "expired_at",
-                "must be in the format YYYY-MM-DDThh:mm:ss+hh:mm",
-            );
+            e.add("expired_at", "must be in the format YYYY-MM-DDThh:mm:ss+hh:mm");
             None
         }
     }
@@ -241,18 +231,12 @@ pub fn parse_zoned_time(raw: &str) -> Option<DateTime<Utc>> {
     if !shape {
         return None;
     }
-    DateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%:z")
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    DateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%:z").ok().map(|t| t.with_timezone(&Utc))
 }
 
 /// Stores visible fields as their words separated by commas.
 pub fn visible_fields_to_db(fields: &[VisibleField]) -> String {
-    fields
-        .iter()
-        .map(|f| f.as_str())
-        .collect::<Vec<_>>()
-        .join(",")
+    fields.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
 }
 
 /// Reads visible fields back from the database.
@@ -290,23 +274,13 @@ mod tests {
         assert_eq!(p.quantity, Some(5));
         assert_eq!(p.language, Language::En);
         assert_eq!(p.transaction_type, TransactionType::Payment);
-        assert_eq!(
-            p.expired_at.unwrap().to_rfc3339(),
-            "2029-12-31T21:00:00+00:00"
-        );
+        assert_eq!(p.expired_at.unwrap().to_rfc3339(), "2029-12-31T21:00:00+00:00");
     }
 
     #[test]
     fn an_empty_body_names_every_required_field() {
         let e = errors_of(json!({}));
-        for f in [
-            "name",
-            "description",
-            "currency",
-            "amount",
-            "quantity",
-            "expired_at",
-        ] {
+        for f in ["name", "description", "currency", "amount", "quantity", "expired_at"] {
             assert_eq!(e.get(f).unwrap(), ["can't be blank".to_string()], "{f}");
         }
     }
@@ -314,21 +288,14 @@ mod tests {
     #[test]
     fn currency_shape_and_table_are_separate_problems() {
         let e = errors_of(with(valid(), "currency", json!("EURO")));
-        assert_eq!(
-            e.get("currency").unwrap(),
-            ["is not in alpha-3 format", "is an unknown code"]
-        );
+        assert_eq!(e.get("currency").unwrap(), ["is not in alpha-3 format", "is an unknown code"]);
         let e = errors_of(with(valid(), "currency", json!("ABC")));
         assert_eq!(e.get("currency").unwrap(), ["is an unknown code"]);
     }
 
     #[test]
     fn infinite_products_take_no_quantity() {
-        let body = with(
-            with(valid(), "infinite", json!(true)),
-            "quantity",
-            Value::Null,
-        );
+        let body = with(with(valid(), "infinite", json!(true)), "quantity", Value::Null);
         assert_eq!(parse(body).unwrap().quantity, None);
         let e = errors_of(with(valid(), "infinite", json!(true)));
         assert_eq!(e.get("quantity").unwrap(), ["must be blank"]);
@@ -336,11 +303,7 @@ mod tests {
 
     #[test]
     fn immortal_products_need_no_expiry_and_others_need_the_exact_format() {
-        let body = with(
-            with(valid(), "immortal", json!(true)),
-            "expired_at",
-            Value::Null,
-        );
+        let body = with(with(valid(), "immortal", json!(true)), "expired_at", Value::Null);
         assert_eq!(parse(body).unwrap().expired_at, None);
         for bad in [
             "2030-01-01T00:00:00Z",
@@ -376,32 +339,17 @@ mod tests {
             ("transaction_type", json!("refund")),
         ] {
             let e = errors_of(with(valid(), field, value));
-            assert_eq!(
-                e.get(field).unwrap(),
-                ["is not included in the list"],
-                "{field}"
-            );
+            assert_eq!(e.get(field).unwrap(), ["is not included in the list"], "{field}");
         }
     }
 
     #[test]
     fn return_url_must_be_absolute_http() {
         for bad in ["/thanks", "javascript:alert(1)", "ftp://x.org/", "http://"] {
-            assert!(
-                errors_of(with(valid(), "return_url", json!(bad))).has("return_url"),
-                "{bad}"
-            );
+            assert!(errors_of(with(valid(), "return_url", json!(bad))).has("return_url"), "{bad}");
         }
-        let ok = parse(with(
-            valid(),
-            "return_url",
-            json!("https://shop.example/thanks?o=1"),
-        ))
-        .unwrap();
-        assert_eq!(
-            ok.return_url.as_deref(),
-            Some("https://shop.example/thanks?o=1")
-        );
+        let ok = parse(with(valid(), "return_url", json!("https://shop.example/thanks?o=1"))).unwrap();
+        assert_eq!(ok.return_url.as_deref(), Some("https://shop.example/thanks?o=1"));
     }
 
     #[test]
@@ -413,8 +361,7 @@ mod tests {
     #[test]
     fn updates_change_only_what_is_sent_and_keep_the_rules() {
         let current = parse(valid()).unwrap();
-        let update =
-            |body: Value| ProductFields::parse(body.as_object().unwrap(), Some(&current), 7);
+        let update = |body: Value| ProductFields::parse(body.as_object().unwrap(), Some(&current), 7);
         let p = update(json!({"amount": "1200"})).unwrap();
         assert_eq!((p.amount, p.name.as_str()), (1200, "Book"));
         let p = update(json!({"infinite": true})).unwrap();
@@ -422,12 +369,7 @@ mod tests {
         let e = update(json!({"name": ""})).unwrap_err();
         assert_eq!(e.get("name").unwrap(), ["can't be blank"]);
         let infinite = update(json!({"infinite": true})).unwrap();
-        let e = ProductFields::parse(
-            json!({"infinite": false}).as_object().unwrap(),
-            Some(&infinite),
-            7,
-        )
-        .unwrap_err();
+        let e = ProductFields::parse(json!({"infinite": false}).as_object().unwrap(), Some(&infinite), 7).unwrap_err();
         assert_eq!(e.get("quantity").unwrap(), ["can't be blank"]);
     }
 

@@ -64,6 +64,14 @@ words! {
     }
 }
 
+words! {
+    /// Where a payment stands. `processing` is only seen while the acquirer is asked.
+    PaymentStatus {
+        Processing = "processing", Succeeded = "succeeded", Authorized = "authorized",
+        Voided = "voided", Failed = "failed", Error = "error",
+    }
+}
+
 // Written out because the enum comes from `words!`, which cannot mark a variant `#[default]`.
 #[allow(clippy::derivable_impls)]
 impl Default for Language {

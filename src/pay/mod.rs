@@ -16,17 +16,12 @@ pub use page::PageError;
 
 /// Routes of the hosted pages.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .merge(products::router())
-        .merge(plans::router())
+    Router::new().merge(products::router()).merge(plans::router())
 }
 
 /// Whether the client asked for JSON rather than a page.
 fn wants_json(headers: &HeaderMap) -> bool {
-    let accept = headers
-        .get(ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
     accept.contains("application/json") && !accept.contains("text/html")
 }
 

@@ -38,15 +38,9 @@ struct PlanPage {
     test: bool,
 }
 
-async fn show(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
+async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let loaded = load(&state, &id).await;
-    respond(&headers, loaded, |p| {
-        Json(json!({"id": p.id, "object": "plan", "pay_url": p.pay_url}))
-    })
+    respond(&headers, loaded, |p| Json(json!({"id": p.id, "object": "plan", "pay_url": p.pay_url})))
 }
 
 async fn load(state: &AppState, id: &str) -> Result<PlanPage, AppError> {
@@ -55,9 +49,7 @@ async fn load(state: &AppState, id: &str) -> Result<PlanPage, AppError> {
         .one(&state.db)
         .await?
         .ok_or(AppError::NotFound("Plan"))?;
-    let shop = shops::find(&state.db, plan.shop_id)
-        .await?
-        .ok_or(AppError::NotFound("Plan"))?;
+    let shop = shops::find(&state.db, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
     let f: PlanFields = plan.fields();
     Ok(PlanPage {
         lang: f.language.as_str(),
@@ -66,13 +58,9 @@ async fn load(state: &AppState, id: &str) -> Result<PlanPage, AppError> {
         shop_name: shop.name,
         price: price(f.amount, &f.currency),
         every: every(f.interval, f.interval_unit),
-        trial: f.trial.map(|t| {
-            format!(
-                "{} for the first {}",
-                price(t.amount, &f.currency),
-                span(t.interval, t.interval_unit)
-            )
-        }),
+        trial: f
+            .trial
+            .map(|t| format!("{} for the first {}", price(t.amount, &f.currency), span(t.interval, t.interval_unit))),
         title: f.title,
         test: f.test,
     })
@@ -80,18 +68,10 @@ async fn load(state: &AppState, id: &str) -> Result<PlanPage, AppError> {
 
 /// "every month", "every 3 days".
 fn every(n: i32, unit: IntervalUnit) -> String {
-    if n == 1 {
-        format!("every {unit}")
-    } else {
-        format!("every {}", span(n, unit))
-    }
+    if n == 1 { format!("every {unit}") } else { format!("every {}", span(n, unit)) }
 }
 
 /// "1 day", "3 months".
 fn span(n: i32, unit: IntervalUnit) -> String {
-    if n == 1 {
-        format!("1 {unit}")
-    } else {
-        format!("{n} {unit}s")
-    }
+    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
 }

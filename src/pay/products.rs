@@ -45,12 +45,7 @@ impl From<VisibleField> for FieldInput {
             VisibleField::Email => ("E-mail", "email", "email"),
             VisibleField::TaxpayerId => ("Taxpayer ID", "text", "off"),
         };
-        FieldInput {
-            name: f.as_str(),
-            label,
-            kind,
-            autocomplete,
-        }
+        FieldInput { name: f.as_str(), label, kind, autocomplete }
     }
 }
 
@@ -68,15 +63,9 @@ struct ProductPage {
     fields: Vec<FieldInput>,
 }
 
-async fn show(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
+async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let loaded = load(&state, &id).await;
-    respond(&headers, loaded, |p| {
-        Json(json!({"id": p.id, "object": "product", "pay_url": p.pay_url}))
-    })
+    respond(&headers, loaded, |p| Json(json!({"id": p.id, "object": "product", "pay_url": p.pay_url})))
 }
 
 async fn load(state: &AppState, id: &str) -> Result<ProductPage, AppError> {
@@ -85,9 +74,7 @@ async fn load(state: &AppState, id: &str) -> Result<ProductPage, AppError> {
         .one(&state.db)
         .await?
         .ok_or(AppError::NotFound("Product"))?;
-    let shop = shops::find(&state.db, product.shop_id)
-        .await?
-        .ok_or(AppError::NotFound("Product"))?;
+    let shop = shops::find(&state.db, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
     let fields = product.fields();
     Ok(ProductPage {
         lang: fields.language.as_str(),
@@ -98,10 +85,6 @@ async fn load(state: &AppState, id: &str) -> Result<ProductPage, AppError> {
         name: product.name,
         description: product.description,
         test: product.test,
-        fields: fields
-            .visible_fields
-            .into_iter()
-            .map(FieldInput::from)
-            .collect(),
+        fields: fields.visible_fields.into_iter().map(FieldInput::from).collect(),
     })
 }

@@ -10,10 +10,7 @@ use crate::helpers::*;
 
 fn paydesk(database_url: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_paydesk"));
-    command
-        .env_clear()
-        .env("DATABASE_URL", database_url)
-        .env("RUST_LOG", "warn");
+    command.env_clear().env("DATABASE_URL", database_url).env("RUST_LOG", "warn");
     command
 }
 
@@ -81,11 +78,7 @@ fn bad_settings_stop_start_up_with_one_clear_line() {
         ("PAYDESK_CHECKOUT_URL", "ftp://x"),
         ("DATABASE_URL", "mysql://root@localhost/x"),
     ] {
-        let output = paydesk("sqlite::memory:")
-            .env(name, value)
-            .arg("migrate")
-            .output()
-            .unwrap();
+        let output = paydesk("sqlite::memory:").env(name, value).arg("migrate").output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{name}");
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -97,10 +90,7 @@ fn bad_settings_stop_start_up_with_one_clear_line() {
 fn shop_create_refuses_a_blank_name() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("p.db").display());
-    let output = paydesk(&url)
-        .args(["shop", "create", "--name", "  "])
-        .output()
-        .unwrap();
+    let output = paydesk(&url).args(["shop", "create", "--name", "  "]).output().unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8(output.stderr).unwrap().contains("--name"));
 }

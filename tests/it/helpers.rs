@@ -1,7 +1,5 @@
 //! `TestApp`: the app served on a free port over a fresh database, and request helpers.
 
-use std::sync::Arc;
-
 use paydesk::app::{self, AppState};
 use paydesk::config::{Config, ConfigArgs};
 use reqwest::{Method, RequestBuilder, StatusCode};
@@ -18,8 +16,7 @@ pub enum Backend {
 
 /// The PostgreSQL server the tests use; CI points it at the machine's server.
 pub fn postgres_url() -> String {
-    std::env::var("PAYDESK_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("PAYDESK_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// Runs one test body on SQLite and on PostgreSQL, as `name::sqlite` and `name::postgres`.
@@ -77,23 +74,13 @@ async fn postgres_schema() -> String {
                 .expect("list old schemas");
             for row in old {
                 let name: String = row.try_get("", "nspname").unwrap();
-                admin
-                    .execute_unprepared(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
-                    .await
-                    .ok();
+                admin.execute_unprepared(&format!("DROP SCHEMA IF EXISTS {name} CASCADE")).await.ok();
             }
         })
         .await;
     let schema = format!("paydesk_t_{}", paydesk::domain::ids::random_hex(8));
-    admin
-        .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .expect("create schema");
-    let sep = if postgres_url().contains('?') {
-        '&'
-    } else {
-        '?'
-    };
+    admin.execute_unprepared(&format!("CREATE SCHEMA {schema}")).await.expect("create schema");
+    let sep = if postgres_url().contains('?') { '&' } else { '?' };
     format!("{}{sep}options=-c%20search_path%3D{schema}", postgres_url())
 }
 
@@ -102,10 +89,7 @@ impl TestApp {
     pub async fn spawn(backend: Backend) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let database_url = match backend {
-            Backend::Sqlite => format!(
-                "sqlite://{}?mode=rwc",
-                dir.path().join("paydesk.db").display()
-            ),
+            Backend::Sqlite => format!("sqlite://{}?mode=rwc", dir.path().join("paydesk.db").display()),
             Backend::Postgres => postgres_schema().await,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -117,36 +101,17 @@ impl TestApp {
             ..ConfigArgs::default()
         })
         .unwrap();
-        let db = app::open_database(&config)
-            .await
-            .expect("open and migrate the database");
-        let state = AppState {
-            db: db.clone(),
-            config: Arc::new(config),
-        };
-        tokio::spawn(async move { axum::serve(listener, app::router(state)).await });
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
-        TestApp {
-            base: format!("http://{addr}"),
-            client,
-            database_url,
-            db,
-            _dir: dir,
-        }
+        let db = app::open_database(&config).await.expect("open and migrate the database");
+        let state = AppState::new(db.clone(), config);
+        tokio::spawn(app::run(listener, state));
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        TestApp { base: format!("http://{addr}"), client, database_url, db, _dir: dir }
     }
 
     /// A new shop.
     pub async fn shop(&self, name: &str) -> Shop {
-        let created = paydesk::db::shops::create(&self.db, name, None, chrono::Utc::now())
-            .await
-            .unwrap();
-        Shop {
-            id: created.shop.id,
-            secret: created.secret_key,
-        }
+        let created = paydesk::db::shops::create(&self.db, name, None, chrono::Utc::now()).await.unwrap();
+        Shop { id: created.shop.id, secret: created.secret_key }
     }
 
     /// A request without credentials.
@@ -156,8 +121,7 @@ impl TestApp {
 
     /// A request as `shop`.
     pub fn req(&self, shop: &Shop, method: Method, path: &str) -> RequestBuilder {
-        self.anon(method, path)
-            .basic_auth(shop.id, Some(&shop.secret))
+        self.anon(method, path).basic_auth(shop.id, Some(&shop.secret))
     }
 
     /// GET as `shop`: status and JSON body.
@@ -225,22 +189,12 @@ pub fn customer_body() -> Value {
 /// Asserts a 422 whose `errors` has exactly `messages` for `field`.
 pub fn assert_invalid(status: StatusCode, body: &Value, field: &str, messages: &[&str]) {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    assert_eq!(
-        body["errors"][field],
-        serde_json::json!(messages),
-        "{field}: {body}"
-    );
-    assert!(
-        body["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
+    assert_eq!(body["errors"][field], serde_json::json!(messages), "{field}: {body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
 }
 
 /// Whether `s` is a UTC time with milliseconds: `2026-11-22T10:15:30.123Z`.
 pub fn is_api_time(s: &Value) -> bool {
     let s = s.as_str().unwrap_or("");
-    s.len() == 24
-        && s.ends_with('Z')
-        && chrono::DateTime::parse_from_rfc3339(s).is_ok()
-        && s.as_bytes()[19] == b'.'
+    s.len() == 24 && s.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(s).is_ok() && s.as_bytes()[19] == b'.'
 }

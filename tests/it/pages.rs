@@ -5,17 +5,8 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-async fn html(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-) -> (StatusCode, reqwest::header::HeaderMap, String) {
-    let response = app
-        .anon(method, path)
-        .header(header::ACCEPT, "text/html,*/*")
-        .send()
-        .await
-        .unwrap();
+async fn html(app: &TestApp, method: Method, path: &str) -> (StatusCode, reqwest::header::HeaderMap, String) {
+    let response = app.anon(method, path).header(header::ACCEPT, "text/html,*/*").send().await.unwrap();
     let (status, headers) = (response.status(), response.headers().clone());
     (status, headers, response.text().await.unwrap())
 }

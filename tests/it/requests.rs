@@ -84,10 +84,7 @@ async fn the_embedded_database_runs_in_wal_mode_with_foreign_keys() {
     for (pragma, expected) in [("journal_mode", "wal"), ("foreign_keys", "1")] {
         let row = app
             .db
-            .query_one(Statement::from_string(
-                app.db.get_database_backend(),
-                format!("PRAGMA {pragma}"),
-            ))
+            .query_one(Statement::from_string(app.db.get_database_backend(), format!("PRAGMA {pragma}")))
             .await
             .unwrap()
             .unwrap();

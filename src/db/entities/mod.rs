@@ -2,6 +2,7 @@
 //! Behaviour lives elsewhere (`db::*` queries, `domain`); these files only describe rows.
 
 pub mod customers;
+pub mod payments;
 pub mod plans;
 pub mod products;
 pub mod shops;

@@ -1,0 +1,241 @@
+//! The acquirer: whoever moves the money. Handlers and the billing engine only see the
+//! [`Acquirer`] trait; paydesk ships [`SimulatedAcquirer`], which behaves by test card number,
+//! and a real acquirer plugs in as another implementation in `AppState`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::domain::card::CardInput;
+use crate::domain::ids::random_hex;
+
+/// A stored card: the acquirer's token and what may be shown. Never the number or CVC.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardRef {
+    pub token: String,
+    pub brand: String,
+    pub last4: String,
+    pub exp_month: i32,
+    pub exp_year: i32,
+    pub holder: String,
+}
+
+/// One charge.
+#[derive(Debug, Clone)]
+pub struct ChargeRequest<'a> {
+    pub amount: i64,
+    pub currency: &'a str,
+    /// `false` holds the funds (authorization); `true` also captures them.
+    pub capture: bool,
+    /// Repeating a request with the same key never charges twice.
+    pub idempotency_key: &'a str,
+    /// The customer is at the page (first payment) rather than billed later by the engine.
+    pub customer_present: bool,
+    pub now: DateTime<Utc>,
+}
+
+/// How a charge, capture or void ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done; the acquirer's reference for later capture or void.
+    Approved { reference: String },
+    /// The issuer said no (`card_declined`, `insufficient_funds`, ...).
+    Declined { code: &'static str, message: &'static str },
+    /// The charge could not be processed; trying again later may work.
+    Error { code: &'static str, message: &'static str },
+}
+
+/// Why a card cannot be used at all (nothing is charged).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CardRefused {
+    /// Test products and plans take test cards only.
+    #[error("is not a test card: test mode takes only the test cards listed in the README")]
+    NotATestCard,
+    /// A live payment with a test card, or with the simulated acquirer when not allowed.
+    #[error("cannot be charged in live mode")]
+    LiveNotAllowed,
+}
+
+/// Moves money. Implementations must be safe to call from many requests at once.
+#[async_trait]
+pub trait Acquirer: Send + Sync {
+    /// Whether this acquirer only pretends (live payments then need the operator's consent).
+    fn is_simulated(&self) -> bool;
+    /// Vaults the card; after this only the token is used.
+    async fn tokenize(&self, card: &CardInput, test: bool) -> Result<CardRef, CardRefused>;
+    /// Charges (or authorizes) a stored card.
+    async fn charge(&self, card: &CardRef, request: ChargeRequest<'_>) -> Outcome;
+    /// Captures a held authorization in full.
+    async fn capture(&self, reference: &str) -> Outcome;
+    /// Releases a held authorization.
+    async fn void(&self, reference: &str) -> Outcome;
+}
+
+/// What a simulated card does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Behaviour {
+    Succeeds,
+    Declined,
+    InsufficientFunds,
+    ProcessingError,
+    /// Succeeds while the customer is present, declines when billed later.
+    SucceedsThenDeclines,
+}
+
+impl Behaviour {
+    fn word(self) -> &'static str {
+        match self {
+            Behaviour::Succeeds => "ok",
+            Behaviour::Declined => "decline",
+            Behaviour::InsufficientFunds => "funds",
+            Behaviour::ProcessingError => "error",
+            Behaviour::SucceedsThenDeclines => "later",
+        }
+    }
+
+    fn from_token(token: &str) -> Behaviour {
+        let word = token.strip_prefix("tok_sim_").and_then(|t| t.split('_').next()).unwrap_or("");
+        TEST_CARDS.iter().map(|(_, b, _)| *b).find(|b| b.word() == word).unwrap_or(Behaviour::Declined)
+    }
+}
+
+/// The test cards: number, behaviour, what it is for (README lists the same).
+pub const TEST_CARDS: &[(&str, Behaviour, &str)] = &[
+    ("4200000000000000", Behaviour::Succeeds, "succeeds (Visa)"),
+    ("5555555555554444", Behaviour::Succeeds, "succeeds (Mastercard)"),
+    ("4005550000000019", Behaviour::Declined, "declined: card_declined"),
+    ("4000000000009995", Behaviour::InsufficientFunds, "declined: insufficient_funds"),
+    ("4000000000000119", Behaviour::ProcessingError, "processing error: processing_error"),
+    ("4000000000000341", Behaviour::SucceedsThenDeclines, "succeeds now, declines every later charge"),
+];
+
+/// The simulated acquirer: deterministic by card number, no network, no money.
+pub struct SimulatedAcquirer {
+    /// The operator allows live (non-test) payments through the simulation.
+    pub allow_live: bool,
+}
+
+#[async_trait]
+impl Acquirer for SimulatedAcquirer {
+    fn is_simulated(&self) -> bool {
+        true
+    }
+
+    async fn tokenize(&self, card: &CardInput, test: bool) -> Result<CardRef, CardRefused> {
+        let listed = TEST_CARDS.iter().find(|(n, _, _)| *n == card.number()).map(|(_, b, _)| *b);
+        let behaviour = match (test, listed) {
+            (true, Some(b)) => b,
+            (true, None) => return Err(CardRefused::NotATestCard),
+            (false, _) if !self.allow_live => return Err(CardRefused::LiveNotAllowed),
+            (false, listed) => listed.unwrap_or(Behaviour::Succeeds),
+        };
+        Ok(CardRef {
+            token: format!("tok_sim_{}_{}", behaviour.word(), random_hex(12)),
+            brand: card.brand().to_string(),
+            last4: card.last4().to_string(),
+            exp_month: card.exp_month as i32,
+            exp_year: card.exp_year,
+            holder: card.holder.clone(),
+        })
+    }
+
+    async fn charge(&self, card: &CardRef, request: ChargeRequest<'_>) -> Outcome {
+        let expired = (card.exp_year, card.exp_month as u32) < {
+            use chrono::Datelike;
+            (request.now.year(), request.now.month())
+        };
+        if expired {
+            return Outcome::Declined { code: "expired_card", message: "The card has expired." };
+        }
+        match Behaviour::from_token(&card.token) {
+            Behaviour::Succeeds => approved(request.capture),
+            Behaviour::SucceedsThenDeclines if request.customer_present => approved(request.capture),
+            Behaviour::Declined | Behaviour::SucceedsThenDeclines => {
+                Outcome::Declined { code: "card_declined", message: "The card was declined." }
+            }
+            Behaviour::InsufficientFunds => {
+                Outcome::Declined { code: "insufficient_funds", message: "The card has insufficient funds." }
+            }
+            Behaviour::ProcessingError => Outcome::Error {
+                code: "processing_error",
+                message: "The payment could not be processed. Please try again later.",
+            },
+        }
+    }
+
+    async fn capture(&self, reference: &str) -> Outcome {
+        Outcome::Approved { reference: reference.to_string() }
+    }
+
+    async fn void(&self, reference: &str) -> Outcome {
+        Outcome::Approved { reference: reference.to_string() }
+    }
+}
+
+fn approved(capture: bool) -> Outcome {
+    let kind = if capture { "ch" } else { "auth" };
+    Outcome::Approved { reference: format!("sim_{kind}_{}", random_hex(8)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Errors;
+    use crate::domain::card::RawCard;
+
+    fn card(number: &str) -> CardInput {
+        let raw = RawCard { number, exp_month: "12", exp_year: "2030", cvc: "123", holder: "Ann" };
+        CardInput::parse(raw, Utc::now(), &mut Errors::default()).unwrap()
+    }
+
+    fn request(customer_present: bool) -> ChargeRequest<'static> {
+        ChargeRequest {
+            amount: 990,
+            currency: "EUR",
+            capture: true,
+            idempotency_key: "k",
+            customer_present,
+            now: "2026-11-23T10:00:00Z".parse().unwrap(),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_test_card_behaves_as_listed() {
+        let acquirer = SimulatedAcquirer { allow_live: false };
+        for (number, behaviour, _) in TEST_CARDS {
+            let stored = acquirer.tokenize(&card(number), true).await.unwrap();
+            assert_eq!(stored.last4, number[12..]);
+            assert!(!stored.token.contains(&number[..12]));
+            let now = acquirer.charge(&stored, request(true)).await;
+            let later = acquirer.charge(&stored, request(false)).await;
+            let (now_ok, later_ok) =
+                (matches!(now, Outcome::Approved { .. }), matches!(later, Outcome::Approved { .. }));
+            match behaviour {
+                Behaviour::Succeeds => assert!(now_ok && later_ok),
+                Behaviour::SucceedsThenDeclines => assert!(now_ok && !later_ok),
+                Behaviour::ProcessingError => assert!(matches!(now, Outcome::Error { .. })),
+                Behaviour::Declined | Behaviour::InsufficientFunds => {
+                    assert!(matches!(now, Outcome::Declined { .. }) && !later_ok)
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn test_mode_takes_only_test_cards_and_live_mode_needs_consent() {
+        let strict = SimulatedAcquirer { allow_live: false };
+        assert_eq!(strict.tokenize(&card("4242424242424242"), true).await, Err(CardRefused::NotATestCard));
+        assert_eq!(strict.tokenize(&card("4200000000000000"), false).await, Err(CardRefused::LiveNotAllowed));
+        let lenient = SimulatedAcquirer { allow_live: true };
+        assert!(lenient.tokenize(&card("4242424242424242"), false).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_expired_stored_card_is_declined() {
+        let acquirer = SimulatedAcquirer { allow_live: false };
+        let mut stored = acquirer.tokenize(&card("4200000000000000"), true).await.unwrap();
+        stored.exp_year = 2026;
+        stored.exp_month = 10;
+        let outcome = acquirer.charge(&stored, request(false)).await;
+        assert!(matches!(outcome, Outcome::Declined { code: "expired_card", .. }));
+    }
+}

@@ -1,0 +1,38 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "payments")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub seq: i64,
+    #[sea_orm(unique)]
+    pub id: String,
+    pub shop_id: i64,
+    pub product_id: Option<String>,
+    pub plan_id: Option<String>,
+    pub subscription_id: Option<String>,
+    pub customer_id: Option<String>,
+    pub amount: i64,
+    pub currency: String,
+    pub transaction_type: String,
+    pub status: String,
+    pub test: bool,
+    pub card_token: String,
+    pub card_brand: String,
+    pub card_last4: String,
+    pub card_exp_month: i32,
+    pub card_exp_year: i32,
+    pub card_holder: String,
+    pub acquirer_reference: Option<String>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+    pub captured_at: Option<DateTimeUtc>,
+    pub voided_at: Option<DateTimeUtc>,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,183 @@
+//! Card details as a customer types them: checked before any charge (length, Luhn, expiry,
+//! CVC). The number and CVC live only in a [`CardInput`] for the length of one request; its
+//! `Debug` never prints them, and only the brand, last four digits and expiry are kept.
+
+use chrono::{DateTime, Datelike, Utc};
+
+use super::Errors;
+use super::input::msg;
+
+/// What the customer typed, checked. Never stored, never logged.
+pub struct CardInput {
+    number: String,
+    cvc: String,
+    pub exp_month: u32,
+    pub exp_year: i32,
+    pub holder: String,
+}
+
+impl std::fmt::Debug for CardInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CardInput")
+            .field("brand", &self.brand())
+            .field("last4", &self.last4())
+            .field("exp_month", &self.exp_month)
+            .field("exp_year", &self.exp_year)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Raw card fields of a form, by name.
+pub struct RawCard<'a> {
+    pub number: &'a str,
+    pub exp_month: &'a str,
+    pub exp_year: &'a str,
+    pub cvc: &'a str,
+    pub holder: &'a str,
+}
+
+impl CardInput {
+    /// Checks a card as typed at `now`; errors are keyed `card_number`, `card_expiry`,
+    /// `card_cvc`, `card_holder`.
+    pub fn parse(raw: RawCard, now: DateTime<Utc>, errors: &mut Errors) -> Option<CardInput> {
+        let number: String = raw.number.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
+        if number.is_empty() {
+            errors.add("card_number", msg::BLANK);
+        } else if !(12..=19).contains(&number.len()) || !number.bytes().all(|b| b.is_ascii_digit()) || !luhn(&number) {
+            errors.add("card_number", "is not a valid card number");
+        }
+
+        let month = raw.exp_month.trim().parse::<u32>().ok().filter(|m| (1..=12).contains(m));
+        let year = raw.exp_year.trim().parse::<i32>().ok().map(|y| if y < 100 { 2000 + y } else { y });
+        match (month, year) {
+            (Some(m), Some(y)) if (y, m) < (now.year(), now.month()) => errors.add("card_expiry", "is in the past"),
+            (Some(_), Some(y)) if y > now.year() + 25 => errors.add("card_expiry", msg::INVALID),
+            (Some(_), Some(_)) => {}
+            _ if raw.exp_month.trim().is_empty() || raw.exp_year.trim().is_empty() => {
+                errors.add("card_expiry", msg::BLANK)
+            }
+            _ => errors.add("card_expiry", msg::INVALID),
+        }
+
+        let cvc = raw.cvc.trim();
+        if cvc.is_empty() {
+            errors.add("card_cvc", msg::BLANK);
+        } else if !(3..=4).contains(&cvc.len()) || !cvc.bytes().all(|b| b.is_ascii_digit()) {
+            errors.add("card_cvc", "must be 3 or 4 digits");
+        }
+
+        let holder = raw.holder.trim();
+        if holder.is_empty() {
+            errors.add("card_holder", msg::BLANK);
+        } else if holder.chars().count() > 100 {
+            errors.add("card_holder", msg::too_long(100));
+        }
+
+        let ok = ["card_number", "card_expiry", "card_cvc", "card_holder"].iter().all(|f| !errors.has(f));
+        ok.then(|| CardInput {
+            number,
+            cvc: cvc.to_string(),
+            exp_month: month.unwrap_or(1),
+            exp_year: year.unwrap_or(2000),
+            holder: holder.to_string(),
+        })
+    }
+
+    /// The full number, for the acquirer only.
+    pub fn number(&self) -> &str {
+        &self.number
+    }
+
+    /// The CVC, for the acquirer only.
+    pub fn cvc(&self) -> &str {
+        &self.cvc
+    }
+
+    /// The last four digits, which may be shown and stored.
+    pub fn last4(&self) -> &str {
+        &self.number[self.number.len() - 4..]
+    }
+
+    /// The card network, from the number's prefix.
+    pub fn brand(&self) -> &'static str {
+        brand(&self.number)
+    }
+}
+
+/// The Luhn checksum of a string of digits.
+pub fn luhn(digits: &str) -> bool {
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let d = u32::from(b - b'0');
+            if i % 2 == 1 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d }
+        })
+        .sum();
+    sum % 10 == 0
+}
+
+/// The card network of a number, by its issuer prefix.
+pub fn brand(number: &str) -> &'static str {
+    let prefix = |n: usize| number.get(..n).and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
+    match (prefix(1), prefix(2), prefix(4)) {
+        (4, _, _) => "visa",
+        (_, 51..=55, _) | (_, _, 2221..=2720) => "mastercard",
+        (_, _, 2200..=2204) => "mir",
+        (_, 34 | 37, _) => "amex",
+        (_, 65, _) | (_, _, 6011) => "discover",
+        (_, 35, _) => "jcb",
+        (_, 62, _) => "unionpay",
+        _ => "card",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        "2026-11-23T10:00:00Z".parse().unwrap()
+    }
+
+    fn raw<'a>(number: &'a str, month: &'a str, year: &'a str, cvc: &'a str) -> RawCard<'a> {
+        RawCard { number, exp_month: month, exp_year: year, cvc, holder: "Ann Lee" }
+    }
+
+    #[test]
+    fn a_good_card_keeps_only_what_may_be_shown() {
+        let mut e = Errors::default();
+        let card = CardInput::parse(raw("4200 0000 0000 0000", "11", "26", "123"), now(), &mut e).unwrap();
+        assert!(e.is_empty());
+        assert_eq!((card.brand(), card.last4(), card.exp_year), ("visa", "0000", 2026));
+        let shown = format!("{card:?}");
+        assert!(!shown.contains("4200000000000000") && !shown.contains("123"), "{shown}");
+    }
+
+    #[test]
+    fn bad_numbers_expiries_and_cvcs_are_refused_before_any_charge() {
+        for (r, field) in [
+            (raw("4200000000000001", "12", "2030", "123"), "card_number"),
+            (raw("42", "12", "2030", "123"), "card_number"),
+            (raw("4200000000000000", "10", "2026", "123"), "card_expiry"),
+            (raw("4200000000000000", "13", "2030", "123"), "card_expiry"),
+            (raw("4200000000000000", "", "", "123"), "card_expiry"),
+            (raw("4200000000000000", "12", "2030", "12"), "card_cvc"),
+            (raw("4200000000000000", "12", "2030", "abc"), "card_cvc"),
+        ] {
+            let mut e = Errors::default();
+            assert!(CardInput::parse(r, now(), &mut e).is_none());
+            assert!(e.has(field), "{field}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn brands_by_prefix() {
+        assert_eq!(brand("5555555555554444"), "mastercard");
+        assert_eq!(brand("2221000000000009"), "mastercard");
+        assert_eq!(brand("378282246310005"), "amex");
+        assert_eq!(brand("2200000000000004"), "mir");
+        assert_eq!(brand("6011111111111117"), "discover");
+    }
+}

@@ -1,0 +1,172 @@
+//! What a customer submits on a hosted page: the customer-data fields the merchant asked
+//! for (all required) and a card. Pure: the form comes in as a map, time as an argument.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use validator::ValidateEmail;
+
+use super::card::{CardInput, RawCard};
+use super::input::msg;
+use super::vocab::VisibleField;
+use super::{Errors, country};
+
+/// A checked submission.
+#[derive(Debug)]
+pub struct Checkout {
+    /// The asked-for fields, by field, as typed (trimmed).
+    pub details: Vec<(VisibleField, String)>,
+    pub card: CardInput,
+}
+
+impl Checkout {
+    /// Checks a form that asked for `fields` and a card.
+    pub fn parse(
+        fields: &[VisibleField],
+        form: &HashMap<String, String>,
+        now: DateTime<Utc>,
+    ) -> Result<Checkout, Errors> {
+        let mut e = Errors::default();
+        let get = |name: &str| form.get(name).map(|v| v.trim()).unwrap_or("");
+        let mut details = Vec::new();
+        for &field in fields {
+            let value = get(field.as_str());
+            if value.is_empty() {
+                e.add(field.as_str(), msg::BLANK);
+            } else if value.chars().count() > 255 {
+                e.add(field.as_str(), msg::too_long(255));
+            } else if let Some(problem) = check(field, value, get("country"), fields, now) {
+                e.add(field.as_str(), problem);
+            } else {
+                details.push((field, value.to_string()));
+            }
+        }
+        let raw = RawCard {
+            number: get("card_number"),
+            exp_month: get("card_exp_month"),
+            exp_year: get("card_exp_year"),
+            cvc: get("card_cvc"),
+            holder: get("card_holder"),
+        };
+        let card = CardInput::parse(raw, now, &mut e);
+        match card {
+            Some(card) if e.is_empty() => Ok(Checkout { details, card }),
+            _ => Err(e),
+        }
+    }
+
+    /// The value typed for a field, if it was asked for.
+    pub fn detail(&self, field: VisibleField) -> Option<&str> {
+        self.details.iter().find(|(f, _)| *f == field).map(|(_, v)| v.as_str())
+    }
+}
+
+/// The problem with one field's value, if any (the customer rules of spec 2.3).
+fn check(
+    field: VisibleField,
+    value: &str,
+    country: &str,
+    asked: &[VisibleField],
+    now: DateTime<Utc>,
+) -> Option<&'static str> {
+    let country_asked = asked.contains(&VisibleField::Country);
+    let ok = match field {
+        VisibleField::Email => value.validate_email(),
+        VisibleField::Country => country::is_country(&value.to_ascii_uppercase()),
+        VisibleField::Zip if country_asked && country.eq_ignore_ascii_case("US") => {
+            return us_zip_problem(value);
+        }
+        VisibleField::State if country_asked => {
+            let c = country.to_ascii_uppercase();
+            if !country::has_states(&c) {
+                return Some("may be sent only when country is US or CA");
+            }
+            country::is_state_of(&c, &value.to_ascii_uppercase())
+        }
+        VisibleField::State => value.len() == 2 && value.chars().all(|c| c.is_ascii_alphabetic()),
+        VisibleField::Phone => {
+            let digits = value.chars().filter(char::is_ascii_digit).count();
+            (5..=20).contains(&digits) && value.chars().all(|c| c.is_ascii_digit() || " +-().".contains(c))
+        }
+        VisibleField::BirthDate => {
+            return match NaiveDate::parse_from_str(value, "%Y-%m-%d") {
+                Ok(d) if d < now.date_naive() && chrono::Datelike::year(&d) > 1900 => None,
+                _ => Some("must be a date in the past (YYYY-MM-DD)"),
+            };
+        }
+        _ => true,
+    };
+    (!ok).then_some(msg::INVALID)
+}
+
+fn us_zip_problem(zip: &str) -> Option<&'static str> {
+    let b = zip.as_bytes();
+    let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+    let ok = (b.len() == 5 && digits(b)) || (b.len() == 10 && digits(&b[..5]) && b[5] == b'-' && digits(&b[6..]));
+    (!ok).then_some("must be NNNNN or NNNNN-NNNN for the US")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        "2026-11-23T10:00:00Z".parse().unwrap()
+    }
+
+    fn form(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        let card = [
+            ("card_number", "4200000000000000"),
+            ("card_exp_month", "12"),
+            ("card_exp_year", "30"),
+            ("card_cvc", "123"),
+            ("card_holder", "Ann Lee"),
+        ];
+        card.iter().chain(pairs).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn asked_fields_are_required_and_others_ignored() {
+        let asked = [VisibleField::Email, VisibleField::Phone];
+        let e = Checkout::parse(&asked, &form(&[("first_name", "Ann")]), now()).unwrap_err();
+        assert_eq!(e.get("email").unwrap(), ["can't be blank"]);
+        assert_eq!(e.get("phone").unwrap(), ["can't be blank"]);
+        let ok = Checkout::parse(&asked, &form(&[("email", "a@b.co"), ("phone", "+1 (518) 555-0100")]), now()).unwrap();
+        assert_eq!(ok.detail(VisibleField::Email), Some("a@b.co"));
+        assert_eq!(ok.detail(VisibleField::FirstName), None);
+    }
+
+    #[test]
+    fn customer_rules_apply_to_the_page_too() {
+        let asked = [
+            VisibleField::Email,
+            VisibleField::Country,
+            VisibleField::Zip,
+            VisibleField::State,
+            VisibleField::BirthDate,
+        ];
+        let bad =
+            form(&[("email", "nope"), ("country", "ZZ"), ("zip", "x"), ("state", "NY"), ("birth_date", "2030-01-01")]);
+        let e = Checkout::parse(&asked, &bad, now()).unwrap_err();
+        for f in ["email", "country", "state", "birth_date"] {
+            assert!(e.has(f), "{f}");
+        }
+        let us = form(&[
+            ("email", "a@b.co"),
+            ("country", "US"),
+            ("zip", "1234"),
+            ("state", "NY"),
+            ("birth_date", "1990-05-01"),
+        ]);
+        let e = Checkout::parse(&asked, &us, now()).unwrap_err();
+        assert_eq!(e.get("zip").unwrap(), ["must be NNNNN or NNNNN-NNNN for the US"]);
+    }
+
+    #[test]
+    fn card_problems_are_reported_with_the_fields() {
+        let mut f = form(&[]);
+        f.insert("card_number".into(), "4200000000000001".into());
+        let e = Checkout::parse(&[], &f, now()).unwrap_err();
+        assert!(e.has("card_number"));
+    }
+}
