@@ -38,15 +38,21 @@ impl AppState {
     }
 }
 
-/// Content-Security-Policy of every answer: only our own styles, no scripts from elsewhere,
-/// never framed.
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; \
-form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/// The Content-Security-Policy of every answer: only our own styles and scripts, never
+/// framed; forms post to us, and to `form_target` (where a hosted page sends the browser
+/// after paying: browsers check redirects of a form post against `form-action`).
+pub fn csp(form_target: Option<&str>) -> String {
+    let extra = form_target.map(|origin| format!(" {origin}")).unwrap_or_default();
+    format!(
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; \
+         form-action 'self'{extra}; frame-ancestors 'none'; base-uri 'none'"
+    )
+}
 
 /// The whole HTTP app.
 pub fn router(state: AppState) -> Router {
+    let policy = HeaderValue::from_str(&csp(None)).expect("the policy is ASCII");
     let headers = [
-        (header::CONTENT_SECURITY_POLICY, CSP),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::REFERRER_POLICY, "no-referrer"),
@@ -61,6 +67,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state);
+    app = app.layer(SetResponseHeaderLayer::if_not_present(header::CONTENT_SECURITY_POLICY, policy));
     for (name, value) in headers {
         app = app.layer(SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value)));
     }

@@ -15,12 +15,13 @@ use crate::error::AppError;
 
 pub mod customers;
 pub mod json;
+pub mod payments;
 pub mod plans;
 pub mod products;
 
 /// Every API route.
 pub fn router() -> Router<AppState> {
-    Router::new().merge(products::router()).merge(plans::router()).merge(customers::router())
+    Router::new().merge(products::router()).merge(plans::router()).merge(customers::router()).merge(payments::router())
 }
 
 /// Default and largest page size of lists.

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
+use sea_orm::Condition;
 use serde::Serialize;
 
 use super::json::JsonObject;
@@ -118,6 +119,6 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let listed = db::list::<plans::Entity>(&state.db, shop.id, &page).await;
+    let listed = db::list::<plans::Entity>(&state.db, shop.id, &page, Condition::all()).await;
     list_response(&state, "/plans", &page, listed, |p| PlanView::new(p, &state.config))
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sea_orm::{
-    ColumnTrait, ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    ColumnTrait, Condition, ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Select, SqlxSqliteConnector,
 };
 
@@ -81,13 +81,14 @@ pub async fn find<E: ShopOwned>(db: &DatabaseConnection, shop_id: i64, id: &str)
     owned::<E>(shop_id).filter(E::ID.eq(id)).one(db).await
 }
 
-/// A page of the shop's objects, newest first.
+/// A page of the shop's objects that meet `condition`, newest first.
 pub async fn list<E: ShopOwned>(
     db: &DatabaseConnection,
     shop_id: i64,
     page: &Page,
+    condition: Condition,
 ) -> Result<Listed<E::Model>, ListError> {
-    let mut query = owned::<E>(shop_id);
+    let mut query = owned::<E>(shop_id).filter(condition);
     if let Some(after) = &page.starting_after {
         let seq: Option<i64> = owned::<E>(shop_id)
             .select_only()

@@ -115,7 +115,7 @@ pub fn luhn(digits: &str) -> bool {
             if i % 2 == 1 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// The card network of a number, by its issuer prefix.

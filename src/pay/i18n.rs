@@ -181,7 +181,9 @@ impl Texts {
             "must be NNNNN or NNNNN-NNNN for the US" => "для США: NNNNN или NNNNN-NNNN",
             "may be sent only when country is US or CA" => "только для США и Канады",
             "must be a date in the past (YYYY-MM-DD)" => "дата в прошлом (ГГГГ-ММ-ДД)",
-            m if m.starts_with("is not a test card") => "не тестовая карта: в тестовом режиме принимаются только тестовые карты",
+            m if m.starts_with("is not a test card") => {
+                "не тестовая карта: в тестовом режиме принимаются только тестовые карты"
+            }
             m if m.starts_with("is too long") => "слишком длинное значение",
             other => return other.to_string(),
         };

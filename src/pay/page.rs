@@ -1,11 +1,77 @@
-//! Pieces shared by the hosted pages: the error page and money as people read it.
+//! Pieces shared by the hosted pages: the page with its summary, form or notice; the error
+//! page; and the headers every hosted page carries.
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::response::{IntoResponse, Response};
+use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, SET_COOKIE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
 
-use crate::domain::currency;
+use super::form::FormView;
+use super::i18n::{EN, Texts};
+use crate::app::{AppState, csp};
+use crate::db::entities::payments;
 use crate::error::AppError;
+
+/// What is being paid for, as the top of every hosted page shows it.
+pub struct Summary {
+    pub shop_name: String,
+    pub title: String,
+    pub description: String,
+    pub price: String,
+    /// "every month" for plans.
+    pub every: Option<String>,
+    pub trial: Option<String>,
+    pub test: bool,
+}
+
+/// Why the form is not shown, or what happened.
+pub struct Notice {
+    pub title: &'static str,
+    pub body: &'static str,
+}
+
+/// A hosted payment page: the summary, then a notice or the form.
+#[derive(Template, WebTemplate)]
+#[template(path = "pay/page.html")]
+pub struct PayPage {
+    pub t: &'static Texts,
+    pub summary: Summary,
+    pub notice: Option<Notice>,
+    pub form: Option<FormView>,
+}
+
+/// Answers a hosted page: never cached, the CSRF cookie when new, and a CSP whose
+/// `form-action` also allows where the browser is sent after paying.
+pub fn respond_page(
+    status: StatusCode,
+    page: impl IntoResponse,
+    cookie: Option<HeaderValue>,
+    after: Option<&str>,
+) -> Response {
+    let mut response = (status, page).into_response();
+    let headers = response.headers_mut();
+    if let Some(cookie) = cookie {
+        headers.append(SET_COOKIE, cookie);
+    }
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let origin = after.and_then(|u| url::Url::parse(u).ok()).map(|u| u.origin().ascii_serialization());
+    if let Ok(policy) = HeaderValue::from_str(&csp(origin.as_deref())) {
+        headers.insert(CONTENT_SECURITY_POLICY, policy);
+    }
+    response
+}
+
+/// The 303 after a payment went through: to `target` (the product's return URL, else the
+/// shop's URL), told the payment's id and status; without a target, to paydesk's receipt.
+pub fn redirect_after(state: &AppState, target: Option<&str>, payment: &payments::Model) -> Response {
+    let to = target.and_then(|t| url::Url::parse(t).ok()).map(|mut url| {
+        url.query_pairs_mut().append_pair("payment_id", &payment.id).append_pair("status", &payment.status);
+        url.to_string()
+    });
+    let receipt = format!("{}/receipts/{}", state.config.base_url, payment.id);
+    Redirect::to(&to.unwrap_or(receipt)).into_response()
+}
 
 /// An error shown as an HTML page with the error's status.
 pub struct PageError(pub AppError);
@@ -13,7 +79,7 @@ pub struct PageError(pub AppError);
 #[derive(Template, WebTemplate)]
 #[template(path = "error.html")]
 struct ErrorPage {
-    lang: &'static str,
+    t: &'static Texts,
     status: u16,
     title: &'static str,
     message: String,
@@ -23,19 +89,11 @@ impl IntoResponse for PageError {
     fn into_response(self) -> Response {
         let status = self.0.status();
         let page = ErrorPage {
-            lang: "en",
+            t: &EN,
             status: status.as_u16(),
             title: status.canonical_reason().unwrap_or("Error"),
             message: self.0.public_message(),
         };
         (status, page).into_response()
-    }
-}
-
-/// `990` `EUR` → `9.90 EUR`.
-pub fn price(amount: i64, code: &str) -> String {
-    match currency::find(code) {
-        Some(c) => format!("{} {}", currency::format_minor(amount, c), c.code),
-        None => format!("{amount} {code}"),
     }
 }

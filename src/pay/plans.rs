@@ -1,77 +1,107 @@
-//! `/plans/{id}/pay`: the hosted page of a subscription plan. Merchants' sites may send the
-//! customer here by GET or by a form POST.
+//! `/plans/{id}/pay`: subscribing to a plan on its hosted page. Merchants' sites may send
+//! the customer here by GET or by a form POST (with `email` to fill in); a POST carrying
+//! the page's own CSRF token is the customer's submission.
 
-use askama::Template;
-use askama_web::WebTemplate;
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
-use axum::response::Response;
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-use serde_json::json;
+use chrono::Utc;
 
-use super::page::price;
-use super::respond;
+use super::form::parse_form;
+use super::i18n::texts;
+use super::page::{PageError, Summary};
+use super::{Checkout, link_json, wants_json};
 use crate::api::plans::pay_url;
 use crate::app::AppState;
-use crate::db::{entities::plans, shops};
-use crate::domain::plan::PlanFields;
-use crate::domain::vocab::IntervalUnit;
+use crate::db::entities::{plans, shops};
+use crate::db::{self};
+use crate::domain::Errors;
+use crate::domain::vocab::VisibleField;
 use crate::error::AppError;
+use crate::payments::{live_payments_allowed, pay_plan};
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/plans/{id}/pay", get(show).post(show))
+    Router::new().route("/plans/{id}/pay", get(show).post(submit))
 }
 
-#[derive(Template, WebTemplate)]
-#[template(path = "pay/plan.html")]
-struct PlanPage {
-    lang: &'static str,
-    id: String,
-    pay_url: String,
-    shop_name: String,
-    title: String,
-    price: String,
-    every: String,
-    trial: Option<String>,
-    test: bool,
+async fn load(state: &AppState, id: &str) -> Result<(plans::Model, shops::Model), AppError> {
+    let plan = db::plans::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Plan"))?;
+    let shop = db::shops::find(&state.db, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
+    Ok((plan, shop))
+}
+
+fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -> Checkout<'a> {
+    let f = plan.fields();
+    let t = texts(f.language);
+    let price = t.price(f.amount, &f.currency);
+    Checkout {
+        state,
+        t,
+        summary: Summary {
+            shop_name: shop.name.clone(),
+            title: f.title.clone(),
+            description: String::new(),
+            price: price.clone(),
+            every: Some(t.every(f.interval, f.interval_unit)),
+            trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, &f.currency), tr.interval, tr.interval_unit)),
+            test: f.test,
+        },
+        action: pay_url(&state.config, &plan.id),
+        after: shop.url.clone(),
+        fields: vec![VisibleField::Email],
+        submit: t.subscribe.to_string(),
+    }
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    let loaded = load(&state, &id).await;
-    respond(&headers, loaded, |p| Json(json!({"id": p.id, "object": "plan", "pay_url": p.pay_url})))
+    page(&state, &id, &headers, Default::default()).await
 }
 
-async fn load(state: &AppState, id: &str) -> Result<PlanPage, AppError> {
-    let plan = plans::Entity::find()
-        .filter(plans::Column::Id.eq(id))
-        .one(&state.db)
-        .await?
-        .ok_or(AppError::NotFound("Plan"))?;
-    let shop = shops::find(&state.db, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
-    let f: PlanFields = plan.fields();
-    Ok(PlanPage {
-        lang: f.language.as_str(),
-        pay_url: pay_url(&state.config, &plan.id),
-        id: plan.id,
-        shop_name: shop.name,
-        price: price(f.amount, &f.currency),
-        every: every(f.interval, f.interval_unit),
-        trial: f
-            .trial
-            .map(|t| format!("{} for the first {}", price(t.amount, &f.currency), span(t.interval, t.interval_unit))),
-        title: f.title,
-        test: f.test,
-    })
+/// The page with its form, `prefill` from a merchant's site.
+async fn page(
+    state: &AppState,
+    id: &str,
+    headers: &HeaderMap,
+    prefill: std::collections::HashMap<String, String>,
+) -> Response {
+    let loaded = load(state, id).await;
+    if wants_json(headers) {
+        return link_json(loaded.map(|(p, _)| (p.id.clone(), "plan", pay_url(&state.config, &p.id))));
+    }
+    let (plan, shop) = match loaded {
+        Ok(found) => found,
+        Err(e) => return PageError(e).into_response(),
+    };
+    let page = checkout(state, &plan, &shop);
+    if !plan.test && !live_payments_allowed(state) {
+        let t = page.t;
+        return page.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body);
+    }
+    page.form(StatusCode::OK, headers, &prefill, &Errors::default(), None)
 }
 
-/// "every month", "every 3 days".
-fn every(n: i32, unit: IntervalUnit) -> String {
-    if n == 1 { format!("every {unit}") } else { format!("every {}", span(n, unit)) }
-}
-
-/// "1 day", "3 months".
-fn span(n: i32, unit: IntervalUnit) -> String {
-    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+async fn submit(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let sent = parse_form(&body);
+    if !sent.contains_key("csrf") {
+        let prefill = sent.into_iter().filter(|(k, _)| k == "email").collect();
+        return page(&state, &id, &headers, prefill).await;
+    }
+    let (plan, shop) = match load(&state, &id).await {
+        Ok(found) => found,
+        Err(e) => return PageError(e).into_response(),
+    };
+    let ip = addr.ip().to_string();
+    let page = checkout(&state, &plan, &shop);
+    page.submit(&headers, sent, |checkout| pay_plan(&state, &plan, checkout, &ip, Utc::now())).await
 }

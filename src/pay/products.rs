@@ -1,90 +1,136 @@
-//! `/products/{id}/pay`: the hosted page of a product.
+//! `/products/{id}/pay` and `{checkout_url}/v2/confirm_order/{id}/{shop_id}`: paying for a
+//! product on its hosted page.
+
+use std::net::SocketAddr;
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-use serde_json::json;
+use chrono::Utc;
 
-use super::page::price;
-use super::respond;
+use super::form::parse_form;
+use super::i18n::{Texts, texts};
+use super::page::{PageError, Summary, respond_page};
+use super::{Checkout, link_json, wants_json};
 use crate::api::products::pay_url;
 use crate::app::AppState;
-use crate::db::{entities::products, shops};
-use crate::domain::vocab::VisibleField;
+use crate::db::entities::{products, shops};
+use crate::db::{self};
+use crate::domain::Errors;
 use crate::error::AppError;
+use crate::payments::{live_payments_allowed, pay_product};
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/products/{id}/pay", get(show))
+    Router::new()
+        .route("/products/{id}/pay", get(show).post(submit))
+        .route("/v2/confirm_order/{id}/{shop_id}", get(confirm))
 }
 
-/// One customer-data input of the form.
-pub struct FieldInput {
-    pub name: &'static str,
-    pub label: &'static str,
-    pub kind: &'static str,
-    pub autocomplete: &'static str,
+async fn load(state: &AppState, id: &str) -> Result<(products::Model, shops::Model), AppError> {
+    let product = db::products::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Product"))?;
+    let shop = db::shops::find(&state.db, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
+    Ok((product, shop))
 }
 
-impl From<VisibleField> for FieldInput {
-    fn from(f: VisibleField) -> Self {
-        let (label, kind, autocomplete) = match f {
-            VisibleField::FirstName => ("First name", "text", "given-name"),
-            VisibleField::LastName => ("Last name", "text", "family-name"),
-            VisibleField::Country => ("Country (two-letter code)", "text", "country"),
-            VisibleField::State => ("State", "text", "address-level1"),
-            VisibleField::City => ("City", "text", "address-level2"),
-            VisibleField::Address => ("Address", "text", "street-address"),
-            VisibleField::Zip => ("ZIP or postal code", "text", "postal-code"),
-            VisibleField::Phone => ("Phone", "tel", "tel"),
-            VisibleField::BirthDate => ("Date of birth", "date", "bday"),
-            VisibleField::Email => ("E-mail", "email", "email"),
-            VisibleField::TaxpayerId => ("Taxpayer ID", "text", "off"),
-        };
-        FieldInput { name: f.as_str(), label, kind, autocomplete }
+fn summary(t: &Texts, product: &products::Model, shop: &shops::Model) -> Summary {
+    Summary {
+        shop_name: shop.name.clone(),
+        title: product.name.clone(),
+        description: product.description.clone(),
+        price: t.price(product.amount, &product.currency),
+        every: None,
+        trial: None,
+        test: product.test,
     }
 }
 
-#[derive(Template, WebTemplate)]
-#[template(path = "pay/product.html")]
-struct ProductPage {
-    lang: &'static str,
-    id: String,
-    pay_url: String,
-    shop_name: String,
-    name: String,
-    description: String,
-    price: String,
-    test: bool,
-    fields: Vec<FieldInput>,
+fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &shops::Model) -> Checkout<'a> {
+    let fields = product.fields();
+    let t = texts(fields.language);
+    Checkout {
+        state,
+        t,
+        summary: summary(t, product, shop),
+        action: pay_url(&state.config, &product.id),
+        after: product.return_url.clone().or_else(|| shop.url.clone()),
+        fields: fields.visible_fields,
+        submit: format!("{} {}", t.pay, t.price(product.amount, &product.currency)),
+    }
+}
+
+/// Why a product cannot be paid now, if it cannot: expired, sold out, or live without an acquirer.
+fn unavailable(
+    state: &AppState,
+    product: &products::Model,
+    t: &'static Texts,
+) -> Option<(StatusCode, &'static str, &'static str)> {
+    if product.fields().is_expired(Utc::now()) {
+        Some((StatusCode::GONE, t.expired_title, t.expired_body))
+    } else if !product.infinite && product.quantity.unwrap_or(0) <= 0 {
+        Some((StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body))
+    } else if !product.test && !live_payments_allowed(state) {
+        Some((StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body))
+    } else {
+        None
+    }
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let loaded = load(&state, &id).await;
-    respond(&headers, loaded, |p| Json(json!({"id": p.id, "object": "product", "pay_url": p.pay_url})))
+    if wants_json(&headers) {
+        return link_json(loaded.map(|(p, _)| (p.id.clone(), "product", pay_url(&state.config, &p.id))));
+    }
+    let (product, shop) = match loaded {
+        Ok(found) => found,
+        Err(e) => return PageError(e).into_response(),
+    };
+    let page = checkout(&state, &product, &shop);
+    match unavailable(&state, &product, page.t) {
+        Some((status, title, body)) => page.notice(status, title, body),
+        None => page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None),
+    }
 }
 
-async fn load(state: &AppState, id: &str) -> Result<ProductPage, AppError> {
-    let product = products::Entity::find()
-        .filter(products::Column::Id.eq(id))
-        .one(&state.db)
-        .await?
-        .ok_or(AppError::NotFound("Product"))?;
-    let shop = shops::find(&state.db, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
-    let fields = product.fields();
-    Ok(ProductPage {
-        lang: fields.language.as_str(),
-        pay_url: pay_url(&state.config, &product.id),
-        id: product.id,
-        shop_name: shop.name,
-        price: price(product.amount, &product.currency),
-        name: product.name,
-        description: product.description,
-        test: product.test,
-        fields: fields.visible_fields.into_iter().map(FieldInput::from).collect(),
-    })
+async fn submit(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (product, shop) = match load(&state, &id).await {
+        Ok(found) => found,
+        Err(e) => return PageError(e).into_response(),
+    };
+    let ip = addr.ip().to_string();
+    let page = checkout(&state, &product, &shop);
+    page.submit(&headers, parse_form(&body), |checkout| pay_product(&state, &product, checkout, &ip, Utc::now())).await
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "pay/confirm.html")]
+struct ConfirmPage {
+    t: &'static Texts,
+    summary: Summary,
+    pay_url: String,
+}
+
+/// The order confirmation: what is bought, from whom, for how much; then on to the form.
+async fn confirm(State(state): State<AppState>, Path((id, shop_id)): Path<(String, String)>) -> Response {
+    let (product, shop) = match load(&state, &id).await {
+        Ok(found) if found.1.id.to_string() == shop_id => found,
+        Ok(_) => return PageError(AppError::NotFound("Product")).into_response(),
+        Err(e) => return PageError(e).into_response(),
+    };
+    let t = texts(product.fields().language);
+    if let Some((status, title, body)) = unavailable(&state, &product, t) {
+        return checkout(&state, &product, &shop).notice(status, title, body);
+    }
+    let page = ConfirmPage { t, summary: summary(t, &product, &shop), pay_url: pay_url(&state.config, &product.id) };
+    respond_page(StatusCode::OK, page, None, None)
 }

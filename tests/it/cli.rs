@@ -4,7 +4,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::helpers::*;
 
@@ -32,8 +32,51 @@ db_tests! {
         assert_eq!(product["shop_id"], shop.id);
     }
 
+    async fn no_card_number_or_cvc_reaches_the_database_or_the_logs(app) {
+        const CANARY: &str = "5555555555554444";
+        let dir = tempfile::tempdir().unwrap();
+        let log_path = dir.path().join("paydesk.log");
+        let port = free_port();
+        let mut child = paydesk(&app.database_url)
+            .env("PAYDESK_LISTEN", format!("127.0.0.1:{port}"))
+            .env("RUST_LOG", "debug")
+            .arg("serve")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log_path).unwrap())
+            .spawn()
+            .unwrap();
+        let served = app.pointed_at(format!("http://127.0.0.1:{port}"));
+        wait_until_up(&served).await;
+        let shop = app.shop("Books").await;
+        let mut body = test_product_body();
+        body["visible_fields"] = json!(["email"]);
+        let product = app.product(&shop, &body).await;
+        let path = format!("/products/{}/pay", product["id"].as_str().unwrap());
+        for number in ["5555 5555 5555 4444", CANARY] {
+            let form = served.open_form(&path).await;
+            let fields = [("card_number", number), ("card_exp_month", "12"), ("card_exp_year", "2031"),
+                          ("card_cvc", "7391"), ("card_holder", "Ann Lee"), ("email", "ann@example.com")];
+            let page = served.submit(&path, &form, &fields).await;
+            assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
+        }
+        child.kill().ok();
+        child.wait().ok();
+
+        let (_, payments) = app.get(&shop, "/payments").await;
+        assert_eq!(payments[0]["card"]["last_4"], "4444", "what may be kept is kept");
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        assert!(log.contains("/pay"), "the log was written at debug level");
+        let stored = stored_bytes(&app).await;
+        assert!(contains(&stored, b"ann@example.com"), "the database files were read");
+        for (what, haystack) in [("log", log.as_bytes()), ("database", stored.as_slice())] {
+            for needle in [CANARY, "5555 5555 5555 4444", "555555555555", "cvc=7391", "card_cvc=", "card_number="] {
+                assert!(!contains(haystack, needle.as_bytes()), "{needle} found in the {what}");
+            }
+        }
+    }
+
     async fn serve_migrates_and_answers_on_its_listen_address(app) {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = free_port();
         let mut child = paydesk(&app.database_url)
             .env("PAYDESK_LISTEN", format!("127.0.0.1:{port}"))
             .env("PAYDESK_BASE_URL", "https://pay.example.com/")
@@ -66,6 +109,55 @@ db_tests! {
             assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         }
     }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn wait_until_up(app: &TestApp) {
+    for _ in 0..100 {
+        if app.client.get(format!("{}/healthz", app.base)).send().await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("paydesk did not start");
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Everything the database holds: the SQLite files byte for byte, or every row of every
+/// table of the test's PostgreSQL schema as JSON text.
+async fn stored_bytes(app: &TestApp) -> Vec<u8> {
+    use sea_orm::{ConnectionTrait, Statement};
+    if let Some(path) = app.database_url.strip_prefix("sqlite://") {
+        let file = path.split('?').next().unwrap();
+        return ["", "-wal", "-shm"]
+            .iter()
+            .flat_map(|suffix| std::fs::read(format!("{file}{suffix}")).unwrap_or_default())
+            .collect();
+    }
+    let backend = app.db.get_database_backend();
+    let tables = app
+        .db
+        .query_all(Statement::from_string(
+            backend,
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
+        ))
+        .await
+        .unwrap();
+    let mut all = Vec::new();
+    for table in tables {
+        let name: String = table.try_get("", "table_name").unwrap();
+        let sql = format!("SELECT coalesce(string_agg(row_to_json(t)::text, ''), '') AS rows FROM \"{name}\" t");
+        let row = app.db.query_one(Statement::from_string(backend, sql)).await.unwrap().unwrap();
+        all.extend(row.try_get::<String>("", "rows").unwrap().into_bytes());
+    }
+    assert!(!all.is_empty());
+    all
 }
 
 #[test]

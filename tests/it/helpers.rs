@@ -52,7 +52,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub database_url: String,
     pub db: sea_orm::DatabaseConnection,
-    _dir: tempfile::TempDir,
+    _dir: std::sync::Arc<tempfile::TempDir>,
 }
 
 static OLD_SCHEMAS_DROPPED: OnceCell<()> = OnceCell::const_new();
@@ -87,6 +87,11 @@ async fn postgres_schema() -> String {
 impl TestApp {
     /// Serves the app on a free port over a fresh database of `backend`.
     pub async fn spawn(backend: Backend) -> TestApp {
+        Self::spawn_with(backend, ConfigArgs::default()).await
+    }
+
+    /// Like [`TestApp::spawn`], with settings of `args` (database, listen and checkout URL are the test's).
+    pub async fn spawn_with(backend: Backend, args: ConfigArgs) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let database_url = match backend {
             Backend::Sqlite => format!("sqlite://{}?mode=rwc", dir.path().join("paydesk.db").display()),
@@ -98,19 +103,36 @@ impl TestApp {
             database_url: Some(database_url.clone()),
             listen: Some(addr.to_string()),
             checkout_url: Some("https://checkout.paydesk.test".into()),
-            ..ConfigArgs::default()
+            ..args
         })
         .unwrap();
         let db = app::open_database(&config).await.expect("open and migrate the database");
         let state = AppState::new(db.clone(), config);
         tokio::spawn(app::run(listener, state));
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-        TestApp { base: format!("http://{addr}"), client, database_url, db, _dir: dir }
+        TestApp { base: format!("http://{addr}"), client, database_url, db, _dir: std::sync::Arc::new(dir) }
+    }
+
+    /// The same database, with requests sent to another server at `base` (a `paydesk` process).
+    pub fn pointed_at(&self, base: String) -> TestApp {
+        TestApp {
+            base,
+            client: self.client.clone(),
+            database_url: self.database_url.clone(),
+            db: self.db.clone(),
+            _dir: self._dir.clone(),
+        }
     }
 
     /// A new shop.
     pub async fn shop(&self, name: &str) -> Shop {
-        let created = paydesk::db::shops::create(&self.db, name, None, chrono::Utc::now()).await.unwrap();
+        self.shop_with_url(name, None).await
+    }
+
+    /// A new shop with a registered URL (where customers return after paying).
+    pub async fn shop_with_url(&self, name: &str, url: Option<&str>) -> Shop {
+        let created =
+            paydesk::db::shops::create(&self.db, name, url.map(str::to_string), chrono::Utc::now()).await.unwrap();
         Shop { id: created.shop.id, secret: created.secret_key }
     }
 
@@ -197,4 +219,96 @@ pub fn assert_invalid(status: StatusCode, body: &Value, field: &str, messages: &
 pub fn is_api_time(s: &Value) -> bool {
     let s = s.as_str().unwrap_or("");
     s.len() == 24 && s.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(s).is_ok() && s.as_bytes()[19] == b'.'
+}
+
+/// A test product request: test mode, so the simulated acquirer takes test cards.
+pub fn test_product_body() -> Value {
+    let mut body = product_body();
+    body["test"] = serde_json::json!(true);
+    body
+}
+
+/// An opened hosted form: its CSRF token and the cookie that goes with it.
+pub struct OpenForm {
+    pub csrf: String,
+    pub cookie: String,
+}
+
+/// An HTML answer.
+pub struct Page {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub html: String,
+}
+
+impl Page {
+    /// Where a redirect points.
+    pub fn location(&self) -> &str {
+        self.headers.get(reqwest::header::LOCATION).map(|v| v.to_str().unwrap()).unwrap_or("")
+    }
+}
+
+impl TestApp {
+    /// GETs a page as a browser would.
+    pub async fn page(&self, path: &str) -> Page {
+        let response = self.anon(Method::GET, path).header("accept", "text/html").send().await.unwrap();
+        Page { status: response.status(), headers: response.headers().clone(), html: response.text().await.unwrap() }
+    }
+
+    /// Opens a hosted form: the page must show one.
+    pub async fn open_form(&self, path: &str) -> OpenForm {
+        let page = self.page(path).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+        let cookie = page.headers.get("set-cookie").expect("a CSRF cookie").to_str().unwrap();
+        let cookie = cookie.split(';').next().unwrap().to_string();
+        let marker = "name=\"csrf\" value=\"";
+        let start = page.html.find(marker).expect("a CSRF field") + marker.len();
+        let csrf = page.html[start..start + 32].to_string();
+        OpenForm { csrf, cookie }
+    }
+
+    /// Submits a hosted form with `fields` (the CSRF token is added).
+    pub async fn submit(&self, path: &str, form: &OpenForm, fields: &[(&str, &str)]) -> Page {
+        let mut pairs: Vec<(&str, &str)> = vec![("csrf", &form.csrf)];
+        pairs.extend_from_slice(fields);
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+        let response = self
+            .anon(Method::POST, path)
+            .header("cookie", &form.cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        Page { status: response.status(), headers: response.headers().clone(), html: response.text().await.unwrap() }
+    }
+
+    /// Opens and submits a product's form with a card and `details`.
+    pub async fn pay(&self, product_id: &str, number: &str, details: &[(&str, &str)]) -> Page {
+        let path = format!("/products/{product_id}/pay");
+        let form = self.open_form(&path).await;
+        let mut fields = card(number);
+        fields.extend_from_slice(details);
+        self.submit(&path, &form, &fields).await
+    }
+}
+
+/// The card fields of a form, with an expiry in the future.
+pub fn card(number: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("card_number", number),
+        ("card_exp_month", "12"),
+        ("card_exp_year", "2031"),
+        ("card_cvc", "987"),
+        ("card_holder", "Ann Lee"),
+    ]
+}
+
+/// Test cards of the simulated acquirer.
+pub mod cards {
+    pub const SUCCESS: &str = "4200000000000000";
+    pub const DECLINED: &str = "4005550000000019";
+    pub const INSUFFICIENT_FUNDS: &str = "4000000000009995";
+    pub const PROCESSING_ERROR: &str = "4000000000000119";
+    pub const SUCCEEDS_THEN_DECLINES: &str = "4000000000000341";
 }

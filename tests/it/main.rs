@@ -10,6 +10,7 @@ mod customers;
 mod isolation;
 mod lists;
 mod pages;
+mod payments;
 mod plans;
 mod products;
 mod requests;

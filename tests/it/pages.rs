@@ -14,7 +14,7 @@ async fn html(app: &TestApp, method: Method, path: &str) -> (StatusCode, reqwest
 db_tests! {
     async fn a_products_pay_page_shows_it_and_asks_for_exactly_its_visible_fields(app) {
         let shop = app.shop("Books <&> Co").await;
-        let mut body = product_body();
+        let mut body = test_product_body();
         body["name"] = json!("<script>alert(1)</script>");
         body["visible_fields"] = json!(["email", "phone", "birth_date"]);
         let p = app.product(&shop, &body).await;
@@ -32,7 +32,12 @@ db_tests! {
         assert!(page.contains("A card worth 9.90"));
         for field in ["email", "phone", "birth_date"] {
             assert!(page.contains(&format!("name=\"{field}\"")), "{field}");
+            assert!(page.contains(&format!("<label for=\"f-{field}\">")), "{field} has a label");
         }
+        for card_field in ["card_number", "card_exp_month", "card_exp_year", "card_cvc", "card_holder"] {
+            assert!(page.contains(&format!("name=\"{card_field}\"")), "{card_field}");
+        }
+        assert!(page.contains("Pay 9.90 EUR"));
         for field in ["first_name", "last_name", "country", "state", "city", "address", "zip", "taxpayer_id"] {
             assert!(!page.contains(&format!("name=\"{field}\"")), "{field} is not asked for");
         }
@@ -59,6 +64,7 @@ db_tests! {
     async fn a_plans_pay_page_shows_price_interval_and_trial_by_get_and_post(app) {
         let shop = app.shop("Gym").await;
         let mut body = plan_body();
+        body["test"] = json!(true);
         body["plan"] = json!({"amount": 1990, "interval": 3, "interval_unit": "month"});
         body["trial"] = json!({"amount": 100, "interval": 7, "interval_unit": "day"});
         let (_, plan) = app.post(&shop, "/plans", &body).await;

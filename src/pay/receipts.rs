@@ -1,0 +1,79 @@
+//! `/receipts/{payment_id}`: what a customer sees after paying when the merchant gave no
+//! address to return to. The payment id is an unguessable token.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::i18n::{Texts, texts};
+use super::page::{PageError, respond_page};
+use crate::app::AppState;
+use crate::db::{self, entities::payments};
+use crate::domain::vocab::{Language, PaymentStatus, stored};
+use crate::error::AppError;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/receipts/{id}", get(show))
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "pay/receipt.html")]
+struct ReceiptPage {
+    t: &'static Texts,
+    shop_name: String,
+    test: bool,
+    headline: String,
+    order: String,
+    amount: String,
+    card: String,
+    date: String,
+    payment_id: String,
+}
+
+async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match load(&state, &id).await {
+        Ok(page) => respond_page(StatusCode::OK, page, None, None),
+        Err(e) => PageError(e).into_response(),
+    }
+}
+
+async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
+    let payment: payments::Model =
+        db::payments::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let shop = db::shops::find(&state.db, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let (order, language) = match (&payment.product_id, &payment.plan_id) {
+        (Some(product), _) => match db::products::find_public(&state.db, product).await? {
+            Some(p) => (p.name, p.language),
+            None => (product.clone(), String::new()),
+        },
+        (_, Some(plan)) => match db::plans::find_public(&state.db, plan).await? {
+            Some(p) => (p.title, p.language),
+            None => (plan.clone(), String::new()),
+        },
+        _ => (String::new(), String::new()),
+    };
+    let t = texts(stored(&language, Language::parse, Language::En));
+    let headline = match PaymentStatus::parse(&payment.status) {
+        Some(PaymentStatus::Succeeded) => t.paid.to_string(),
+        Some(PaymentStatus::Authorized) => t.authorized.to_string(),
+        _ => t.failure(
+            payment.failure_code.as_deref().unwrap_or(""),
+            payment.failure_message.as_deref().unwrap_or(&payment.status),
+        ),
+    };
+    Ok(ReceiptPage {
+        t,
+        shop_name: shop.name,
+        test: payment.test,
+        headline,
+        order,
+        amount: t.price(payment.amount, &payment.currency),
+        card: format!("{} •••• {}", payment.card_brand, payment.card_last4),
+        date: payment.created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+        payment_id: payment.id,
+    })
+}
