@@ -5,6 +5,7 @@
 mod helpers;
 
 mod auth;
+mod browser;
 mod cli;
 mod customers;
 mod isolation;
