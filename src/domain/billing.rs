@@ -1,0 +1,311 @@
+//! When a subscription is charged, and what follows each charge: spec 3.2 and the billing
+//! time rules of design.md, as pure functions of (terms, progress, outcome, now, zone).
+//!
+//! - A plan's periods start at its *anchor* (the end of the trial, else the start) and follow
+//!   every `interval` `unit`s: hours exactly; days and months at the anchor's local time of
+//!   day in the system zone, months from the 31st on the last day of shorter months and back
+//!   on the 31st after (each period is counted from the anchor, never from the previous one).
+//! - A local time that does not exist (the hour skipped when clocks go forward) moves forward
+//!   by the gap; a local time that happens twice (clocks go back) is the earlier one.
+//! - With `prevent_payments_at_night`, a charge due outside 08:00–20:00 local waits for 08:00.
+//! - A declined charge with an earlier success is retried the next day at 03:00 (08:00 with
+//!   the night flag); a processing error with an earlier success at the start of each
+//!   following hour (skipping the night with the flag); without an earlier success there is
+//!   no retry. When `number_payment_attempts` failures are used up, the subscription ends
+//!   (`failed` after declines, `error` after processing errors).
+//! - A charge that had to wait (night, retries, downtime) pays the period it was due for; the
+//!   next charge is the next period start after it, so no period is charged twice and a
+//!   backlog is never charged all at once.
+
+use chrono::{DateTime, Days, Duration, Months, NaiveDateTime, NaiveTime, TimeZone, Timelike, Utc};
+use chrono_tz::Tz;
+
+use super::plan::PlanFields;
+use super::vocab::IntervalUnit;
+
+/// Night ends at 08:00 and starts at 20:00, local time.
+const DAY_STARTS: u32 = 8;
+const NIGHT_STARTS: u32 = 20;
+const DECLINE_RETRY_HOUR: u32 = 3;
+
+/// The instant of a local wall time in `tz`: a skipped time moves forward by the gap, a
+/// repeated time is the earlier of the two.
+pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
+    match tz.from_local_datetime(&local).earliest() {
+        Some(t) => t.with_timezone(&Utc),
+        None => {
+            // In a gap: read the wall time with the offset in force just before it.
+            let before = tz.from_local_datetime(&(local - Duration::hours(3))).earliest();
+            let offset = before.map_or(0, |t| chrono::Offset::fix(t.offset()).local_minus_utc());
+            (local - Duration::seconds(offset.into())).and_utc()
+        }
+    }
+}
+
+/// `t`, or 08:00 local when `t` is at night (before 08:00 the same day, from 20:00 the next).
+pub fn outside_night(t: DateTime<Utc>, tz: Tz) -> DateTime<Utc> {
+    let local = t.with_timezone(&tz).naive_local();
+    let morning = |days: u64| {
+        let date = local.date() + Days::new(days);
+        resolve_local(tz, date.and_time(NaiveTime::from_hms_opt(DAY_STARTS, 0, 0).unwrap()))
+    };
+    match local.hour() {
+        h if h < DAY_STARTS => morning(0),
+        h if h >= NIGHT_STARTS => morning(1),
+        _ => t,
+    }
+}
+
+/// After a decline: the next day at 03:00 local, or 08:00 with the night flag.
+pub fn decline_retry_at(now: DateTime<Utc>, night: bool, tz: Tz) -> DateTime<Utc> {
+    let hour = if night { DAY_STARTS } else { DECLINE_RETRY_HOUR };
+    let date = now.with_timezone(&tz).date_naive() + Days::new(1);
+    resolve_local(tz, date.and_time(NaiveTime::from_hms_opt(hour, 0, 0).unwrap()))
+}
+
+/// After a processing error: the start of the next hour (of local time, for zones with
+/// half-hour offsets), at 08:00 if that is at night and the night flag is set.
+pub fn error_retry_at(now: DateTime<Utc>, night: bool, tz: Tz) -> DateTime<Utc> {
+    let local = now.with_timezone(&tz);
+    let into_hour = Duration::minutes(local.minute().into())
+        + Duration::seconds(local.second().into())
+        + Duration::nanoseconds(local.nanosecond().into());
+    let next = now - into_hour + Duration::hours(1);
+    if night { outside_night(next, tz) } else { next }
+}
+
+/// Adds `n` units to `from`: hours exactly, days and months at the same local time.
+pub fn add_interval(from: DateTime<Utc>, n: i64, unit: IntervalUnit, tz: Tz) -> DateTime<Utc> {
+    let local = from.with_timezone(&tz).naive_local();
+    let moved = match unit {
+        IntervalUnit::Hour => return from + Duration::hours(n),
+        IntervalUnit::Day => local.checked_add_days(Days::new(n.max(0) as u64)),
+        IntervalUnit::Month => local.checked_add_months(Months::new(n.clamp(0, u32::MAX.into()) as u32)),
+    };
+    resolve_local(tz, moved.unwrap_or(NaiveDateTime::MAX))
+}
+
+/// The charging terms of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Terms {
+    pub amount: i64,
+    pub interval: i32,
+    pub unit: IntervalUnit,
+    /// Amount and length of the trial.
+    pub trial: Option<(i64, i32, IntervalUnit)>,
+    pub trial_as_first_payment: bool,
+    /// `None` when infinite.
+    pub billing_cycles: Option<i32>,
+    pub attempts: i32,
+    pub night: bool,
+}
+
+impl From<&PlanFields> for Terms {
+    fn from(p: &PlanFields) -> Self {
+        Terms {
+            amount: p.amount,
+            interval: p.interval,
+            unit: p.interval_unit,
+            trial: p.trial.map(|t| (t.amount, t.interval, t.interval_unit)),
+            trial_as_first_payment: p.trial_as_first_payment,
+            billing_cycles: if p.infinite { None } else { p.billing_cycles },
+            attempts: p.number_payment_attempts,
+            night: p.prevent_payments_at_night,
+        }
+    }
+}
+
+impl Terms {
+    /// Where the plan's periods are counted from: the end of the trial, else `start`.
+    pub fn anchor(&self, start: DateTime<Utc>, tz: Tz) -> DateTime<Utc> {
+        match self.trial {
+            Some((_, n, unit)) => add_interval(start, n.into(), unit, tz),
+            None => start,
+        }
+    }
+
+    /// The start of plan period `k` (0 is the first).
+    pub fn period_start(&self, anchor: DateTime<Utc>, k: i64, tz: Tz) -> DateTime<Utc> {
+        add_interval(anchor, k * i64::from(self.interval), self.unit, tz)
+    }
+
+    /// The first period after `k` that starts after `t`.
+    pub fn next_period_after(&self, anchor: DateTime<Utc>, k: i64, t: DateTime<Utc>, tz: Tz) -> i64 {
+        let mut next = k + 1;
+        if self.unit == IntervalUnit::Hour {
+            let hours = (t - anchor).num_hours() / i64::from(self.interval);
+            next = next.max(hours);
+        }
+        while self.period_start(anchor, next, tz) <= t {
+            next += 1;
+        }
+        next
+    }
+}
+
+/// Where a subscription stands (the `state` of the API).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Redirecting,
+    Trial,
+    Active,
+    FailedAttempt,
+    Failed,
+    Error,
+    Canceled,
+    Expired,
+}
+
+impl State {
+    /// The word of the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Redirecting => "redirecting",
+            State::Trial => "trial",
+            State::Active => "active",
+            State::FailedAttempt => "failed_attempt",
+            State::Failed => "failed",
+            State::Error => "error",
+            State::Canceled => "canceled",
+            State::Expired => "expired",
+        }
+    }
+
+    /// The state for a stored word.
+    pub fn parse(word: &str) -> Option<State> {
+        [
+            State::Redirecting,
+            State::Trial,
+            State::Active,
+            State::FailedAttempt,
+            State::Failed,
+            State::Error,
+            State::Canceled,
+            State::Expired,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == word)
+    }
+
+    /// Whether the engine still has work for it.
+    pub fn is_billing(self) -> bool {
+        matches!(self, State::Trial | State::Active | State::FailedAttempt)
+    }
+}
+
+/// Where a subscription's billing stands between charges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub state: State,
+    /// The plan period the next charge pays for; `-1` while the trial is due.
+    pub period: i64,
+    pub paid_cycles: i32,
+    /// Failed attempts at the current period.
+    pub failed_attempts: i32,
+    /// An earlier successful charge that allows retries (spec 3.2).
+    pub has_success: bool,
+    /// When the engine acts next: a charge, a retry, or the end.
+    pub renew_at: Option<DateTime<Utc>>,
+    /// Until when the customer has paid (the end of the trial or of the last paid period).
+    pub active_to: Option<DateTime<Utc>>,
+}
+
+/// What a charge attempt ended in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    Declined,
+    Error,
+}
+
+/// What the engine must do when a subscription is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// Charge `amount` for `period` (`-1`: the trial); `attempt` counts from 1.
+    Charge { amount: i64, period: i64, attempt: i32 },
+    /// `billing_cycles` are paid: the subscription ends.
+    Expire,
+}
+
+/// A new subscription, before its first (customer-present) charge.
+pub fn begin(terms: &Terms) -> Progress {
+    Progress {
+        state: State::Redirecting,
+        period: if terms.trial.is_some() { -1 } else { 0 },
+        paid_cycles: 0,
+        failed_attempts: 0,
+        has_success: false,
+        renew_at: None,
+        active_to: None,
+    }
+}
+
+/// What is due for a subscription in `progress`.
+pub fn due(terms: &Terms, progress: &Progress) -> Due {
+    if terms.billing_cycles.is_some_and(|cycles| progress.paid_cycles >= cycles) {
+        return Due::Expire;
+    }
+    let amount = match (progress.period, terms.trial) {
+        (-1, Some((trial_amount, _, _))) => trial_amount,
+        _ => terms.amount,
+    };
+    Due::Charge { amount, period: progress.period, attempt: progress.failed_attempts + 1 }
+}
+
+/// The progress after the charge of `progress.period` ended in `outcome` at `now`; `anchor`
+/// is where the plan's periods are counted from.
+pub fn after_charge(
+    terms: &Terms,
+    progress: &Progress,
+    outcome: Outcome,
+    anchor: DateTime<Utc>,
+    now: DateTime<Utc>,
+    tz: Tz,
+) -> Progress {
+    let night = |t: DateTime<Utc>| if terms.night { outside_night(t, tz) } else { t };
+    let mut next = *progress;
+    match outcome {
+        Outcome::Succeeded if progress.period < 0 => {
+            next.state = State::Trial;
+            next.period = 0;
+            next.has_success = terms.trial_as_first_payment;
+            next.failed_attempts = 0;
+            next.active_to = Some(anchor);
+            next.renew_at = Some(night(anchor.max(now)));
+        }
+        Outcome::Succeeded => {
+            let following = terms.next_period_after(anchor, progress.period, now, tz);
+            let ends = terms.period_start(anchor, following, tz);
+            next.state = State::Active;
+            next.period = following;
+            next.paid_cycles += 1;
+            next.has_success = true;
+            next.failed_attempts = 0;
+            next.active_to = Some(ends);
+            let finished = terms.billing_cycles.is_some_and(|c| next.paid_cycles >= c);
+            next.renew_at = Some(if finished { ends } else { night(ends) });
+        }
+        Outcome::Declined | Outcome::Error => {
+            next.failed_attempts += 1;
+            let retry = progress.has_success && next.failed_attempts < terms.attempts;
+            next.state = match (retry, outcome) {
+                (true, _) => State::FailedAttempt,
+                (false, Outcome::Declined) => State::Failed,
+                (false, _) => State::Error,
+            };
+            next.renew_at = retry.then(|| match outcome {
+                Outcome::Declined => decline_retry_at(now, terms.night, tz),
+                _ => error_retry_at(now, terms.night, tz),
+            });
+        }
+    }
+    next
+}
+
+/// The progress after `billing_cycles` are all paid and the last period has run out.
+pub fn expire(progress: &Progress) -> Progress {
+    Progress { state: State::Expired, renew_at: None, ..*progress }
+}
+
+#[cfg(test)]
+mod tests;
