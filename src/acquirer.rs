@@ -2,8 +2,11 @@
 //! [`Acquirer`] trait; paydesk ships [`SimulatedAcquirer`], which behaves by test card number,
 //! and a real acquirer plugs in as another implementation in `AppState`.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
 
 use crate::domain::card::CardInput;
 use crate::domain::ids::random_hex;
@@ -31,6 +34,9 @@ pub struct ChargeRequest<'a> {
     /// The customer is at the page (first payment) rather than billed later by the engine.
     pub customer_present: bool,
     pub now: DateTime<Utc>,
+    /// Test mode only: a simulated acquirer behaves as this card would from now on (how a
+    /// black-box client walks through the retry rules). Real acquirers ignore it.
+    pub simulate: Option<Behaviour>,
 }
 
 /// How a charge, capture or void ended.
@@ -82,6 +88,22 @@ pub enum Behaviour {
 }
 
 impl Behaviour {
+    /// The word of the API (`POST /subscriptions/{id}/test_card_outcome`) for a behaviour.
+    pub fn outcome_word(self) -> &'static str {
+        match self {
+            Behaviour::Succeeds => "succeeds",
+            Behaviour::Declined => "declined",
+            Behaviour::InsufficientFunds => "insufficient_funds",
+            Behaviour::ProcessingError => "processing_error",
+            Behaviour::SucceedsThenDeclines => "succeeds_then_declines",
+        }
+    }
+
+    /// The behaviour named by an API word.
+    pub fn from_outcome_word(word: &str) -> Option<Behaviour> {
+        TEST_CARDS.iter().map(|(_, b, _)| *b).find(|b| b.outcome_word() == word)
+    }
+
     fn word(self) -> &'static str {
         match self {
             Behaviour::Succeeds => "ok",
@@ -108,10 +130,40 @@ pub const TEST_CARDS: &[(&str, Behaviour, &str)] = &[
     ("4000000000000341", Behaviour::SucceedsThenDeclines, "succeeds now, declines every later charge"),
 ];
 
-/// The simulated acquirer: deterministic by card number, no network, no money.
+/// The simulated acquirer: deterministic by card number, no network, no money. Like a real
+/// acquirer it answers a repeated idempotency key with the first answer.
 pub struct SimulatedAcquirer {
     /// The operator allows live (non-test) payments through the simulation.
-    pub allow_live: bool,
+    allow_live: bool,
+    answered: Mutex<HashMap<String, Outcome>>,
+}
+
+impl SimulatedAcquirer {
+    /// A simulated acquirer; `allow_live` lets non-test payments through.
+    pub fn new(allow_live: bool) -> Self {
+        SimulatedAcquirer { allow_live, answered: Mutex::new(HashMap::new()) }
+    }
+
+    fn decide(card: &CardRef, request: &ChargeRequest<'_>) -> Outcome {
+        let expired = (card.exp_year, card.exp_month as u32) < (request.now.year(), request.now.month());
+        if expired {
+            return Outcome::Declined { code: "expired_card", message: "The card has expired." };
+        }
+        match request.simulate.unwrap_or_else(|| Behaviour::from_token(&card.token)) {
+            Behaviour::Succeeds => approved(request.capture),
+            Behaviour::SucceedsThenDeclines if request.customer_present => approved(request.capture),
+            Behaviour::Declined | Behaviour::SucceedsThenDeclines => {
+                Outcome::Declined { code: "card_declined", message: "The card was declined." }
+            }
+            Behaviour::InsufficientFunds => {
+                Outcome::Declined { code: "insufficient_funds", message: "The card has insufficient funds." }
+            }
+            Behaviour::ProcessingError => Outcome::Error {
+                code: "processing_error",
+                message: "The payment could not be processed. Please try again later.",
+            },
+        }
+    }
 }
 
 #[async_trait]
@@ -139,27 +191,8 @@ impl Acquirer for SimulatedAcquirer {
     }
 
     async fn charge(&self, card: &CardRef, request: ChargeRequest<'_>) -> Outcome {
-        let expired = (card.exp_year, card.exp_month as u32) < {
-            use chrono::Datelike;
-            (request.now.year(), request.now.month())
-        };
-        if expired {
-            return Outcome::Declined { code: "expired_card", message: "The card has expired." };
-        }
-        match Behaviour::from_token(&card.token) {
-            Behaviour::Succeeds => approved(request.capture),
-            Behaviour::SucceedsThenDeclines if request.customer_present => approved(request.capture),
-            Behaviour::Declined | Behaviour::SucceedsThenDeclines => {
-                Outcome::Declined { code: "card_declined", message: "The card was declined." }
-            }
-            Behaviour::InsufficientFunds => {
-                Outcome::Declined { code: "insufficient_funds", message: "The card has insufficient funds." }
-            }
-            Behaviour::ProcessingError => Outcome::Error {
-                code: "processing_error",
-                message: "The payment could not be processed. Please try again later.",
-            },
-        }
+        let mut answered = self.answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        answered.entry(request.idempotency_key.to_string()).or_insert_with(|| Self::decide(card, &request)).clone()
     }
 
     async fn capture(&self, reference: &str) -> Outcome {
@@ -187,26 +220,28 @@ mod tests {
         CardInput::parse(raw, Utc::now(), &mut Errors::default()).unwrap()
     }
 
-    fn request(customer_present: bool) -> ChargeRequest<'static> {
+    fn request(customer_present: bool, key: &str) -> ChargeRequest<'_> {
         ChargeRequest {
             amount: 990,
             currency: "EUR",
             capture: true,
-            idempotency_key: "k",
+            idempotency_key: key,
             customer_present,
             now: "2026-11-23T10:00:00Z".parse().unwrap(),
+            simulate: None,
         }
     }
 
     #[tokio::test]
     async fn every_test_card_behaves_as_listed() {
-        let acquirer = SimulatedAcquirer { allow_live: false };
+        let acquirer = SimulatedAcquirer::new(false);
         for (number, behaviour, _) in TEST_CARDS {
             let stored = acquirer.tokenize(&card(number), true).await.unwrap();
             assert_eq!(stored.last4, number[12..]);
             assert!(!stored.token.contains(&number[..12]));
-            let now = acquirer.charge(&stored, request(true)).await;
-            let later = acquirer.charge(&stored, request(false)).await;
+            let (first_key, later_key) = (format!("{number}-first"), format!("{number}-later"));
+            let now = acquirer.charge(&stored, request(true, &first_key)).await;
+            let later = acquirer.charge(&stored, request(false, &later_key)).await;
             let (now_ok, later_ok) =
                 (matches!(now, Outcome::Approved { .. }), matches!(later, Outcome::Approved { .. }));
             match behaviour {
@@ -222,20 +257,31 @@ mod tests {
 
     #[tokio::test]
     async fn test_mode_takes_only_test_cards_and_live_mode_needs_consent() {
-        let strict = SimulatedAcquirer { allow_live: false };
+        let strict = SimulatedAcquirer::new(false);
         assert_eq!(strict.tokenize(&card("4242424242424242"), true).await, Err(CardRefused::NotATestCard));
         assert_eq!(strict.tokenize(&card("4200000000000000"), false).await, Err(CardRefused::LiveNotAllowed));
-        let lenient = SimulatedAcquirer { allow_live: true };
+        let lenient = SimulatedAcquirer::new(true);
         assert!(lenient.tokenize(&card("4242424242424242"), false).await.is_ok());
     }
 
     #[tokio::test]
     async fn an_expired_stored_card_is_declined() {
-        let acquirer = SimulatedAcquirer { allow_live: false };
+        let acquirer = SimulatedAcquirer::new(false);
         let mut stored = acquirer.tokenize(&card("4200000000000000"), true).await.unwrap();
         stored.exp_year = 2026;
         stored.exp_month = 10;
-        let outcome = acquirer.charge(&stored, request(false)).await;
+        let outcome = acquirer.charge(&stored, request(false, "c")).await;
         assert!(matches!(outcome, Outcome::Declined { code: "expired_card", .. }));
+    }
+
+    #[tokio::test]
+    async fn a_repeated_idempotency_key_gets_the_first_answer_and_overrides_apply() {
+        let acquirer = SimulatedAcquirer::new(false);
+        let stored = acquirer.tokenize(&card("4200000000000000"), true).await.unwrap();
+        let first = acquirer.charge(&stored, request(false, "k")).await;
+        let declining = ChargeRequest { simulate: Some(Behaviour::Declined), ..request(false, "k") };
+        assert_eq!(acquirer.charge(&stored, declining.clone()).await, first, "the same key is not charged again");
+        let fresh = ChargeRequest { idempotency_key: "k2", ..declining };
+        assert!(matches!(acquirer.charge(&stored, fresh).await, Outcome::Declined { .. }));
     }
 }

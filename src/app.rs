@@ -33,7 +33,7 @@ pub struct AppState {
 impl AppState {
     /// The state of a server: the built-in simulated acquirer, live use as configured.
     pub fn new(db: DatabaseConnection, config: Config) -> Self {
-        let acquirer = Arc::new(SimulatedAcquirer { allow_live: config.simulated_live });
+        let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
         AppState { db, config: Arc::new(config), acquirer }
     }
 }
@@ -106,7 +106,17 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %config.listen, base_url = %config.base_url, "paydesk is serving");
-    run(listener, AppState::new(db, config)).await?;
+    let state = AppState::new(db, config);
+    let scheduler = match state.config.scheduler {
+        true => {
+            Some(crate::scheduler::start(state.clone()).await.map_err(|e| format!("cannot start the scheduler: {e}"))?)
+        }
+        false => None,
+    };
+    run(listener, state).await?;
+    if let Some(mut scheduler) = scheduler {
+        scheduler.shutdown().await.ok();
+    }
     Ok(())
 }
 

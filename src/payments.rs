@@ -7,10 +7,12 @@ use sea_orm::DbErr;
 
 use crate::acquirer::{CardRef, ChargeRequest, Outcome};
 use crate::app::AppState;
-use crate::db::entities::{customers, payments, plans, products};
+use crate::db::entities::{customers, payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
+use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::Errors;
+use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
 use crate::domain::customer::CustomerFields;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
@@ -68,6 +70,7 @@ pub async fn pay_product(
         transaction_type,
         test: product.test,
         card: &card,
+        billing_key: None,
     };
     let charged = charge(state, new, &card, now).await;
     let went_through = matches!(&charged, Ok(p) if p.status != PaymentStatus::Failed.as_str() && p.status != PaymentStatus::Error.as_str());
@@ -77,9 +80,9 @@ pub async fn pay_product(
     Ok(charged?)
 }
 
-/// Makes the first payment of a plan: the trial amount when there is a trial, else the
-/// plan's amount. (The billing engine takes over the later charges.)
-pub async fn pay_plan(
+/// Subscribes the customer of a plan's page: the customer (by e-mail), the subscription,
+/// and its first charge (the trial's, or the first period's). Answers that charge.
+pub async fn subscribe(
     state: &AppState,
     plan: &plans::Model,
     checkout: Checkout,
@@ -87,22 +90,48 @@ pub async fn pay_plan(
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
     let card = tokenize(state, &checkout, plan.test).await?;
-    let customer = customer_of(state, plan.shop_id, &checkout, ip, now).await?;
-    let fields = plan.fields();
-    let amount = fields.trial.map_or(fields.amount, |t| t.amount);
-    let new = NewPayment {
-        shop_id: plan.shop_id,
-        product_id: None,
-        plan_id: Some(&plan.id),
-        subscription_id: None,
-        customer_id: customer.as_ref().map(|c| c.id.as_str()),
-        amount,
-        currency: &plan.currency,
-        transaction_type: TransactionType::Payment,
-        test: plan.test,
-        card: &card,
+    let Some(customer) = customer_of(state, plan.shop_id, &checkout, ip, now).await? else {
+        let mut errors = Errors::default();
+        errors.add("email", crate::domain::input::msg::BLANK);
+        return Err(PayError::Invalid(errors));
     };
-    Ok(charge(state, new, &card, now).await?)
+    let new = NewSubscription {
+        shop_id: plan.shop_id,
+        plan_id: plan.id.clone(),
+        customer_id: customer.id,
+        test: plan.test,
+        test_clock_id: None,
+        tracking_id: None,
+        return_url: None,
+        notification_url: None,
+        additional_data: None,
+        progress: billing_rules::begin(&billing_rules::Terms::from(&plan.fields())),
+    };
+    let sub = db::subscriptions::insert(&state.db, new, now).await?;
+    start_subscription(state, sub, &card, now).await
+}
+
+/// Takes the card of a subscription waiting for one (`redirecting`) and makes its first charge.
+pub async fn pay_subscription(
+    state: &AppState,
+    sub: subscriptions::Model,
+    checkout: Checkout,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, PayError> {
+    let card = tokenize(state, &checkout, sub.test).await?;
+    start_subscription(state, sub, &card, now).await
+}
+
+async fn start_subscription(
+    state: &AppState,
+    sub: subscriptions::Model,
+    card: &CardRef,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, PayError> {
+    let sub = crate::billing::start(state, sub, card, now).await?;
+    let id = sub.last_payment_id.unwrap_or_default();
+    let payment = db::find::<payments::Entity>(&state.db, sub.shop_id, &id).await?;
+    payment.ok_or_else(|| PayError::Db(DbErr::RecordNotFound(format!("payment of {}", sub.id))))
 }
 
 async fn tokenize(state: &AppState, checkout: &Checkout, test: bool) -> Result<CardRef, PayError> {
@@ -160,6 +189,7 @@ async fn charge(
         idempotency_key: &payment.id,
         customer_present: true,
         now,
+        simulate: None,
     };
     let outcome = state.acquirer.charge(card, request).await;
     db::payments::record_outcome(&state.db, payment, &outcome, now).await

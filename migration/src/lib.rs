@@ -6,6 +6,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261123_000001_shops;
 mod m20261123_000002_catalog;
 mod m20261123_000003_payments;
+mod m20261123_000004_subscriptions;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -17,6 +18,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000001_shops::Migration),
             Box::new(m20261123_000002_catalog::Migration),
             Box::new(m20261123_000003_payments::Migration),
+            Box::new(m20261123_000004_subscriptions::Migration),
         ]
     }
 }

@@ -18,10 +18,18 @@ pub mod json;
 pub mod payments;
 pub mod plans;
 pub mod products;
+pub mod subscriptions;
+pub mod test_clocks;
 
 /// Every API route.
 pub fn router() -> Router<AppState> {
-    Router::new().merge(products::router()).merge(plans::router()).merge(customers::router()).merge(payments::router())
+    Router::new()
+        .merge(products::router())
+        .merge(plans::router())
+        .merge(customers::router())
+        .merge(payments::router())
+        .merge(subscriptions::router())
+        .merge(test_clocks::router())
 }
 
 /// Default and largest page size of lists.
@@ -46,7 +54,8 @@ pub fn page_from_query(query: Option<&str>) -> Result<Page, AppError> {
     errors.into_result(|| page).map_err(AppError::from)
 }
 
-/// A list answer: the JSON array of `items`, and a `Link: rel="next"` header when more follow.
+/// A list answer: the JSON array of the rows' views, and a `Link: rel="next"` header when
+/// more follow.
 pub fn list_response<M, T: Serialize>(
     state: &AppState,
     path: &str,
@@ -54,24 +63,41 @@ pub fn list_response<M, T: Serialize>(
     listed: Result<Listed<M>, ListError>,
     view: impl Fn(&M) -> T,
 ) -> Result<Response, AppError> {
-    let listed = listed.map_err(|e| match e {
-        ListError::UnknownCursor => {
-            let mut errors = Errors::default();
-            errors.add("starting_after", "is not an id of this list");
-            AppError::Validation(errors)
-        }
-        ListError::Db(e) => AppError::Db(e),
-    })?;
+    let listed = listed?;
     let items: Vec<T> = listed.rows.iter().map(view).collect();
+    Ok(array_response(state, path, page, &items, listed.next_after.as_deref()))
+}
+
+/// The JSON array `items`, with the `Link` header to the page after `next_after`.
+pub fn array_response<T: Serialize>(
+    state: &AppState,
+    path: &str,
+    page: &Page,
+    items: &[T],
+    next_after: Option<&str>,
+) -> Response {
     let mut response = Json(items).into_response();
-    if let Some(after) = &listed.next_after {
+    if let Some(after) = next_after {
         let next =
             format!("<{}{path}?limit={}&starting_after={after}>; rel=\"next\"", state.config.base_url, page.limit);
         if let Ok(value) = HeaderValue::from_str(&next) {
             response.headers_mut().insert(LINK, value);
         }
     }
-    Ok(response)
+    response
+}
+
+impl From<ListError> for AppError {
+    fn from(e: ListError) -> Self {
+        match e {
+            ListError::UnknownCursor => {
+                let mut errors = Errors::default();
+                errors.add("starting_after", "is not an id of this list");
+                AppError::Validation(errors)
+            }
+            ListError::Db(e) => AppError::Db(e),
+        }
+    }
 }
 
 /// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.

@@ -16,6 +16,8 @@ pub mod payments;
 pub mod plans;
 pub mod products;
 pub mod shops;
+pub mod subscriptions;
+pub mod test_clocks;
 
 /// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
 /// or PostgreSQL.

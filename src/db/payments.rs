@@ -34,6 +34,8 @@ pub struct NewPayment<'a> {
     pub transaction_type: TransactionType,
     pub test: bool,
     pub card: &'a CardRef,
+    /// Set for the billing engine's charges (unique per subscription, period and attempt).
+    pub billing_key: Option<String>,
 }
 
 /// Records an attempt before the acquirer is asked, so that no charge goes unrecorded.
@@ -67,6 +69,7 @@ pub async fn insert_processing(
         failure_message: Set(None),
         captured_at: Set(None),
         voided_at: Set(None),
+        billing_key: Set(new.billing_key),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -131,6 +134,11 @@ pub async fn transition(
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)
+}
+
+/// The billing engine's payment for a subscription, period and attempt, if it was made.
+pub async fn find_by_billing_key(db: &DatabaseConnection, key: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find().filter(Column::BillingKey.eq(key)).one(db).await
 }
 
 /// The payment with this id, whoever's it is (for the public receipt page).

@@ -45,6 +45,15 @@ impl Errors {
         self.0.iter().find(|(f, _)| f == field).map(|(_, m)| m.as_slice())
     }
 
+    /// Visits every problem, field by field.
+    pub fn for_each(&self, mut f: impl FnMut(&str, &str)) {
+        for (field, messages) in &self.0 {
+            for message in messages {
+                f(field, message);
+            }
+        }
+    }
+
     /// The summary of spec section 7: each field's name, humanized, with its first problem,
     /// joined by ". " (`Title can't be blank. Currency is not in alpha-3 format`).
     pub fn message(&self) -> String {

@@ -10,6 +10,10 @@ pub const PLAN: &str = "pln_";
 pub const CUSTOMER: &str = "cst_";
 /// Payment ids.
 pub const PAYMENT: &str = "pay_";
+/// Subscription ids.
+pub const SUBSCRIPTION: &str = "sbs_";
+/// Test clock ids.
+pub const TEST_CLOCK: &str = "clk_";
 
 /// A new random id with the given prefix.
 pub fn new_id(prefix: &str) -> String {

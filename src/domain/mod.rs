@@ -12,6 +12,7 @@ pub mod ids;
 pub mod input;
 pub mod plan;
 pub mod product;
+pub mod subscription;
 pub mod vocab;
 
 pub use errors::Errors;

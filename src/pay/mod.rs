@@ -18,6 +18,7 @@ mod page;
 mod plans;
 mod products;
 mod receipts;
+mod subscriptions;
 
 pub use page::PageError;
 
@@ -27,7 +28,11 @@ use page::{Notice, PayPage, Summary, respond_page};
 
 /// Routes of the hosted pages.
 pub fn router() -> Router<AppState> {
-    Router::new().merge(products::router()).merge(plans::router()).merge(receipts::router())
+    Router::new()
+        .merge(products::router())
+        .merge(plans::router())
+        .merge(receipts::router())
+        .merge(subscriptions::router())
 }
 
 /// Whether the client asked for JSON rather than a page.

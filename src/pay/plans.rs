@@ -23,7 +23,7 @@ use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::vocab::VisibleField;
 use crate::error::AppError;
-use crate::payments::{live_payments_allowed, pay_plan};
+use crate::payments::{live_payments_allowed, subscribe};
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/plans/{id}/pay", get(show).post(submit))
@@ -103,5 +103,5 @@ async fn submit(
     };
     let ip = addr.ip().to_string();
     let page = checkout(&state, &plan, &shop);
-    page.submit(&headers, sent, |checkout| pay_plan(&state, &plan, checkout, &ip, Utc::now())).await
+    page.submit(&headers, sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
 }

@@ -6,3 +6,5 @@ pub mod payments;
 pub mod plans;
 pub mod products;
 pub mod shops;
+pub mod subscriptions;
+pub mod test_clocks;

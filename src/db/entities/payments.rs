@@ -28,6 +28,8 @@ pub struct Model {
     pub failure_message: Option<String>,
     pub captured_at: Option<DateTimeUtc>,
     pub voided_at: Option<DateTimeUtc>,
+    /// `subscription:period:attempt` for charges of the billing engine: unique.
+    pub billing_key: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

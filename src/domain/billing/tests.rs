@@ -188,8 +188,7 @@ fn without_an_earlier_success_nothing_is_retried() {
 fn a_trial_counts_as_an_earlier_success_only_with_as_first_payment() {
     let start = at("2026-01-01T10:00:00Z");
     for (as_first, expected) in [(true, State::FailedAttempt), (false, State::Failed)] {
-        let terms =
-            Terms { trial: Some((100, 7, IntervalUnit::Day)), trial_as_first_payment: as_first, ..monthly() };
+        let terms = Terms { trial: Some((100, 7, IntervalUnit::Day)), trial_as_first_payment: as_first, ..monthly() };
         let anchor = terms.anchor(start, UTC);
         assert_eq!(anchor, at("2026-01-08T10:00:00Z"));
         let begun = begin(&terms);
@@ -244,7 +243,13 @@ fn an_hourly_plan_at_night_charges_again_in_the_morning_without_a_backlog() {
     }
     assert_eq!(
         charged,
-        ["2026-06-01 18:30 CEST", "2026-06-01 19:30 CEST", "2026-06-02 08:00 CEST", "2026-06-02 08:30 CEST", "2026-06-02 09:30 CEST"]
+        [
+            "2026-06-01 18:30 CEST",
+            "2026-06-01 19:30 CEST",
+            "2026-06-02 08:00 CEST",
+            "2026-06-02 08:30 CEST",
+            "2026-06-02 09:30 CEST"
+        ]
     );
 }
 

@@ -1,0 +1,252 @@
+//! `/subscriptions`: create (with a plan and a customer, optionally a card), read, list,
+//! cancel, and, in test mode, make the card fail from a given moment.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use sea_orm::{ColumnTrait, Condition};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::customers::CustomerView;
+use super::json::JsonObject;
+use super::payments::PaymentView;
+use super::plans::PlanView;
+use super::{page_from_query, timestamp};
+use crate::acquirer::Behaviour;
+use crate::app::AppState;
+use crate::auth::ApiShop;
+use crate::db::entities::{customers, payments, plans, subscriptions};
+use crate::db::{self};
+use crate::domain::Errors;
+use crate::domain::billing::{State as SubState, Terms};
+use crate::domain::input::Reader;
+use crate::domain::subscription::SubscriptionRequest;
+use crate::error::AppError;
+
+/// Routes of subscriptions.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/subscriptions", post(create).get(list))
+        .route("/subscriptions/{id}", get(show))
+        .route("/subscriptions/{id}/cancel", post(cancel))
+        .route("/subscriptions/{id}/test_card_outcome", post(test_card_outcome))
+}
+
+/// A subscription as the API returns it.
+#[derive(Serialize)]
+pub struct SubscriptionView {
+    id: String,
+    state: String,
+    tracking_id: Option<String>,
+    created_at: String,
+    updated_at: String,
+    renew_at: Option<String>,
+    active_to: Option<String>,
+    trial_ends_at: Option<String>,
+    current_period: Option<Period>,
+    plan: Option<PlanView>,
+    customer: Option<CustomerView>,
+    card: Option<Card>,
+    last_transaction: Option<PaymentView>,
+    paid_billing_cycles: i32,
+    number_failed_payment_attempts: i32,
+    cancel_reason: Option<String>,
+    cancelled_at: Option<String>,
+    test: bool,
+    test_clock: Option<String>,
+    redirect_url: Option<String>,
+    return_url: Option<String>,
+    notification_url: Option<String>,
+    additional_data: Value,
+    shop_id: i64,
+}
+
+#[derive(Serialize)]
+struct Period {
+    start: String,
+    end: String,
+}
+
+#[derive(Serialize)]
+struct Card {
+    brand: String,
+    last_4: String,
+    exp_month: i32,
+    exp_year: i32,
+}
+
+impl SubscriptionView {
+    /// The full view: with its plan, customer and last payment.
+    pub async fn load(state: &AppState, s: &subscriptions::Model) -> Result<Self, AppError> {
+        let plan = db::find::<plans::Entity>(&state.db, s.shop_id, &s.plan_id).await?;
+        let customer = db::find::<customers::Entity>(&state.db, s.shop_id, &s.customer_id).await?;
+        let last = match &s.last_payment_id {
+            Some(id) => db::find::<payments::Entity>(&state.db, s.shop_id, id).await?,
+            None => None,
+        };
+        let sub_state = SubState::parse(&s.state);
+        let current_period = match (&plan, s.anchor_at, s.active_to, sub_state) {
+            (Some(_), Some(anchor), Some(end), Some(SubState::Trial)) => {
+                Some(Period { start: timestamp(s.started_at.unwrap_or(anchor)), end: timestamp(end.min(anchor)) })
+            }
+            (Some(plan), Some(anchor), Some(end), Some(SubState::Active | SubState::FailedAttempt)) => {
+                let terms = Terms::from(&plan.fields());
+                let start = terms.period_start(anchor, (s.period - 1).max(0), state.config.timezone);
+                Some(Period { start: timestamp(start.min(end)), end: timestamp(end) })
+            }
+            _ => None,
+        };
+        let trial = plan.as_ref().is_some_and(|p| p.trial_amount.is_some());
+        Ok(SubscriptionView {
+            id: s.id.clone(),
+            state: s.state.clone(),
+            tracking_id: s.tracking_id.clone(),
+            created_at: timestamp(s.created_at),
+            updated_at: timestamp(s.updated_at),
+            renew_at: s.renew_at.map(timestamp),
+            active_to: s.active_to.map(timestamp),
+            trial_ends_at: s.anchor_at.filter(|_| trial).map(timestamp),
+            current_period,
+            plan: plan.as_ref().map(|p| PlanView::new(p, &state.config)),
+            customer: customer.as_ref().map(CustomerView::from),
+            card: s.card().map(|c| Card {
+                brand: c.brand,
+                last_4: c.last4,
+                exp_month: c.exp_month,
+                exp_year: c.exp_year,
+            }),
+            last_transaction: last.as_ref().map(PaymentView::from),
+            paid_billing_cycles: s.paid_cycles,
+            number_failed_payment_attempts: s.failed_attempts,
+            cancel_reason: s.cancel_reason.clone(),
+            cancelled_at: s.cancelled_at.map(timestamp),
+            test: s.test,
+            test_clock: s.test_clock_id.clone(),
+            redirect_url: (s.state == SubState::Redirecting.as_str())
+                .then(|| format!("{}/subscriptions/{}/pay", state.config.base_url, s.id)),
+            return_url: s.return_url.clone(),
+            notification_url: s.notification_url.clone(),
+            additional_data: s
+                .additional_data
+                .as_deref()
+                .and_then(|d| serde_json::from_str(d).ok())
+                .unwrap_or_else(|| Value::Object(Default::default())),
+            shop_id: s.shop_id,
+        })
+    }
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    JsonObject(body): JsonObject,
+) -> Result<impl IntoResponse, AppError> {
+    let request = SubscriptionRequest::parse(&body, Utc::now())?;
+    let sub = crate::subscriptions::create(&state, shop.id, request, Utc::now()).await?;
+    Ok((StatusCode::CREATED, Json(SubscriptionView::load(&state, &sub).await?)))
+}
+
+async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<subscriptions::Model, AppError> {
+    db::find::<subscriptions::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Subscription"))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Json<SubscriptionView>, AppError> {
+    let sub = find(&state, shop.id, &id).await?;
+    Ok(Json(SubscriptionView::load(&state, &sub).await?))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let page = page_from_query(query.as_deref())?;
+    let mut condition = Condition::all();
+    let mut errors = Errors::default();
+    for (key, value) in url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()) {
+        match key.as_ref() {
+            "state" if SubState::parse(&value).is_none() => errors.add("state", "is not included in the list"),
+            "state" => condition = condition.add(subscriptions::Column::State.eq(value.into_owned())),
+            "plan" | "plan_id" => condition = condition.add(subscriptions::Column::PlanId.eq(value.into_owned())),
+            "customer" | "customer_id" => {
+                condition = condition.add(subscriptions::Column::CustomerId.eq(value.into_owned()))
+            }
+            _ => {}
+        }
+    }
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    let listed = db::list::<subscriptions::Entity>(&state.db, shop.id, &page, condition).await?;
+    let mut views = Vec::with_capacity(listed.rows.len());
+    for sub in &listed.rows {
+        views.push(SubscriptionView::load(&state, sub).await?);
+    }
+    Ok(super::array_response(&state, "/subscriptions", &page, &views, listed.next_after.as_deref()))
+}
+
+async fn cancel(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<SubscriptionView>, AppError> {
+    let mut errors = Errors::default();
+    let reason = Reader::new(&body).string("cancel_reason", 255, &mut errors);
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    let sub = find(&state, shop.id, &id).await?;
+    let sub_state = SubState::parse(&sub.state).unwrap_or(SubState::Canceled);
+    if !sub_state.is_billing() && sub_state != SubState::Redirecting {
+        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)));
+    }
+    let now = crate::subscriptions::now_of(&state, &sub).await?;
+    let sub = db::subscriptions::cancel(&state.db, sub, reason, now).await?;
+    Ok(Json(SubscriptionView::load(&state, &sub).await?))
+}
+
+/// Test mode: from `from` (default: the subscription's now), the card behaves as `outcome`
+/// (`succeeds`, `declined`, `insufficient_funds`, `processing_error`).
+async fn test_card_outcome(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<SubscriptionView>, AppError> {
+    let sub = find(&state, shop.id, &id).await?;
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    let outcome = r.choice("outcome", Behaviour::from_outcome_word, &mut errors);
+    errors.require("outcome", outcome.is_none());
+    let from = parse_time(&r, "from", &mut errors);
+    if !sub.test {
+        errors.add("test", "only test subscriptions can be told how their card behaves");
+    }
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    let from = match from {
+        Some(t) => t,
+        None => crate::subscriptions::now_of(&state, &sub).await?,
+    };
+    let outcome = outcome.map(|o| o.outcome_word()).unwrap_or("succeeds");
+    let sub = db::subscriptions::set_test_outcome(&state.db, sub, outcome, from).await?;
+    Ok(Json(SubscriptionView::load(&state, &sub).await?))
+}
+
+/// A moment given as RFC 3339 text (`2026-11-22T10:15:30Z`) or Unix seconds.
+pub fn parse_time(r: &Reader, field: &str, errors: &mut Errors) -> Option<DateTime<Utc>> {
+    let value = r.value(field)?;
+    let parsed = match value {
+        Value::Number(n) => n.as_i64().and_then(|s| DateTime::from_timestamp(s, 0)),
+        Value::String(s) => DateTime::parse_from_rfc3339(s.trim()).ok().map(|t| t.with_timezone(&Utc)),
+        _ => None,
+    };
+    if parsed.is_none() {
+        errors.add(&r.key(field), "must be an RFC 3339 time (2026-11-22T10:15:30Z) or Unix seconds");
+    }
+    parsed
+}

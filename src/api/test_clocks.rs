@@ -1,0 +1,120 @@
+//! `/test_clocks`: simulated time for test-mode subscriptions, as in Stripe. Advancing a
+//! clock runs, in order, every charge and retry that falls due, and answers when done.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use sea_orm::Condition;
+use serde::Serialize;
+
+use super::json::JsonObject;
+use super::subscriptions::parse_time;
+use super::{list_response, page_from_query, timestamp};
+use crate::app::AppState;
+use crate::auth::ApiShop;
+use crate::db::{self, entities::test_clocks};
+use crate::domain::Errors;
+use crate::domain::input::Reader;
+use crate::error::AppError;
+
+/// Routes of test clocks.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/test_clocks", post(create).get(list))
+        .route("/test_clocks/{id}", get(show))
+        .route("/test_clocks/{id}/advance", post(advance))
+}
+
+/// A test clock as the API returns it.
+#[derive(Serialize)]
+pub struct ClockView {
+    id: String,
+    object: &'static str,
+    name: Option<String>,
+    frozen_time: String,
+    status: String,
+    shop_id: i64,
+    created_at: String,
+}
+
+impl From<&test_clocks::Model> for ClockView {
+    fn from(c: &test_clocks::Model) -> Self {
+        ClockView {
+            id: c.id.clone(),
+            object: "test_clock",
+            name: c.name.clone(),
+            frozen_time: timestamp(c.frozen_time),
+            status: c.status.clone(),
+            shop_id: c.shop_id,
+            created_at: timestamp(c.created_at),
+        }
+    }
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    JsonObject(body): JsonObject,
+) -> Result<impl IntoResponse, AppError> {
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    let frozen_time = parse_time(&r, "frozen_time", &mut errors);
+    errors.require("frozen_time", frozen_time.is_none());
+    let name = r.string("name", 255, &mut errors);
+    let frozen_time = errors.into_result(|| frozen_time.unwrap_or_default())?;
+    let clock = db::test_clocks::insert(&state.db, shop.id, name, frozen_time, Utc::now()).await?;
+    Ok((StatusCode::CREATED, Json(ClockView::from(&clock))))
+}
+
+async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<test_clocks::Model, AppError> {
+    db::find::<test_clocks::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Test clock"))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Json<ClockView>, AppError> {
+    Ok(Json(ClockView::from(&find(&state, shop.id, &id).await?)))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let page = page_from_query(query.as_deref())?;
+    let listed = db::list::<test_clocks::Entity>(&state.db, shop.id, &page, Condition::all()).await;
+    list_response(&state, "/test_clocks", &page, listed, |c| ClockView::from(c))
+}
+
+/// Moves the clock forward to `frozen_time`, running everything due on the way.
+async fn advance(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<ClockView>, AppError> {
+    let clock = find(&state, shop.id, &id).await?;
+    let mut errors = Errors::default();
+    let to = parse_time(&Reader::new(&body), "frozen_time", &mut errors);
+    errors.require("frozen_time", to.is_none());
+    if let Some(to) = to
+        && to <= clock.frozen_time
+    {
+        errors.add("frozen_time", "must be later than the clock's current time");
+    }
+    let to = errors.into_result(|| to.unwrap_or_default())?;
+    if !db::test_clocks::begin_advance(&state.db, &clock.id, Utc::now()).await? {
+        return Err(AppError::Conflict("The clock is already advancing".into()));
+    }
+    let advanced = crate::billing::advance_clock(&state, &clock, to).await;
+    if advanced.is_err() {
+        db::test_clocks::set_time(&state.db, &clock.id, clock.frozen_time, true, Utc::now()).await?;
+    }
+    advanced?;
+    Ok(Json(ClockView::from(&find(&state, shop.id, &id).await?)))
+}

@@ -1,0 +1,51 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "subscriptions")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub seq: i64,
+    #[sea_orm(unique)]
+    pub id: String,
+    pub shop_id: i64,
+    pub plan_id: String,
+    pub customer_id: String,
+    pub state: String,
+    pub test: bool,
+    pub test_clock_id: Option<String>,
+    pub tracking_id: Option<String>,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub return_url: Option<String>,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub notification_url: Option<String>,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub additional_data: Option<String>,
+    pub card_token: Option<String>,
+    pub card_brand: Option<String>,
+    pub card_last4: Option<String>,
+    pub card_exp_month: Option<i32>,
+    pub card_exp_year: Option<i32>,
+    pub card_holder: Option<String>,
+    pub started_at: Option<DateTimeUtc>,
+    pub anchor_at: Option<DateTimeUtc>,
+    pub period: i64,
+    pub paid_cycles: i32,
+    pub failed_attempts: i32,
+    pub has_success: bool,
+    pub renew_at: Option<DateTimeUtc>,
+    pub active_to: Option<DateTimeUtc>,
+    pub last_payment_id: Option<String>,
+    pub cancel_reason: Option<String>,
+    pub cancelled_at: Option<DateTimeUtc>,
+    pub test_outcome: Option<String>,
+    pub test_outcome_from: Option<DateTimeUtc>,
+    pub claim_token: Option<String>,
+    pub claimed_until: Option<DateTimeUtc>,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,236 @@
+//! Stored subscriptions, and the claims that let several engines share the work safely.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr,
+    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+};
+
+use super::ShopOwned;
+use super::entities::subscriptions::{ActiveModel, Column, Entity, Model};
+use crate::acquirer::CardRef;
+use crate::domain::billing::{Progress, State};
+use crate::domain::ids::{SUBSCRIPTION, new_id};
+
+impl ShopOwned for Entity {
+    const SEQ: Column = Column::Seq;
+    const ID: Column = Column::Id;
+    const SHOP: Column = Column::ShopId;
+    fn public_id(row: &Model) -> &str {
+        &row.id
+    }
+}
+
+/// A subscription to be stored.
+pub struct NewSubscription {
+    pub shop_id: i64,
+    pub plan_id: String,
+    pub customer_id: String,
+    pub test: bool,
+    pub test_clock_id: Option<String>,
+    pub tracking_id: Option<String>,
+    pub return_url: Option<String>,
+    pub notification_url: Option<String>,
+    pub additional_data: Option<String>,
+    pub progress: Progress,
+}
+
+/// Stores a new subscription (in `redirecting` until its card is known).
+pub async fn insert(db: &DatabaseConnection, new: NewSubscription, now: DateTime<Utc>) -> Result<Model, DbErr> {
+    let now = super::now_millis(now);
+    let mut row = ActiveModel {
+        seq: NotSet,
+        id: Set(new_id(SUBSCRIPTION)),
+        shop_id: Set(new.shop_id),
+        plan_id: Set(new.plan_id),
+        customer_id: Set(new.customer_id),
+        test: Set(new.test),
+        test_clock_id: Set(new.test_clock_id),
+        tracking_id: Set(new.tracking_id),
+        return_url: Set(new.return_url),
+        notification_url: Set(new.notification_url),
+        additional_data: Set(new.additional_data),
+        card_token: Set(None),
+        card_brand: Set(None),
+        card_last4: Set(None),
+        card_exp_month: Set(None),
+        card_exp_year: Set(None),
+        card_holder: Set(None),
+        started_at: Set(None),
+        anchor_at: Set(None),
+        last_payment_id: Set(None),
+        cancel_reason: Set(None),
+        cancelled_at: Set(None),
+        test_outcome: Set(None),
+        test_outcome_from: Set(None),
+        claim_token: Set(None),
+        claimed_until: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    };
+    set_progress(&mut row, &new.progress);
+    row.insert(db).await
+}
+
+fn set_progress(row: &mut ActiveModel, p: &Progress) {
+    row.state = Set(p.state.as_str().to_string());
+    row.period = Set(p.period);
+    row.paid_cycles = Set(p.paid_cycles);
+    row.failed_attempts = Set(p.failed_attempts);
+    row.has_success = Set(p.has_success);
+    row.renew_at = Set(p.renew_at.map(super::now_millis));
+    row.active_to = Set(p.active_to.map(super::now_millis));
+}
+
+impl Model {
+    /// The billing progress, as the domain rules see it.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            state: State::parse(&self.state).unwrap_or(State::Canceled),
+            period: self.period,
+            paid_cycles: self.paid_cycles,
+            failed_attempts: self.failed_attempts,
+            has_success: self.has_success,
+            renew_at: self.renew_at,
+            active_to: self.active_to,
+        }
+    }
+
+    /// The stored card, once the customer gave one.
+    pub fn card(&self) -> Option<CardRef> {
+        Some(CardRef {
+            token: self.card_token.clone()?,
+            brand: self.card_brand.clone()?,
+            last4: self.card_last4.clone()?,
+            exp_month: self.card_exp_month?,
+            exp_year: self.card_exp_year?,
+            holder: self.card_holder.clone().unwrap_or_default(),
+        })
+    }
+}
+
+/// Records the card and the start of billing, before the first charge.
+pub async fn start(
+    db: &DatabaseConnection,
+    sub: Model,
+    card: &CardRef,
+    started_at: DateTime<Utc>,
+    anchor_at: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let mut row = sub.into_active_model();
+    row.card_token = Set(Some(card.token.clone()));
+    row.card_brand = Set(Some(card.brand.clone()));
+    row.card_last4 = Set(Some(card.last4.clone()));
+    row.card_exp_month = Set(Some(card.exp_month));
+    row.card_exp_year = Set(Some(card.exp_year));
+    row.card_holder = Set(Some(card.holder.clone()));
+    row.started_at = Set(Some(super::now_millis(started_at)));
+    row.anchor_at = Set(Some(super::now_millis(anchor_at)));
+    row.updated_at = Set(super::now_millis(started_at));
+    row.update(db).await
+}
+
+/// Saves the progress after a charge (or the end), and gives up the claim.
+pub async fn save_progress(
+    db: &impl ConnectionTrait,
+    sub: Model,
+    progress: &Progress,
+    last_payment_id: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let ended = !progress.state.is_billing() && progress.state != State::Redirecting;
+    let mut row = sub.into_active_model();
+    set_progress(&mut row, progress);
+    if let Some(id) = last_payment_id {
+        row.last_payment_id = Set(Some(id));
+    }
+    if ended && matches!(progress.state, State::Failed | State::Error) {
+        row.cancelled_at = Set(Some(super::now_millis(now)));
+        row.cancel_reason = Set(Some("payment attempts exhausted".into()));
+    }
+    row.claim_token = Set(None);
+    row.claimed_until = Set(None);
+    row.updated_at = Set(super::now_millis(now));
+    row.update(db).await
+}
+
+/// Cancels by the merchant: the engine will not touch it again.
+pub async fn cancel(
+    db: &DatabaseConnection,
+    sub: Model,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let mut row = sub.into_active_model();
+    row.state = Set(State::Canceled.as_str().to_string());
+    row.renew_at = Set(None);
+    row.cancel_reason = Set(reason);
+    row.cancelled_at = Set(Some(super::now_millis(now)));
+    row.updated_at = Set(super::now_millis(now));
+    row.update(db).await
+}
+
+/// Makes a test subscription's card start failing (or succeeding again) from `from`.
+pub async fn set_test_outcome(
+    db: &DatabaseConnection,
+    sub: Model,
+    outcome: &str,
+    from: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let mut row = sub.into_active_model();
+    row.test_outcome = Set(Some(outcome.to_string()));
+    row.test_outcome_from = Set(Some(super::now_millis(from)));
+    row.update(db).await
+}
+
+/// Claims up to `limit` real-time subscriptions due at `now` for `lease`: of several engines
+/// (or overlapping runs), each row goes to one. PostgreSQL skips rows another engine is
+/// claiming; SQLite runs the single UPDATE as one write transaction.
+pub async fn claim_due(
+    db: &DatabaseConnection,
+    now: DateTime<Utc>,
+    limit: u64,
+    token: &str,
+    lease_until: DateTime<Utc>,
+) -> Result<Vec<Model>, DbErr> {
+    let backend = db.get_database_backend();
+    let (p, lock) = match backend {
+        DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4"], " FOR UPDATE SKIP LOCKED"),
+        _ => (["?", "?", "?", "?"], ""),
+    };
+    let sql = format!(
+        "UPDATE subscriptions SET claim_token = {}, claimed_until = {} WHERE seq IN (\
+         SELECT seq FROM subscriptions WHERE test_clock_id IS NULL \
+         AND state IN ('trial', 'active', 'failed_attempt') AND renew_at <= {} \
+         AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY renew_at LIMIT {limit}{lock})",
+        p[0], p[1], p[2], p[3]
+    );
+    let now = super::now_millis(now);
+    let values = [token.into(), super::now_millis(lease_until).into(), now.into(), now.into()];
+    db.execute(Statement::from_sql_and_values(backend, sql, values)).await?;
+    Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await
+}
+
+/// The billing subscriptions on a test clock due by `until`, earliest first.
+pub async fn due_on_clock(
+    db: &DatabaseConnection,
+    clock_id: &str,
+    until: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::TestClockId.eq(clock_id))
+        .filter(Column::State.is_in(["trial", "active", "failed_attempt"]))
+        .filter(Column::RenewAt.lte(super::now_millis(until)))
+        .order_by_asc(Column::RenewAt)
+        .order_by_asc(Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await
+}
+
+/// The subscription with this id, whoever's it is (its card-entry page is public).
+pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find().filter(Column::Id.eq(id)).one(db).await
+}

@@ -1,0 +1,160 @@
+//! `POST /subscriptions` as existing clients of this API family send it: the plan, the
+//! customer (by id or inline), optionally the card, and the merchant's own references.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::Errors;
+use super::card::{CardInput, RawCard};
+use super::customer::CustomerFields;
+use super::input::{Reader, msg};
+use super::product::{MAX_SHORT, read_url};
+
+/// Who subscribes.
+#[derive(Debug)]
+pub enum CustomerRef {
+    Existing(String),
+    New(Box<CustomerFields>),
+}
+
+/// A checked subscription request.
+#[derive(Debug)]
+pub struct SubscriptionRequest {
+    pub plan_id: String,
+    pub customer: CustomerRef,
+    pub card: Option<CardInput>,
+    pub return_url: Option<String>,
+    pub notification_url: Option<String>,
+    pub tracking_id: Option<String>,
+    /// The merchant's `additional_data` object, kept as JSON text.
+    pub additional_data: Option<String>,
+    pub test_clock: Option<String>,
+}
+
+impl SubscriptionRequest {
+    /// Checks a request at `now` (for the card's expiry).
+    pub fn parse(body: &Map<String, Value>, now: DateTime<Utc>) -> Result<Self, Errors> {
+        let r = Reader::new(body);
+        let mut e = Errors::default();
+
+        let plan_id = match r.object("plan", "plan.", &mut e) {
+            Some(plan) => plan.string("id", MAX_SHORT, &mut e),
+            None => r.string("plan_id", MAX_SHORT, &mut e),
+        };
+        e.require(if r.value("plan").is_some() { "plan.id" } else { "plan_id" }, plan_id.is_none());
+
+        let customer = match (r.value("customer"), r.string("customer_id", MAX_SHORT, &mut e)) {
+            (Some(Value::Object(c)), _) => match c.get("id").and_then(Value::as_str) {
+                Some(id) => Some(CustomerRef::Existing(id.to_string())),
+                None => match CustomerFields::parse(c) {
+                    Ok(fields) => Some(CustomerRef::New(Box::new(fields))),
+                    Err(errors) => {
+                        errors.for_each(|field, message| e.add(&format!("customer.{field}"), message));
+                        None
+                    }
+                },
+            },
+            (Some(_), _) => {
+                e.add("customer", msg::NOT_AN_OBJECT);
+                None
+            }
+            (None, Some(id)) => Some(CustomerRef::Existing(id)),
+            (None, None) => {
+                e.add("customer", msg::BLANK);
+                None
+            }
+        };
+
+        let card = r.object("card", "card.", &mut e).and_then(|c| {
+            let text = |field: &str, e: &mut Errors| c.string(field, MAX_SHORT, e).unwrap_or_default();
+            let (number, month, year) = (text("number", &mut e), text("exp_month", &mut e), text("exp_year", &mut e));
+            let cvc =
+                c.string("cvc", 8, &mut e).or_else(|| c.string("verification_value", 8, &mut e)).unwrap_or_default();
+            let holder = text("holder", &mut e);
+            let raw = RawCard { number: &number, exp_month: &month, exp_year: &year, cvc: &cvc, holder: &holder };
+            let mut card_errors = Errors::default();
+            let card = CardInput::parse(raw, now, &mut card_errors);
+            card_errors.for_each(|field, message| {
+                let key = match field {
+                    "card_number" => "card.number",
+                    "card_expiry" => "card.exp_month",
+                    "card_cvc" => "card.cvc",
+                    _ => "card.holder",
+                };
+                e.add(key, message)
+            });
+            card
+        });
+
+        let return_url = read_url(&r, "return_url", &mut e);
+        let notification_url = read_url(&r, "notification_url", &mut e);
+        let tracking_id = r.string("tracking_id", MAX_SHORT, &mut e);
+        let additional_data = match r.value("additional_data") {
+            Some(Value::Object(data)) => Some(Value::Object(data.clone()).to_string()),
+            Some(_) => {
+                e.add("additional_data", msg::NOT_AN_OBJECT);
+                None
+            }
+            None => None,
+        };
+        let test_clock = r.string("test_clock", MAX_SHORT, &mut e);
+
+        match (plan_id, customer) {
+            (Some(plan_id), Some(customer)) if e.is_empty() => Ok(SubscriptionRequest {
+                plan_id,
+                customer,
+                card,
+                return_url,
+                notification_url,
+                tracking_id,
+                additional_data,
+                test_clock,
+            }),
+            _ => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(body: Value) -> Result<SubscriptionRequest, Errors> {
+        SubscriptionRequest::parse(body.as_object().unwrap(), "2026-11-23T10:00:00Z".parse().unwrap())
+    }
+
+    #[test]
+    fn plan_and_customer_by_id_in_either_shape() {
+        let a = parse(json!({"plan": {"id": "pln_1"}, "customer": {"id": "cst_1"}})).unwrap();
+        let b = parse(json!({"plan_id": "pln_1", "customer_id": "cst_1"})).unwrap();
+        for r in [a, b] {
+            assert_eq!(r.plan_id, "pln_1");
+            assert!(matches!(r.customer, CustomerRef::Existing(ref id) if id == "cst_1"));
+            assert!(r.card.is_none());
+        }
+    }
+
+    #[test]
+    fn an_inline_customer_follows_the_customer_rules() {
+        let e = parse(json!({"plan": {"id": "pln_1"}, "customer": {"email": "x", "ip": "1.2.3.4"}})).unwrap_err();
+        assert_eq!(e.get("customer.email").unwrap(), ["is invalid"]);
+        let ok = parse(json!({"plan": {"id": "pln_1"}, "customer": {"email": "a@b.co", "ip": "1.2.3.4"}})).unwrap();
+        assert!(matches!(ok.customer, CustomerRef::New(_)));
+    }
+
+    #[test]
+    fn a_card_is_checked_and_missing_parts_are_named() {
+        let card =
+            json!({"number": "4200000000000000", "exp_month": 12, "exp_year": 2030, "cvc": "123", "holder": "Ann"});
+        let ok = parse(json!({"plan_id": "pln_1", "customer_id": "c", "card": card})).unwrap();
+        assert_eq!(ok.card.unwrap().last4(), "0000");
+        let e =
+            parse(json!({"plan_id": "pln_1", "customer_id": "c", "card": {"number": "4200000000000001"}})).unwrap_err();
+        for f in ["card.number", "card.exp_month", "card.cvc", "card.holder"] {
+            assert!(e.has(f), "{f}");
+        }
+        let e = parse(json!({})).unwrap_err();
+        assert!(e.has("plan_id") && e.has("customer"));
+    }
+}

@@ -1,0 +1,87 @@
+//! `/subscriptions/{id}/pay`: the `redirect_url` of a subscription created through the API
+//! without a card. The customer enters the card here and the first charge is made.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::Checkout;
+use super::form::parse_form;
+use super::i18n::texts;
+use super::page::{PageError, Summary};
+use crate::app::AppState;
+use crate::db::entities::{plans, shops, subscriptions};
+use crate::db::{self};
+use crate::domain::Errors;
+use crate::domain::billing::State as SubState;
+use crate::error::AppError;
+use crate::payments::pay_subscription;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/subscriptions/{id}/pay", get(show).post(submit))
+}
+
+async fn load(state: &AppState, id: &str) -> Result<(subscriptions::Model, plans::Model, shops::Model), AppError> {
+    let sub = db::subscriptions::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Subscription"))?;
+    let plan = db::plans::find_public(&state.db, &sub.plan_id).await?.ok_or(AppError::NotFound("Subscription"))?;
+    let shop = db::shops::find(&state.db, sub.shop_id).await?.ok_or(AppError::NotFound("Subscription"))?;
+    Ok((sub, plan, shop))
+}
+
+fn checkout<'a>(
+    state: &'a AppState,
+    sub: &subscriptions::Model,
+    plan: &plans::Model,
+    shop: &shops::Model,
+) -> Checkout<'a> {
+    let f = plan.fields();
+    let t = texts(f.language);
+    Checkout {
+        state,
+        t,
+        summary: Summary {
+            shop_name: shop.name.clone(),
+            title: f.title.clone(),
+            description: String::new(),
+            price: t.price(f.amount, &f.currency),
+            every: Some(t.every(f.interval, f.interval_unit)),
+            trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, &f.currency), tr.interval, tr.interval_unit)),
+            test: f.test,
+        },
+        action: format!("{}/subscriptions/{}/pay", state.config.base_url, sub.id),
+        after: sub.return_url.clone().or_else(|| shop.url.clone()),
+        fields: Vec::new(),
+        submit: t.subscribe.to_string(),
+    }
+}
+
+async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let (sub, plan, shop) = match load(&state, &id).await {
+        Ok(found) => found,
+        Err(e) => return PageError(e).into_response(),
+    };
+    let page = checkout(&state, &sub, &plan, &shop);
+    if sub.state != SubState::Redirecting.as_str() {
+        return PageError(AppError::Conflict("This subscription already has its card".into())).into_response();
+    }
+    page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None)
+}
+
+async fn submit(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let (sub, plan, shop) = match load(&state, &id).await {
+        Ok(found) => found,
+        Err(e) => return PageError(e).into_response(),
+    };
+    if sub.state != SubState::Redirecting.as_str() {
+        return PageError(AppError::Conflict("This subscription already has its card".into())).into_response();
+    }
+    let now = match crate::subscriptions::now_of(&state, &sub).await {
+        Ok(now) => now,
+        Err(e) => return PageError(e).into_response(),
+    };
+    let page = checkout(&state, &sub, &plan, &shop);
+    page.submit(&headers, parse_form(&body), |checkout| pay_subscription(&state, sub.clone(), checkout, now)).await
+}

@@ -1,0 +1,95 @@
+//! Subscribing: through the API (with or without a card) or a plan's hosted page. The first
+//! charge is made at once with the customer present; the engine makes the rest.
+
+use chrono::{DateTime, Utc};
+
+use crate::acquirer::CardRef;
+use crate::app::AppState;
+use crate::db::entities::{customers, plans, subscriptions, test_clocks};
+use crate::db::subscriptions::NewSubscription;
+use crate::db::{self};
+use crate::domain::Errors;
+use crate::domain::billing::{Terms, begin};
+use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
+use crate::error::AppError;
+use crate::payments::live_payments_allowed;
+
+fn invalid(field: &str, message: &str) -> AppError {
+    let mut errors = Errors::default();
+    errors.add(field, message);
+    AppError::Validation(errors)
+}
+
+/// Creates a subscription of the shop from an API request; with a card, makes the first
+/// charge. `now` is the real time (a test clock's time replaces it).
+pub async fn create(
+    state: &AppState,
+    shop_id: i64,
+    request: SubscriptionRequest,
+    now: DateTime<Utc>,
+) -> Result<subscriptions::Model, AppError> {
+    let plan = db::find::<plans::Entity>(&state.db, shop_id, &request.plan_id)
+        .await?
+        .ok_or_else(|| invalid("plan.id", "is not a plan of this shop"))?;
+    let (clock, now) = match &request.test_clock {
+        Some(id) => {
+            let clock = db::find::<test_clocks::Entity>(&state.db, shop_id, id)
+                .await?
+                .ok_or_else(|| invalid("test_clock", "is not a test clock of this shop"))?;
+            if !plan.test {
+                return Err(invalid("test_clock", "works only with test plans"));
+            }
+            (Some(clock.id), clock.frozen_time)
+        }
+        None => (None, now),
+    };
+    let card = match &request.card {
+        Some(input) => Some(tokenize(state, input, plan.test).await?),
+        None => None,
+    };
+    let customer = match request.customer {
+        CustomerRef::Existing(id) => db::find::<customers::Entity>(&state.db, shop_id, &id)
+            .await?
+            .ok_or_else(|| invalid("customer.id", "is not a customer of this shop"))?,
+        CustomerRef::New(fields) => db::customers::insert(&state.db, shop_id, *fields, now).await?,
+    };
+    let new = NewSubscription {
+        shop_id,
+        plan_id: plan.id.clone(),
+        customer_id: customer.id,
+        test: plan.test,
+        test_clock_id: clock,
+        tracking_id: request.tracking_id,
+        return_url: request.return_url,
+        notification_url: request.notification_url,
+        additional_data: request.additional_data,
+        progress: begin(&Terms::from(&plan.fields())),
+    };
+    let sub = db::subscriptions::insert(&state.db, new, now).await?;
+    match card {
+        Some(card) => Ok(crate::billing::start(state, sub, &card, now).await?),
+        None => Ok(sub),
+    }
+}
+
+/// Turns a card into the acquirer's token, refusing what test or live mode does not take.
+pub async fn tokenize(
+    state: &AppState,
+    card: &crate::domain::card::CardInput,
+    test: bool,
+) -> Result<CardRef, AppError> {
+    if !test && !live_payments_allowed(state) {
+        return Err(invalid("card", "cannot be charged: this server takes live payments only with a real acquirer"));
+    }
+    state.acquirer.tokenize(card, test).await.map_err(|refused| invalid("card.number", &refused.to_string()))
+}
+
+/// The time of a subscription: its test clock's, else the real one.
+pub async fn now_of(state: &AppState, sub: &subscriptions::Model) -> Result<DateTime<Utc>, AppError> {
+    match &sub.test_clock_id {
+        Some(id) => Ok(db::find::<test_clocks::Entity>(&state.db, sub.shop_id, id)
+            .await?
+            .map_or_else(Utc::now, |c| c.frozen_time)),
+        None => Ok(Utc::now()),
+    }
+}
