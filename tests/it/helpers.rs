@@ -52,6 +52,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub database_url: String,
     pub db: sea_orm::DatabaseConnection,
+    pub state: AppState,
     _dir: std::sync::Arc<tempfile::TempDir>,
 }
 
@@ -108,9 +109,9 @@ impl TestApp {
         .unwrap();
         let db = app::open_database(&config).await.expect("open and migrate the database");
         let state = AppState::new(db.clone(), config);
-        tokio::spawn(app::run(listener, state));
+        tokio::spawn(app::run(listener, state.clone()));
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-        TestApp { base: format!("http://{addr}"), client, database_url, db, _dir: std::sync::Arc::new(dir) }
+        TestApp { base: format!("http://{addr}"), client, database_url, db, state, _dir: std::sync::Arc::new(dir) }
     }
 
     /// The same database, with requests sent to another server at `base` (a `paydesk` process).
@@ -120,6 +121,7 @@ impl TestApp {
             client: self.client.clone(),
             database_url: self.database_url.clone(),
             db: self.db.clone(),
+            state: self.state.clone(),
             _dir: self._dir.clone(),
         }
     }

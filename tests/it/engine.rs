@@ -1,0 +1,100 @@
+//! The real-time billing engine: several engines (instances) at once never charge a
+//! subscription twice, and a run after downtime charges what was missed once.
+
+use chrono::{Duration, Utc};
+use paydesk::app::AppState;
+use paydesk::billing::run_due;
+use paydesk::db::subscriptions::NewSubscription;
+use paydesk::domain::billing::{Progress, State};
+use serde_json::json;
+
+use crate::helpers::*;
+
+/// `count` subscriptions of one plan, each with a card, all due an hour ago.
+async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<String> {
+    let mut body = plan_body();
+    body["test"] = json!(true);
+    let (_, plan) = app.post(shop, "/plans", &body).await;
+    let (_, customer) = app.post(shop, "/customers", &customer_body()).await;
+    let card = paydesk::acquirer::CardRef {
+        token: "tok_sim_ok_000000000000000000000000".into(),
+        brand: "visa".into(),
+        last4: "0000".into(),
+        exp_month: 12,
+        exp_year: 2040,
+        holder: "Ann Lee".into(),
+    };
+    let now = Utc::now();
+    let anchor = now - Duration::days(31) - Duration::hours(1);
+    let mut ids = Vec::with_capacity(count);
+    for _ in 0..count {
+        let progress = Progress {
+            state: State::Active,
+            period: 1,
+            paid_cycles: 1,
+            failed_attempts: 0,
+            has_success: true,
+            renew_at: Some(now - Duration::hours(1)),
+            active_to: Some(now - Duration::hours(1)),
+        };
+        let new = NewSubscription {
+            shop_id: shop.id,
+            plan_id: plan["id"].as_str().unwrap().into(),
+            customer_id: customer["id"].as_str().unwrap().into(),
+            test: true,
+            test_clock_id: None,
+            tracking_id: None,
+            return_url: None,
+            notification_url: None,
+            additional_data: None,
+            progress,
+        };
+        let sub = paydesk::db::subscriptions::insert(&app.db, new, anchor).await.unwrap();
+        let sub = paydesk::db::subscriptions::start(&app.db, sub, &card, anchor, anchor).await.unwrap();
+        ids.push(sub.id);
+    }
+    ids
+}
+
+/// A second instance: its own connection pool on the same database.
+async fn second_instance(app: &TestApp) -> AppState {
+    let config = app.state.config.as_ref().clone();
+    AppState::new(paydesk::db::connect(&config.database_url).await.unwrap(), config)
+}
+
+db_tests! {
+    async fn two_engines_at_once_charge_every_due_subscription_exactly_once(app) {
+        let shop = app.shop("Gym").await;
+        let count = if app.database_url.starts_with("postgres") { 1000 } else { 300 };
+        let ids = due_subscriptions(&app, &shop, count).await;
+        let other = second_instance(&app).await;
+        let now = Utc::now();
+        let (a, b) = tokio::join!(run_due(&app.state, now), run_due(&other, now));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(a.charged + b.charged, count, "{a:?} {b:?}");
+        let (_, payments) = app.get(&shop, "/payments?limit=1000").await;
+        let payments = payments.as_array().unwrap();
+        let mut per_sub = std::collections::HashMap::new();
+        for p in payments.iter() {
+            *per_sub.entry(p["subscription_id"].as_str().unwrap().to_string()).or_insert(0) += 1;
+        }
+        assert_eq!(per_sub.len(), count);
+        assert!(ids.iter().all(|id| per_sub.get(id) == Some(&1)), "each subscription charged once");
+
+        // Nothing is due any more: a further run charges nothing.
+        let again = run_due(&app.state, now).await.unwrap();
+        assert_eq!(again.charged, 0);
+    }
+
+    async fn a_run_after_downtime_charges_the_missed_period_once(app) {
+        let shop = app.shop("Gym").await;
+        let ids = due_subscriptions(&app, &shop, 1).await;
+        let report = run_due(&app.state, Utc::now() + Duration::days(70)).await.unwrap();
+        assert_eq!(report.charged, 1, "three periods were missed; one charge");
+        let (_, sub) = app.get(&shop, &format!("/subscriptions/{}", ids[0])).await;
+        assert_eq!(sub["paid_billing_cycles"], 2);
+        assert_eq!(sub["state"], "active");
+        let renew: chrono::DateTime<Utc> = sub["renew_at"].as_str().unwrap().parse().unwrap();
+        assert!(renew > Utc::now() + Duration::days(70), "the next charge is the next period on schedule");
+    }
+}
