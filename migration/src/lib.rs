@@ -7,6 +7,7 @@ mod m20261123_000001_shops;
 mod m20261123_000002_catalog;
 mod m20261123_000003_payments;
 mod m20261123_000004_subscriptions;
+mod m20261123_000005_subscription_events;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -19,6 +20,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000002_catalog::Migration),
             Box::new(m20261123_000003_payments::Migration),
             Box::new(m20261123_000004_subscriptions::Migration),
+            Box::new(m20261123_000005_subscription_events::Migration),
         ]
     }
 }

@@ -3,8 +3,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel,
-    QueryFilter, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    IntoActiveModel, QueryFilter, Set,
 };
 
 use super::ShopOwned;
@@ -44,6 +44,11 @@ pub async fn insert_processing(
     new: NewPayment<'_>,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
+    processing_row(new, now).insert(db).await
+}
+
+/// The row of an attempt about to be made (its id is already chosen).
+pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
     let now = super::now_millis(now);
     ActiveModel {
         seq: NotSet,
@@ -73,8 +78,50 @@ pub async fn insert_processing(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(db)
-    .await
+}
+
+/// Stores many attempts in few statements.
+pub async fn insert_rows(db: &impl ConnectionTrait, rows: Vec<ActiveModel>) -> Result<(), DbErr> {
+    for chunk in rows.chunks(400) {
+        Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+    }
+    Ok(())
+}
+
+/// The engine's payments with these billing keys.
+pub async fn find_by_billing_keys(db: &DatabaseConnection, keys: Vec<String>) -> Result<Vec<Model>, DbErr> {
+    let mut found = Vec::new();
+    for chunk in keys.chunks(500) {
+        found.extend(Entity::find().filter(Column::BillingKey.is_in(chunk.to_vec())).all(db).await?);
+    }
+    Ok(found)
+}
+
+/// Records how the acquirer answered a captured charge of the payment `id`; its new status.
+pub async fn record_by_id(
+    db: &impl ConnectionTrait,
+    id: &str,
+    outcome: &Outcome,
+    now: DateTime<Utc>,
+) -> Result<PaymentStatus, DbErr> {
+    let now = super::now_millis(now);
+    let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
+    let status = match outcome {
+        Outcome::Approved { reference } => {
+            update = update
+                .col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())))
+                .col_expr(Column::CapturedAt, Expr::value(Some(now)));
+            PaymentStatus::Succeeded
+        }
+        Outcome::Declined { code, message } | Outcome::Error { code, message } => {
+            update = update
+                .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
+                .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
+            if matches!(outcome, Outcome::Declined { .. }) { PaymentStatus::Failed } else { PaymentStatus::Error }
+        }
+    };
+    update.col_expr(Column::Status, Expr::value(status.as_str())).filter(Column::Id.eq(id)).exec(db).await?;
+    Ok(status)
 }
 
 /// Records how the acquirer answered a charge.

@@ -7,10 +7,11 @@ use sea_orm::{
 };
 
 use super::ShopOwned;
+use super::entities::subscription_events as events;
 use super::entities::subscriptions::{ActiveModel, Column, Entity, Model};
 use crate::acquirer::CardRef;
 use crate::domain::billing::{Progress, State};
-use crate::domain::ids::{SUBSCRIPTION, new_id};
+use crate::domain::ids::{EVENT, SUBSCRIPTION, new_id};
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -70,7 +71,9 @@ pub async fn insert(db: &DatabaseConnection, new: NewSubscription, now: DateTime
         ..Default::default()
     };
     set_progress(&mut row, &new.progress);
-    row.insert(db).await
+    let sub = row.insert(db).await?;
+    insert_events(db, vec![event_row(&sub, None, (&sub.state, None), None, None, now)]).await?;
+    Ok(sub)
 }
 
 fn set_progress(row: &mut ActiveModel, p: &Progress) {
@@ -162,13 +165,16 @@ pub async fn cancel(
     reason: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
+    let from = sub.state.clone();
     let mut row = sub.into_active_model();
     row.state = Set(State::Canceled.as_str().to_string());
     row.renew_at = Set(None);
-    row.cancel_reason = Set(reason);
+    row.cancel_reason = Set(reason.clone());
     row.cancelled_at = Set(Some(super::now_millis(now)));
     row.updated_at = Set(super::now_millis(now));
-    row.update(db).await
+    let sub = row.update(db).await?;
+    insert_events(db, vec![event_row(&sub, Some(&from), (&sub.state, None), None, reason, now)]).await?;
+    Ok(sub)
 }
 
 /// Makes a test subscription's card start failing (or succeeding again) from `from`.
@@ -233,4 +239,47 @@ pub async fn due_on_clock(
 /// The subscription with this id, whoever's it is (its card-entry page is public).
 pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
     Entity::find().filter(Column::Id.eq(id)).one(db).await
+}
+
+/// One line of a subscription's timeline: a change of state, or a charge, at `occurred_at`
+/// (the subscription's time: its test clock's, else the real one).
+pub fn event_row(
+    sub: &Model,
+    from: Option<&str>,
+    progress_or_state: (&str, Option<DateTime<Utc>>),
+    payment_id: Option<String>,
+    reason: Option<String>,
+    occurred_at: DateTime<Utc>,
+) -> events::ActiveModel {
+    let (to, renew_at) = progress_or_state;
+    events::ActiveModel {
+        seq: NotSet,
+        id: Set(new_id(EVENT)),
+        shop_id: Set(sub.shop_id),
+        subscription_id: Set(sub.id.clone()),
+        from_state: Set(from.map(str::to_string)),
+        to_state: Set(to.to_string()),
+        payment_id: Set(payment_id),
+        reason: Set(reason),
+        renew_at: Set(renew_at.map(super::now_millis)),
+        occurred_at: Set(super::now_millis(occurred_at)),
+        created_at: Set(super::now_millis(Utc::now())),
+    }
+}
+
+/// Stores timeline lines.
+pub async fn insert_events(db: &impl ConnectionTrait, rows: Vec<events::ActiveModel>) -> Result<(), DbErr> {
+    for chunk in rows.chunks(500) {
+        events::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+    }
+    Ok(())
+}
+
+/// A subscription's timeline, oldest first.
+pub async fn events_of(db: &DatabaseConnection, sub: &Model) -> Result<Vec<events::Model>, DbErr> {
+    events::Entity::find()
+        .filter(events::Column::SubscriptionId.eq(sub.id.as_str()))
+        .order_by_asc(events::Column::Seq)
+        .all(db)
+        .await
 }

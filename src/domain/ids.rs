@@ -12,6 +12,8 @@ pub const CUSTOMER: &str = "cst_";
 pub const PAYMENT: &str = "pay_";
 /// Subscription ids.
 pub const SUBSCRIPTION: &str = "sbs_";
+/// Subscription timeline event ids.
+pub const EVENT: &str = "evt_";
 /// Test clock ids.
 pub const TEST_CLOCK: &str = "clk_";
 

@@ -6,5 +6,6 @@ pub mod payments;
 pub mod plans;
 pub mod products;
 pub mod shops;
+pub mod subscription_events;
 pub mod subscriptions;
 pub mod test_clocks;
