@@ -98,3 +98,116 @@ db_tests! {
         assert!(renew > Utc::now() + Duration::days(70), "the next charge is the next period on schedule");
     }
 }
+
+/// Counts the acquirer's charge calls per idempotency key.
+struct Counting {
+    inner: paydesk::acquirer::SimulatedAcquirer,
+    calls: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+#[async_trait::async_trait]
+impl paydesk::acquirer::Acquirer for Counting {
+    fn is_simulated(&self) -> bool {
+        true
+    }
+    async fn tokenize(
+        &self,
+        card: &paydesk::domain::card::CardInput,
+        test: bool,
+    ) -> Result<paydesk::acquirer::CardRef, paydesk::acquirer::CardRefused> {
+        self.inner.tokenize(card, test).await
+    }
+    async fn charge(
+        &self,
+        card: &paydesk::acquirer::CardRef,
+        request: paydesk::acquirer::ChargeRequest<'_>,
+    ) -> paydesk::acquirer::Outcome {
+        *self.calls.lock().unwrap().entry(request.idempotency_key.to_string()).or_default() += 1;
+        self.inner.charge(card, request).await
+    }
+    async fn capture(&self, reference: &str) -> paydesk::acquirer::Outcome {
+        self.inner.capture(reference).await
+    }
+    async fn void(&self, reference: &str) -> paydesk::acquirer::Outcome {
+        self.inner.void(reference).await
+    }
+}
+
+fn counting(app: &TestApp) -> (AppState, std::sync::Arc<Counting>) {
+    let acquirer = std::sync::Arc::new(Counting {
+        inner: paydesk::acquirer::SimulatedAcquirer::new(false),
+        calls: Default::default(),
+    });
+    let mut state = app.state.clone();
+    state.acquirer = acquirer.clone();
+    (state, acquirer)
+}
+
+/// Leaves the payment row of the subscription's due charge as an engine that died after
+/// writing it would: `answered` says whether the acquirer had answered and it was recorded.
+async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered: bool) {
+    use paydesk::db::entities::subscriptions;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let sub =
+        subscriptions::Entity::find().filter(subscriptions::Column::Id.eq(id)).one(&app.db).await.unwrap().unwrap();
+    let card = sub.card().unwrap();
+    let key = format!("{id}:1:1");
+    let new = paydesk::db::payments::NewPayment {
+        shop_id: sub.shop_id,
+        product_id: None,
+        plan_id: Some(&sub.plan_id),
+        subscription_id: Some(&sub.id),
+        customer_id: Some(&sub.customer_id),
+        amount: 990,
+        currency: "EUR",
+        transaction_type: paydesk::domain::vocab::TransactionType::Payment,
+        test: true,
+        card: &card,
+        billing_key: Some(key.clone()),
+    };
+    let now = Utc::now();
+    let payment = paydesk::db::payments::insert_processing(&app.db, new, now).await.unwrap();
+    let request = paydesk::acquirer::ChargeRequest {
+        amount: 990,
+        currency: "EUR",
+        capture: true,
+        idempotency_key: &key,
+        customer_present: false,
+        now,
+        simulate: None,
+    };
+    let outcome = state.acquirer.charge(&card, request).await;
+    if answered {
+        paydesk::db::payments::record_outcome(&app.db, payment, &outcome, now).await.unwrap();
+    }
+}
+
+db_tests! {
+    async fn a_crash_after_charging_is_answered_again_under_the_same_key(app) {
+        let shop = app.shop("Gym").await;
+        let ids = due_subscriptions(&app, &shop, 1).await;
+        let (state, acquirer) = counting(&app);
+        interrupted_charge(&app, &state, &ids[0], false).await;
+        let report = run_due(&state, Utc::now()).await.unwrap();
+        assert_eq!(report.charged, 1, "the acquirer is asked again");
+        let calls = acquirer.calls.lock().unwrap().clone();
+        assert_eq!(calls.len(), 1, "under the one key of that period and attempt: {calls:?}");
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={}", ids[0])).await;
+        assert_eq!(payments.as_array().unwrap().len(), 1);
+        assert_eq!(payments[0]["status"], "succeeded");
+        let (_, sub) = app.get(&shop, &format!("/subscriptions/{}", ids[0])).await;
+        assert_eq!(sub["paid_billing_cycles"], 2);
+    }
+
+    async fn a_crash_after_recording_is_not_charged_again(app) {
+        let shop = app.shop("Gym").await;
+        let ids = due_subscriptions(&app, &shop, 1).await;
+        let (state, acquirer) = counting(&app);
+        interrupted_charge(&app, &state, &ids[0], true).await;
+        let report = run_due(&state, Utc::now()).await.unwrap();
+        assert_eq!(report.charged, 0);
+        assert_eq!(acquirer.calls.lock().unwrap().values().sum::<usize>(), 1, "only the charge before the crash");
+        let (_, sub) = app.get(&shop, &format!("/subscriptions/{}", ids[0])).await;
+        assert_eq!((sub["paid_billing_cycles"].clone(), sub["state"].clone()), (json!(2), json!("active")));
+    }
+}
