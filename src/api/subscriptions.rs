@@ -19,7 +19,7 @@ use super::{page_from_query, timestamp};
 use crate::acquirer::Behaviour;
 use crate::app::AppState;
 use crate::auth::ApiShop;
-use crate::db::entities::{customers, payments, plans, subscriptions};
+use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::{State as SubState, Terms};
@@ -33,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/subscriptions", post(create).get(list))
         .route("/subscriptions/{id}", get(show))
         .route("/subscriptions/{id}/cancel", post(cancel))
+        .route("/subscriptions/{id}/events", get(events))
         .route("/subscriptions/{id}/test_card_outcome", post(test_card_outcome))
 }
 
@@ -189,6 +190,54 @@ async fn list(
         views.push(SubscriptionView::load(&state, sub).await?);
     }
     Ok(super::array_response(&state, "/subscriptions", &page, &views, listed.next_after.as_deref()))
+}
+
+/// One line of a subscription's timeline: a change of state or a charge attempt (with its
+/// payment), and the next charge time it left.
+#[derive(Serialize)]
+struct EventView {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    from_state: Option<String>,
+    to_state: String,
+    payment: Option<PaymentView>,
+    reason: Option<String>,
+    renew_at: Option<String>,
+    occurred_at: String,
+    created_at: String,
+}
+
+/// `GET /subscriptions/{id}/events`: the timeline, newest first, paged like every list.
+async fn events(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let page = page_from_query(query.as_deref())?;
+    let sub = find(&state, shop.id, &id).await?;
+    let condition = Condition::all().add(subscription_events::Column::SubscriptionId.eq(sub.id.as_str()));
+    let listed = db::list::<subscription_events::Entity>(&state.db, shop.id, &page, condition).await?;
+    let payment_ids: Vec<&str> = listed.rows.iter().filter_map(|e| e.payment_id.as_deref()).collect();
+    let payments = db::payments::by_ids(&state.db, shop.id, &payment_ids).await?;
+    let views: Vec<EventView> = listed
+        .rows
+        .iter()
+        .map(|e| EventView {
+            id: e.id.clone(),
+            kind: if e.payment_id.is_some() { "charge" } else { "state_change" },
+            from_state: e.from_state.clone(),
+            to_state: e.to_state.clone(),
+            payment: e.payment_id.as_ref().and_then(|p| payments.iter().find(|m| &m.id == p)).map(PaymentView::from),
+            reason: e.reason.clone(),
+            renew_at: e.renew_at.map(timestamp),
+            occurred_at: timestamp(e.occurred_at),
+            created_at: timestamp(e.created_at),
+        })
+        .collect();
+    let path = format!("/subscriptions/{}/events", sub.id);
+    Ok(super::array_response(&state, &path, &page, &views, listed.next_after.as_deref()))
 }
 
 async fn cancel(

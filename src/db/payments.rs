@@ -192,3 +192,11 @@ pub async fn find_by_billing_key(db: &DatabaseConnection, key: &str) -> Result<O
 pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
     Entity::find().filter(Column::Id.eq(id)).one(db).await
 }
+
+/// The shop's payments with these ids.
+pub async fn by_ids(db: &DatabaseConnection, shop_id: i64, ids: &[&str]) -> Result<Vec<Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Entity::find().filter(Column::ShopId.eq(shop_id)).filter(Column::Id.is_in(ids.iter().copied())).all(db).await
+}

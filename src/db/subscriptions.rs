@@ -22,6 +22,15 @@ impl ShopOwned for Entity {
     }
 }
 
+impl ShopOwned for events::Entity {
+    const SEQ: events::Column = events::Column::Seq;
+    const ID: events::Column = events::Column::Id;
+    const SHOP: events::Column = events::Column::ShopId;
+    fn public_id(row: &events::Model) -> &str {
+        &row.id
+    }
+}
+
 /// A subscription to be stored.
 pub struct NewSubscription {
     pub shop_id: i64,
@@ -273,13 +282,4 @@ pub async fn insert_events(db: &impl ConnectionTrait, rows: Vec<events::ActiveMo
         events::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
     }
     Ok(())
-}
-
-/// A subscription's timeline, oldest first.
-pub async fn events_of(db: &DatabaseConnection, sub: &Model) -> Result<Vec<events::Model>, DbErr> {
-    events::Entity::find()
-        .filter(events::Column::SubscriptionId.eq(sub.id.as_str()))
-        .order_by_asc(events::Column::Seq)
-        .all(db)
-        .await
 }

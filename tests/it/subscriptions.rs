@@ -289,6 +289,50 @@ db_tests! {
         assert_eq!(listed[0]["id"], id);
     }
 
+    async fn the_timeline_lists_every_state_change_and_charge_newest_first(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-10T12:00:00Z").await;
+        let sub = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap();
+        make_card(&app, &shop, id, "declined").await;
+        advance(&app, &shop, &clock, "2026-04-11T12:00:00Z").await;
+        app.post(&shop, &format!("/subscriptions/{id}/cancel"), &json!({"cancel_reason": "card lost"})).await;
+        let (status, events) = app.get(&shop, &format!("/subscriptions/{id}/events")).await;
+        assert_eq!(status, StatusCode::OK, "{events}");
+        let lines: Vec<(String, String, String, String)> = events
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let text = |v: &Value| v.as_str().unwrap_or("-").to_string();
+                (text(&e["type"]), text(&e["to_state"]), text(&e["payment"]["status"]), text(&e["occurred_at"]))
+            })
+            .collect();
+        let line = |kind: &str, state: &str, payment: &str, at: &str| {
+            (kind.to_string(), state.to_string(), payment.to_string(), at.to_string())
+        };
+        assert_eq!(
+            lines,
+            vec![
+                line("state_change", "canceled", "-", "2026-04-11T12:00:00.000Z"),
+                line("charge", "failed_attempt", "failed", "2026-04-11T03:00:00.000Z"),
+                line("charge", "failed_attempt", "failed", "2026-04-10T12:00:00.000Z"),
+                line("charge", "active", "succeeded", "2026-03-10T12:00:00.000Z"),
+                line("state_change", "redirecting", "-", "2026-03-10T12:00:00.000Z"),
+            ],
+            "{events:#}"
+        );
+        assert_eq!(events[0]["reason"], "card lost");
+        assert_eq!(events[1]["renew_at"], "2026-04-12T03:00:00.000Z", "the next retry");
+        assert_eq!(events[1]["payment"]["amount"], 990);
+
+        let (status, page) = app.get(&shop, &format!("/subscriptions/{id}/events?limit=2")).await;
+        assert_eq!((status, page.as_array().unwrap().len()), (StatusCode::OK, 2));
+        let other = app.shop("Other").await;
+        assert_eq!(app.get(&other, &format!("/subscriptions/{id}/events")).await.0, StatusCode::NOT_FOUND);
+    }
+
     async fn test_clocks_only_move_forward(app) {
         let shop = app.shop("Gym").await;
         let clock = clock(&app, &shop, "2026-01-10T12:00:00Z").await;
