@@ -62,7 +62,10 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router())
         .merge(pay::router())
         .route("/healthz", get(healthz))
-        .route("/static/paydesk.css", get(stylesheet))
+        .merge(crate::dashboard::router(&state))
+        .route("/static/paydesk.css", get(|| asset("text/css", include_str!("../static/paydesk.css"))))
+        .route("/static/dashboard.css", get(|| asset("text/css", include_str!("../static/dashboard.css"))))
+        .route("/static/dashboard.js", get(|| asset("text/javascript", include_str!("../static/dashboard.js"))))
         .fallback(|| async { AppError::NotFound("Page") })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -85,11 +88,13 @@ async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     }
 }
 
-async fn stylesheet() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=3600")],
-        include_str!("../static/paydesk.css"),
-    )
+/// A file of `static/`, built into the binary.
+async fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
+    let kind = match kind {
+        "text/css" => "text/css; charset=utf-8",
+        _ => "text/javascript; charset=utf-8",
+    };
+    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "public, max-age=3600")], body)
 }
 
 /// Opens the database and applies pending migrations.

@@ -30,6 +30,9 @@ pub struct ConfigArgs {
     /// `on` lets live (non-test) products be paid through the simulated acquirer.
     #[arg(long, env = "PAYDESK_SIMULATED_LIVE", global = true)]
     pub simulated_live: Option<String>,
+    /// `on` (default) lets anyone create a shop on the dashboard's sign-up page.
+    #[arg(long, env = "PAYDESK_SIGNUP", global = true)]
+    pub signup: Option<String>,
 }
 
 /// Checked configuration.
@@ -49,6 +52,8 @@ pub struct Config {
     pub scheduler: bool,
     /// Whether live payments may go through the simulated acquirer (demos only).
     pub simulated_live: bool,
+    /// Whether the dashboard's sign-up page is open.
+    pub signup: bool,
 }
 
 /// The default database: a file in the working directory, created on first use.
@@ -97,7 +102,8 @@ impl Config {
             .map_err(|_| bad("PAYDESK_TIMEZONE", tz_raw, "is not an IANA time zone such as Europe/Berlin"))?;
         let scheduler = on_off("PAYDESK_SCHEDULER", args.scheduler.as_deref(), true)?;
         let simulated_live = on_off("PAYDESK_SIMULATED_LIVE", args.simulated_live.as_deref(), false)?;
-        Ok(Config { database_url, listen, base_url, checkout_url, timezone, scheduler, simulated_live })
+        let signup = on_off("PAYDESK_SIGNUP", args.signup.as_deref(), true)?;
+        Ok(Config { database_url, listen, base_url, checkout_url, timezone, scheduler, simulated_live, signup })
     }
 }
 
@@ -145,6 +151,7 @@ mod tests {
             (ConfigArgs { listen: Some("nowhere".into()), ..args() }, "PAYDESK_LISTEN"),
             (ConfigArgs { timezone: Some("Mars/Base".into()), ..args() }, "PAYDESK_TIMEZONE"),
             (ConfigArgs { scheduler: Some("maybe".into()), ..args() }, "PAYDESK_SCHEDULER"),
+            (ConfigArgs { signup: Some("yes".into()), ..args() }, "PAYDESK_SIGNUP"),
             (ConfigArgs { base_url: Some("ftp://x".into()), ..args() }, "PAYDESK_BASE_URL"),
             (ConfigArgs { checkout_url: Some("/relative".into()), ..args() }, "PAYDESK_CHECKOUT_URL"),
             (ConfigArgs { database_url: Some("mysql://x".into()), ..args() }, "DATABASE_URL"),

@@ -21,6 +21,9 @@ pub enum AppError {
     /// Missing or wrong credentials: 401 with `WWW-Authenticate`.
     #[error("Invalid or missing credentials: use HTTP Basic with your shop id and secret key")]
     Unauthorized,
+    /// A form without its CSRF token, or another refusal of a browser request: 403.
+    #[error("{0}")]
+    Forbidden(&'static str),
     /// No such object (of this shop): 404.
     #[error("{0} not found")]
     NotFound(&'static str),
@@ -57,6 +60,7 @@ impl AppError {
             AppError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::Acquirer(_) => StatusCode::BAD_GATEWAY,

@@ -2,7 +2,7 @@
 //!
 //! One axum app serves three faces from one process: the JSON API for integrations
 //! ([`api`], HTTP Basic per shop), the public hosted pages customers pay on ([`pay`]), and
-//! later the merchant dashboard. Handlers stay thin: they extract the request, let the pure
+//! the merchant dashboard ([`dashboard`], session login, server-rendered). Handlers stay thin: they extract the request, let the pure
 //! rules of [`domain`] parse and validate it (time passed in, no HTTP, no SQL), call the
 //! queries of [`db`] (sea-orm over SQLite or PostgreSQL, every query filtered by shop), and
 //! render JSON or an askama page. Every failure is one [`error::AppError`].
@@ -13,6 +13,7 @@ pub mod app;
 pub mod auth;
 pub mod billing;
 pub mod config;
+pub mod dashboard;
 pub mod db;
 pub mod domain;
 pub mod error;

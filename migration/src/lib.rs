@@ -8,6 +8,7 @@ mod m20261123_000002_catalog;
 mod m20261123_000003_payments;
 mod m20261123_000004_subscriptions;
 mod m20261123_000005_subscription_events;
+mod m20261123_000006_dashboard;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -21,6 +22,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000003_payments::Migration),
             Box::new(m20261123_000004_subscriptions::Migration),
             Box::new(m20261123_000005_subscription_events::Migration),
+            Box::new(m20261123_000006_dashboard::Migration),
         ]
     }
 }

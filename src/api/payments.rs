@@ -90,7 +90,7 @@ impl From<&payments::Model> for PaymentView {
 }
 
 /// `?product=&plan=&subscription=&customer=&status=` (or `product_id=` and so on).
-fn filters(query: Option<&str>) -> Result<Condition, AppError> {
+pub fn filters(query: Option<&str>) -> Result<Condition, AppError> {
     use payments::Column;
     let mut condition = Condition::all();
     let mut errors = Errors::default();

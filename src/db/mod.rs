@@ -15,9 +15,11 @@ pub mod entities;
 pub mod payments;
 pub mod plans;
 pub mod products;
+pub mod sessions;
 pub mod shops;
 pub mod subscriptions;
 pub mod test_clocks;
+pub mod users;
 
 /// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
 /// or PostgreSQL.

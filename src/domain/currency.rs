@@ -196,9 +196,40 @@ pub fn format_minor(amount: i64, currency: Currency) -> String {
     format!("{sign}{major}.{minor:0width$}", width = currency.exponent as usize)
 }
 
+/// Reads a decimal amount in major units (`9.90`, `9,9`, `12`) as minimal units of
+/// `currency` (`990`); `None` when it is not such a number or has too many decimals.
+pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
+    let raw = raw.trim().replace(',', ".");
+    let (major, minor) = raw.split_once('.').unwrap_or((&raw, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(major) || !digits(minor) || minor.trim_end_matches('0').len() > currency.exponent as usize {
+        return None;
+    }
+    let scale = 10i64.pow(currency.exponent);
+    let minor = minor.trim_end_matches('0');
+    let minor_value: i64 = format!("{minor:0<width$}", width = currency.exponent as usize).parse().unwrap_or(0);
+    major.parse::<i64>().ok()?.checked_mul(scale)?.checked_add(minor_value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn major_units_are_read_into_minor_units() {
+        let eur = find("EUR").unwrap();
+        assert_eq!(parse_major("9.90", eur), Some(990));
+        assert_eq!(parse_major("9,9", eur), Some(990));
+        assert_eq!(parse_major(" 12 ", eur), Some(1200));
+        assert_eq!(parse_major("0.05", eur), Some(5));
+        assert_eq!(parse_major("9.900", eur), Some(990));
+        assert_eq!(parse_major("500", find("JPY").unwrap()), Some(500));
+        assert_eq!(parse_major("1.234", find("KWD").unwrap()), Some(1234));
+        for bad in ["9.999", "1.5", "abc", "", "-1", "1e3", "1.", ".5"] {
+            let currency = if bad == "1.5" { find("JPY").unwrap() } else { eur };
+            assert_eq!(parse_major(bad, currency), None, "{bad}");
+        }
+    }
 
     #[test]
     fn table_is_sorted_for_binary_search() {

@@ -14,6 +14,8 @@ pub const PAYMENT: &str = "pay_";
 pub const SUBSCRIPTION: &str = "sbs_";
 /// Subscription timeline event ids.
 pub const EVENT: &str = "evt_";
+/// Dashboard user ids.
+pub const USER: &str = "usr_";
 /// Test clock ids.
 pub const TEST_CLOCK: &str = "clk_";
 

@@ -1,6 +1,7 @@
 //! Pure domain logic: parsing and validating what merchants send, money, codes and ids.
 //! Nothing here touches HTTP or the database, and time always comes in as an argument.
 
+pub mod account;
 pub mod billing;
 pub mod card;
 pub mod checkout;
@@ -12,6 +13,7 @@ pub mod ids;
 pub mod input;
 pub mod plan;
 pub mod product;
+pub mod revenue;
 pub mod subscription;
 pub mod vocab;
 

@@ -11,7 +11,7 @@ use crate::domain::Errors;
 use crate::error::AppError;
 use crate::payments::PayError;
 
-mod csrf;
+pub(crate) mod csrf;
 mod form;
 pub mod i18n;
 mod page;
@@ -21,6 +21,7 @@ mod receipts;
 mod subscriptions;
 
 pub use page::PageError;
+pub use products::preview as preview_product;
 
 use form::FormView;
 use i18n::Texts;
@@ -72,6 +73,17 @@ impl Checkout<'_> {
     fn notice(self, status: StatusCode, title: &'static str, body: &'static str) -> Response {
         let page = PayPage { t: self.t, summary: self.summary, notice: Some(Notice { title, body }), form: None };
         respond_page(status, page, None, None)
+    }
+
+    /// The page as a merchant previews it: the form, under a note that this is a preview.
+    fn preview(self, headers: &HeaderMap) -> Response {
+        let (csrf, cookie) = csrf::issue(headers, self.secure());
+        let sent = Default::default();
+        let form = FormView::new(self.t, self.action, csrf, &self.fields, &sent, &Errors::default(), self.submit);
+        let notice =
+            Notice { title: "Preview", body: "This is the page your customers see; a payment made here is real." };
+        let page = PayPage { t: self.t, summary: self.summary, notice: Some(notice), form: Some(form) };
+        respond_page(StatusCode::OK, page, cookie, self.after.as_deref())
     }
 
     /// The page with its form, refilled from `sent`, showing `errors` or a `failure`.

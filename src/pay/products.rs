@@ -96,6 +96,11 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
     }
 }
 
+/// The product's hosted page as its customers see it, for the merchant's preview.
+pub fn preview(state: &AppState, product: &products::Model, shop: &shops::Model, headers: &HeaderMap) -> Response {
+    checkout(state, product, shop).preview(headers)
+}
+
 async fn submit(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -8,6 +8,7 @@ mod auth;
 mod browser;
 mod cli;
 mod customers;
+mod dashboard;
 mod engine;
 mod isolation;
 mod lists;

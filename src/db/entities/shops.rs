@@ -8,6 +8,7 @@ pub struct Model {
     pub name: String,
     pub url: Option<String>,
     pub secret_digest: String,
+    pub timezone: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

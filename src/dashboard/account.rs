@@ -1,0 +1,212 @@
+//! Signing up, logging in and out, and changing the password.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header::SET_COOKIE};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use chrono::Utc;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::form::{FormView, PostedForm};
+use super::merchant::{USER_KEY, csrf_token};
+use super::{Chrome, DashError, Merchant, Page, render, see_other};
+use crate::app::AppState;
+use crate::db::{self, users::NewUserError};
+use crate::domain::Errors;
+use crate::domain::account::{SignUp, new_password};
+use crate::domain::input::Reader;
+use crate::error::AppError;
+use crate::pay::csrf;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/signup", get(signup_page).post(signup))
+        .route("/dashboard/login", get(login_page).post(login))
+        .route("/dashboard/logout", post(logout))
+        .route("/dashboard/password", get(password_page).post(change_password))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/signup.html")]
+struct SignupPage {
+    csrf: String,
+    form: FormView,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/login.html")]
+struct LoginPage {
+    csrf: String,
+    next: String,
+    form: FormView,
+    problem: String,
+    signup: bool,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/password.html")]
+struct PasswordPage {
+    chrome: Chrome,
+    form: FormView,
+}
+
+/// A page before login, with the double-submit CSRF cookie of the hosted pages (there is
+/// no session yet to hold a token).
+fn anonymous(
+    state: &AppState,
+    headers: &HeaderMap,
+    status: StatusCode,
+    page: impl FnOnce(String) -> Response,
+) -> Response {
+    let (token, cookie) = csrf::issue(headers, state.config.base_url.starts_with("https://"));
+    let mut response = page(token);
+    *response.status_mut() = status;
+    if let Some(cookie) = cookie {
+        response.headers_mut().append(SET_COOKIE, cookie);
+    }
+    response
+}
+
+fn check_anonymous(headers: &HeaderMap, form: &PostedForm) -> Result<(), DashError> {
+    match csrf::verify(headers, form.get("csrf")) {
+        true => Ok(()),
+        false => Err(DashError(AppError::Forbidden("The form has expired: reload the page and send it again"))),
+    }
+}
+
+fn signup_open(state: &AppState) -> Result<(), DashError> {
+    match state.config.signup {
+        true => Ok(()),
+        false => Err(DashError(AppError::NotFound("Page"))),
+    }
+}
+
+async fn signup_page(State(state): State<AppState>, headers: HeaderMap) -> Page {
+    signup_open(&state)?;
+    Ok(anonymous(&state, &headers, StatusCode::OK, |csrf| {
+        render(StatusCode::OK, &SignupPage { csrf, form: FormView::default() })
+    }))
+}
+
+async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Session, form: PostedForm) -> Page {
+    signup_open(&state)?;
+    check_anonymous(&headers, &form)?;
+    let refused = |errors: Errors| {
+        let view = FormView::sent(&form, errors);
+        Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf| {
+            render(StatusCode::OK, &SignupPage { csrf, form: view })
+        }))
+    };
+    let new = match SignUp::parse(&form.to_json(&[], &[])) {
+        Ok(new) => new,
+        Err(errors) => return refused(errors),
+    };
+    let hash = db::users::hash_password(new.password.clone()).await?;
+    match db::users::sign_up(&state.db, &new.shop_name, &new.email, hash, Utc::now()).await {
+        Ok((_, user)) => {
+            start_session(&session, &user.id).await?;
+            session.insert("flash", "Your shop is ready. Create a product to get your first pay link.").await.ok();
+            see_other("/dashboard")
+        }
+        Err(NewUserError::EmailTaken) => {
+            let mut errors = Errors::default();
+            errors.add("email", "has already been taken");
+            refused(errors)
+        }
+        Err(NewUserError::Db(e)) => Err(e.into()),
+    }
+}
+
+/// Signs `user_id` in: a new session id (against fixation) and a new CSRF token.
+async fn start_session(session: &Session, user_id: &str) -> Result<(), DashError> {
+    let fail =
+        |e: tower_sessions::session::Error| DashError(AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}"))));
+    session.cycle_id().await.map_err(fail)?;
+    session.clear().await;
+    session.insert(USER_KEY, user_id).await.map_err(fail)?;
+    csrf_token(session).await?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct Next {
+    next: Option<String>,
+}
+
+/// Only paths of the dashboard itself: never another site.
+fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with("/dashboard") && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
+        _ => "/dashboard".to_string(),
+    }
+}
+
+async fn login_page(State(state): State<AppState>, headers: HeaderMap, Query(next): Query<Next>) -> Response {
+    let next = safe_next(next.next.as_deref());
+    anonymous(&state, &headers, StatusCode::OK, |csrf| {
+        let page =
+            LoginPage { csrf, next, form: FormView::default(), problem: String::new(), signup: state.config.signup };
+        render(StatusCode::OK, &page)
+    })
+}
+
+async fn login(State(state): State<AppState>, headers: HeaderMap, session: Session, form: PostedForm) -> Page {
+    check_anonymous(&headers, &form)?;
+    let email = form.get("email").unwrap_or("").trim().to_lowercase();
+    let password = form.get("password").unwrap_or("").to_string();
+    let user = db::users::by_email(&state.db, &email).await?;
+    let hash = match &user {
+        Some(u) => u.password_hash.clone(),
+        None => db::users::dummy_hash().await,
+    };
+    let matches = db::users::password_matches(password, hash).await;
+    match user {
+        Some(user) if matches => {
+            start_session(&session, &user.id).await?;
+            see_other(&safe_next(form.get("next")))
+        }
+        _ => {
+            tracing::info!("dashboard login refused");
+            let next = safe_next(form.get("next"));
+            let view = FormView::filled(vec![("email", email)]);
+            Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf| {
+                let problem = "Wrong e-mail or password.".to_string();
+                render(StatusCode::OK, &LoginPage { csrf, next, form: view, problem, signup: state.config.signup })
+            }))
+        }
+    }
+}
+
+async fn logout(m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    m.session.flush().await.map_err(|e| AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}"))))?;
+    Ok(Redirect::to("/dashboard/login").into_response())
+}
+
+async fn password_page(m: Merchant) -> Page {
+    super::ok(&PasswordPage { chrome: m.chrome("settings").await, form: FormView::default() })
+}
+
+async fn change_password(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let body = form.to_json(&[], &[]);
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    let current = form.get("current_password").unwrap_or("").to_string();
+    if !db::users::password_matches(current, m.user.password_hash.clone()).await {
+        errors.add("current_password", "is wrong");
+    }
+    let password = new_password(&r, "password", &mut errors);
+    let Some(password) = password.filter(|_| errors.is_empty()) else {
+        let page = PasswordPage { chrome: m.chrome("settings").await, form: FormView::sent(&form, errors) };
+        return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
+    };
+    let hash = db::users::hash_password(password).await?;
+    let user = db::users::set_password(&state.db, m.user.clone(), hash, Utc::now()).await?;
+    start_session(&m.session, &user.id).await?;
+    m.flash("Your password was changed.").await;
+    see_other("/dashboard/settings")
+}

@@ -1,0 +1,126 @@
+//! Forms posted to the dashboard: every name with all its values (checkbox groups send a
+//! name many times), turned into the JSON object the API's parsers read, so a form and an
+//! API request meet the same rules and the same messages.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use serde_json::{Map, Value};
+
+use super::DashError;
+use crate::app::AppState;
+use crate::domain::Errors;
+use crate::error::AppError;
+
+/// A posted `application/x-www-form-urlencoded` body.
+#[derive(Debug, Default, Clone)]
+pub struct PostedForm(pub Vec<(String, String)>);
+
+impl FromRequest<AppState> for PostedForm {
+    type Rejection = DashError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, DashError> {
+        let body = Bytes::from_request(req, state).await.map_err(|_| AppError::PayloadTooLarge)?;
+        Ok(PostedForm(url::form_urlencoded::parse(&body).into_owned().collect()))
+    }
+}
+
+impl PostedForm {
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`.
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
+    }
+
+    /// The form as a JSON object: text fields that are not blank as strings, each of
+    /// `checkboxes` as true or false, each of `lists` as an array of its values.
+    pub fn to_json(&self, checkboxes: &[&str], lists: &[&str]) -> Map<String, Value> {
+        let mut map = Map::new();
+        for (k, v) in &self.0 {
+            if k != "csrf" && !checkboxes.contains(&k.as_str()) && !lists.contains(&k.as_str()) && !v.trim().is_empty()
+            {
+                map.entry(k.clone()).or_insert_with(|| Value::String(v.clone()));
+            }
+        }
+        for name in checkboxes {
+            map.insert(name.to_string(), Value::Bool(self.get(name).is_some()));
+        }
+        for name in lists {
+            map.insert(name.to_string(), self.all(name).into_iter().map(|v| Value::String(v.into())).collect());
+        }
+        map
+    }
+}
+
+/// Moves `section.field` keys into nested objects (`plan.amount` → `{"plan": {"amount"}}`),
+/// the shape of the API's plan requests.
+pub fn nest(flat: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, value) in flat {
+        match key.split_once('.') {
+            Some((section, field)) => {
+                let entry = out.entry(section.to_string()).or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(inner) = entry {
+                    inner.insert(field.to_string(), value);
+                }
+            }
+            None => {
+                out.insert(key, value);
+            }
+        }
+    }
+    out
+}
+
+/// A form being shown: the values to refill and the problems to show beside each field.
+#[derive(Debug, Default)]
+pub struct FormView {
+    pub values: Vec<(String, String)>,
+    pub errors: Errors,
+}
+
+impl FormView {
+    /// A form refilled from what was sent, with its problems.
+    pub fn sent(form: &PostedForm, errors: Errors) -> Self {
+        let values = form.0.iter().filter(|(k, _)| !k.starts_with("password") && k != "csrf").cloned().collect();
+        FormView { values, errors }
+    }
+
+    /// A form filled with these values.
+    pub fn filled(values: Vec<(&str, String)>) -> Self {
+        FormView { values: values.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), errors: Errors::default() }
+    }
+
+    /// The value to show in `name`.
+    pub fn value(&self, name: &str) -> &str {
+        self.values.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("")
+    }
+
+    /// Whether the checkbox `name` (with this `value`) is ticked.
+    pub fn checked(&self, name: &str, value: &str) -> bool {
+        self.values.iter().any(|(k, v)| k == name && v == value)
+    }
+
+    /// The problems of `name`, joined for display.
+    pub fn error(&self, name: &str) -> String {
+        self.errors.get(name).map(|m| m.join(", ")).unwrap_or_default()
+    }
+
+    /// Whether `name` has a problem.
+    pub fn bad(&self, name: &str) -> bool {
+        self.errors.has(name)
+    }
+
+    /// The summary at the top of a refused form.
+    pub fn message(&self) -> String {
+        self.errors.message()
+    }
+
+    /// Whether the form was refused.
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+}

@@ -1,0 +1,98 @@
+//! Who is using the dashboard: the signed-in user, their shop, and the session that holds
+//! them, with its CSRF token and a one-time flash message.
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono_tz::Tz;
+use subtle::ConstantTimeEq;
+use tower_sessions::Session;
+
+use super::DashError;
+use crate::app::AppState;
+use crate::db::entities::{shops, users};
+use crate::db::{self};
+use crate::domain::ids::random_hex;
+use crate::error::AppError;
+
+/// Session keys.
+pub const USER_KEY: &str = "user_id";
+const CSRF_KEY: &str = "csrf";
+const FLASH_KEY: &str = "flash";
+
+/// A signed-in merchant. Pages that take one redirect strangers to the login page.
+pub struct Merchant {
+    pub user: users::Model,
+    pub shop: shops::Model,
+    /// The zone the dashboard shows times in.
+    pub tz: Tz,
+    /// The token every form of this session must send back.
+    pub csrf: String,
+    pub session: Session,
+}
+
+impl FromRequestParts<AppState> for Merchant {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let fail = |e: AppError| DashError(e).into_response();
+        let session =
+            Session::from_request_parts(parts, state).await.map_err(|(_, m)| fail(AppError::BadRequest(m.into())))?;
+        let user_id: Option<String> = session.get(USER_KEY).await.map_err(|e| fail(session_error(e)))?;
+        let user = match user_id {
+            Some(id) => db::users::by_id(&state.db, &id).await.map_err(|e| fail(e.into()))?,
+            None => None,
+        };
+        let shop = match &user {
+            Some(u) => db::shops::find(&state.db, u.shop_id).await.map_err(|e| fail(e.into()))?,
+            None => None,
+        };
+        let (Some(user), Some(shop)) = (user, shop) else {
+            let next = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/dashboard");
+            let to = format!(
+                "/dashboard/login?next={}",
+                url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+            );
+            return Err(Redirect::to(&to).into_response());
+        };
+        let csrf = csrf_token(&session).await.map_err(fail)?;
+        let tz = shop.timezone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(state.config.timezone);
+        Ok(Merchant { user, shop, tz, csrf, session })
+    }
+}
+
+impl Merchant {
+    /// Refuses a form whose token is not this session's.
+    pub fn check(&self, sent: Option<&str>) -> Result<(), DashError> {
+        match sent {
+            Some(token) if bool::from(token.as_bytes().ct_eq(self.csrf.as_bytes())) => Ok(()),
+            _ => Err(DashError(AppError::Forbidden("The form has expired: reload the page and send it again"))),
+        }
+    }
+
+    /// Leaves a message for the next page this session opens.
+    pub async fn flash(&self, message: &str) {
+        if let Err(e) = self.session.insert(FLASH_KEY, message).await {
+            tracing::warn!(error = %e, "cannot store a flash message");
+        }
+    }
+
+    /// The message left by the previous request, once.
+    pub async fn take_flash(&self) -> Option<String> {
+        self.session.remove(FLASH_KEY).await.ok().flatten()
+    }
+}
+
+/// The session's CSRF token, made on first use.
+pub async fn csrf_token(session: &Session) -> Result<String, AppError> {
+    if let Some(token) = session.get::<String>(CSRF_KEY).await.map_err(session_error)? {
+        return Ok(token);
+    }
+    let token = random_hex(16);
+    session.insert(CSRF_KEY, &token).await.map_err(session_error)?;
+    Ok(token)
+}
+
+fn session_error(e: tower_sessions::session::Error) -> AppError {
+    AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}")))
+}

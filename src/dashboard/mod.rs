@@ -1,0 +1,167 @@
+//! The merchant dashboard: server-rendered pages behind a session login, over everything
+//! the API can do. Each resource has its own file with its routes; this one wires them
+//! up with the session layer and holds what the pages share.
+
+use askama::Template;
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::cookie::time::Duration;
+use tower_sessions::{Expiry, SessionManagerLayer};
+
+use crate::app::AppState;
+use crate::db::sessions::DbSessionStore;
+use crate::error::AppError;
+
+mod account;
+mod customers;
+mod form;
+mod merchant;
+mod overview;
+mod payments;
+mod plans;
+mod products;
+mod settings;
+mod subscriptions;
+
+pub use form::PostedForm;
+pub use merchant::Merchant;
+
+/// How long a dashboard session lives without being used.
+const IDLE: Duration = Duration::hours(8);
+
+/// Routes of the dashboard, with their session layer.
+pub fn router(state: &AppState) -> Router<AppState> {
+    let sessions = SessionManagerLayer::new(DbSessionStore::new(state.db.clone()))
+        .with_name("pd_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(state.config.base_url.starts_with("https://"))
+        .with_expiry(Expiry::OnInactivity(IDLE));
+    Router::new()
+        .route("/", get(|| async { Redirect::to("/dashboard") }))
+        .merge(account::router())
+        .merge(overview::router())
+        .merge(products::router())
+        .merge(plans::router())
+        .merge(customers::router())
+        .merge(payments::router())
+        .merge(subscriptions::router())
+        .merge(settings::router())
+        .layer(sessions)
+}
+
+/// An error of a dashboard page, shown as the dashboard's error page.
+pub struct DashError(pub AppError);
+
+impl<E: Into<AppError>> From<E> for DashError {
+    fn from(e: E) -> Self {
+        DashError(e.into())
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/error.html")]
+struct ErrorPage {
+    status: u16,
+    title: &'static str,
+    message: String,
+}
+
+impl IntoResponse for DashError {
+    fn into_response(self) -> Response {
+        let status = self.0.status();
+        let page = ErrorPage {
+            status: status.as_u16(),
+            title: status.canonical_reason().unwrap_or("Error"),
+            message: self.0.public_message(),
+        };
+        render(status, &page)
+    }
+}
+
+/// What a dashboard handler answers.
+pub type Page = Result<Response, DashError>;
+
+/// Renders a template with `status`; pages are never cached (they show a shop's data).
+pub fn render(status: StatusCode, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(html) => (
+            status,
+            [
+                (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (axum::http::header::CACHE_CONTROL, "no-store"),
+            ],
+            html,
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "template failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "Internal server error").into_response()
+        }
+    }
+}
+
+/// A page answered 200.
+pub fn ok(page: &impl Template) -> Page {
+    Ok(render(StatusCode::OK, page))
+}
+
+/// The 303 after a successful form post.
+pub fn see_other(to: &str) -> Page {
+    Ok(Redirect::to(to).into_response())
+}
+
+/// What every signed-in page shows around its content.
+pub struct Chrome {
+    pub shop_name: String,
+    pub email: String,
+    pub csrf: String,
+    /// The key of the section this page belongs to (`products`, …).
+    pub active: &'static str,
+    pub flash: Option<String>,
+}
+
+const NAV: &[(&str, &str, &str)] = &[
+    ("/dashboard", "Overview", "overview"),
+    ("/dashboard/products", "Products", "products"),
+    ("/dashboard/plans", "Plans", "plans"),
+    ("/dashboard/customers", "Customers", "customers"),
+    ("/dashboard/payments", "Payments", "payments"),
+    ("/dashboard/subscriptions", "Subscriptions", "subscriptions"),
+    ("/dashboard/settings", "Settings", "settings"),
+];
+
+impl Chrome {
+    /// The sections: link, label, key.
+    pub fn nav(&self) -> &'static [(&'static str, &'static str, &'static str)] {
+        NAV
+    }
+}
+
+impl Merchant {
+    /// The frame of a page of section `active`, with the flash message left for it.
+    pub async fn chrome(&self, active: &'static str) -> Chrome {
+        Chrome {
+            shop_name: self.shop.name.clone(),
+            email: self.user.email.clone(),
+            csrf: self.csrf.clone(),
+            active,
+            flash: self.take_flash().await,
+        }
+    }
+}
+
+/// A time as the dashboard shows it: `2026-11-23 14:05` in the shop's zone.
+pub fn local(at: DateTime<Utc>, tz: Tz) -> String {
+    at.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string()
+}
+
+/// Money as the dashboard shows it: `9.90 EUR`.
+pub fn money(amount: i64, currency: &str) -> String {
+    crate::pay::i18n::EN.price(amount, currency)
+}

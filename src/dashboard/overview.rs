@@ -1,0 +1,115 @@
+//! The overview: today's and this month's revenue, a chart of the last 30 days, recent
+//! payments and subscriptions by state.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use chrono::{Datelike, Days, TimeZone, Utc};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
+
+use super::{Chrome, Merchant, Page, money, ok};
+use crate::app::AppState;
+use crate::db::entities::{payments, subscriptions};
+use crate::domain::revenue::{self, Revenue};
+use crate::domain::vocab::PaymentStatus;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/dashboard", get(overview))
+}
+
+/// Days the chart shows.
+const DAYS: u64 = 30;
+
+/// One bar of the chart, in SVG units.
+struct Bar {
+    x: u32,
+    y: u32,
+    height: u32,
+    label: String,
+}
+
+struct Chart {
+    currency: String,
+    bars: Vec<Bar>,
+    max: String,
+    first: String,
+    last: String,
+}
+
+const CHART_HEIGHT: u32 = 160;
+const BAR_STEP: u32 = 20;
+
+fn chart(r: &Revenue) -> Option<Chart> {
+    let currency = r.chart_currency.clone()?;
+    let top = r.daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
+    let bars = r
+        .daily
+        .iter()
+        .enumerate()
+        .map(|(i, (day, amount))| {
+            let height = ((*amount as f64 / top as f64) * CHART_HEIGHT as f64).round() as u32;
+            let height = if *amount > 0 { height.max(2) } else { 0 };
+            Bar {
+                x: i as u32 * BAR_STEP,
+                y: CHART_HEIGHT - height,
+                height,
+                label: format!("{}: {}", day.format("%b %d"), money(*amount, &currency)),
+            }
+        })
+        .collect();
+    let first = r.daily.first().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
+    let last = r.daily.last().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
+    Some(Chart { max: money(top, &currency), currency, bars, first, last })
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/overview.html")]
+struct OverviewPage {
+    chrome: Chrome,
+    today: Vec<String>,
+    month: Vec<String>,
+    chart: Option<Chart>,
+    states: Vec<(String, i64)>,
+    payments: Vec<super::payments::Row>,
+}
+
+async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
+    let now = Utc::now();
+    let local_today = now.with_timezone(&m.tz).date_naive();
+    let month_start = local_today.with_day(1).unwrap_or(local_today);
+    let chart_start = local_today.checked_sub_days(Days::new(DAYS - 1)).unwrap_or(local_today);
+    let since_day = month_start.min(chart_start);
+    let since =
+        m.tz.from_local_datetime(&since_day.and_hms_opt(0, 0, 0).unwrap_or_default()).earliest().map(|t| t.to_utc());
+    let mut query = payments::Entity::find()
+        .select_only()
+        .columns([payments::Column::Amount, payments::Column::Currency, payments::Column::CreatedAt])
+        .filter(payments::Column::ShopId.eq(m.shop.id))
+        .filter(payments::Column::Status.eq(PaymentStatus::Succeeded.as_str()));
+    if let Some(since) = since {
+        query = query.filter(payments::Column::CreatedAt.gte(since));
+    }
+    let taken: Vec<(i64, String, chrono::DateTime<Utc>)> = query.into_tuple().all(&state.db).await?;
+    let r = revenue::summarize(taken.iter().map(|(a, c, t)| (*a, c.as_str(), *t)), now, m.tz, DAYS);
+    let states: Vec<(String, i64)> = subscriptions::Entity::find()
+        .select_only()
+        .column(subscriptions::Column::State)
+        .column_as(subscriptions::Column::Seq.count(), "n")
+        .filter(subscriptions::Column::ShopId.eq(m.shop.id))
+        .group_by(subscriptions::Column::State)
+        .into_tuple()
+        .all(&state.db)
+        .await?;
+    let payments = super::payments::recent(&state, &m, super::payments::Filter::All, 10).await?;
+    let totals = |t: &[(String, i64)]| t.iter().map(|(c, a)| money(*a, c)).collect::<Vec<_>>();
+    let page = OverviewPage {
+        chrome: m.chrome("overview").await,
+        today: totals(&r.today),
+        month: totals(&r.month),
+        chart: chart(&r),
+        states,
+        payments,
+    };
+    ok(&page)
+}

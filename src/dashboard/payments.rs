@@ -1,0 +1,157 @@
+//! Payments in the dashboard: the list with its filters, one payment, and capturing or
+//! voiding an authorization.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, RawQuery, State};
+use axum::routing::{get, post};
+use chrono::Utc;
+use sea_orm::{ColumnTrait, Condition};
+
+use super::form::PostedForm;
+use super::products::{PER_PAGE, next_link};
+use super::{Chrome, DashError, Merchant, Page, local, money, ok, see_other};
+use crate::app::AppState;
+use crate::db::{self, Page as DbPage, entities::payments};
+use crate::domain::vocab::PaymentStatus;
+use crate::error::AppError;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/payments", get(list))
+        .route("/dashboard/payments/{id}", get(show))
+        .route("/dashboard/payments/{id}/capture", post(capture))
+        .route("/dashboard/payments/{id}/void", post(void))
+}
+
+/// A payment in a table.
+pub struct Row {
+    pub id: String,
+    pub amount: String,
+    pub status: String,
+    pub card: String,
+    pub test: bool,
+    pub created: String,
+}
+
+impl Row {
+    pub fn new(p: &payments::Model, tz: chrono_tz::Tz) -> Self {
+        Row {
+            id: p.id.clone(),
+            amount: money(p.amount, &p.currency),
+            status: p.status.clone(),
+            card: format!("{} •••• {}", p.card_brand, p.card_last4),
+            test: p.test,
+            created: local(p.created_at, tz),
+        }
+    }
+}
+
+/// Whose payments a detail page lists.
+pub enum Filter<'a> {
+    Product(&'a str),
+    Plan(&'a str),
+    Customer(&'a str),
+    All,
+}
+
+/// The newest `limit` payments of the shop that meet `filter`.
+pub async fn recent(state: &AppState, m: &Merchant, filter: Filter<'_>, limit: u64) -> Result<Vec<Row>, DashError> {
+    use payments::Column;
+    let condition = match filter {
+        Filter::Product(id) => Condition::all().add(Column::ProductId.eq(id)),
+        Filter::Plan(id) => Condition::all().add(Column::PlanId.eq(id)),
+        Filter::Customer(id) => Condition::all().add(Column::CustomerId.eq(id)),
+        Filter::All => Condition::all(),
+    };
+    let page = DbPage { limit, starting_after: None };
+    let listed = db::list::<payments::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    Ok(listed.rows.iter().map(|p| Row::new(p, m.tz)).collect())
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/payments/list.html")]
+struct ListPage {
+    chrome: Chrome,
+    status: String,
+    statuses: Vec<&'static str>,
+    /// The other filters in force (`product`, id), shown so they can be cleared.
+    scope: Vec<(String, String)>,
+    payments: Vec<Row>,
+    next: Option<String>,
+}
+
+async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQuery) -> Page {
+    let query = query.unwrap_or_default();
+    let params: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .filter(|(k, v)| {
+            !v.is_empty() && ["status", "product", "plan", "customer", "subscription", "after"].contains(&k.as_str())
+        })
+        .collect();
+    let kept: String = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(params.iter().filter(|(k, _)| k != "after"))
+        .finish();
+    let condition = crate::api::payments::filters(Some(&kept))?;
+    let after = params.iter().find(|(k, _)| k == "after").map(|(_, v)| v.clone());
+    let page = DbPage { limit: PER_PAGE, starting_after: after };
+    let listed = db::list::<payments::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    let status = params.iter().find(|(k, _)| k == "status").map(|(_, v)| v.clone()).unwrap_or_default();
+    let scope: Vec<(String, String)> = params.iter().filter(|(k, _)| k != "status" && k != "after").cloned().collect();
+    let keep: Vec<(&str, &str)> =
+        params.iter().filter(|(k, _)| k != "after").map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let next = next_link("/dashboard/payments", &keep, listed.next_after);
+    let page = ListPage {
+        chrome: m.chrome("payments").await,
+        status,
+        statuses: PaymentStatus::ALL.iter().map(|s| s.as_str()).collect(),
+        scope,
+        payments: listed.rows.iter().map(|p| Row::new(p, m.tz)).collect(),
+        next,
+    };
+    ok(&page)
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/payments/show.html")]
+struct ShowPage {
+    chrome: Chrome,
+    p: payments::Model,
+    amount: String,
+    created: String,
+    captured: Option<String>,
+    voided: Option<String>,
+    holdable: bool,
+}
+
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<payments::Model, DashError> {
+    Ok(db::find::<payments::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Payment"))?)
+}
+
+async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let p = find(&state, &m, &id).await?;
+    let page = ShowPage {
+        amount: money(p.amount, &p.currency),
+        created: local(p.created_at, m.tz),
+        captured: p.captured_at.map(|t| local(t, m.tz)),
+        voided: p.voided_at.map(|t| local(t, m.tz)),
+        holdable: p.status == PaymentStatus::Authorized.as_str(),
+        chrome: m.chrome("payments").await,
+        p,
+    };
+    ok(&page)
+}
+
+async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let p = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await?;
+    m.flash(&format!("Captured {}.", money(p.amount, &p.currency))).await;
+    see_other(&format!("/dashboard/payments/{id}"))
+}
+
+async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    crate::payments::void(&state, m.shop.id, &id, Utc::now()).await?;
+    m.flash("The authorization was voided: the funds are released.").await;
+    see_other(&format!("/dashboard/payments/{id}"))
+}

@@ -1,0 +1,269 @@
+//! Subscription plans in the dashboard: the list, the create form with every field of the
+//! API, and a plan's page with its schedule in plain words and its pay link.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use chrono::Utc;
+use sea_orm::{ColumnTrait, Condition};
+use serde_json::{Map, Value};
+
+use super::form::{FormView, PostedForm, nest};
+use super::products::{ListQuery, PER_PAGE, contains, next_link, qr_svg};
+use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
+use crate::api::plans::pay_url;
+use crate::app::AppState;
+use crate::db::{self, Page as DbPage, entities::plans, entities::subscriptions};
+use crate::domain::currency;
+use crate::domain::plan::PlanFields;
+use crate::domain::vocab::{IntervalUnit, Language};
+use crate::error::AppError;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/plans", get(list).post(create))
+        .route("/dashboard/plans/new", get(new))
+        .route("/dashboard/plans/{id}", get(show))
+        .route("/dashboard/plans/{id}/qr.svg", get(qr))
+}
+
+/// "every month", "every 3 days".
+fn every(n: i32, unit: IntervalUnit) -> String {
+    crate::pay::i18n::EN.every(n, unit)
+}
+
+/// "7 days", "1 month".
+fn span(n: i32, unit: IntervalUnit) -> String {
+    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+}
+
+/// The plan's schedule in plain words, as the merchant's customers will live it.
+pub fn describe(f: &PlanFields) -> String {
+    let price = money(f.amount, &f.currency);
+    let mut text = format!("{price} {}", every(f.interval, f.interval_unit));
+    if let Some(t) = f.trial {
+        let trial_price =
+            if t.amount == 0 { "free".to_string() } else { format!("for {}", money(t.amount, &f.currency)) };
+        text.push_str(&format!(" after a {}-{} trial {trial_price}", t.interval, t.interval_unit));
+        if f.trial_as_first_payment {
+            text.push_str(" (counted as the first payment)");
+        }
+    }
+    match f.billing_cycles {
+        Some(1) if !f.infinite => text.push_str(", for 1 payment"),
+        Some(n) if !f.infinite => text.push_str(&format!(", for {n} payments")),
+        _ => text.push_str(", until cancelled"),
+    }
+    text.push_str(". ");
+    let attempts = f.number_payment_attempts;
+    if attempts <= 1 {
+        text.push_str("A failed payment is not retried: the subscription ends");
+    } else {
+        let morning = if f.prevent_payments_at_night { "08:00" } else { "03:00" };
+        text.push_str(&format!(
+            "Failed payments are retried up to {attempts} attempts in all (a declined card the next day at {morning}, \
+             a processing error at the start of each following hour), then the subscription ends"
+        ));
+    }
+    if f.prevent_payments_at_night {
+        text.push_str(". No charges between 20:00 and 08:00: they wait for the morning");
+    }
+    text.push('.');
+    text
+}
+
+struct Row {
+    id: String,
+    title: String,
+    price: String,
+    trial: String,
+    test: bool,
+    created: String,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/plans/list.html")]
+struct ListPage {
+    chrome: Chrome,
+    q: String,
+    rows: Vec<Row>,
+    next: Option<String>,
+}
+
+async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
+    let q = query.q.unwrap_or_default().trim().to_string();
+    let mut condition = Condition::all();
+    if !q.is_empty() {
+        condition = condition.add(contains(plans::Column::Title, &q));
+    }
+    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
+    let listed = db::list::<plans::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    let rows = listed
+        .rows
+        .iter()
+        .map(|p| {
+            let f = p.fields();
+            Row {
+                id: p.id.clone(),
+                price: format!("{} {}", money(f.amount, &f.currency), every(f.interval, f.interval_unit)),
+                trial: f.trial.map_or("—".into(), |t| span(t.interval, t.interval_unit)),
+                title: f.title,
+                test: f.test,
+                created: local(p.created_at, m.tz),
+            }
+        })
+        .collect();
+    let next = next_link("/dashboard/plans", &[("q", &q)], listed.next_after);
+    ok(&ListPage { chrome: m.chrome("plans").await, q, rows, next })
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/plans/form.html")]
+struct FormPage {
+    chrome: Chrome,
+    form: FormView,
+    units: Vec<&'static str>,
+    languages: Vec<&'static str>,
+    currencies: Vec<&'static str>,
+}
+
+impl FormPage {
+    async fn new(m: &Merchant, form: FormView) -> Self {
+        FormPage {
+            chrome: m.chrome("plans").await,
+            form,
+            units: IntervalUnit::ALL.iter().map(|u| u.as_str()).collect(),
+            languages: Language::ALL.iter().map(|l| l.as_str()).collect(),
+            currencies: currency::CURRENCIES.iter().map(|c| c.code).collect(),
+        }
+    }
+}
+
+async fn new(m: Merchant) -> Page {
+    let form = FormView::filled(vec![
+        ("currency", "EUR".into()),
+        ("language", "en".into()),
+        ("plan.interval", "1".into()),
+        ("plan.interval_unit", "month".into()),
+        ("trial.interval_unit", "day".into()),
+        ("number_payment_attempts", "3".into()),
+        ("infinite", "true".into()),
+        ("test", "true".into()),
+    ]);
+    ok(&FormPage::new(&m, form).await)
+}
+
+/// The form as the API's request: prices in major units become minimal units, an empty
+/// trial section is left out, and the flat `plan.*` and `trial.*` names become sections.
+fn request(form: &PostedForm) -> Map<String, Value> {
+    let checkboxes = ["infinite", "test", "prevent_payments_at_night", "trial.as_first_payment"];
+    let mut flat = form.to_json(&checkboxes, &[]);
+    let code = form.get("currency").unwrap_or("").trim().to_uppercase();
+    for key in ["plan.amount", "trial.amount"] {
+        if let (Some(Value::String(raw)), Some(c)) = (flat.get(key), currency::find(&code))
+            && let Some(minor) = currency::parse_major(raw, c)
+        {
+            flat.insert(key.into(), Value::from(minor));
+        }
+    }
+    let trial_given = flat.contains_key("trial.amount") || flat.contains_key("trial.interval");
+    if !trial_given {
+        flat.remove("trial.interval_unit");
+        flat.remove("trial.as_first_payment");
+    }
+    nest(flat)
+}
+
+async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    match PlanFields::parse(&request(&form)) {
+        Ok(fields) => {
+            let plan = db::plans::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
+            m.flash("Plan created. Share its pay link to take subscriptions.").await;
+            see_other(&format!("/dashboard/plans/{}", plan.id))
+        }
+        Err(errors) => {
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, FormView::sent(&form, errors)).await))
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/plans/show.html")]
+struct ShowPage {
+    chrome: Chrome,
+    p: plans::Model,
+    summary: String,
+    pay_url: String,
+    created: String,
+    subscriptions: Vec<super::subscriptions::Row>,
+    payments: Vec<super::payments::Row>,
+}
+
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<plans::Model, DashError> {
+    Ok(db::find::<plans::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Plan"))?)
+}
+
+async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let p = find(&state, &m, &id).await?;
+    let condition = Condition::all().add(subscriptions::Column::PlanId.eq(p.id.as_str()));
+    let subscriptions = super::subscriptions::rows(&state, &m, condition, 10).await?;
+    let payments = super::payments::recent(&state, &m, super::payments::Filter::Plan(&p.id), 10).await?;
+    let page = ShowPage {
+        summary: describe(&p.fields()),
+        pay_url: pay_url(&state.config, &p.id),
+        created: local(p.created_at, m.tz),
+        chrome: m.chrome("plans").await,
+        subscriptions,
+        payments,
+        p,
+    };
+    ok(&page)
+}
+
+async fn qr(
+    State(state): State<AppState>,
+    m: Merchant,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, DashError> {
+    let p = find(&state, &m, &id).await?;
+    qr_svg(&pay_url(&state.config, &p.id))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn plan(body: Value) -> PlanFields {
+        PlanFields::parse(body.as_object().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_schedule_reads_as_a_sentence() {
+        let p = plan(
+            json!({"title": "Gym", "currency": "EUR", "plan": {"amount": 990, "interval": 1, "interval_unit": "month"},
+                            "trial": {"amount": 100, "interval": 7, "interval_unit": "day"}}),
+        );
+        assert_eq!(
+            describe(&p),
+            "9.90 EUR every month after a 7-day trial for 1.00 EUR, until cancelled. Failed payments are retried up to 3 \
+             attempts in all (a declined card the next day at 03:00, a processing error at the start of each following \
+             hour), then the subscription ends."
+        );
+        let p = plan(
+            json!({"title": "Box", "currency": "USD", "plan": {"amount": 2500, "interval": 3, "interval_unit": "month"},
+                            "infinite": false, "billing_cycles": 4, "number_payment_attempts": 1,
+                            "prevent_payments_at_night": true}),
+        );
+        assert_eq!(
+            describe(&p),
+            "25.00 USD every 3 months, for 4 payments. A failed payment is not retried: the subscription ends. \
+             No charges between 20:00 and 08:00: they wait for the morning."
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! Products in the dashboard: a searchable list, the create and edit forms (the API's rules
+//! and messages), the pay link with a copy button and a QR code, and a preview of the page.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use chrono::{NaiveDateTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use sea_orm::Condition;
+use sea_orm::sea_query::{Expr, Func};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::form::{FormView, PostedForm};
+use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
+use crate::api::products::pay_url;
+use crate::app::AppState;
+use crate::db::{self, Page as DbPage, entities::products};
+use crate::domain::currency;
+use crate::domain::product::ProductFields;
+use crate::domain::vocab::{Language, TransactionType, VisibleField};
+use crate::error::AppError;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/products", get(list).post(create))
+        .route("/dashboard/products/new", get(new))
+        .route("/dashboard/products/{id}", get(show).post(update))
+        .route("/dashboard/products/{id}/edit", get(edit))
+        .route("/dashboard/products/{id}/qr.svg", get(qr))
+        .route("/dashboard/products/{id}/preview", get(preview))
+}
+
+/// Rows per page of the dashboard's lists.
+pub const PER_PAGE: u64 = 25;
+
+#[derive(Deserialize, Default)]
+pub struct ListQuery {
+    pub q: Option<String>,
+    pub after: Option<String>,
+}
+
+struct Row {
+    id: String,
+    name: String,
+    price: String,
+    stock: String,
+    status: &'static str,
+    test: bool,
+    created: String,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/products/list.html")]
+struct ListPage {
+    chrome: Chrome,
+    q: String,
+    rows: Vec<Row>,
+    next: Option<String>,
+}
+
+/// `LIKE` over lowercased text, with the user's `%` and `_` taken literally.
+pub fn contains(column: impl sea_orm::sea_query::IntoColumnRef, q: &str) -> sea_orm::sea_query::SimpleExpr {
+    let escaped = q.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    Expr::expr(Func::lower(Expr::col(column)))
+        .like(sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\'))
+}
+
+/// The link to the next page of a list, keeping its other parameters.
+pub fn next_link(path: &str, params: &[(&str, &str)], next_after: Option<String>) -> Option<String> {
+    next_after.map(|after| {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
+            query.append_pair(k, v);
+        }
+        query.append_pair("after", &after);
+        format!("{path}?{}", query.finish())
+    })
+}
+
+fn status(p: &products::Model) -> &'static str {
+    if p.fields().is_expired(Utc::now()) {
+        "Expired"
+    } else if !p.infinite && p.quantity.unwrap_or(0) <= 0 {
+        "Sold out"
+    } else {
+        "On sale"
+    }
+}
+
+async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
+    let q = query.q.unwrap_or_default().trim().to_string();
+    let mut condition = Condition::all();
+    if !q.is_empty() {
+        condition = condition.add(contains(products::Column::Name, &q));
+    }
+    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
+    let listed = db::list::<products::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    let rows = listed
+        .rows
+        .iter()
+        .map(|p| Row {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            price: money(p.amount, &p.currency),
+            stock: p.quantity.map_or("∞".to_string(), |q| q.to_string()),
+            status: status(p),
+            test: p.test,
+            created: local(p.created_at, m.tz),
+        })
+        .collect();
+    let next = next_link("/dashboard/products", &[("q", &q)], listed.next_after);
+    ok(&ListPage { chrome: m.chrome("products").await, q, rows, next })
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/products/form.html")]
+struct FormPage {
+    chrome: Chrome,
+    /// `None` while creating.
+    id: Option<String>,
+    form: FormView,
+    fields: Vec<(&'static str, &'static str)>,
+    languages: Vec<&'static str>,
+    transaction_types: Vec<&'static str>,
+    currencies: Vec<&'static str>,
+}
+
+impl FormPage {
+    async fn new(m: &Merchant, id: Option<String>, form: FormView) -> Self {
+        FormPage {
+            chrome: m.chrome("products").await,
+            id,
+            form,
+            fields: VisibleField::ALL.iter().map(|f| (f.as_str(), label(*f))).collect(),
+            languages: Language::ALL.iter().map(|l| l.as_str()).collect(),
+            transaction_types: TransactionType::ALL.iter().map(|t| t.as_str()).collect(),
+            currencies: currency::CURRENCIES.iter().map(|c| c.code).collect(),
+        }
+    }
+}
+
+/// How the hosted page labels a customer field.
+fn label(f: VisibleField) -> &'static str {
+    crate::pay::i18n::EN.field_label(f)
+}
+
+async fn new(m: Merchant) -> Page {
+    let form = FormView::filled(vec![
+        ("currency", "EUR".into()),
+        ("language", "en".into()),
+        ("transaction_type", "payment".into()),
+        ("infinite", "true".into()),
+        ("immortal", "true".into()),
+        ("test", "true".into()),
+    ]);
+    ok(&FormPage::new(&m, None, form).await)
+}
+
+/// The form as the API's request: price in major units and a local expiry time become the
+/// API's minimal units and zoned time; the rest is passed as sent.
+fn request(form: &PostedForm, tz: Tz) -> Map<String, Value> {
+    let mut body = form.to_json(&["infinite", "immortal", "test"], &["visible_fields"]);
+    let code = form.get("currency").unwrap_or("").trim().to_uppercase();
+    if let (Some(Value::String(raw)), Some(c)) = (body.get("amount"), currency::find(&code))
+        && let Some(minor) = currency::parse_major(raw, c)
+    {
+        body.insert("amount".into(), Value::from(minor));
+    }
+    if let Some(Value::String(raw)) = body.get("expired_at")
+        && let Some(zoned) = zoned(raw, tz)
+    {
+        body.insert("expired_at".into(), Value::String(zoned));
+    }
+    body
+}
+
+/// `2026-12-31T23:59` (a browser's local date and time) in `tz`, as the spec's
+/// `2026-12-31T23:59:00+01:00`; `None` when it is not such a time.
+fn zoned(raw: &str, tz: Tz) -> Option<String> {
+    let naive = NaiveDateTime::parse_from_str(raw.trim(), "%Y-%m-%dT%H:%M")
+        .or_else(|_| NaiveDateTime::parse_from_str(raw.trim(), "%Y-%m-%dT%H:%M:%S"))
+        .ok()?;
+    let at = tz.from_local_datetime(&naive).earliest()?;
+    Some(at.format("%Y-%m-%dT%H:%M:%S%:z").to_string())
+}
+
+fn filled(p: &products::Model, tz: Tz) -> FormView {
+    let c = currency::find(&p.currency);
+    let mut values = vec![
+        ("name", p.name.clone()),
+        ("description", p.description.clone()),
+        ("amount", c.map_or(p.amount.to_string(), |c| currency::format_minor(p.amount, c))),
+        ("currency", p.currency.clone()),
+        ("quantity", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
+        (
+            "expired_at",
+            p.expired_at.map(|t| t.with_timezone(&tz).format("%Y-%m-%dT%H:%M").to_string()).unwrap_or_default(),
+        ),
+        ("return_url", p.return_url.clone().unwrap_or_default()),
+        ("language", p.language.clone()),
+        ("transaction_type", p.transaction_type.clone()),
+    ];
+    for (name, on) in [("infinite", p.infinite), ("immortal", p.immortal), ("test", p.test)] {
+        if on {
+            values.push((name, "true".into()));
+        }
+    }
+    for f in p.fields().visible_fields {
+        values.push(("visible_fields", f.as_str().into()));
+    }
+    FormView::filled(values)
+}
+
+async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    match ProductFields::parse(&request(&form, m.tz), None, m.shop.id) {
+        Ok(fields) => {
+            let product = db::products::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
+            m.flash("Product created. Share its pay link with your customers.").await;
+            see_other(&format!("/dashboard/products/{}", product.id))
+        }
+        Err(errors) => {
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, None, FormView::sent(&form, errors)).await))
+        }
+    }
+}
+
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<products::Model, DashError> {
+    Ok(db::find::<products::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Product"))?)
+}
+
+async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let product = find(&state, &m, &id).await?;
+    let form = filled(&product, m.tz);
+    ok(&FormPage::new(&m, Some(product.id), form).await)
+}
+
+async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let product = find(&state, &m, &id).await?;
+    match ProductFields::parse(&request(&form, m.tz), Some(&product.fields()), m.shop.id) {
+        Ok(fields) => {
+            db::products::update(&state.db, product, &fields, Utc::now()).await?;
+            m.flash("Product saved.").await;
+            see_other(&format!("/dashboard/products/{id}"))
+        }
+        Err(errors) => {
+            let page = FormPage::new(&m, Some(product.id), FormView::sent(&form, errors)).await;
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/products/show.html")]
+struct ShowPage {
+    chrome: Chrome,
+    p: products::Model,
+    price: String,
+    status: &'static str,
+    pay_url: String,
+    confirm_url: String,
+    fields: Vec<&'static str>,
+    expires: String,
+    created: String,
+    payments: Vec<super::payments::Row>,
+}
+
+async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let p = find(&state, &m, &id).await?;
+    let payments = super::payments::recent(&state, &m, super::payments::Filter::Product(&p.id), 10).await?;
+    let page = ShowPage {
+        price: money(p.amount, &p.currency),
+        status: status(&p),
+        pay_url: pay_url(&state.config, &p.id),
+        confirm_url: format!("{}/v2/confirm_order/{}/{}", state.config.checkout_url, p.id, p.shop_id),
+        fields: p.fields().visible_fields.into_iter().map(label).collect(),
+        expires: p.expired_at.map_or("never".into(), |t| local(t, m.tz)),
+        created: local(p.created_at, m.tz),
+        chrome: m.chrome("products").await,
+        payments,
+        p,
+    };
+    ok(&page)
+}
+
+/// A QR code of `link` as SVG.
+pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, DashError> {
+    let code = qrcode::QrCode::new(link.as_bytes()).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
+    Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "private, max-age=3600")], svg))
+}
+
+async fn qr(
+    State(state): State<AppState>,
+    m: Merchant,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, DashError> {
+    let p = find(&state, &m, &id).await?;
+    qr_svg(&pay_url(&state.config, &p.id))
+}
+
+async fn preview(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, headers: HeaderMap) -> Page {
+    let p = find(&state, &m, &id).await?;
+    Ok(crate::pay::preview_product(&state, &p, &m.shop, &headers))
+}

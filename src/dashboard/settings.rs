@@ -1,0 +1,127 @@
+//! Shop settings: name, shop URL, display time zone; the API credentials with key
+//! rotation; and the shop's users.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use chrono::Utc;
+
+use super::form::{FormView, PostedForm};
+use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use crate::app::AppState;
+use crate::db::{self, users::NewUserError};
+use crate::domain::Errors;
+use crate::domain::account::{ShopSettings, email, new_password};
+use crate::domain::input::Reader;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/settings", get(page).post(save))
+        .route("/dashboard/settings/rotate", post(rotate))
+        .route("/dashboard/settings/users", post(add_user))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/settings.html")]
+struct SettingsPage {
+    chrome: Chrome,
+    shop_id: i64,
+    system_zone: String,
+    form: FormView,
+    user_form: FormView,
+    rotate_error: bool,
+    users: Vec<(String, String)>,
+}
+
+impl SettingsPage {
+    async fn new(
+        state: &AppState,
+        m: &Merchant,
+        form: Option<FormView>,
+        user_form: FormView,
+    ) -> Result<Self, super::DashError> {
+        let users = db::users::of_shop(&state.db, m.shop.id).await?;
+        Ok(SettingsPage {
+            chrome: m.chrome("settings").await,
+            shop_id: m.shop.id,
+            system_zone: state.config.timezone.to_string(),
+            form: form.unwrap_or_else(|| {
+                FormView::filled(vec![
+                    ("name", m.shop.name.clone()),
+                    ("url", m.shop.url.clone().unwrap_or_default()),
+                    ("timezone", m.shop.timezone.clone().unwrap_or_default()),
+                ])
+            }),
+            user_form,
+            rotate_error: false,
+            users: users.iter().map(|u| (u.email.clone(), local(u.created_at, m.tz))).collect(),
+        })
+    }
+}
+
+async fn page(State(state): State<AppState>, m: Merchant) -> Page {
+    ok(&SettingsPage::new(&state, &m, None, FormView::default()).await?)
+}
+
+async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    match ShopSettings::parse(&form.to_json(&[], &[])) {
+        Ok(settings) => {
+            db::shops::update_settings(&state.db, m.shop.clone(), &settings, Utc::now()).await?;
+            m.flash("Settings saved.").await;
+            see_other("/dashboard/settings")
+        }
+        Err(errors) => {
+            let page = SettingsPage::new(&state, &m, Some(FormView::sent(&form, errors)), FormView::default()).await?;
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/secret.html")]
+struct SecretPage {
+    chrome: Chrome,
+    shop_id: i64,
+    secret_key: String,
+}
+
+/// A new secret key, once the merchant confirmed that the old one stops working.
+async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    if form.get("confirm") != Some("yes") {
+        let mut page = SettingsPage::new(&state, &m, None, FormView::default()).await?;
+        page.rotate_error = true;
+        return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
+    }
+    let secret_key = db::shops::rotate_secret(&state.db, m.shop.clone(), Utc::now()).await?;
+    tracing::info!(shop_id = m.shop.id, "secret key rotated");
+    ok(&SecretPage { chrome: m.chrome("settings").await, shop_id: m.shop.id, secret_key })
+}
+
+/// Another user of the shop, with a first password the merchant hands over.
+async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let body = form.to_json(&[], &[]);
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    let address = email(&r, "email", &mut errors);
+    let password = new_password(&r, "password", &mut errors);
+    if let (Some(address), Some(password)) = (&address, password)
+        && errors.is_empty()
+    {
+        let hash = db::users::hash_password(password).await?;
+        match db::users::insert(&state.db, m.shop.id, address, hash, Utc::now()).await {
+            Ok(_) => {
+                m.flash(&format!("{address} can now log in to this shop.")).await;
+                return see_other("/dashboard/settings");
+            }
+            Err(NewUserError::EmailTaken) => errors.add("email", "has already been taken"),
+            Err(NewUserError::Db(e)) => return Err(e.into()),
+        }
+    }
+    let page = SettingsPage::new(&state, &m, None, FormView::sent(&form, errors)).await?;
+    Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+}

@@ -1,0 +1,215 @@
+//! Subscriptions in the dashboard: the list by state, one subscription with its timeline
+//! of charges and retries and its next charge, and cancelling.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter};
+use serde::Deserialize;
+
+use super::form::PostedForm;
+use super::products::{PER_PAGE, next_link};
+use super::{Chrome, DashError, Merchant, Page, local, money, ok, see_other};
+use crate::app::AppState;
+use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
+use crate::db::{self, Page as DbPage};
+use crate::domain::billing::State as SubState;
+use crate::error::AppError;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/subscriptions", get(list))
+        .route("/dashboard/subscriptions/{id}", get(show))
+        .route("/dashboard/subscriptions/{id}/cancel", post(cancel))
+}
+
+/// The states, in the order the list's tabs show them.
+const STATES: &[&str] = &["active", "trial", "failed_attempt", "redirecting", "failed", "error", "canceled", "expired"];
+
+/// A subscription in a table.
+pub struct Row {
+    pub id: String,
+    pub state: String,
+    pub plan: String,
+    pub customer: String,
+    pub next: String,
+    pub created: String,
+}
+
+/// Up to `limit` of the shop's subscriptions that meet `condition`, newest first, with
+/// their plans' titles and customers' e-mails; and the id to continue after.
+async fn page_of(
+    state: &AppState,
+    m: &Merchant,
+    condition: Condition,
+    limit: u64,
+    after: Option<String>,
+) -> Result<(Vec<Row>, Option<String>), DashError> {
+    let page = DbPage { limit, starting_after: after };
+    let listed =
+        db::list::<subscriptions::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    let plan_ids: Vec<&str> = listed.rows.iter().map(|s| s.plan_id.as_str()).collect();
+    let customer_ids: Vec<&str> = listed.rows.iter().map(|s| s.customer_id.as_str()).collect();
+    let titles: HashMap<String, String> = plans::Entity::find()
+        .filter(plans::Column::ShopId.eq(m.shop.id))
+        .filter(plans::Column::Id.is_in(plan_ids))
+        .all(&state.db)
+        .await?
+        .into_iter()
+        .map(|p| (p.id, p.title))
+        .collect();
+    let emails: HashMap<String, String> = customers::Entity::find()
+        .filter(customers::Column::ShopId.eq(m.shop.id))
+        .filter(customers::Column::Id.is_in(customer_ids))
+        .all(&state.db)
+        .await?
+        .into_iter()
+        .map(|c| (c.id, c.email))
+        .collect();
+    let rows = listed
+        .rows
+        .iter()
+        .map(|s| Row {
+            id: s.id.clone(),
+            state: s.state.clone(),
+            plan: titles.get(&s.plan_id).cloned().unwrap_or_else(|| s.plan_id.clone()),
+            customer: emails.get(&s.customer_id).cloned().unwrap_or_else(|| s.customer_id.clone()),
+            next: s.renew_at.map_or("—".into(), |t| local(t, m.tz)),
+            created: local(s.created_at, m.tz),
+        })
+        .collect();
+    Ok((rows, listed.next_after))
+}
+
+/// The newest `limit` subscriptions that meet `condition`, for other pages.
+pub async fn rows(state: &AppState, m: &Merchant, condition: Condition, limit: u64) -> Result<Vec<Row>, DashError> {
+    Ok(page_of(state, m, condition, limit, None).await?.0)
+}
+
+#[derive(Deserialize, Default)]
+struct ListQuery {
+    state: Option<String>,
+    plan: Option<String>,
+    after: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/subscriptions/list.html")]
+struct ListPage {
+    chrome: Chrome,
+    state: String,
+    plan: String,
+    states: &'static [&'static str],
+    subscriptions: Vec<Row>,
+    next: Option<String>,
+}
+
+async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
+    let wanted = query.state.filter(|s| SubState::parse(s).is_some()).unwrap_or_default();
+    let plan = query.plan.unwrap_or_default();
+    let mut condition = Condition::all();
+    if !wanted.is_empty() {
+        condition = condition.add(subscriptions::Column::State.eq(wanted.as_str()));
+    }
+    if !plan.is_empty() {
+        condition = condition.add(subscriptions::Column::PlanId.eq(plan.as_str()));
+    }
+    let (subscriptions, next_after) = page_of(&state, &m, condition, PER_PAGE, query.after).await?;
+    let next = next_link("/dashboard/subscriptions", &[("state", &wanted), ("plan", &plan)], next_after);
+    ok(&ListPage { chrome: m.chrome("subscriptions").await, state: wanted, plan, states: STATES, subscriptions, next })
+}
+
+/// One line of the timeline.
+struct Line {
+    at: String,
+    what: String,
+    payment: Option<(String, String, String)>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/subscriptions/show.html")]
+struct ShowPage {
+    chrome: Chrome,
+    s: subscriptions::Model,
+    plan: Option<plans::Model>,
+    customer: Option<customers::Model>,
+    summary: Option<String>,
+    next_charge: Option<String>,
+    paid_until: Option<String>,
+    cancellable: bool,
+    timeline: Vec<Line>,
+}
+
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions::Model, DashError> {
+    Ok(db::find::<subscriptions::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Subscription"))?)
+}
+
+fn describe_event(e: &subscription_events::Model) -> String {
+    let to = e.to_state.replace('_', " ");
+    let what = match (&e.from_state, &e.payment_id) {
+        (None, _) => format!("Created ({to})"),
+        (Some(_), Some(_)) => format!("Charge attempt → {to}"),
+        (Some(from), None) => format!("{} → {to}", from.replace('_', " ")),
+    };
+    match &e.reason {
+        Some(reason) => format!("{what}: {reason}"),
+        None => what,
+    }
+}
+
+async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let s = find(&state, &m, &id).await?;
+    let plan = db::find::<plans::Entity>(&state.db, m.shop.id, &s.plan_id).await?;
+    let customer = db::find::<customers::Entity>(&state.db, m.shop.id, &s.customer_id).await?;
+    let events = subscription_events::Entity::find()
+        .filter(subscription_events::Column::ShopId.eq(m.shop.id))
+        .filter(subscription_events::Column::SubscriptionId.eq(s.id.as_str()))
+        .all(&state.db)
+        .await?;
+    let payment_ids: Vec<&str> = events.iter().filter_map(|e| e.payment_id.as_deref()).collect();
+    let paid = db::payments::by_ids(&state.db, m.shop.id, &payment_ids).await?;
+    let mut timeline: Vec<Line> = events
+        .iter()
+        .map(|e| Line {
+            at: local(e.occurred_at, m.tz),
+            what: describe_event(e),
+            payment: e
+                .payment_id
+                .as_ref()
+                .and_then(|id| paid.iter().find(|p| &p.id == id))
+                .map(|p: &payments::Model| (p.id.clone(), money(p.amount, &p.currency), p.status.clone())),
+        })
+        .collect();
+    timeline.reverse();
+    let sub_state = SubState::parse(&s.state);
+    let page = ShowPage {
+        summary: plan.as_ref().map(|p| super::plans::describe(&p.fields())),
+        next_charge: s.renew_at.map(|t| local(t, m.tz)),
+        paid_until: s.active_to.map(|t| local(t, m.tz)),
+        cancellable: sub_state.is_some_and(|st| st.is_billing() || st == SubState::Redirecting),
+        chrome: m.chrome("subscriptions").await,
+        timeline,
+        plan,
+        customer,
+        s,
+    };
+    ok(&page)
+}
+
+async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let sub = find(&state, &m, &id).await?;
+    let sub_state = SubState::parse(&sub.state).unwrap_or(SubState::Canceled);
+    if !sub_state.is_billing() && sub_state != SubState::Redirecting {
+        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)).into());
+    }
+    let reason =
+        form.get("cancel_reason").map(str::trim).filter(|r| !r.is_empty()).map(|r| r.chars().take(255).collect());
+    let now = crate::subscriptions::now_of(&state, &sub).await?;
+    db::subscriptions::cancel(&state.db, sub, reason, now).await?;
+    m.flash("The subscription was cancelled: it will not be charged again.").await;
+    see_other(&format!("/dashboard/subscriptions/{id}"))
+}

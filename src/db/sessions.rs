@@ -1,0 +1,85 @@
+//! Dashboard sessions, kept in the app's own database so that any instance can serve any
+//! merchant. The table comes from paydesk's migrations like every other one, which keeps a
+//! single schema on SQLite and PostgreSQL (and a per-test PostgreSQL schema works as is).
+
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set, SqlErr};
+use tower_sessions::session::{Id, Record};
+use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
+
+use super::entities::sessions::{ActiveModel, Column, Entity};
+
+/// The tower-sessions store over the `sessions` table.
+#[derive(Debug, Clone)]
+pub struct DbSessionStore {
+    db: DatabaseConnection,
+}
+
+impl DbSessionStore {
+    /// A store over `db`.
+    pub fn new(db: DatabaseConnection) -> Self {
+        DbSessionStore { db }
+    }
+
+    fn row(record: &Record) -> session_store::Result<ActiveModel> {
+        let text = serde_json::to_string(record).map_err(|e| session_store::Error::Encode(e.to_string()))?;
+        Ok(ActiveModel { id: Set(record.id.to_string()), record: Set(text), expires_at: Set(expiry(record)) })
+    }
+}
+
+fn expiry(record: &Record) -> DateTime<Utc> {
+    DateTime::from_timestamp(record.expiry_date.unix_timestamp(), 0).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+fn backend(e: DbErr) -> session_store::Error {
+    session_store::Error::Backend(e.to_string())
+}
+
+#[async_trait::async_trait]
+impl SessionStore for DbSessionStore {
+    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        // A new id on the (astronomically unlikely) collision, never someone else's session.
+        loop {
+            match Entity::insert(Self::row(record)?).exec_without_returning(&self.db).await {
+                Err(e) if matches!(e.sql_err(), Some(SqlErr::UniqueConstraintViolation(_))) => {
+                    record.id = Id::default()
+                }
+                other => return other.map(|_| ()).map_err(backend),
+            }
+        }
+    }
+
+    async fn save(&self, record: &Record) -> session_store::Result<()> {
+        let upsert = OnConflict::column(Column::Id).update_columns([Column::Record, Column::ExpiresAt]).to_owned();
+        Entity::insert(Self::row(record)?)
+            .on_conflict(upsert)
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        let row = Entity::find_by_id(id.to_string())
+            .filter(Column::ExpiresAt.gt(Utc::now()))
+            .one(&self.db)
+            .await
+            .map_err(backend)?;
+        row.map(|r| serde_json::from_str(&r.record).map_err(|e| session_store::Error::Decode(e.to_string())))
+            .transpose()
+    }
+
+    async fn delete(&self, id: &Id) -> session_store::Result<()> {
+        Entity::delete_by_id(id.to_string()).exec(&self.db).await.map_err(backend)?;
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ExpiredDeletion for DbSessionStore {
+    async fn delete_expired(&self) -> session_store::Result<()> {
+        Entity::delete_many().filter(Column::ExpiresAt.lte(Utc::now())).exec(&self.db).await.map_err(backend)?;
+        Ok(())
+    }
+}
