@@ -11,14 +11,14 @@ use serde_json::json;
 use crate::helpers::*;
 
 /// A headless Chromium driven over WebDriver; the driver process ends with it.
-struct Browser {
-    client: Client,
+pub struct Browser {
+    pub client: Client,
     driver: Child,
     _profile: tempfile::TempDir,
 }
 
 impl Browser {
-    async fn start() -> Browser {
+    pub async fn start() -> Browser {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -58,39 +58,39 @@ impl Browser {
         panic!("headless Chromium did not start: {last_error}");
     }
 
-    async fn fill(&self, name: &str, value: &str) {
+    pub async fn fill(&self, name: &str, value: &str) {
         let input = self.client.find(Locator::Css(&format!("[name=\"{name}\"]"))).await.unwrap();
         input.send_keys(value).await.unwrap();
     }
 
-    async fn fill_card(&self, number: &str) {
+    pub async fn fill_card(&self, number: &str) {
         for (name, value) in card(number) {
             self.fill(name, value).await;
         }
     }
 
-    async fn submit(&self) {
+    pub async fn submit(&self) {
         self.client.find(Locator::Css("form.pay-form button[type=submit]")).await.unwrap().click().await.unwrap();
     }
 
-    async fn has(&self, css: &str) -> bool {
+    pub async fn has(&self, css: &str) -> bool {
         !self.client.find_all(Locator::Css(css)).await.unwrap().is_empty()
     }
 
     /// Waits until `css` matches, and returns its text.
-    async fn text_of(&self, css: &str) -> String {
+    pub async fn text_of(&self, css: &str) -> String {
         let element = self.client.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css(css)).await;
         element.unwrap_or_else(|e| panic!("{css} never appeared: {e}")).text().await.unwrap()
     }
 
     /// Saves a screenshot as `test-artifacts/<name>.png`.
-    async fn screenshot(&self, name: &str) {
+    pub async fn screenshot(&self, name: &str) {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test-artifacts");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("{name}.png")), self.client.screenshot().await.unwrap()).unwrap();
     }
 
-    async fn close(mut self) {
+    pub async fn close(mut self) {
         self.client.clone().close().await.ok();
         self.driver.kill().ok();
         self.driver.wait().ok();
@@ -109,7 +109,7 @@ async fn merchant_site() -> String {
     base
 }
 
-fn backend_name(app: &TestApp) -> &'static str {
+pub fn backend_name(app: &TestApp) -> &'static str {
     if app.database_url.starts_with("sqlite") { "sqlite" } else { "postgres" }
 }
 

@@ -9,6 +9,7 @@ mod browser;
 mod cli;
 mod customers;
 mod dashboard;
+mod dashboard_browser;
 mod engine;
 mod isolation;
 mod lists;
