@@ -1,15 +1,21 @@
-//! The billing scheduler: tokio-cron-scheduler runs [`billing::run_due`] every minute (and
-//! once at start, so charges missed while the service was down are made at once). Several
-//! instances may all run it: claims keep each charge to one of them.
+//! The scheduler: tokio-cron-scheduler runs [`billing::run_due`] every minute (and once at
+//! start, so charges missed while the service was down are made at once), and clears
+//! expired dashboard sessions every hour. Several instances may all run it: claims keep
+//! each charge to one of them.
 
 use chrono::Utc;
 use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
 
+use tower_sessions::session_store::ExpiredDeletion;
+
 use crate::app::AppState;
 use crate::billing;
+use crate::db::sessions::DbSessionStore;
 
 /// When the engine runs: at second 0 of every minute.
 pub const EVERY_MINUTE: &str = "0 * * * * *";
+/// When expired sessions are deleted: at minute 17 of every hour.
+pub const HOURLY: &str = "0 17 * * * *";
 
 /// Starts the scheduler; it runs as long as the returned handle lives.
 pub async fn start(state: AppState) -> Result<JobScheduler, JobSchedulerError> {
@@ -19,6 +25,17 @@ pub async fn start(state: AppState) -> Result<JobScheduler, JobSchedulerError> {
         .add(Job::new_async(EVERY_MINUTE, move |_, _| {
             let state = job_state.clone();
             Box::pin(async move { run_billing(&state).await })
+        })?)
+        .await?;
+    let store = DbSessionStore::new(state.db.clone());
+    scheduler
+        .add(Job::new_async(HOURLY, move |_, _| {
+            let store = store.clone();
+            Box::pin(async move {
+                if let Err(e) = store.delete_expired().await {
+                    tracing::warn!(error = %e, "deleting expired sessions failed");
+                }
+            })
         })?)
         .await?;
     scheduler.start().await?;

@@ -3,6 +3,7 @@
 
 use paydesk::config::ConfigArgs;
 use reqwest::StatusCode;
+use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
@@ -507,4 +508,30 @@ async fn sign_up_can_be_turned_off() {
     assert_eq!(stranger.get("/dashboard/signup").await.status, StatusCode::NOT_FOUND);
     assert_eq!(stranger.post_raw("/dashboard/signup", &[("shop_name", "x")]).await.status, StatusCode::NOT_FOUND);
     assert!(!stranger.get("/dashboard/login").await.html.contains("/dashboard/signup"));
+}
+
+db_tests! {
+    async fn expired_sessions_are_never_loaded_and_are_cleared(app) {
+        use paydesk::db::sessions::DbSessionStore;
+        use tower_sessions::cookie::time::{Duration, OffsetDateTime};
+        use tower_sessions::session::{Id, Record};
+        use tower_sessions::session_store::{ExpiredDeletion, SessionStore};
+
+        let store = DbSessionStore::new(app.db.clone());
+        let mut live = Record { id: Id::default(), data: Default::default(), expiry_date: OffsetDateTime::now_utc() + Duration::hours(1) };
+        live.data.insert("user_id".into(), json!("usr_1"));
+        let mut old = Record { id: Id::default(), data: Default::default(), expiry_date: OffsetDateTime::now_utc() - Duration::minutes(1) };
+        store.create(&mut live).await.unwrap();
+        store.create(&mut old).await.unwrap();
+        assert_eq!(store.load(&live.id).await.unwrap().unwrap().data["user_id"], "usr_1");
+        assert!(store.load(&old.id).await.unwrap().is_none(), "an expired session is gone for its browser");
+        store.delete_expired().await.unwrap();
+        let rows = paydesk::db::entities::sessions::Entity::find().all(&app.db).await.unwrap();
+        assert_eq!(rows.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), vec![live.id.to_string()]);
+        live.data.insert("flash".into(), json!("saved"));
+        store.save(&live).await.unwrap();
+        assert_eq!(store.load(&live.id).await.unwrap().unwrap().data.len(), 2);
+        store.delete(&live.id).await.unwrap();
+        assert!(store.load(&live.id).await.unwrap().is_none());
+    }
 }
