@@ -1,4 +1,4 @@
-//! The `paydesk` command: serve, migrate, or create a shop.
+//! The `paydesk` command: serve, migrate, create a shop or a dashboard user.
 
 use std::process::ExitCode;
 
@@ -29,6 +29,24 @@ enum Command {
     Shop {
         #[command(subcommand)]
         command: ShopCommand,
+    },
+    /// Manage dashboard users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Add a dashboard user to a shop; the password is read from the first line of stdin.
+    Create {
+        /// The shop the user belongs to.
+        #[arg(long)]
+        shop_id: i64,
+        /// The user's e-mail address: the login name.
+        #[arg(long)]
+        email: String,
     },
 }
 
@@ -98,6 +116,28 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 "name": created.shop.name,
             });
             println!("{out}");
+            Ok(())
+        }
+        Command::User { command: UserCommand::Create { shop_id, email } } => {
+            let mut password = String::new();
+            std::io::stdin().read_line(&mut password)?;
+            let body = json!({"email": email, "password": password.trim_end_matches(['\r', '\n']),
+                              "password_confirmation": password.trim_end_matches(['\r', '\n'])});
+            let body = body.as_object().cloned().unwrap_or_default();
+            let r = paydesk::domain::input::Reader::new(&body);
+            let mut errors = paydesk::domain::Errors::default();
+            let email = paydesk::domain::account::email(&r, "email", &mut errors);
+            let password = paydesk::domain::account::new_password(&r, "password", &mut errors);
+            let (Some(email), Some(password)) = (email, password) else {
+                return Err(errors.message().into());
+            };
+            let db = app::open_database(&config).await?;
+            if paydesk::db::shops::find(&db, shop_id).await?.is_none() {
+                return Err(format!("there is no shop {shop_id}").into());
+            }
+            let hash = paydesk::db::users::hash_password(password).await?;
+            let user = paydesk::db::users::insert(&db, shop_id, &email, hash, Utc::now()).await?;
+            println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email}));
             Ok(())
         }
     }

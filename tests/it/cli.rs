@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-fn paydesk(database_url: &str) -> Command {
+pub fn paydesk(database_url: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_paydesk"));
     command.env_clear().env("DATABASE_URL", database_url).env("RUST_LOG", "warn");
     command

@@ -535,3 +535,31 @@ db_tests! {
         assert!(store.load(&live.id).await.unwrap().is_none());
     }
 }
+
+db_tests! {
+    async fn the_command_line_adds_a_user_who_can_log_in(app) {
+        use std::io::Write;
+        let shop = app.shop("Books").await;
+        let run = |email: &str, password: &str| {
+            let mut child = crate::cli::paydesk(&app.database_url)
+                .args(["user", "create", "--shop-id", &shop.id.to_string(), "--email", email])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            writeln!(child.stdin.take().unwrap(), "{password}").unwrap();
+            child.wait_with_output().unwrap()
+        };
+        let short = run("ann@example.com", "short");
+        assert!(!short.status.success());
+        assert!(String::from_utf8_lossy(&short.stderr).contains("Password is too short"));
+        let made = run("Ann@Example.com", PASSWORD);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let user: Value = serde_json::from_slice(&made.stdout).unwrap();
+        assert_eq!((user["shop_id"].as_i64(), user["email"].as_str()), (Some(shop.id), Some("ann@example.com")));
+        let (m, done) = log_in(&app, "ann@example.com", PASSWORD).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER);
+        assert!(m.get("/dashboard/settings").await.html.contains(&format!(">{}</code>", shop.id)));
+    }
+}
