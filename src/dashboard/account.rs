@@ -11,9 +11,10 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
-use super::merchant::{USER_KEY, csrf_token};
+use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, password_stamp};
 use super::{Chrome, DashError, Merchant, Page, render, see_other};
 use crate::app::AppState;
+use crate::db::entities::users;
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{SignUp, new_password};
@@ -107,7 +108,7 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
     let hash = db::users::hash_password(new.password.clone()).await?;
     match db::users::sign_up(&state.db, &new.shop_name, &new.email, hash, Utc::now()).await {
         Ok((_, user)) => {
-            start_session(&session, &user.id).await?;
+            start_session(&session, &user).await?;
             session.insert("flash", "Your shop is ready. Create a product to get your first pay link.").await.ok();
             see_other("/dashboard")
         }
@@ -120,13 +121,15 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
     }
 }
 
-/// Signs `user_id` in: a new session id (against fixation) and a new CSRF token.
-async fn start_session(session: &Session, user_id: &str) -> Result<(), DashError> {
+/// Signs `user` in: a new session id (against fixation), the stamp of their password, and a
+/// new CSRF token.
+async fn start_session(session: &Session, user: &users::Model) -> Result<(), DashError> {
     let fail =
         |e: tower_sessions::session::Error| DashError(AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}"))));
     session.cycle_id().await.map_err(fail)?;
     session.clear().await;
-    session.insert(USER_KEY, user_id).await.map_err(fail)?;
+    session.insert(USER_KEY, &user.id).await.map_err(fail)?;
+    session.insert(STAMP_KEY, password_stamp(user)).await.map_err(fail)?;
     csrf_token(session).await?;
     Ok(())
 }
@@ -139,7 +142,9 @@ struct Next {
 /// Only paths of the dashboard itself: never another site.
 fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(n) if n.starts_with("/dashboard") && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
+        Some(n) if n.starts_with("/dashboard") && n.bytes().all(|b| b.is_ascii_graphic()) && !n.contains('\\') => {
+            n.to_string()
+        }
         _ => "/dashboard".to_string(),
     }
 }
@@ -165,7 +170,7 @@ async fn login(State(state): State<AppState>, headers: HeaderMap, session: Sessi
     let matches = db::users::password_matches(password, hash).await;
     match user {
         Some(user) if matches => {
-            start_session(&session, &user.id).await?;
+            start_session(&session, &user).await?;
             see_other(&safe_next(form.get("next")))
         }
         _ => {
@@ -206,7 +211,7 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
     };
     let hash = db::users::hash_password(password).await?;
     let user = db::users::set_password(&state.db, m.user.clone(), hash, Utc::now()).await?;
-    start_session(&m.session, &user.id).await?;
+    start_session(&m.session, &user).await?;
     m.flash("Your password was changed.").await;
     see_other("/dashboard/settings")
 }

@@ -10,10 +10,10 @@ use chrono::Utc;
 use sea_orm::{ColumnTrait, Condition};
 
 use super::form::{FormView, PostedForm};
-use super::products::{ListQuery, PER_PAGE, contains, next_link};
+use super::list::{ListQuery, search};
 use super::{Chrome, DashError, Merchant, Page, local, ok, render, see_other};
 use crate::app::AppState;
-use crate::db::{self, Page as DbPage, entities::customers, entities::subscriptions};
+use crate::db::{self, entities::customers, entities::subscriptions};
 use crate::domain::customer::CustomerFields;
 use crate::error::AppError;
 
@@ -46,14 +46,9 @@ fn full_name(c: &customers::Model) -> String {
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let q = query.q.unwrap_or_default().trim().to_string();
-    let mut condition = Condition::all();
-    if !q.is_empty() {
-        condition = condition.add(contains(customers::Column::Email, &q));
-    }
-    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
-    let listed = db::list::<customers::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
-    let rows = listed
+    let found =
+        search::<customers::Entity>(&state, &m, query, customers::Column::Email, "/dashboard/customers").await?;
+    let rows = found
         .rows
         .iter()
         .map(|c| Row {
@@ -64,8 +59,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             created: local(c.created_at, m.tz),
         })
         .collect();
-    let next = next_link("/dashboard/customers", &[("q", &q)], listed.next_after);
-    ok(&ListPage { chrome: m.chrome("customers").await, q, rows, next })
+    ok(&ListPage { chrome: m.chrome("customers").await, q: found.q, rows, next: found.next })
 }
 
 #[derive(Template)]

@@ -35,14 +35,15 @@ impl PostedForm {
         self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
     }
 
-    /// The form as a JSON object: text fields that are not blank as strings, each of
-    /// `checkboxes` as true or false, each of `lists` as an array of its values.
+    /// The form as a JSON object: text fields as strings (blank ones as `null`, which an
+    /// update reads as "clear it"), each of `checkboxes` as true or false, each of `lists`
+    /// as an array of its values.
     pub fn to_json(&self, checkboxes: &[&str], lists: &[&str]) -> Map<String, Value> {
         let mut map = Map::new();
         for (k, v) in &self.0 {
-            if k != "csrf" && !checkboxes.contains(&k.as_str()) && !lists.contains(&k.as_str()) && !v.trim().is_empty()
-            {
-                map.entry(k.clone()).or_insert_with(|| Value::String(v.clone()));
+            if k != "csrf" && !checkboxes.contains(&k.as_str()) && !lists.contains(&k.as_str()) {
+                let value = if v.trim().is_empty() { Value::Null } else { Value::String(v.clone()) };
+                map.entry(k.clone()).or_insert(value);
             }
         }
         for name in checkboxes {
@@ -85,7 +86,7 @@ pub struct FormView {
 impl FormView {
     /// A form refilled from what was sent, with its problems.
     pub fn sent(form: &PostedForm, errors: Errors) -> Self {
-        let values = form.0.iter().filter(|(k, _)| !k.starts_with("password") && k != "csrf").cloned().collect();
+        let values = form.0.iter().filter(|(k, _)| !k.contains("password") && k != "csrf").cloned().collect();
         FormView { values, errors }
     }
 

@@ -17,6 +17,9 @@ use crate::error::AppError;
 
 /// Session keys.
 pub const USER_KEY: &str = "user_id";
+/// A stamp of the password the session was opened with: changing the password ends every
+/// other session of the user.
+pub const STAMP_KEY: &str = "password_stamp";
 const CSRF_KEY: &str = "csrf";
 const FLASH_KEY: &str = "flash";
 
@@ -47,6 +50,8 @@ impl FromRequestParts<AppState> for Merchant {
             Some(u) => db::shops::find(&state.db, u.shop_id).await.map_err(|e| fail(e.into()))?,
             None => None,
         };
+        let stamp: Option<String> = session.get(STAMP_KEY).await.map_err(|e| fail(session_error(e)))?;
+        let user = user.filter(|u| stamp.as_deref() == Some(password_stamp(u).as_str()));
         let (Some(user), Some(shop)) = (user, shop) else {
             let next = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/dashboard");
             let to = format!(
@@ -81,6 +86,12 @@ impl Merchant {
     pub async fn take_flash(&self) -> Option<String> {
         self.session.remove(FLASH_KEY).await.ok().flatten()
     }
+}
+
+/// What identifies the user's current password, without being the hash itself.
+pub fn password_stamp(user: &users::Model) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(user.password_hash.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 /// The session's CSRF token, made on first use.

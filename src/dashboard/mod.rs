@@ -20,6 +20,7 @@ use crate::error::AppError;
 mod account;
 mod customers;
 mod form;
+mod list;
 mod merchant;
 mod overview;
 mod payments;
@@ -41,7 +42,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(state.config.base_url.starts_with("https://"))
-        .with_expiry(Expiry::OnInactivity(IDLE));
+        .with_expiry(Expiry::OnInactivity(IDLE))
+        // Every request of a signed-in merchant pushes the expiry on, not only those that
+        // change the session.
+        .with_always_save(true);
     Router::new()
         .route("/", get(|| async { Redirect::to("/dashboard") }))
         .merge(account::router())

@@ -1,12 +1,12 @@
-//! The overview: today's and this month's revenue, a chart of the last 30 days, recent
-//! payments and subscriptions by state.
+//! The overview: today's and this month's revenue (live payments; test-mode ones beside
+//! them), a chart of the last 30 days, recent payments and subscriptions by state.
 
 use askama::Template;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use chrono::{Datelike, Days, TimeZone, Utc};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
+use chrono::{DateTime, Datelike, Days, TimeZone, Utc};
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QuerySelect};
 
 use super::{Chrome, Merchant, Page, money, ok};
 use crate::app::AppState;
@@ -31,6 +31,8 @@ struct Bar {
 
 struct Chart {
     currency: String,
+    /// Whether it shows test-mode payments (when there are no live ones yet).
+    test: bool,
     bars: Vec<Bar>,
     max: String,
     first: String,
@@ -40,7 +42,7 @@ struct Chart {
 const CHART_HEIGHT: u32 = 160;
 const BAR_STEP: u32 = 20;
 
-fn chart(r: &Revenue) -> Option<Chart> {
+fn chart(r: &Revenue, test: bool) -> Option<Chart> {
     let currency = r.chart_currency.clone()?;
     let top = r.daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
     let bars = r
@@ -60,7 +62,7 @@ fn chart(r: &Revenue) -> Option<Chart> {
         .collect();
     let first = r.daily.first().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
     let last = r.daily.last().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
-    Some(Chart { max: money(top, &currency), currency, bars, first, last })
+    Some(Chart { max: money(top, &currency), currency, test, bars, first, last })
 }
 
 #[derive(Template)]
@@ -69,6 +71,8 @@ struct OverviewPage {
     chrome: Chrome,
     today: Vec<String>,
     month: Vec<String>,
+    test_today: Vec<String>,
+    test_month: Vec<String>,
     chart: Option<Chart>,
     states: Vec<(String, i64)>,
     payments: Vec<super::payments::Row>,
@@ -82,16 +86,28 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let since_day = month_start.min(chart_start);
     let since =
         m.tz.from_local_datetime(&since_day.and_hms_opt(0, 0, 0).unwrap_or_default()).earliest().map(|t| t.to_utc());
+    use payments::Column;
     let mut query = payments::Entity::find()
         .select_only()
-        .columns([payments::Column::Amount, payments::Column::Currency, payments::Column::CreatedAt])
-        .filter(payments::Column::ShopId.eq(m.shop.id))
-        .filter(payments::Column::Status.eq(PaymentStatus::Succeeded.as_str()));
+        .columns([Column::Amount, Column::Currency, Column::CreatedAt, Column::CapturedAt, Column::Test])
+        .filter(Column::ShopId.eq(m.shop.id))
+        .filter(Column::Status.eq(PaymentStatus::Succeeded.as_str()));
     if let Some(since) = since {
-        query = query.filter(payments::Column::CreatedAt.gte(since));
+        query = query.filter(Condition::any().add(Column::CreatedAt.gte(since)).add(Column::CapturedAt.gte(since)));
     }
-    let taken: Vec<(i64, String, chrono::DateTime<Utc>)> = query.into_tuple().all(&state.db).await?;
-    let r = revenue::summarize(taken.iter().map(|(a, c, t)| (*a, c.as_str(), *t)), now, m.tz, DAYS);
+    type Taken = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, bool);
+    let taken: Vec<Taken> = query.into_tuple().all(&state.db).await?;
+    // Money counts on the day it was taken: an authorization on the day it was captured.
+    let of = |test: bool| {
+        let rows = taken.iter().filter(move |row| row.4 == test);
+        revenue::summarize(
+            rows.map(|(a, c, created, captured, _)| (*a, c.as_str(), captured.unwrap_or(*created))),
+            now,
+            m.tz,
+            DAYS,
+        )
+    };
+    let (live, test) = (of(false), of(true));
     let states: Vec<(String, i64)> = subscriptions::Entity::find()
         .select_only()
         .column(subscriptions::Column::State)
@@ -105,9 +121,11 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let totals = |t: &[(String, i64)]| t.iter().map(|(c, a)| money(*a, c)).collect::<Vec<_>>();
     let page = OverviewPage {
         chrome: m.chrome("overview").await,
-        today: totals(&r.today),
-        month: totals(&r.month),
-        chart: chart(&r),
+        today: totals(&live.today),
+        month: totals(&live.month),
+        test_today: totals(&test.today),
+        test_month: totals(&test.month),
+        chart: chart(&live, false).or_else(|| chart(&test, true)),
         states,
         payments,
     };

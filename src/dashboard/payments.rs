@@ -9,7 +9,7 @@ use chrono::Utc;
 use sea_orm::{ColumnTrait, Condition};
 
 use super::form::PostedForm;
-use super::products::{PER_PAGE, next_link};
+use super::list::{PER_PAGE, next_link};
 use super::{Chrome, DashError, Merchant, Page, local, money, ok, see_other};
 use crate::app::AppState;
 use crate::db::{self, Page as DbPage, entities::payments};

@@ -12,11 +12,12 @@ use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, nest};
-use super::products::{ListQuery, PER_PAGE, contains, next_link, qr_svg};
+use super::list::{ListQuery, search};
+use super::products::qr_svg;
 use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
 use crate::api::plans::pay_url;
 use crate::app::AppState;
-use crate::db::{self, Page as DbPage, entities::plans, entities::subscriptions};
+use crate::db::{self, entities::plans, entities::subscriptions};
 use crate::domain::currency;
 use crate::domain::plan::PlanFields;
 use crate::domain::vocab::{IntervalUnit, Language};
@@ -94,14 +95,8 @@ struct ListPage {
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let q = query.q.unwrap_or_default().trim().to_string();
-    let mut condition = Condition::all();
-    if !q.is_empty() {
-        condition = condition.add(contains(plans::Column::Title, &q));
-    }
-    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
-    let listed = db::list::<plans::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
-    let rows = listed
+    let found = search::<plans::Entity>(&state, &m, query, plans::Column::Title, "/dashboard/plans").await?;
+    let rows = found
         .rows
         .iter()
         .map(|p| {
@@ -116,8 +111,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             }
         })
         .collect();
-    let next = next_link("/dashboard/plans", &[("q", &q)], listed.next_after);
-    ok(&ListPage { chrome: m.chrome("plans").await, q, rows, next })
+    ok(&ListPage { chrome: m.chrome("plans").await, q: found.q, rows, next: found.next })
 }
 
 #[derive(Template)]
@@ -169,7 +163,8 @@ fn request(form: &PostedForm) -> Map<String, Value> {
             flat.insert(key.into(), Value::from(minor));
         }
     }
-    let trial_given = flat.contains_key("trial.amount") || flat.contains_key("trial.interval");
+    let given = |key: &str| flat.get(key).is_some_and(|v| !v.is_null());
+    let trial_given = given("trial.amount") || given("trial.interval");
     if !trial_given {
         flat.remove("trial.interval_unit");
         flat.remove("trial.as_first_payment");
@@ -198,6 +193,8 @@ struct ShowPage {
     p: plans::Model,
     summary: String,
     pay_url: String,
+    qr_url: String,
+    links: Vec<(String, String)>,
     created: String,
     subscriptions: Vec<super::subscriptions::Row>,
     payments: Vec<super::payments::Row>,
@@ -215,6 +212,8 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     let page = ShowPage {
         summary: describe(&p.fields()),
         pay_url: pay_url(&state.config, &p.id),
+        qr_url: format!("/dashboard/plans/{}/qr.svg", p.id),
+        links: vec![(pay_url(&state.config, &p.id), "Open the subscription page".into())],
         created: local(p.created_at, m.tz),
         chrome: m.chrome("plans").await,
         subscriptions,

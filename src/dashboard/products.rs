@@ -9,16 +9,14 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use chrono::{NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
-use sea_orm::Condition;
-use sea_orm::sea_query::{Expr, Func};
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm};
+use super::list::{ListQuery, search};
 use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
 use crate::api::products::pay_url;
 use crate::app::AppState;
-use crate::db::{self, Page as DbPage, entities::products};
+use crate::db::{self, entities::products};
 use crate::domain::currency;
 use crate::domain::product::ProductFields;
 use crate::domain::vocab::{Language, TransactionType, VisibleField};
@@ -32,15 +30,6 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/products/{id}/edit", get(edit))
         .route("/dashboard/products/{id}/qr.svg", get(qr))
         .route("/dashboard/products/{id}/preview", get(preview))
-}
-
-/// Rows per page of the dashboard's lists.
-pub const PER_PAGE: u64 = 25;
-
-#[derive(Deserialize, Default)]
-pub struct ListQuery {
-    pub q: Option<String>,
-    pub after: Option<String>,
 }
 
 struct Row {
@@ -62,25 +51,6 @@ struct ListPage {
     next: Option<String>,
 }
 
-/// `LIKE` over lowercased text, with the user's `%` and `_` taken literally.
-pub fn contains(column: impl sea_orm::sea_query::IntoColumnRef, q: &str) -> sea_orm::sea_query::SimpleExpr {
-    let escaped = q.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-    Expr::expr(Func::lower(Expr::col(column)))
-        .like(sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\'))
-}
-
-/// The link to the next page of a list, keeping its other parameters.
-pub fn next_link(path: &str, params: &[(&str, &str)], next_after: Option<String>) -> Option<String> {
-    next_after.map(|after| {
-        let mut query = url::form_urlencoded::Serializer::new(String::new());
-        for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
-            query.append_pair(k, v);
-        }
-        query.append_pair("after", &after);
-        format!("{path}?{}", query.finish())
-    })
-}
-
 fn status(p: &products::Model) -> &'static str {
     if p.fields().is_expired(Utc::now()) {
         "Expired"
@@ -92,14 +62,8 @@ fn status(p: &products::Model) -> &'static str {
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let q = query.q.unwrap_or_default().trim().to_string();
-    let mut condition = Condition::all();
-    if !q.is_empty() {
-        condition = condition.add(contains(products::Column::Name, &q));
-    }
-    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
-    let listed = db::list::<products::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
-    let rows = listed
+    let found = search::<products::Entity>(&state, &m, query, products::Column::Name, "/dashboard/products").await?;
+    let rows = found
         .rows
         .iter()
         .map(|p| Row {
@@ -112,8 +76,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             created: local(p.created_at, m.tz),
         })
         .collect();
-    let next = next_link("/dashboard/products", &[("q", &q)], listed.next_after);
-    ok(&ListPage { chrome: m.chrome("products").await, q, rows, next })
+    ok(&ListPage { chrome: m.chrome("products").await, q: found.q, rows, next: found.next })
 }
 
 #[derive(Template)]
@@ -263,7 +226,8 @@ struct ShowPage {
     price: String,
     status: &'static str,
     pay_url: String,
-    confirm_url: String,
+    qr_url: String,
+    links: Vec<(String, String)>,
     fields: Vec<&'static str>,
     expires: String,
     created: String,
@@ -273,11 +237,16 @@ struct ShowPage {
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
     let payments = super::payments::recent(&state, &m, super::payments::Filter::Product(&p.id), 10).await?;
+    let confirm_url = format!("{}/v2/confirm_order/{}/{}", state.config.checkout_url, p.id, p.shop_id);
     let page = ShowPage {
         price: money(p.amount, &p.currency),
         status: status(&p),
         pay_url: pay_url(&state.config, &p.id),
-        confirm_url: format!("{}/v2/confirm_order/{}/{}", state.config.checkout_url, p.id, p.shop_id),
+        qr_url: format!("/dashboard/products/{}/qr.svg", p.id),
+        links: vec![
+            (format!("/dashboard/products/{}/preview", p.id), "Preview the payment page".into()),
+            (confirm_url.clone(), format!("Order confirmation page: {confirm_url}")),
+        ],
         fields: p.fields().visible_fields.into_iter().map(label).collect(),
         expires: p.expired_at.map_or("never".into(), |t| local(t, m.tz)),
         created: local(p.created_at, m.tz),

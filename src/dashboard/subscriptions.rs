@@ -7,11 +7,11 @@ use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder};
 use serde::Deserialize;
 
 use super::form::PostedForm;
-use super::products::{PER_PAGE, next_link};
+use super::list::{PER_PAGE, next_link};
 use super::{Chrome, DashError, Merchant, Page, local, money, ok, see_other};
 use crate::app::AppState;
 use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
@@ -167,11 +167,12 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     let events = subscription_events::Entity::find()
         .filter(subscription_events::Column::ShopId.eq(m.shop.id))
         .filter(subscription_events::Column::SubscriptionId.eq(s.id.as_str()))
+        .order_by_desc(subscription_events::Column::Seq)
         .all(&state.db)
         .await?;
     let payment_ids: Vec<&str> = events.iter().filter_map(|e| e.payment_id.as_deref()).collect();
     let paid = db::payments::by_ids(&state.db, m.shop.id, &payment_ids).await?;
-    let mut timeline: Vec<Line> = events
+    let timeline: Vec<Line> = events
         .iter()
         .map(|e| Line {
             at: local(e.occurred_at, m.tz),
@@ -183,7 +184,6 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
                 .map(|p: &payments::Model| (p.id.clone(), money(p.amount, &p.currency), p.status.clone())),
         })
         .collect();
-    timeline.reverse();
     let sub_state = SubState::parse(&s.state);
     let page = ShowPage {
         summary: plan.as_ref().map(|p| super::plans::describe(&p.fields())),

@@ -3,7 +3,6 @@
 //! single schema on SQLite and PostgreSQL (and a per-test PostgreSQL schema works as is).
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::OnConflict;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set, SqlErr};
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
@@ -50,11 +49,13 @@ impl SessionStore for DbSessionStore {
         }
     }
 
+    /// Updates a stored session, never brings one back: a request that loaded the session
+    /// before a logout deleted it cannot resurrect it by saving afterwards.
     async fn save(&self, record: &Record) -> session_store::Result<()> {
-        let upsert = OnConflict::column(Column::Id).update_columns([Column::Record, Column::ExpiresAt]).to_owned();
-        Entity::insert(Self::row(record)?)
-            .on_conflict(upsert)
-            .exec_without_returning(&self.db)
+        Entity::update_many()
+            .set(Self::row(record)?)
+            .filter(Column::Id.eq(record.id.to_string()))
+            .exec(&self.db)
             .await
             .map_err(backend)?;
         Ok(())

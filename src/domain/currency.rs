@@ -199,6 +199,12 @@ pub fn format_minor(amount: i64, currency: Currency) -> String {
 /// Reads a decimal amount in major units (`9.90`, `9,9`, `12`) as minimal units of
 /// `currency` (`990`); `None` when it is not such a number or has too many decimals.
 pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
+    // `1,000` could be a thousand or one: refused rather than guessed.
+    if let Some((_, after)) = raw.trim().split_once(',')
+        && after.len() == 3
+    {
+        return None;
+    }
     let raw = raw.trim().replace(',', ".");
     let (major, minor) = raw.split_once('.').unwrap_or((&raw, "0"));
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -225,7 +231,7 @@ mod tests {
         assert_eq!(parse_major("9.900", eur), Some(990));
         assert_eq!(parse_major("500", find("JPY").unwrap()), Some(500));
         assert_eq!(parse_major("1.234", find("KWD").unwrap()), Some(1234));
-        for bad in ["9.999", "1.5", "abc", "", "-1", "1e3", "1.", ".5"] {
+        for bad in ["9.999", "1.5", "abc", "", "-1", "1e3", "1.", ".5", "1,000", "1.000,50"] {
             let currency = if bad == "1.5" { find("JPY").unwrap() } else { eur };
             assert_eq!(parse_major(bad, currency), None, "{bad}");
         }

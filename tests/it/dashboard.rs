@@ -205,6 +205,10 @@ db_tests! {
         let (m2, _) = log_in(&app, "ann@example.com", PASSWORD).await;
         let page = m2.get("/dashboard/login?next=https://evil.example/").await;
         assert!(page.html.contains("value=\"/dashboard\""));
+        let token = csrf_of(&page.html);
+        let odd = m2.post_raw("/dashboard/login", &[("csrf", &token), ("email", "ann@example.com"), ("password", PASSWORD),
+                                                   ("next", "/dashboard\n\rSet-Cookie: x=1")]).await;
+        assert_eq!((odd.status, odd.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard"));
 
         // A session id planted before login is not the one used after it.
         let planted = Merchant { base: app.base.clone(), client: browser(), csrf: String::new() };
@@ -289,11 +293,21 @@ db_tests! {
         assert!(edit.html.contains("value=\"9.90\"") && edit.html.contains("value=\"2030-06-01T12:00\""));
         let saved = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("description", "A mug"),
             ("amount", "12"), ("currency", "EUR"), ("infinite", "true"), ("immortal", "true"), ("language", "en"),
-            ("transaction_type", "payment")]).await;
+            ("transaction_type", "payment"), ("return_url", "https://books.example/thanks")]).await;
         assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
         let (_, product) = app.get(&shop, &format!("/products/{id}")).await;
         assert_eq!((product["amount"].clone(), product["infinite"].clone(), product["quantity"].clone()), (json!(1200), json!(true), Value::Null));
         assert_eq!((product["immortal"].clone(), product["visible_fields"].clone(), product["test"].clone()), (json!(true), json!([]), json!(false)));
+        let cleared = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("description", "A mug"),
+            ("amount", "12"), ("currency", "EUR"), ("infinite", "true"), ("immortal", "true"), ("return_url", "")]).await;
+        assert_eq!(cleared.status, StatusCode::SEE_OTHER);
+        let (_, product) = app.get(&shop, &format!("/products/{id}")).await;
+        assert_eq!(product["return_url"], Value::Null, "a blanked field is cleared: {}", cleared.location);
+        let blank = m.post(&format!("/dashboard/products/{id}"), &[("name", ""), ("description", "A mug"), ("amount", "1,000"),
+            ("currency", "EUR"), ("infinite", "true"), ("immortal", "true")]).await;
+        assert_eq!(blank.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(blank.html.contains("id=\"e-amount\">is not a number</p>"), "1,000 is not guessed: {}", blank.html);
+        assert!(blank.html.contains("id=\"e-name\">can&#39;t be blank</p>") || blank.html.contains("id=\"e-name\">can&#x27;t be blank</p>"));
         let refused = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("amount", "0")]).await;
         assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(refused.html.contains("must be greater than or equal to 1"));
@@ -387,9 +401,16 @@ db_tests! {
         let all = m.get(&format!("/dashboard/payments?product={id}")).await;
         assert!(all.html.contains("status-voided") && all.html.contains("status-succeeded"));
         assert_eq!(m.get("/dashboard/payments?status=lost").await.status, StatusCode::UNPROCESSABLE_ENTITY);
+        // Captured money counts on the day of the capture, even for an older authorization.
+        use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel};
+        let row = paydesk::db::payments::find_public(&app.db, first).await.unwrap().unwrap();
+        let mut row = row.into_active_model();
+        row.created_at = Set(chrono::Utc::now() - chrono::Duration::days(40));
+        row.update(&app.db).await.unwrap();
         let home = m.get("/dashboard").await;
-        assert!(home.html.contains("data-testid=\"today\">9.90 EUR"), "captured money counts as today's revenue");
-        assert!(home.html.contains("<svg class=\"chart\""));
+        assert!(home.html.contains("data-testid=\"today-test\">Test mode: 9.90 EUR"), "{}", home.html);
+        assert!(!home.html.contains("data-testid=\"today\""), "test payments are not the shop's revenue");
+        assert!(home.html.contains("<svg class=\"chart\"") && home.html.contains("(EUR, test mode)"));
         let customer = app.get(&shop, "/customers").await.1[0]["id"].as_str().unwrap().to_string();
         let page = m.get(&format!("/dashboard/customers/{customer}")).await;
         assert_eq!(page.html.matches("/dashboard/payments/pay_").count(), 3, "the customer's payments");
@@ -461,9 +482,14 @@ db_tests! {
                                                      ("password_confirmation", "a new password!")]).await;
         assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(wrong.html.contains("id=\"e-current_password\">is wrong</p>"));
+        assert!(!wrong.html.contains(PASSWORD) && !wrong.html.contains("value=\"nope\""), "passwords are never sent back");
+        let (elsewhere, _) = log_in(&app, "ann@example.com", PASSWORD).await;
+        assert_eq!(elsewhere.get("/dashboard").await.status, StatusCode::OK);
         let changed = m.post("/dashboard/password", &[("current_password", PASSWORD), ("password", "a new password!"),
                                                        ("password_confirmation", "a new password!")]).await;
         assert_eq!(changed.status, StatusCode::SEE_OTHER);
+        assert_eq!(m.get("/dashboard").await.status, StatusCode::OK, "this session goes on");
+        assert_eq!(elsewhere.get("/dashboard").await.status, StatusCode::SEE_OTHER, "other sessions end");
         assert_eq!(log_in(&app, "ann@example.com", PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(log_in(&app, "ann@example.com", "a new password!").await.1.status, StatusCode::SEE_OTHER);
     }
@@ -498,6 +524,28 @@ db_tests! {
         assert!(!mine.get("/dashboard/products").await.html.contains(product));
         assert_eq!(app.get(&shop, &format!("/payments/{payment}")).await.1["status"], "authorized", "untouched");
     }
+}
+
+#[tokio::test]
+async fn live_payments_are_the_revenue_and_test_payments_stand_beside_it() {
+    let args = ConfigArgs { simulated_live: Some("on".into()), ..Default::default() };
+    let app = TestApp::spawn_with(Backend::Sqlite, args).await;
+    let m = sign_up(&app, "Books", "ann@example.com").await;
+    let shop = api_shop(&m).await;
+    let live = app.product(&shop, &product_body()).await;
+    let test = app.product(&shop, &test_product_body()).await;
+    for _ in 0..2 {
+        assert_eq!(app.pay(live["id"].as_str().unwrap(), cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+    }
+    app.pay(live["id"].as_str().unwrap(), cards::DECLINED, &[]).await;
+    app.pay(test["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+    let home = m.get("/dashboard").await;
+    let price = live["amount"].as_i64().unwrap() * 2;
+    let figure =
+        format!("data-testid=\"today\">{}.{:02} {}", price / 100, price % 100, live["currency"].as_str().unwrap());
+    assert!(home.html.contains(&figure), "{figure}: {}", home.html);
+    assert!(home.html.contains("data-testid=\"today-test\">Test mode:"));
+    assert!(!home.html.contains("test mode)"), "the chart shows live money");
 }
 
 #[tokio::test]

@@ -89,7 +89,7 @@ db_tests! {
         b.click("table tbody tr a").await;
         assert!(b.text_of("h1").await.starts_with("25.00 EUR"));
         b.open(&format!("{}/dashboard", app.base)).await;
-        assert_eq!(b.text_of("[data-testid=today]").await, "25.00 EUR");
+        assert_eq!(b.text_of("[data-testid=today-test]").await, "Test mode: 25.00 EUR");
         b.screenshot(&format!("dashboard-overview-{db}")).await;
         for (page, name) in [("/dashboard/customers", "customers"), ("/dashboard/plans/new", "plan-form"),
                              ("/dashboard/subscriptions", "subscriptions"), ("/dashboard/settings", "settings")] {
