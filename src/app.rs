@@ -28,13 +28,15 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Who moves the money.
     pub acquirer: Arc<dyn Acquirer>,
+    /// Failed dashboard logins per e-mail address (per instance).
+    pub logins: Arc<std::sync::Mutex<crate::domain::throttle::Throttle>>,
 }
 
 impl AppState {
     /// The state of a server: the built-in simulated acquirer, live use as configured.
     pub fn new(db: DatabaseConnection, config: Config) -> Self {
         let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
-        AppState { db, config: Arc::new(config), acquirer }
+        AppState { db, config: Arc::new(config), acquirer, logins: Default::default() }
     }
 }
 

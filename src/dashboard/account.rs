@@ -162,6 +162,23 @@ async fn login(State(state): State<AppState>, headers: HeaderMap, session: Sessi
     check_anonymous(&headers, &form)?;
     let email = form.get("email").unwrap_or("").trim().to_lowercase();
     let password = form.get("password").unwrap_or("").to_string();
+    let next = safe_next(form.get("next"));
+    let refuse = |status: StatusCode, problem: String| {
+        let view = FormView::filled(vec![("email", email.clone())]);
+        Ok(anonymous(&state, &headers, status, |csrf| {
+            render(
+                StatusCode::OK,
+                &LoginPage { csrf, next: next.clone(), form: view, problem, signup: state.config.signup },
+            )
+        }))
+    };
+    let allowed = state.logins.lock().map(|mut t| t.allow(&email, Utc::now())).unwrap_or(Ok(()));
+    if let Err(until) = allowed {
+        let minutes = (until - Utc::now()).num_minutes() + 1;
+        tracing::warn!("dashboard login locked after repeated failures");
+        let problem = format!("Too many failed attempts for this address. Try again in {minutes} minutes.");
+        return refuse(StatusCode::TOO_MANY_REQUESTS, problem);
+    }
     let user = db::users::by_email(&state.db, &email).await?;
     let hash = match &user {
         Some(u) => u.password_hash.clone(),
@@ -170,17 +187,18 @@ async fn login(State(state): State<AppState>, headers: HeaderMap, session: Sessi
     let matches = db::users::password_matches(password, hash).await;
     match user {
         Some(user) if matches => {
+            if let Ok(mut t) = state.logins.lock() {
+                t.succeeded(&email);
+            }
             start_session(&session, &user).await?;
-            see_other(&safe_next(form.get("next")))
+            see_other(&next)
         }
         _ => {
+            if let Ok(mut t) = state.logins.lock() {
+                t.failed(&email, Utc::now());
+            }
             tracing::info!("dashboard login refused");
-            let next = safe_next(form.get("next"));
-            let view = FormView::filled(vec![("email", email)]);
-            Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf| {
-                let problem = "Wrong e-mail or password.".to_string();
-                render(StatusCode::OK, &LoginPage { csrf, next, form: view, problem, signup: state.config.signup })
-            }))
+            refuse(StatusCode::UNPROCESSABLE_ENTITY, "Wrong e-mail or password.".to_string())
         }
     }
 }

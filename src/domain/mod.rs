@@ -15,6 +15,7 @@ pub mod plan;
 pub mod product;
 pub mod revenue;
 pub mod subscription;
+pub mod throttle;
 pub mod vocab;
 
 pub use errors::Errors;

@@ -611,3 +611,16 @@ db_tests! {
         assert!(m.get("/dashboard/settings").await.html.contains(&format!(">{}</code>", shop.id)));
     }
 }
+
+db_tests! {
+    async fn repeated_wrong_passwords_lock_the_address_for_a_while(app) {
+        sign_up(&app, "Books", "ann@example.com").await;
+        for _ in 0..10 {
+            assert_eq!(log_in(&app, "ann@example.com", "guess guess guess").await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
+        }
+        let (_, locked) = log_in(&app, "ann@example.com", PASSWORD).await;
+        assert_eq!(locked.status, StatusCode::TOO_MANY_REQUESTS, "even the right password waits");
+        assert!(locked.html.contains("Too many failed attempts for this address. Try again in 15 minutes."));
+        assert_eq!(log_in(&app, "bob@example.com", PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
+    }
+}
