@@ -624,3 +624,67 @@ db_tests! {
         assert_eq!(log_in(&app, "bob@example.com", PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
     }
 }
+
+#[tokio::test]
+async fn cookies_are_secure_when_the_dashboard_is_served_over_https() {
+    let args = ConfigArgs { base_url: Some("https://dash.example.test".into()), ..Default::default() };
+    let app = TestApp::spawn_with(Backend::Sqlite, args).await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let page = client.get(format!("{}/dashboard/signup", app.base)).send().await.unwrap();
+    let csrf_cookie = page.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(csrf_cookie.contains("; Secure"), "{csrf_cookie}");
+    let token = csrf_of(&page.text().await.unwrap());
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("csrf", token.as_str()),
+            ("shop_name", "Books"),
+            ("email", "ann@example.com"),
+            ("password", PASSWORD),
+            ("password_confirmation", PASSWORD),
+        ])
+        .finish();
+    let done = client
+        .post(format!("{}/dashboard/signup", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("cookie", csrf_cookie.split(';').next().unwrap())
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), StatusCode::SEE_OTHER);
+    let session = done
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .find(|c| c.starts_with("pd_session="));
+    let session = session.expect("a session cookie");
+    assert!(
+        session.contains("Secure") && session.contains("HttpOnly") && session.contains("SameSite=Lax"),
+        "{session}"
+    );
+}
+
+db_tests! {
+    async fn long_lists_come_in_pages(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        for i in 0..27 {
+            let mut body = test_product_body();
+            body["name"] = json!(format!("Item {i:02}"));
+            app.product(&shop, &body).await;
+        }
+        let first = m.get("/dashboard/products").await;
+        assert_eq!(first.html.matches("<tr>").count() - 1, 25, "a header row and 25 products");
+        assert!(first.html.contains("Item 26") && !first.html.contains("Item 01"));
+        let marker = "href=\"/dashboard/products?after=";
+        let start = first.html.find(marker).expect("a next page") + "href=\"".len();
+        let next = first.html[start..].split('"').next().unwrap().replace("&#38;", "&").replace("&amp;", "&");
+        let second = m.get(&next).await;
+        assert!(second.html.contains("Item 01") && second.html.contains("Item 00") && !second.html.contains("Item 26"));
+        assert!(!second.html.contains("rel=\"next\""));
+        let searched = m.get("/dashboard/products?q=item").await;
+        let pager = searched.html.split("class=\"pager\"").nth(1).expect("a next page");
+        assert!(pager.split("rel=\"next\"").next().unwrap().contains("?q=item&"), "the search is kept: {pager}");
+    }
+}
