@@ -26,6 +26,14 @@ enum Sessions {
 }
 
 #[derive(DeriveIden, Clone, Copy)]
+enum Payments {
+    Table,
+    ShopId,
+    CreatedAt,
+    CapturedAt,
+}
+
+#[derive(DeriveIden, Clone, Copy)]
 enum Shops {
     Table,
     Id,
@@ -69,6 +77,13 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
+        // The overview sums a shop's payments taken since a day: by creation or by capture.
+        for (name, col) in
+            [("ix_payments_shop_created", Payments::CreatedAt), ("ix_payments_shop_captured", Payments::CapturedAt)]
+        {
+            let index = Index::create().name(name).table(Payments::Table).col(Payments::ShopId).col(col).to_owned();
+            manager.create_index(index).await?;
+        }
         manager
             .alter_table(
                 Table::alter()
@@ -81,6 +96,9 @@ impl MigrationTrait for Migration {
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         manager.alter_table(Table::alter().table(Shops::Table).drop_column(Shops::Timezone).to_owned()).await?;
+        for name in ["ix_payments_shop_created", "ix_payments_shop_captured"] {
+            manager.drop_index(Index::drop().name(name).table(Payments::Table).to_owned()).await?;
+        }
         manager.drop_table(Table::drop().table(Sessions::Table).to_owned()).await?;
         manager.drop_table(Table::drop().table(Users::Table).to_owned()).await
     }
