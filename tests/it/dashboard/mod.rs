@@ -1,0 +1,118 @@
+//! The merchant dashboard over HTTP with a cookie-keeping client: login everywhere, CSRF,
+//! each form's success and error paths, and isolation between shops. `accounts` covers
+//! signing up, logging in, sessions and settings; `sections` the shop's pages.
+
+mod accounts;
+mod sections;
+
+use reqwest::StatusCode;
+
+use crate::helpers::*;
+
+/// A browser of one merchant: keeps cookies, does not follow redirects.
+pub struct Merchant {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub csrf: String,
+}
+
+/// An answer: status, where it redirects, the page.
+pub struct Answer {
+    pub status: StatusCode,
+    pub location: String,
+    pub html: String,
+}
+
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+/// The value of the first `name="csrf"` field of a page.
+pub fn csrf_of(html: &str) -> String {
+    let marker = "name=\"csrf\" value=\"";
+    let start = html.find(marker).expect("a CSRF field") + marker.len();
+    html[start..start + 32].to_string()
+}
+
+pub async fn answer(response: reqwest::Response) -> Answer {
+    let status = response.status();
+    let location = response.headers().get("location").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    Answer { status, location, html: response.text().await.unwrap() }
+}
+
+impl Merchant {
+    pub async fn get(&self, path: &str) -> Answer {
+        answer(self.client.get(format!("{}{path}", self.base)).send().await.unwrap()).await
+    }
+
+    /// Posts a form with this session's CSRF token.
+    pub async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Answer {
+        let mut pairs = vec![("csrf", self.csrf.as_str())];
+        pairs.extend_from_slice(fields);
+        self.post_raw(path, &pairs).await
+    }
+
+    pub async fn post_raw(&self, path: &str, pairs: &[(&str, &str)]) -> Answer {
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+        let request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        answer(request.send().await.unwrap()).await
+    }
+
+    /// The id at the end of a redirect to a created object's page.
+    pub fn created(a: &Answer, prefix: &str) -> String {
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.html);
+        let id = a.location.rsplit('/').next().unwrap().to_string();
+        assert!(id.starts_with(prefix), "{}", a.location);
+        id
+    }
+}
+
+/// Signs a new shop up through the sign-up page; the browser is then logged in.
+pub async fn sign_up(app: &TestApp, shop_name: &str, email: &str) -> Merchant {
+    let mut m = Merchant { base: app.base.clone(), client: browser(), csrf: String::new() };
+    let page = m.get("/dashboard/signup").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let fields = [
+        ("csrf", csrf_of(&page.html)),
+        ("shop_name", shop_name.into()),
+        ("email", email.into()),
+        ("password", PASSWORD.into()),
+        ("password_confirmation", PASSWORD.into()),
+    ];
+    let pairs: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let done = m.post_raw("/dashboard/signup", &pairs).await;
+    assert_eq!((done.status, done.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard"), "{}", done.html);
+    m.csrf = csrf_of(&m.get("/dashboard").await.html);
+    m
+}
+
+/// Logs in through the login page.
+pub async fn log_in(app: &TestApp, email: &str, password: &str) -> (Merchant, Answer) {
+    let mut m = Merchant { base: app.base.clone(), client: browser(), csrf: String::new() };
+    let page = m.get("/dashboard/login").await;
+    let token = csrf_of(&page.html);
+    let done = m.post_raw("/dashboard/login", &[("csrf", &token), ("email", email), ("password", password)]).await;
+    if done.status == StatusCode::SEE_OTHER {
+        m.csrf = csrf_of(&m.get("/dashboard").await.html);
+    }
+    (m, done)
+}
+
+pub const PASSWORD: &str = "correct horse battery";
+
+/// The shop id the settings page shows, and API credentials made by rotating its key.
+pub async fn api_shop(m: &Merchant) -> Shop {
+    let settings = m.get("/dashboard/settings").await;
+    let marker = "data-testid=\"shop-id\">";
+    let start = settings.html.find(marker).unwrap() + marker.len();
+    let id: i64 = settings.html[start..].split('<').next().unwrap().parse().unwrap();
+    let rotated = m.post("/dashboard/settings/rotate", &[("confirm", "yes")]).await;
+    let marker = "data-testid=\"secret-key\"";
+    let at = rotated.html.find(marker).expect("the new key");
+    let value = rotated.html[..at].rsplit("value=\"").next().unwrap();
+    Shop { id, secret: value.split('"').next().unwrap().to_string() }
+}

@@ -1,0 +1,293 @@
+//! The shop's pages: products, plans, customers, payments, subscriptions, the overview, and
+//! isolation between shops.
+
+use paydesk::config::ConfigArgs;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::helpers::*;
+
+db_tests! {
+    async fn products_are_created_edited_and_found_with_the_apis_rules(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let form = m.get("/dashboard/products/new").await;
+        assert_eq!(form.status, StatusCode::OK);
+        for field in ["name=\"visible_fields\" value=\"email\"", "name=\"infinite\"", "name=\"immortal\"", "name=\"expired_at\"",
+                      "name=\"transaction_type\"", "name=\"language\"", "name=\"return_url\"", "name=\"test\""] {
+            assert!(form.html.contains(field), "{field}");
+        }
+
+        let bad = m.post("/dashboard/products", &[("name", ""), ("description", "A mug"), ("amount", "9.90"),
+            ("currency", "EURO"), ("visible_fields", "email"), ("visible_fields", "shoe_size")]).await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+        for (field, message) in [("name", "can&#39;t be blank"), ("currency", "is not in alpha-3 format, is an unknown code"),
+                                 ("quantity", "can&#39;t be blank"), ("expired_at", "can&#39;t be blank"),
+                                 ("visible_fields", "is not included in the list")] {
+            let shown = format!("id=\"e-{field}\">{message}</p>");
+            let shown_alt = shown.replace("&#39;", "&#x27;");
+            assert!(bad.html.contains(&shown) || bad.html.contains(&shown_alt), "{field}: {}", bad.html);
+        }
+        assert!(bad.html.contains(">A mug</textarea>"), "what was sent is kept");
+
+        let created = m.post("/dashboard/products", &[("name", "Mug <b>"), ("description", "A mug"), ("amount", "9.90"),
+            ("currency", "EUR"), ("quantity", "5"), ("expired_at", "2030-06-01T12:00"), ("visible_fields", "email"),
+            ("visible_fields", "phone"), ("transaction_type", "authorization"), ("language", "ru"), ("test", "true")]).await;
+        let id = Merchant::created(&created, "prd_");
+        assert!(m.get(&format!("/dashboard/products/{id}")).await.html.contains("Product created."));
+        let shop = api_shop(&m).await;
+        let (status, product) = app.get(&shop, &format!("/products/{id}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(product["amount"], 990);
+        assert_eq!(product["quantity"], 5);
+        assert_eq!(product["infinite"], false);
+        assert_eq!(product["immortal"], false);
+        assert_eq!(product["expired_at"], "2030-06-01T12:00:00.000Z", "local time of the shop's zone (UTC here)");
+        assert_eq!(product["visible_fields"], json!(["email", "phone"]));
+        assert_eq!((product["transaction_type"].clone(), product["language"].clone()), (json!("authorization"), json!("ru")));
+
+        let page = m.get(&format!("/dashboard/products/{id}")).await;
+        assert!(page.html.contains("Mug &#60;b&#62;") || page.html.contains("Mug &lt;b&gt;"));
+        assert!(page.html.contains(&format!("value=\"{}/products/{id}/pay\"", app.base)), "the pay link");
+        assert!(page.html.contains("data-copy=\"pay-url\""));
+        let qr = m.client.get(format!("{}/dashboard/products/{id}/qr.svg", app.base)).send().await.unwrap();
+        assert_eq!(qr.headers()["content-type"], "image/svg+xml");
+        assert!(qr.text().await.unwrap().contains("<svg"));
+        let preview = m.get(&format!("/dashboard/products/{id}/preview")).await;
+        assert_eq!(preview.status, StatusCode::OK);
+        assert!(preview.html.contains("Preview") && preview.html.contains("name=\"email\"") && preview.html.contains("name=\"phone\""));
+
+        let edit = m.get(&format!("/dashboard/products/{id}/edit")).await;
+        assert!(edit.html.contains("value=\"9.90\"") && edit.html.contains("value=\"2030-06-01T12:00\""));
+        let saved = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("description", "A mug"),
+            ("amount", "12"), ("currency", "EUR"), ("infinite", "true"), ("immortal", "true"), ("language", "en"),
+            ("transaction_type", "payment"), ("return_url", "https://books.example/thanks")]).await;
+        assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
+        let (_, product) = app.get(&shop, &format!("/products/{id}")).await;
+        assert_eq!((product["amount"].clone(), product["infinite"].clone(), product["quantity"].clone()), (json!(1200), json!(true), Value::Null));
+        assert_eq!((product["immortal"].clone(), product["visible_fields"].clone(), product["test"].clone()), (json!(true), json!([]), json!(false)));
+        let cleared = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("description", "A mug"),
+            ("amount", "12"), ("currency", "EUR"), ("infinite", "true"), ("immortal", "true"), ("return_url", "")]).await;
+        assert_eq!(cleared.status, StatusCode::SEE_OTHER);
+        let (_, product) = app.get(&shop, &format!("/products/{id}")).await;
+        assert_eq!(product["return_url"], Value::Null, "a blanked field is cleared: {}", cleared.location);
+        let blank = m.post(&format!("/dashboard/products/{id}"), &[("name", ""), ("description", "A mug"), ("amount", "1,000"),
+            ("currency", "EUR"), ("infinite", "true"), ("immortal", "true")]).await;
+        assert_eq!(blank.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(blank.html.contains("id=\"e-amount\">is not a number</p>"), "1,000 is not guessed: {}", blank.html);
+        assert!(blank.html.contains("id=\"e-name\">can&#39;t be blank</p>") || blank.html.contains("id=\"e-name\">can&#x27;t be blank</p>"));
+        let refused = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("amount", "0")]).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(refused.html.contains("must be greater than or equal to 1"));
+
+        app.product(&shop, &json!({"name": "Poster", "description": "A poster", "currency": "EUR", "amount": "500",
+                                   "infinite": true, "immortal": true})).await;
+        let found = m.get("/dashboard/products?q=MUG").await;
+        assert!(found.html.contains("Big mug") && !found.html.contains("Poster"));
+        let all = m.get("/dashboard/products").await;
+        assert!(all.html.contains("Big mug") && all.html.contains("Poster") && all.html.contains("12.00 EUR"));
+        let none = m.get("/dashboard/products?q=100%25").await;
+        assert!(none.html.contains("No product matches"));
+    }
+
+    async fn plans_and_customers_are_created_with_the_apis_rules(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let bad = m.post("/dashboard/plans", &[("title", ""), ("currency", "EUR"), ("plan.amount", "9.90"),
+            ("plan.interval", "0"), ("plan.interval_unit", "month"), ("trial.amount", "1.00"), ("number_payment_attempts", "0"),
+            ("billing_cycles", "")]).await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+        for (field, message) in [("title", "can&#39;t be blank"), ("plan.interval", "must be greater than or equal to 1"),
+                                 ("trial.interval", "can&#39;t be blank"),
+                                 ("number_payment_attempts", "must be greater than or equal to 1"),
+                                 ("billing_cycles", "can&#39;t be blank")] {
+            let shown = format!("id=\"e-{field}\">{message}</p>");
+            assert!(bad.html.contains(&shown) || bad.html.contains(&shown.replace("&#39;", "&#x27;")), "{field}: {}", bad.html);
+        }
+        let created = m.post("/dashboard/plans", &[("title", "Gold"), ("currency", "EUR"), ("language", "en"),
+            ("plan.amount", "9.90"), ("plan.interval", "1"), ("plan.interval_unit", "month"), ("trial.amount", "1"),
+            ("trial.interval", "7"), ("trial.interval_unit", "day"), ("infinite", "true"), ("number_payment_attempts", "3"),
+            ("prevent_payments_at_night", "true"), ("test", "true")]).await;
+        let plan = Merchant::created(&created, "pln_");
+        let page = m.get(&format!("/dashboard/plans/{plan}")).await;
+        assert!(page.html.contains("9.90 EUR every month after a 7-day trial for 1.00 EUR, until cancelled."), "{}", page.html);
+        assert!(page.html.contains("No charges between 20:00 and 08:00"));
+        assert!(page.html.contains(&format!("{}/plans/{plan}/pay", app.base)));
+        let shop = api_shop(&m).await;
+        let (_, api_plan) = app.get(&shop, &format!("/plans/{plan}")).await;
+        assert_eq!(api_plan["plan"], json!({"amount": 990, "interval": 1, "interval_unit": "month"}));
+        assert_eq!(api_plan["trial"]["amount"], 100);
+        assert_eq!(api_plan["prevent_payments_at_night"], true);
+        assert!(m.get("/dashboard/plans").await.html.contains("Gold"));
+
+        let bad = m.post("/dashboard/customers", &[("email", "nope"), ("ip", "300.1.1.1"), ("country", "DE"), ("state", "NY")]).await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(bad.html.contains("id=\"e-email\">is invalid</p>") && bad.html.contains("id=\"e-ip\">is invalid</p>"));
+        assert!(bad.html.contains("id=\"e-state\">may be sent only when country is US or CA</p>"));
+        let created = m.post("/dashboard/customers", &[("email", "zoe@example.com"), ("ip", "203.0.113.9"),
+            ("first_name", "Zoe"), ("country", "US"), ("state", "NY"), ("zip", "10001")]).await;
+        let customer = Merchant::created(&created, "cst_");
+        let page = m.get(&format!("/dashboard/customers/{customer}")).await;
+        assert!(page.html.contains("zoe@example.com") && page.html.contains("203.0.113.9"));
+        let (_, api_customer) = app.get(&shop, &format!("/customers/{customer}")).await;
+        assert_eq!(api_customer["zip"], "10001");
+        assert!(m.get("/dashboard/customers?q=ZOE").await.html.contains("zoe@example.com"));
+        assert!(m.get("/dashboard/customers?q=nobody").await.html.contains("No customer matches"));
+    }
+
+    async fn authorizations_are_captured_and_voided_from_the_dashboard(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let mut body = test_product_body();
+        body["transaction_type"] = json!("authorization");
+        body["visible_fields"] = json!(["email"]);
+        let product = app.product(&shop, &body).await;
+        let id = product["id"].as_str().unwrap();
+        for _ in 0..2 {
+            let paid = app.pay(id, cards::SUCCESS, &[("email", "payer@example.com")]).await;
+            assert_eq!(paid.status, StatusCode::SEE_OTHER, "{}", paid.html);
+        }
+        app.pay(id, cards::DECLINED, &[("email", "payer@example.com")]).await;
+        let (_, payments) = app.get(&shop, "/payments?status=authorized").await;
+        let (first, second) = (payments[0]["id"].as_str().unwrap(), payments[1]["id"].as_str().unwrap());
+
+        let held = m.get(&format!("/dashboard/payments/{first}")).await;
+        assert!(held.html.contains("Authorized: the funds are held") && held.html.contains("Capture 9.90 EUR"), "{}", held.html);
+        let captured = m.post(&format!("/dashboard/payments/{first}/capture"), &[]).await;
+        assert_eq!(captured.status, StatusCode::SEE_OTHER);
+        let page = m.get(&format!("/dashboard/payments/{first}")).await;
+        assert!(page.html.contains("Captured 9.90 EUR.") && !page.html.contains("funds are held"));
+        let (_, api) = app.get(&shop, &format!("/payments/{first}")).await;
+        assert_eq!(api["status"], "succeeded");
+        let again = m.post(&format!("/dashboard/payments/{first}/capture"), &[]).await;
+        assert_eq!(again.status, StatusCode::CONFLICT);
+        assert_eq!(m.post(&format!("/dashboard/payments/{second}/void"), &[]).await.status, StatusCode::SEE_OTHER);
+        let (_, api) = app.get(&shop, &format!("/payments/{second}")).await;
+        assert_eq!(api["status"], "voided");
+
+        let failed = m.get("/dashboard/payments?status=failed").await;
+        assert!(failed.html.contains("status-failed") && !failed.html.contains("status-voided"));
+        let all = m.get(&format!("/dashboard/payments?product={id}")).await;
+        assert!(all.html.contains("status-voided") && all.html.contains("status-succeeded"));
+        assert_eq!(m.get("/dashboard/payments?status=lost").await.status, StatusCode::UNPROCESSABLE_ENTITY);
+        // Captured money counts on the day of the capture, even for an older authorization.
+        use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel};
+        let row = paydesk::db::payments::find_public(&app.db, first).await.unwrap().unwrap();
+        let mut row = row.into_active_model();
+        row.created_at = Set(chrono::Utc::now() - chrono::Duration::days(40));
+        row.update(&app.db).await.unwrap();
+        let home = m.get("/dashboard").await;
+        assert!(home.html.contains("data-testid=\"today-test\">Test mode: 9.90 EUR"), "{}", home.html);
+        assert!(!home.html.contains("data-testid=\"today\""), "test payments are not the shop's revenue");
+        assert!(home.html.contains("<svg class=\"chart\"") && home.html.contains("(EUR, test mode)"));
+        let customer = app.get(&shop, "/customers").await.1[0]["id"].as_str().unwrap().to_string();
+        let page = m.get(&format!("/dashboard/customers/{customer}")).await;
+        assert_eq!(page.html.matches("/dashboard/payments/pay_").count(), 3, "the customer's payments");
+    }
+
+    async fn subscriptions_show_their_timeline_and_can_be_cancelled(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let mut plan = plan_body();
+        plan["test"] = json!(true);
+        let (_, plan) = app.post(&shop, "/plans", &plan).await;
+        let (_, clock) = app.post(&shop, "/test_clocks", &json!({"frozen_time": "2026-03-10T12:00:00Z"})).await;
+        let card = json!({"number": cards::SUCCESS, "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"});
+        let (status, sub) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": plan["id"]}, "customer": customer_body(),
+            "card": card, "test_clock": clock["id"]})).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+        let id = sub["id"].as_str().unwrap();
+        app.post(&shop, &format!("/test_clocks/{}/advance", clock["id"].as_str().unwrap()), &json!({"frozen_time": "2026-04-10T13:00:00Z"})).await;
+
+        let list = m.get("/dashboard/subscriptions?state=active").await;
+        assert!(list.html.contains(&format!("/dashboard/subscriptions/{id}")));
+        assert!(!m.get("/dashboard/subscriptions?state=canceled").await.html.contains(id));
+        let page = m.get(&format!("/dashboard/subscriptions/{id}")).await;
+        assert!(page.html.contains("data-testid=\"next-charge\">2026-05-10 12:00"), "{}", page.html);
+        assert_eq!(page.html.matches("Charge attempt → active").count(), 2);
+        assert!(page.html.contains("Created (redirecting)"));
+        let cancelled = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("cancel_reason", "moved away")]).await;
+        assert_eq!(cancelled.status, StatusCode::SEE_OTHER);
+        let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((api["state"].clone(), api["cancel_reason"].clone()), (json!("canceled"), json!("moved away")));
+        let page = m.get(&format!("/dashboard/subscriptions/{id}")).await;
+        assert!(page.html.contains("active → canceled: moved away") && !page.html.contains("Cancel subscription"));
+        assert_eq!(m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[]).await.status, StatusCode::CONFLICT);
+        let home = m.get("/dashboard").await;
+        assert!(home.html.contains("canceled</a>: 1"));
+    }
+
+    async fn a_shops_users_never_open_another_shops_objects(app) {
+        let mine = sign_up(&app, "Books", "ann@example.com").await;
+        let theirs = sign_up(&app, "Games", "bob@example.com").await;
+        let shop = api_shop(&theirs).await;
+        let mut body = test_product_body();
+        body["transaction_type"] = json!("authorization");
+        let product = app.product(&shop, &body).await;
+        let product = product["id"].as_str().unwrap();
+        app.pay(product, cards::SUCCESS, &[]).await;
+        let (_, plan) = app.post(&shop, "/plans", &plan_body()).await;
+        let (_, customer) = app.post(&shop, "/customers", &customer_body()).await;
+        let (_, payments) = app.get(&shop, "/payments").await;
+        let payment = payments[0]["id"].as_str().unwrap();
+        let (_, sub) = app.post(&shop, "/subscriptions", &json!({"plan_id": plan["id"], "customer_id": customer["id"]})).await;
+        for path in [format!("/dashboard/products/{product}"), format!("/dashboard/products/{product}/edit"),
+                     format!("/dashboard/products/{product}/qr.svg"), format!("/dashboard/products/{product}/preview"),
+                     format!("/dashboard/plans/{}", plan["id"].as_str().unwrap()),
+                     format!("/dashboard/customers/{}", customer["id"].as_str().unwrap()),
+                     format!("/dashboard/payments/{payment}"), format!("/dashboard/subscriptions/{}", sub["id"].as_str().unwrap())] {
+            assert_eq!(mine.get(&path).await.status, StatusCode::NOT_FOUND, "{path}");
+            assert_eq!(theirs.get(&path).await.status, StatusCode::OK, "{path}");
+        }
+        for path in [format!("/dashboard/payments/{payment}/capture"), format!("/dashboard/payments/{payment}/void"),
+                     format!("/dashboard/subscriptions/{}/cancel", sub["id"].as_str().unwrap()), format!("/dashboard/products/{product}")] {
+            assert_eq!(mine.post(&path, &[("name", "Stolen")]).await.status, StatusCode::NOT_FOUND, "{path}");
+        }
+        assert!(!mine.get("/dashboard/payments").await.html.contains(payment));
+        assert!(!mine.get("/dashboard/products").await.html.contains(product));
+        assert_eq!(app.get(&shop, &format!("/payments/{payment}")).await.1["status"], "authorized", "untouched");
+    }
+
+    async fn long_lists_come_in_pages(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        for i in 0..27 {
+            let mut body = test_product_body();
+            body["name"] = json!(format!("Item {i:02}"));
+            app.product(&shop, &body).await;
+        }
+        let first = m.get("/dashboard/products").await;
+        assert_eq!(first.html.matches("<tr>").count() - 1, 25, "a header row and 25 products");
+        assert!(first.html.contains("Item 26") && !first.html.contains("Item 01"));
+        let marker = "href=\"/dashboard/products?after=";
+        let start = first.html.find(marker).expect("a next page") + "href=\"".len();
+        let next = first.html[start..].split('"').next().unwrap().replace("&#38;", "&").replace("&amp;", "&");
+        let second = m.get(&next).await;
+        assert!(second.html.contains("Item 01") && second.html.contains("Item 00") && !second.html.contains("Item 26"));
+        assert!(!second.html.contains("rel=\"next\""));
+        let searched = m.get("/dashboard/products?q=item").await;
+        let pager = searched.html.split("class=\"pager\"").nth(1).expect("a next page");
+        assert!(pager.split("rel=\"next\"").next().unwrap().contains("?q=item&"), "the search is kept: {pager}");
+    }
+}
+
+#[tokio::test]
+async fn live_payments_are_the_revenue_and_test_payments_stand_beside_it() {
+    let args = ConfigArgs { simulated_live: Some("on".into()), ..Default::default() };
+    let app = TestApp::spawn_with(Backend::Sqlite, args).await;
+    let m = sign_up(&app, "Books", "ann@example.com").await;
+    let shop = api_shop(&m).await;
+    let live = app.product(&shop, &product_body()).await;
+    let test = app.product(&shop, &test_product_body()).await;
+    for _ in 0..2 {
+        assert_eq!(app.pay(live["id"].as_str().unwrap(), cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+    }
+    app.pay(live["id"].as_str().unwrap(), cards::DECLINED, &[]).await;
+    app.pay(test["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+    let home = m.get("/dashboard").await;
+    let price = live["amount"].as_i64().unwrap() * 2;
+    let figure =
+        format!("data-testid=\"today\">{}.{:02} {}", price / 100, price % 100, live["currency"].as_str().unwrap());
+    assert!(home.html.contains(&figure), "{figure}: {}", home.html);
+    assert!(home.html.contains("data-testid=\"today-test\">Test mode:"));
+    assert!(!home.html.contains("test mode)"), "the chart shows live money");
+}
