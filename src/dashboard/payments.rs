@@ -30,21 +30,28 @@ pub struct Row {
     pub amount: String,
     pub status: String,
     pub card: String,
+    /// The paying customer's e-mail, when known.
+    pub customer: String,
     pub test: bool,
     pub created: String,
 }
 
-impl Row {
-    pub fn new(p: &payments::Model, tz: chrono_tz::Tz) -> Self {
-        Row {
+/// The table rows of `payments`, with their customers' e-mails.
+async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Vec<Row>, DashError> {
+    let ids: Vec<&str> = payments.iter().filter_map(|p| p.customer_id.as_deref()).collect();
+    let emails = db::customers::emails(&state.db, m.shop.id, &ids).await?;
+    Ok(payments
+        .iter()
+        .map(|p| Row {
             id: p.id.clone(),
             amount: money(p.amount, &p.currency),
             status: p.status.clone(),
             card: format!("{} •••• {}", p.card_brand, p.card_last4),
+            customer: p.customer_id.as_ref().and_then(|id| emails.get(id)).cloned().unwrap_or_default(),
             test: p.test,
-            created: local(p.created_at, tz),
-        }
-    }
+            created: local(p.created_at, m.tz),
+        })
+        .collect())
 }
 
 /// Whose payments a detail page lists.
@@ -66,7 +73,7 @@ pub async fn recent(state: &AppState, m: &Merchant, filter: Filter<'_>, limit: u
     };
     let page = DbPage { limit, starting_after: None };
     let listed = db::list::<payments::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
-    Ok(listed.rows.iter().map(|p| Row::new(p, m.tz)).collect())
+    rows(state, m, &listed.rows).await
 }
 
 #[derive(Template)]
@@ -106,7 +113,7 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
         status,
         statuses: PaymentStatus::ALL.iter().map(|s| s.as_str()).collect(),
         scope,
-        payments: listed.rows.iter().map(|p| Row::new(p, m.tz)).collect(),
+        payments: rows(&state, &m, &listed.rows).await?,
         next,
     };
     ok(&page)

@@ -61,14 +61,7 @@ async fn page_of(
         .into_iter()
         .map(|p| (p.id, p.title))
         .collect();
-    let emails: HashMap<String, String> = customers::Entity::find()
-        .filter(customers::Column::ShopId.eq(m.shop.id))
-        .filter(customers::Column::Id.is_in(customer_ids))
-        .all(&state.db)
-        .await?
-        .into_iter()
-        .map(|c| (c.id, c.email))
-        .collect();
+    let emails = db::customers::emails(&state.db, m.shop.id, &customer_ids).await?;
     let rows = listed
         .rows
         .iter()

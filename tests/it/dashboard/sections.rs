@@ -168,6 +168,7 @@ db_tests! {
         assert!(failed.html.contains("status-failed") && !failed.html.contains("status-voided"));
         let all = m.get(&format!("/dashboard/payments?product={id}")).await;
         assert!(all.html.contains("status-voided") && all.html.contains("status-succeeded"));
+        assert!(all.html.contains("<td>payer@example.com</td>"), "the paying customer");
         assert_eq!(m.get("/dashboard/payments?status=lost").await.status, StatusCode::UNPROCESSABLE_ENTITY);
         // Captured money counts on the day of the capture, even for an older authorization.
         use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel};
