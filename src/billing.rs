@@ -105,15 +105,15 @@ pub async fn advance_clock(state: &AppState, clock: &test_clocks::Model, to: Dat
     Ok(report)
 }
 
-/// The first charge of a subscription whose card just arrived, with the customer present.
+/// The first charge of a subscription of `plan` whose card just arrived, with the customer
+/// present.
 pub async fn start(
     state: &AppState,
+    plan: &plans::Model,
     sub: subscriptions::Model,
     card: &CardRef,
     now: DateTime<Utc>,
 ) -> Result<subscriptions::Model, DbErr> {
-    let plan =
-        db::plans::find_public(&state.db, &sub.plan_id).await?.ok_or(DbErr::RecordNotFound(sub.plan_id.clone()))?;
     let anchor = Terms::from(&plan.fields()).anchor(now, state.config.timezone);
     let sub = db::subscriptions::start(&state.db, sub, card, now, anchor).await?;
     let (_, mut billed) = bill(state, vec![sub], now, true).await?;

@@ -108,27 +108,30 @@ pub async fn subscribe(
         progress: billing_rules::begin(&billing_rules::Terms::from(&plan.fields())),
     };
     let sub = db::subscriptions::insert(&state.db, new, now).await?;
-    start_subscription(state, sub, &card, now).await
+    start_subscription(state, plan, sub, &card, now).await
 }
 
-/// Takes the card of a subscription waiting for one (`redirecting`) and makes its first charge.
+/// Takes the card of a subscription of `plan` waiting for one (`redirecting`) and makes its
+/// first charge.
 pub async fn pay_subscription(
     state: &AppState,
+    plan: &plans::Model,
     sub: subscriptions::Model,
     checkout: Checkout,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
     let card = tokenize(state, &checkout, sub.test).await?;
-    start_subscription(state, sub, &card, now).await
+    start_subscription(state, plan, sub, &card, now).await
 }
 
 async fn start_subscription(
     state: &AppState,
+    plan: &plans::Model,
     sub: subscriptions::Model,
     card: &CardRef,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
-    let sub = crate::billing::start(state, sub, card, now).await?;
+    let sub = crate::billing::start(state, plan, sub, card, now).await?;
     let id = sub.last_payment_id.unwrap_or_default();
     let payment = db::find::<payments::Entity>(&state.db, sub.shop_id, &id).await?;
     payment.ok_or_else(|| PayError::Db(DbErr::RecordNotFound(format!("payment of {}", sub.id))))

@@ -67,7 +67,7 @@ pub async fn create(
     };
     let sub = db::subscriptions::insert(&state.db, new, now).await?;
     match card {
-        Some(card) => Ok(crate::billing::start(state, sub, &card, now).await?),
+        Some(card) => Ok(crate::billing::start(state, &plan, sub, &card, now).await?),
         None => Ok(sub),
     }
 }

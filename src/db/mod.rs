@@ -85,6 +85,12 @@ pub async fn find<E: ShopOwned>(db: &DatabaseConnection, shop_id: i64, id: &str)
     owned::<E>(shop_id).filter(E::ID.eq(id)).one(db).await
 }
 
+/// The object with this id, whoever's it is: for the public pages and the engine, which
+/// start from an id rather than a shop.
+pub async fn find_public<E: ShopOwned>(db: &DatabaseConnection, id: &str) -> Result<Option<E::Model>, DbErr> {
+    E::find().filter(E::ID.eq(id)).one(db).await
+}
+
 /// A page of the shop's objects that meet `condition`, newest first.
 pub async fn list<E: ShopOwned>(
     db: &DatabaseConnection,

@@ -97,6 +97,16 @@ pub async fn find_by_billing_keys(db: &DatabaseConnection, keys: Vec<String>) ->
     Ok(found)
 }
 
+/// The status the acquirer's answer gives a payment (`capture`: the money is taken at once).
+fn status_of(outcome: &Outcome, capture: bool) -> PaymentStatus {
+    match outcome {
+        Outcome::Approved { .. } if capture => PaymentStatus::Succeeded,
+        Outcome::Approved { .. } => PaymentStatus::Authorized,
+        Outcome::Declined { .. } => PaymentStatus::Failed,
+        Outcome::Error { .. } => PaymentStatus::Error,
+    }
+}
+
 /// Records how the acquirer answered a captured charge of the payment `id`; its new status.
 pub async fn record_by_id(
     db: &impl ConnectionTrait,
@@ -106,20 +116,15 @@ pub async fn record_by_id(
 ) -> Result<PaymentStatus, DbErr> {
     let now = super::now_millis(now);
     let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
-    let status = match outcome {
-        Outcome::Approved { reference } => {
-            update = update
-                .col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())))
-                .col_expr(Column::CapturedAt, Expr::value(Some(now)));
-            PaymentStatus::Succeeded
-        }
-        Outcome::Declined { code, message } | Outcome::Error { code, message } => {
-            update = update
-                .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
-                .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
-            if matches!(outcome, Outcome::Declined { .. }) { PaymentStatus::Failed } else { PaymentStatus::Error }
-        }
+    update = match outcome {
+        Outcome::Approved { reference } => update
+            .col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())))
+            .col_expr(Column::CapturedAt, Expr::value(Some(now))),
+        Outcome::Declined { code, message } | Outcome::Error { code, message } => update
+            .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
+            .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string()))),
     };
+    let status = status_of(outcome, true);
     update.col_expr(Column::Status, Expr::value(status.as_str())).filter(Column::Id.eq(id)).exec(db).await?;
     Ok(status)
 }
@@ -134,22 +139,19 @@ pub async fn record_outcome(
     let now = super::now_millis(now);
     let capture = payment.transaction_type == TransactionType::Payment.as_str();
     let mut row = payment.into_active_model();
-    let status = match outcome {
+    match outcome {
         Outcome::Approved { reference } => {
             row.acquirer_reference = Set(Some(reference.clone()));
             if capture {
                 row.captured_at = Set(Some(now));
-                PaymentStatus::Succeeded
-            } else {
-                PaymentStatus::Authorized
             }
         }
         Outcome::Declined { code, message } | Outcome::Error { code, message } => {
             row.failure_code = Set(Some(code.to_string()));
             row.failure_message = Set(Some(message.to_string()));
-            if matches!(outcome, Outcome::Declined { .. }) { PaymentStatus::Failed } else { PaymentStatus::Error }
         }
-    };
+    }
+    let status = status_of(outcome, capture);
     row.status = Set(status.as_str().to_string());
     row.updated_at = Set(now);
     row.update(db).await
@@ -181,16 +183,6 @@ pub async fn transition(
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)
-}
-
-/// The billing engine's payment for a subscription, period and attempt, if it was made.
-pub async fn find_by_billing_key(db: &DatabaseConnection, key: &str) -> Result<Option<Model>, DbErr> {
-    Entity::find().filter(Column::BillingKey.eq(key)).one(db).await
-}
-
-/// The payment with this id, whoever's it is (for the public receipt page).
-pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
-    Entity::find().filter(Column::Id.eq(id)).one(db).await
 }
 
 /// The shop's payments with these ids.

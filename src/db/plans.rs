@@ -1,9 +1,7 @@
 //! Stored subscription plans.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
-};
+use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
 
 use super::ShopOwned;
 use super::entities::plans::{ActiveModel, Column, Entity, Model};
@@ -47,11 +45,6 @@ pub async fn insert(db: &DatabaseConnection, shop_id: i64, f: &PlanFields, now: 
     }
     .insert(db)
     .await
-}
-
-/// The plan with this id, whoever's it is (for its public page).
-pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
-    Entity::find().filter(Column::Id.eq(id)).one(db).await
 }
 
 impl Model {

@@ -77,11 +77,6 @@ pub async fn release_unit(db: &DatabaseConnection, id: &str) -> Result<(), DbErr
     Ok(())
 }
 
-/// The product with this id, whoever's it is (for its public pages).
-pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
-    Entity::find().filter(Column::Id.eq(id)).one(db).await
-}
-
 fn apply(row: &mut ActiveModel, f: &ProductFields, now: DateTime<Utc>) {
     row.name = Set(f.name.clone());
     row.description = Set(f.description.clone());

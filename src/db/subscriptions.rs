@@ -245,11 +245,6 @@ pub async fn due_on_clock(
         .await
 }
 
-/// The subscription with this id, whoever's it is (its card-entry page is public).
-pub async fn find_public(db: &DatabaseConnection, id: &str) -> Result<Option<Model>, DbErr> {
-    Entity::find().filter(Column::Id.eq(id)).one(db).await
-}
-
 /// One line of a subscription's timeline: a change of state, or a charge, at `occurred_at`
 /// (the subscription's time: its test clock's, else the real one).
 pub fn event_row(

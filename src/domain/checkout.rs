@@ -100,10 +100,7 @@ fn check(
 }
 
 fn us_zip_problem(zip: &str) -> Option<&'static str> {
-    let b = zip.as_bytes();
-    let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
-    let ok = (b.len() == 5 && digits(b)) || (b.len() == 10 && digits(&b[..5]) && b[5] == b'-' && digits(&b[6..]));
-    (!ok).then_some("must be NNNNN or NNNNN-NNNN for the US")
+    (!super::customer::is_us_zip(zip)).then_some("must be NNNNN or NNNNN-NNNN for the US")
 }
 
 #[cfg(test)]

@@ -101,7 +101,8 @@ impl CustomerFields {
     }
 }
 
-fn is_us_zip(zip: &str) -> bool {
+/// `NNNNN` or `NNNNN-NNNN`.
+pub(super) fn is_us_zip(zip: &str) -> bool {
     let b = zip.as_bytes();
     let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
     match b.len() {

@@ -13,7 +13,7 @@ use axum::routing::get;
 use chrono::Utc;
 
 use super::form::parse_form;
-use super::i18n::texts;
+use super::i18n::{Texts, texts};
 use super::page::{PageError, Summary};
 use super::{Checkout, link_json, wants_json};
 use crate::api::plans::pay_url;
@@ -30,27 +30,31 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn load(state: &AppState, id: &str) -> Result<(plans::Model, shops::Model), AppError> {
-    let plan = db::plans::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Plan"))?;
+    let plan = db::find_public::<plans::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Plan"))?;
     let shop = db::shops::find(&state.db, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
     Ok((plan, shop))
 }
 
-fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -> Checkout<'a> {
+/// A plan as the top of its pages shows it: title, price, interval and trial terms.
+pub(super) fn plan_summary(t: &Texts, plan: &plans::Model, shop: &shops::Model) -> Summary {
     let f = plan.fields();
-    let t = texts(f.language);
-    let price = t.price(f.amount, &f.currency);
+    Summary {
+        shop_name: shop.name.clone(),
+        title: f.title,
+        description: String::new(),
+        price: t.price(f.amount, &f.currency),
+        every: Some(t.every(f.interval, f.interval_unit)),
+        trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, &f.currency), tr.interval, tr.interval_unit)),
+        test: f.test,
+    }
+}
+
+fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -> Checkout<'a> {
+    let t = texts(plan.fields().language);
     Checkout {
         state,
         t,
-        summary: Summary {
-            shop_name: shop.name.clone(),
-            title: f.title.clone(),
-            description: String::new(),
-            price: price.clone(),
-            every: Some(t.every(f.interval, f.interval_unit)),
-            trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, &f.currency), tr.interval, tr.interval_unit)),
-            test: f.test,
-        },
+        summary: plan_summary(t, plan, shop),
         action: pay_url(&state.config, &plan.id),
         after: shop.url.clone(),
         fields: vec![VisibleField::Email],

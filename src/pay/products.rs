@@ -32,7 +32,7 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn load(state: &AppState, id: &str) -> Result<(products::Model, shops::Model), AppError> {
-    let product = db::products::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Product"))?;
+    let product = db::find_public::<products::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Product"))?;
     let shop = db::shops::find(&state.db, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
     Ok((product, shop))
 }

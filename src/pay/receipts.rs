@@ -12,7 +12,10 @@ use axum::routing::get;
 use super::i18n::{Texts, texts};
 use super::page::{PageError, respond_page};
 use crate::app::AppState;
-use crate::db::{self, entities::payments};
+use crate::db::{
+    self,
+    entities::{payments, plans, products},
+};
 use crate::domain::vocab::{Language, PaymentStatus, stored};
 use crate::error::AppError;
 
@@ -43,14 +46,14 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response
 
 async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     let payment: payments::Model =
-        db::payments::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
+        db::find_public::<payments::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
     let shop = db::shops::find(&state.db, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
     let (order, language) = match (&payment.product_id, &payment.plan_id) {
-        (Some(product), _) => match db::products::find_public(&state.db, product).await? {
+        (Some(product), _) => match db::find_public::<products::Entity>(&state.db, product).await? {
             Some(p) => (p.name, p.language),
             None => (product.clone(), String::new()),
         },
-        (_, Some(plan)) => match db::plans::find_public(&state.db, plan).await? {
+        (_, Some(plan)) => match db::find_public::<plans::Entity>(&state.db, plan).await? {
             Some(p) => (p.title, p.language),
             None => (plan.clone(), String::new()),
         },

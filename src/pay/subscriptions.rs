@@ -11,7 +11,7 @@ use axum::routing::get;
 use super::Checkout;
 use super::form::parse_form;
 use super::i18n::texts;
-use super::page::{PageError, Summary};
+use super::page::PageError;
 use crate::app::AppState;
 use crate::db::entities::{plans, shops, subscriptions};
 use crate::db::{self};
@@ -25,8 +25,10 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn load(state: &AppState, id: &str) -> Result<(subscriptions::Model, plans::Model, shops::Model), AppError> {
-    let sub = db::subscriptions::find_public(&state.db, id).await?.ok_or(AppError::NotFound("Subscription"))?;
-    let plan = db::plans::find_public(&state.db, &sub.plan_id).await?.ok_or(AppError::NotFound("Subscription"))?;
+    let sub =
+        db::find_public::<subscriptions::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Subscription"))?;
+    let plan =
+        db::find_public::<plans::Entity>(&state.db, &sub.plan_id).await?.ok_or(AppError::NotFound("Subscription"))?;
     let shop = db::shops::find(&state.db, sub.shop_id).await?.ok_or(AppError::NotFound("Subscription"))?;
     Ok((sub, plan, shop))
 }
@@ -37,20 +39,11 @@ fn checkout<'a>(
     plan: &plans::Model,
     shop: &shops::Model,
 ) -> Checkout<'a> {
-    let f = plan.fields();
-    let t = texts(f.language);
+    let t = texts(plan.fields().language);
     Checkout {
         state,
         t,
-        summary: Summary {
-            shop_name: shop.name.clone(),
-            title: f.title.clone(),
-            description: String::new(),
-            price: t.price(f.amount, &f.currency),
-            every: Some(t.every(f.interval, f.interval_unit)),
-            trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, &f.currency), tr.interval, tr.interval_unit)),
-            test: f.test,
-        },
+        summary: super::plans::plan_summary(t, plan, shop),
         action: format!("{}/subscriptions/{}/pay", state.config.base_url, sub.id),
         after: sub.return_url.clone().or_else(|| shop.url.clone()),
         fields: Vec::new(),
@@ -83,5 +76,6 @@ async fn submit(State(state): State<AppState>, Path(id): Path<String>, headers: 
         Err(e) => return PageError(e).into_response(),
     };
     let page = checkout(&state, &sub, &plan, &shop);
-    page.submit(&headers, parse_form(&body), |checkout| pay_subscription(&state, sub.clone(), checkout, now)).await
+    page.submit(&headers, parse_form(&body), |checkout| pay_subscription(&state, &plan, sub.clone(), checkout, now))
+        .await
 }

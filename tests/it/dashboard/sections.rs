@@ -172,7 +172,7 @@ db_tests! {
         assert_eq!(m.get("/dashboard/payments?status=lost").await.status, StatusCode::UNPROCESSABLE_ENTITY);
         // Captured money counts on the day of the capture, even for an older authorization.
         use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel};
-        let row = paydesk::db::payments::find_public(&app.db, first).await.unwrap().unwrap();
+        let row = paydesk::db::find_public::<paydesk::db::entities::payments::Entity>(&app.db, first).await.unwrap().unwrap();
         let mut row = row.into_active_model();
         row.created_at = Set(chrono::Utc::now() - chrono::Duration::days(40));
         row.update(&app.db).await.unwrap();
