@@ -9,7 +9,7 @@ use crate::db::entities::{customers, plans, subscriptions, test_clocks};
 use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::Errors;
-use crate::domain::billing::{Terms, begin};
+use crate::domain::billing::{State as SubState, Terms, begin};
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
 use crate::error::AppError;
 use crate::payments::live_payments_allowed;
@@ -82,6 +82,20 @@ pub async fn tokenize(
         return Err(invalid("card", "cannot be charged: this server takes live payments only with a real acquirer"));
     }
     state.acquirer.tokenize(card, test).await.map_err(|refused| invalid("card.number", &refused.to_string()))
+}
+
+/// Cancels the merchant's subscription at its own time (its clock's in test mode); 409 if
+/// it has already ended.
+pub async fn cancel(
+    state: &AppState,
+    sub: subscriptions::Model,
+    reason: Option<String>,
+) -> Result<subscriptions::Model, AppError> {
+    if SubState::parse(&sub.state).is_none_or(SubState::has_ended) {
+        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)));
+    }
+    let now = now_of(state, &sub).await?;
+    Ok(db::subscriptions::cancel(&state.db, sub, reason, now).await?)
 }
 
 /// The time of a subscription: its test clock's, else the real one.

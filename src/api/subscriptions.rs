@@ -83,14 +83,36 @@ struct Card {
 impl SubscriptionView {
     /// The full view: with its plan, customer and last payment.
     pub async fn load(state: &AppState, s: &subscriptions::Model) -> Result<Self, AppError> {
-        let plan = db::find::<plans::Entity>(&state.db, s.shop_id, &s.plan_id).await?;
-        let customer = db::find::<customers::Entity>(&state.db, s.shop_id, &s.customer_id).await?;
-        let last = match &s.last_payment_id {
-            Some(id) => db::find::<payments::Entity>(&state.db, s.shop_id, id).await?,
-            None => None,
-        };
+        let mut views = Self::load_all(state, std::slice::from_ref(s)).await?;
+        views.pop().ok_or(AppError::NotFound("Subscription"))
+    }
+
+    /// The full views of several subscriptions of one shop, with three queries in all.
+    pub async fn load_all(state: &AppState, subs: &[subscriptions::Model]) -> Result<Vec<Self>, AppError> {
+        let Some(shop_id) = subs.first().map(|s| s.shop_id) else { return Ok(Vec::new()) };
+        let ids = |f: fn(&subscriptions::Model) -> Option<&str>| subs.iter().filter_map(f).collect::<Vec<_>>();
+        let plans = db::by_ids::<plans::Entity>(&state.db, shop_id, &ids(|s| Some(&s.plan_id))).await?;
+        let customers = db::by_ids::<customers::Entity>(&state.db, shop_id, &ids(|s| Some(&s.customer_id))).await?;
+        let payments =
+            db::by_ids::<payments::Entity>(&state.db, shop_id, &ids(|s| s.last_payment_id.as_deref())).await?;
+        Ok(subs
+            .iter()
+            .map(|s| {
+                let last = s.last_payment_id.as_ref().and_then(|id| payments.get(id));
+                Self::new(state, s, plans.get(&s.plan_id), customers.get(&s.customer_id), last)
+            })
+            .collect())
+    }
+
+    fn new(
+        state: &AppState,
+        s: &subscriptions::Model,
+        plan: Option<&plans::Model>,
+        customer: Option<&customers::Model>,
+        last: Option<&payments::Model>,
+    ) -> Self {
         let sub_state = SubState::parse(&s.state);
-        let current_period = match (&plan, s.anchor_at, s.active_to, sub_state) {
+        let current_period = match (plan, s.anchor_at, s.active_to, sub_state) {
             (Some(_), Some(anchor), Some(end), Some(SubState::Trial)) => {
                 Some(Period { start: timestamp(s.started_at.unwrap_or(anchor)), end: timestamp(end.min(anchor)) })
             }
@@ -101,8 +123,8 @@ impl SubscriptionView {
             }
             _ => None,
         };
-        let trial = plan.as_ref().is_some_and(|p| p.trial_amount.is_some());
-        Ok(SubscriptionView {
+        let trial = plan.is_some_and(|p| p.trial_amount.is_some());
+        SubscriptionView {
             id: s.id.clone(),
             state: s.state.clone(),
             tracking_id: s.tracking_id.clone(),
@@ -112,15 +134,15 @@ impl SubscriptionView {
             active_to: s.active_to.map(timestamp),
             trial_ends_at: s.anchor_at.filter(|_| trial).map(timestamp),
             current_period,
-            plan: plan.as_ref().map(|p| PlanView::new(p, &state.config)),
-            customer: customer.as_ref().map(CustomerView::from),
+            plan: plan.map(|p| PlanView::new(p, &state.config)),
+            customer: customer.map(CustomerView::from),
             card: s.card().map(|c| Card {
                 brand: c.brand,
                 last_4: c.last4,
                 exp_month: c.exp_month,
                 exp_year: c.exp_year,
             }),
-            last_transaction: last.as_ref().map(PaymentView::from),
+            last_transaction: last.map(PaymentView::from),
             paid_billing_cycles: s.paid_cycles,
             number_failed_payment_attempts: s.failed_attempts,
             cancel_reason: s.cancel_reason.clone(),
@@ -137,7 +159,7 @@ impl SubscriptionView {
                 .and_then(|d| serde_json::from_str(d).ok())
                 .unwrap_or_else(|| Value::Object(Default::default())),
             shop_id: s.shop_id,
-        })
+        }
     }
 }
 
@@ -185,10 +207,7 @@ async fn list(
     }
     errors.into_result(|| ()).map_err(AppError::from)?;
     let listed = db::list::<subscriptions::Entity>(&state.db, shop.id, &page, condition).await?;
-    let mut views = Vec::with_capacity(listed.rows.len());
-    for sub in &listed.rows {
-        views.push(SubscriptionView::load(&state, sub).await?);
-    }
+    let views = SubscriptionView::load_all(&state, &listed.rows).await?;
     Ok(super::array_response(&state, "/subscriptions", &page, &views, listed.next_after.as_deref()))
 }
 
@@ -220,7 +239,7 @@ async fn events(
     let condition = Condition::all().add(subscription_events::Column::SubscriptionId.eq(sub.id.as_str()));
     let listed = db::list::<subscription_events::Entity>(&state.db, shop.id, &page, condition).await?;
     let payment_ids: Vec<&str> = listed.rows.iter().filter_map(|e| e.payment_id.as_deref()).collect();
-    let payments = db::payments::by_ids(&state.db, shop.id, &payment_ids).await?;
+    let payments = db::by_ids::<payments::Entity>(&state.db, shop.id, &payment_ids).await?;
     let views: Vec<EventView> = listed
         .rows
         .iter()
@@ -229,7 +248,7 @@ async fn events(
             kind: if e.payment_id.is_some() { "charge" } else { "state_change" },
             from_state: e.from_state.clone(),
             to_state: e.to_state.clone(),
-            payment: e.payment_id.as_ref().and_then(|p| payments.iter().find(|m| &m.id == p)).map(PaymentView::from),
+            payment: e.payment_id.as_ref().and_then(|p| payments.get(p)).map(PaymentView::from),
             reason: e.reason.clone(),
             renew_at: e.renew_at.map(timestamp),
             occurred_at: timestamp(e.occurred_at),
@@ -249,13 +268,7 @@ async fn cancel(
     let mut errors = Errors::default();
     let reason = Reader::new(&body).string("cancel_reason", 255, &mut errors);
     errors.into_result(|| ()).map_err(AppError::from)?;
-    let sub = find(&state, shop.id, &id).await?;
-    let sub_state = SubState::parse(&sub.state).unwrap_or(SubState::Canceled);
-    if !sub_state.is_billing() && sub_state != SubState::Redirecting {
-        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)));
-    }
-    let now = crate::subscriptions::now_of(&state, &sub).await?;
-    let sub = db::subscriptions::cancel(&state.db, sub, reason, now).await?;
+    let sub = crate::subscriptions::cancel(&state, find(&state, shop.id, &id).await?, reason).await?;
     Ok(Json(SubscriptionView::load(&state, &sub).await?))
 }
 

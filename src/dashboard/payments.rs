@@ -12,7 +12,7 @@ use super::form::PostedForm;
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, DashError, Merchant, Page, local, money, ok, see_other};
 use crate::app::AppState;
-use crate::db::{self, Page as DbPage, entities::payments};
+use crate::db::{self, Page as DbPage, entities::customers, entities::payments};
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
 
@@ -39,7 +39,7 @@ pub struct Row {
 /// The table rows of `payments`, with their customers' e-mails.
 async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Vec<Row>, DashError> {
     let ids: Vec<&str> = payments.iter().filter_map(|p| p.customer_id.as_deref()).collect();
-    let emails = db::customers::emails(&state.db, m.shop.id, &ids).await?;
+    let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids).await?;
     Ok(payments
         .iter()
         .map(|p| Row {
@@ -47,7 +47,12 @@ async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> R
             amount: money(p.amount, &p.currency),
             status: p.status.clone(),
             card: format!("{} •••• {}", p.card_brand, p.card_last4),
-            customer: p.customer_id.as_ref().and_then(|id| emails.get(id)).cloned().unwrap_or_default(),
+            customer: p
+                .customer_id
+                .as_ref()
+                .and_then(|id| customers.get(id))
+                .map(|c| c.email.clone())
+                .unwrap_or_default(),
             test: p.test,
             created: local(p.created_at, m.tz),
         })

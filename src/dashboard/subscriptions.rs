@@ -1,8 +1,6 @@
 //! Subscriptions in the dashboard: the list by state, one subscription with its timeline
 //! of charges and retries and its next charge, and cancelling.
 
-use std::collections::HashMap;
-
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -53,23 +51,16 @@ async fn page_of(
         db::list::<subscriptions::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
     let plan_ids: Vec<&str> = listed.rows.iter().map(|s| s.plan_id.as_str()).collect();
     let customer_ids: Vec<&str> = listed.rows.iter().map(|s| s.customer_id.as_str()).collect();
-    let titles: HashMap<String, String> = plans::Entity::find()
-        .filter(plans::Column::ShopId.eq(m.shop.id))
-        .filter(plans::Column::Id.is_in(plan_ids))
-        .all(&state.db)
-        .await?
-        .into_iter()
-        .map(|p| (p.id, p.title))
-        .collect();
-    let emails = db::customers::emails(&state.db, m.shop.id, &customer_ids).await?;
+    let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &plan_ids).await?;
+    let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &customer_ids).await?;
     let rows = listed
         .rows
         .iter()
         .map(|s| Row {
             id: s.id.clone(),
             state: s.state.clone(),
-            plan: titles.get(&s.plan_id).cloned().unwrap_or_else(|| s.plan_id.clone()),
-            customer: emails.get(&s.customer_id).cloned().unwrap_or_else(|| s.customer_id.clone()),
+            plan: plans.get(&s.plan_id).map_or_else(|| s.plan_id.clone(), |p| p.title.clone()),
+            customer: customers.get(&s.customer_id).map_or_else(|| s.customer_id.clone(), |c| c.email.clone()),
             next: s.renew_at.map_or("—".into(), |t| local(t, m.tz)),
             created: local(s.created_at, m.tz),
         })
@@ -164,7 +155,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         .all(&state.db)
         .await?;
     let payment_ids: Vec<&str> = events.iter().filter_map(|e| e.payment_id.as_deref()).collect();
-    let paid = db::payments::by_ids(&state.db, m.shop.id, &payment_ids).await?;
+    let paid = db::by_ids::<payments::Entity>(&state.db, m.shop.id, &payment_ids).await?;
     let timeline: Vec<Line> = events
         .iter()
         .map(|e| Line {
@@ -173,8 +164,8 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
             payment: e
                 .payment_id
                 .as_ref()
-                .and_then(|id| paid.iter().find(|p| &p.id == id))
-                .map(|p: &payments::Model| (p.id.clone(), money(p.amount, &p.currency), p.status.clone())),
+                .and_then(|id| paid.get(id))
+                .map(|p| (p.id.clone(), money(p.amount, &p.currency), p.status.clone())),
         })
         .collect();
     let sub_state = SubState::parse(&s.state);
@@ -182,7 +173,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         summary: plan.as_ref().map(|p| super::plans::describe(&p.fields())),
         next_charge: s.renew_at.map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
-        cancellable: sub_state.is_some_and(|st| st.is_billing() || st == SubState::Redirecting),
+        cancellable: sub_state.is_some_and(|st| !st.has_ended()),
         chrome: m.chrome("subscriptions").await,
         timeline,
         plan,
@@ -195,14 +186,9 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let sub = find(&state, &m, &id).await?;
-    let sub_state = SubState::parse(&sub.state).unwrap_or(SubState::Canceled);
-    if !sub_state.is_billing() && sub_state != SubState::Redirecting {
-        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)).into());
-    }
     let reason =
         form.get("cancel_reason").map(str::trim).filter(|r| !r.is_empty()).map(|r| r.chars().take(255).collect());
-    let now = crate::subscriptions::now_of(&state, &sub).await?;
-    db::subscriptions::cancel(&state.db, sub, reason, now).await?;
+    crate::subscriptions::cancel(&state, sub, reason).await?;
     m.flash("The subscription was cancelled: it will not be charged again.").await;
     see_other(&format!("/dashboard/subscriptions/{id}"))
 }

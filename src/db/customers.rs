@@ -68,17 +68,3 @@ pub async fn find_or_insert_by_email(
         None => insert(db, shop_id, fields, now).await,
     }
 }
-
-/// The e-mail addresses of the shop's customers with these ids.
-pub async fn emails(
-    db: &DatabaseConnection,
-    shop_id: i64,
-    ids: &[&str],
-) -> Result<std::collections::HashMap<String, String>, DbErr> {
-    if ids.is_empty() {
-        return Ok(Default::default());
-    }
-    let found =
-        Entity::find().filter(Column::ShopId.eq(shop_id)).filter(Column::Id.is_in(ids.iter().copied())).all(db).await?;
-    Ok(found.into_iter().map(|c| (c.id, c.email)).collect())
-}

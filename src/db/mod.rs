@@ -91,6 +91,19 @@ pub async fn find_public<E: ShopOwned>(db: &DatabaseConnection, id: &str) -> Res
     E::find().filter(E::ID.eq(id)).one(db).await
 }
 
+/// The shop's objects with these ids, in one query, by id.
+pub async fn by_ids<E: ShopOwned>(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, E::Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let rows = owned::<E>(shop_id).filter(E::ID.is_in(ids.iter().copied())).all(db).await?;
+    Ok(rows.into_iter().map(|row| (E::public_id(&row).to_string(), row)).collect())
+}
+
 /// A page of the shop's objects that meet `condition`, newest first.
 pub async fn list<E: ShopOwned>(
     db: &DatabaseConnection,

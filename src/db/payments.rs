@@ -184,11 +184,3 @@ pub async fn transition(
         .await?;
     Ok(result.rows_affected == 1)
 }
-
-/// The shop's payments with these ids.
-pub async fn by_ids(db: &DatabaseConnection, shop_id: i64, ids: &[&str]) -> Result<Vec<Model>, DbErr> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    Entity::find().filter(Column::ShopId.eq(shop_id)).filter(Column::Id.is_in(ids.iter().copied())).all(db).await
-}

@@ -151,13 +151,12 @@ pub async fn save_progress(
     last_payment_id: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let ended = !progress.state.is_billing() && progress.state != State::Redirecting;
     let mut row = sub.into_active_model();
     set_progress(&mut row, progress);
     if let Some(id) = last_payment_id {
         row.last_payment_id = Set(Some(id));
     }
-    if ended && matches!(progress.state, State::Failed | State::Error) {
+    if matches!(progress.state, State::Failed | State::Error) {
         row.cancelled_at = Set(Some(super::now_millis(now)));
         row.cancel_reason = Set(Some("payment attempts exhausted".into()));
     }

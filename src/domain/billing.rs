@@ -191,6 +191,11 @@ impl State {
     pub fn is_billing(self) -> bool {
         matches!(self, State::Trial | State::Active | State::FailedAttempt)
     }
+
+    /// Whether it is over (failed, error, canceled, expired): nothing can change it any more.
+    pub fn has_ended(self) -> bool {
+        !self.is_billing() && self != State::Redirecting
+    }
 }
 
 /// Where a subscription's billing stands between charges.
