@@ -90,24 +90,31 @@ impl From<&payments::Model> for PaymentView {
 }
 
 /// `?product=&plan=&subscription=&customer=&status=` (or `product_id=` and so on).
-pub fn filters(query: Option<&str>) -> Result<Condition, AppError> {
+fn filters(query: Option<&str>) -> Result<Condition, AppError> {
+    filters_of(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()))
+}
+
+/// The filters among `pairs` (name, value); other names are ignored.
+pub fn filters_of<K: AsRef<str>, V: Into<String> + AsRef<str>>(
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> Result<Condition, AppError> {
     use payments::Column;
     let mut condition = Condition::all();
     let mut errors = Errors::default();
-    for (key, value) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
-        let column = match key.trim_end_matches("_id") {
+    for (key, value) in pairs {
+        let column = match key.as_ref().trim_end_matches("_id") {
             "product" => Column::ProductId,
             "plan" => Column::PlanId,
             "subscription" => Column::SubscriptionId,
             "customer" => Column::CustomerId,
-            "status" if PaymentStatus::parse(&value).is_none() => {
+            "status" if PaymentStatus::parse(value.as_ref()).is_none() => {
                 errors.add("status", "is not included in the list");
                 continue;
             }
             "status" => Column::Status,
             _ => continue,
         };
-        condition = condition.add(column.eq(value.into_owned()));
+        condition = condition.add(column.eq(value.into()));
     }
     errors.into_result(|| condition).map_err(AppError::from)
 }

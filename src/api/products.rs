@@ -70,7 +70,7 @@ impl ProductView {
             additional_data: Map::new(),
             payment_url: pay_url.clone(),
             pay_url,
-            confirm_url: format!("{}/v2/confirm_order/{}/{}", config.checkout_url, p.id, p.shop_id),
+            confirm_url: confirm_url(config, p),
             visible_fields: p.fields().visible_fields.iter().map(|f| f.as_str()).collect(),
             immortal: p.immortal,
             expired_at: p.expired_at.map(timestamp),
@@ -78,6 +78,11 @@ impl ProductView {
             shop_id: p.shop_id,
         }
     }
+}
+
+/// `{checkout_url}/v2/confirm_order/<id>/<shop_id>`.
+pub fn confirm_url(config: &Config, p: &products::Model) -> String {
+    format!("{}/v2/confirm_order/{}/{}", config.checkout_url, p.id, p.shop_id)
 }
 
 /// `{base_url}/products/<id>/pay`.

@@ -11,13 +11,13 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
-use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, password_stamp};
+use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, flash, password_stamp, session_error};
 use super::{Chrome, DashError, Merchant, Page, render, see_other};
 use crate::app::AppState;
 use crate::db::entities::users;
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
-use crate::domain::account::{SignUp, new_password};
+use crate::domain::account::{SignUp, new_password, normalise_email};
 use crate::domain::input::Reader;
 use crate::error::AppError;
 use crate::pay::csrf;
@@ -109,7 +109,7 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
     match db::users::sign_up(&state.db, &new.shop_name, &new.email, hash, Utc::now()).await {
         Ok((_, user)) => {
             start_session(&session, &user).await?;
-            session.insert("flash", "Your shop is ready. Create a product to get your first pay link.").await.ok();
+            flash(&session, "Your shop is ready. Create a product to get your first pay link.").await;
             see_other("/dashboard")
         }
         Err(NewUserError::EmailTaken) => {
@@ -124,8 +124,7 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
 /// Signs `user` in: a new session id (against fixation), the stamp of their password, and a
 /// new CSRF token.
 async fn start_session(session: &Session, user: &users::Model) -> Result<(), DashError> {
-    let fail =
-        |e: tower_sessions::session::Error| DashError(AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}"))));
+    let fail = |e| DashError(session_error(e));
     session.cycle_id().await.map_err(fail)?;
     session.clear().await;
     session.insert(USER_KEY, &user.id).await.map_err(fail)?;
@@ -160,7 +159,7 @@ async fn login_page(State(state): State<AppState>, headers: HeaderMap, Query(nex
 
 async fn login(State(state): State<AppState>, headers: HeaderMap, session: Session, form: PostedForm) -> Page {
     check_anonymous(&headers, &form)?;
-    let email = form.get("email").unwrap_or("").trim().to_lowercase();
+    let email = normalise_email(form.get("email").unwrap_or(""));
     let password = form.get("password").unwrap_or("").to_string();
     let next = safe_next(form.get("next"));
     let refuse = |status: StatusCode, problem: String| {
@@ -205,7 +204,7 @@ async fn login(State(state): State<AppState>, headers: HeaderMap, session: Sessi
 
 async fn logout(m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    m.session.flush().await.map_err(|e| AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}"))))?;
+    m.session.flush().await.map_err(session_error)?;
     Ok(Redirect::to("/dashboard/login").into_response())
 }
 

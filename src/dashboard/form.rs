@@ -56,6 +56,20 @@ impl PostedForm {
     }
 }
 
+/// Reads each of the `amounts` typed in the currency's units (`9.90`) as minimal units, the
+/// API's way; what cannot be read is left as typed for the API's rules to name.
+pub fn minor_units(body: &mut Map<String, Value>, amounts: &[&str]) {
+    let code = body.get("currency").and_then(Value::as_str).unwrap_or("").trim().to_uppercase();
+    let Some(currency) = crate::domain::currency::find(&code) else { return };
+    for key in amounts {
+        if let Some(minor) =
+            body.get(*key).and_then(Value::as_str).and_then(|raw| crate::domain::currency::parse_major(raw, currency))
+        {
+            body.insert(key.to_string(), Value::from(minor));
+        }
+    }
+}
+
 /// Moves `section.field` keys into nested objects (`plan.amount` → `{"plan": {"amount"}}`),
 /// the shape of the API's plan requests.
 pub fn nest(flat: Map<String, Value>) -> Map<String, Value> {

@@ -46,12 +46,12 @@ impl FromRequestParts<AppState> for Merchant {
             Some(id) => db::users::by_id(&state.db, &id).await.map_err(|e| fail(e.into()))?,
             None => None,
         };
+        let stamp: Option<String> = session.get(STAMP_KEY).await.map_err(|e| fail(session_error(e)))?;
+        let user = user.filter(|u| stamp.as_deref() == Some(password_stamp(u).as_str()));
         let shop = match &user {
             Some(u) => db::shops::find(&state.db, u.shop_id).await.map_err(|e| fail(e.into()))?,
             None => None,
         };
-        let stamp: Option<String> = session.get(STAMP_KEY).await.map_err(|e| fail(session_error(e)))?;
-        let user = user.filter(|u| stamp.as_deref() == Some(password_stamp(u).as_str()));
         let (Some(user), Some(shop)) = (user, shop) else {
             let next = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/dashboard");
             let to = format!(
@@ -77,9 +77,7 @@ impl Merchant {
 
     /// Leaves a message for the next page this session opens.
     pub async fn flash(&self, message: &str) {
-        if let Err(e) = self.session.insert(FLASH_KEY, message).await {
-            tracing::warn!(error = %e, "cannot store a flash message");
-        }
+        flash(&self.session, message).await
     }
 
     /// The message left by the previous request, once.
@@ -94,6 +92,13 @@ pub fn password_stamp(user: &users::Model) -> String {
     Sha256::digest(user.password_hash.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
+/// Leaves a message for the next page `session` opens.
+pub async fn flash(session: &Session, message: &str) {
+    if let Err(e) = session.insert(FLASH_KEY, message).await {
+        tracing::warn!(error = %e, "cannot store a flash message");
+    }
+}
+
 /// The session's CSRF token, made on first use.
 pub async fn csrf_token(session: &Session) -> Result<String, AppError> {
     if let Some(token) = session.get::<String>(CSRF_KEY).await.map_err(session_error)? {
@@ -104,6 +109,7 @@ pub async fn csrf_token(session: &Session) -> Result<String, AppError> {
     Ok(token)
 }
 
-fn session_error(e: tower_sessions::session::Error) -> AppError {
+/// A session store failure, as the app's error.
+pub fn session_error(e: tower_sessions::session::Error) -> AppError {
     AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}")))
 }

@@ -4,7 +4,7 @@
 
 use askama::Template;
 use axum::Router;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use chrono::{DateTime, Utc};
@@ -94,15 +94,10 @@ pub type Page = Result<Response, DashError>;
 /// Renders a template with `status`; pages are never cached (they show a shop's data).
 pub fn render(status: StatusCode, page: &impl Template) -> Response {
     match page.render() {
-        Ok(html) => (
-            status,
-            [
-                (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
-                (axum::http::header::CACHE_CONTROL, "no-store"),
-            ],
-            html,
-        )
-            .into_response(),
+        Ok(html) => {
+            (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], html)
+                .into_response()
+        }
         Err(e) => {
             tracing::error!(error = %e, "template failed");
             (StatusCode::INTERNAL_SERVER_ERROR, "Internal server error").into_response()
@@ -158,6 +153,13 @@ impl Merchant {
             flash: self.take_flash().await,
         }
     }
+}
+
+/// A QR code of `link` as SVG.
+pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, DashError> {
+    let code = qrcode::QrCode::new(link.as_bytes()).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
+    Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "private, max-age=3600")], svg))
 }
 
 /// A time as the dashboard shows it: `2026-11-23 14:05` in the shop's zone.

@@ -5,7 +5,7 @@ use askama::Template;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use chrono::{DateTime, Datelike, Days, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QuerySelect};
 
 use super::{Chrome, Merchant, Page, money, ok};
@@ -80,12 +80,7 @@ struct OverviewPage {
 
 async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let now = Utc::now();
-    let local_today = now.with_timezone(&m.tz).date_naive();
-    let month_start = local_today.with_day(1).unwrap_or(local_today);
-    let chart_start = local_today.checked_sub_days(Days::new(DAYS - 1)).unwrap_or(local_today);
-    let since_day = month_start.min(chart_start);
-    let since =
-        m.tz.from_local_datetime(&since_day.and_hms_opt(0, 0, 0).unwrap_or_default()).earliest().map(|t| t.to_utc());
+    let since = revenue::since(now, m.tz, DAYS);
     use payments::Column;
     let mut query = payments::Entity::find()
         .select_only()

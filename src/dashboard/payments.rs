@@ -86,7 +86,7 @@ pub async fn recent(state: &AppState, m: &Merchant, filter: Filter<'_>, limit: u
 struct ListPage {
     chrome: Chrome,
     status: String,
-    statuses: Vec<&'static str>,
+    statuses: &'static [&'static str],
     /// The other filters in force (`product`, id), shown so they can be cleared.
     scope: Vec<(String, String)>,
     payments: Vec<Row>,
@@ -101,22 +101,19 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
             !v.is_empty() && ["status", "product", "plan", "customer", "subscription", "after"].contains(&k.as_str())
         })
         .collect();
-    let kept: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(params.iter().filter(|(k, _)| k != "after"))
-        .finish();
-    let condition = crate::api::payments::filters(Some(&kept))?;
+    let keep: Vec<(&str, &str)> =
+        params.iter().filter(|(k, _)| k != "after").map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let condition = crate::api::payments::filters_of(keep.iter().copied())?;
     let after = params.iter().find(|(k, _)| k == "after").map(|(_, v)| v.clone());
     let page = DbPage { limit: PER_PAGE, starting_after: after };
     let listed = db::list::<payments::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
     let status = params.iter().find(|(k, _)| k == "status").map(|(_, v)| v.clone()).unwrap_or_default();
     let scope: Vec<(String, String)> = params.iter().filter(|(k, _)| k != "status" && k != "after").cloned().collect();
-    let keep: Vec<(&str, &str)> =
-        params.iter().filter(|(k, _)| k != "after").map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let next = next_link("/dashboard/payments", &keep, listed.next_after);
     let page = ListPage {
         chrome: m.chrome("payments").await,
         status,
-        statuses: PaymentStatus::ALL.iter().map(|s| s.as_str()).collect(),
+        statuses: PaymentStatus::WORDS,
         scope,
         payments: rows(&state, &m, &listed.rows).await?,
         next,

@@ -11,9 +11,8 @@ use chrono::Utc;
 use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
-use super::form::{FormView, PostedForm, nest};
+use super::form::{FormView, PostedForm, minor_units, nest};
 use super::list::{ListQuery, search};
-use super::products::qr_svg;
 use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
 use crate::api::plans::pay_url;
 use crate::app::AppState;
@@ -119,9 +118,9 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
 struct FormPage {
     chrome: Chrome,
     form: FormView,
-    units: Vec<&'static str>,
-    languages: Vec<&'static str>,
-    currencies: Vec<&'static str>,
+    units: &'static [&'static str],
+    languages: &'static [&'static str],
+    currencies: &'static [&'static str],
 }
 
 impl FormPage {
@@ -129,9 +128,9 @@ impl FormPage {
         FormPage {
             chrome: m.chrome("plans").await,
             form,
-            units: IntervalUnit::ALL.iter().map(|u| u.as_str()).collect(),
-            languages: Language::ALL.iter().map(|l| l.as_str()).collect(),
-            currencies: currency::CURRENCIES.iter().map(|c| c.code).collect(),
+            units: IntervalUnit::WORDS,
+            languages: Language::WORDS,
+            currencies: currency::codes(),
         }
     }
 }
@@ -155,14 +154,7 @@ async fn new(m: Merchant) -> Page {
 fn request(form: &PostedForm) -> Map<String, Value> {
     let checkboxes = ["infinite", "test", "prevent_payments_at_night", "trial.as_first_payment"];
     let mut flat = form.to_json(&checkboxes, &[]);
-    let code = form.get("currency").unwrap_or("").trim().to_uppercase();
-    for key in ["plan.amount", "trial.amount"] {
-        if let (Some(Value::String(raw)), Some(c)) = (flat.get(key), currency::find(&code))
-            && let Some(minor) = currency::parse_major(raw, c)
-        {
-            flat.insert(key.into(), Value::from(minor));
-        }
-    }
+    minor_units(&mut flat, &["plan.amount", "trial.amount"]);
     let given = |key: &str| flat.get(key).is_some_and(|v| !v.is_null());
     let trial_given = given("trial.amount") || given("trial.interval");
     if !trial_given {
@@ -229,7 +221,7 @@ async fn qr(
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, DashError> {
     let p = find(&state, &m, &id).await?;
-    qr_svg(&pay_url(&state.config, &p.id))
+    super::qr_svg(&pay_url(&state.config, &p.id))
 }
 
 #[cfg(test)]

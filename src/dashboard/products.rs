@@ -4,17 +4,17 @@
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use chrono::{NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
-use super::form::{FormView, PostedForm};
+use super::form::{FormView, PostedForm, minor_units};
 use super::list::{ListQuery, search};
 use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
-use crate::api::products::pay_url;
+use crate::api::products::{confirm_url, pay_url};
 use crate::app::AppState;
 use crate::db::{self, entities::products};
 use crate::domain::currency;
@@ -87,9 +87,9 @@ struct FormPage {
     id: Option<String>,
     form: FormView,
     fields: Vec<(&'static str, &'static str)>,
-    languages: Vec<&'static str>,
-    transaction_types: Vec<&'static str>,
-    currencies: Vec<&'static str>,
+    languages: &'static [&'static str],
+    transaction_types: &'static [&'static str],
+    currencies: &'static [&'static str],
 }
 
 impl FormPage {
@@ -99,9 +99,9 @@ impl FormPage {
             id,
             form,
             fields: VisibleField::ALL.iter().map(|f| (f.as_str(), label(*f))).collect(),
-            languages: Language::ALL.iter().map(|l| l.as_str()).collect(),
-            transaction_types: TransactionType::ALL.iter().map(|t| t.as_str()).collect(),
-            currencies: currency::CURRENCIES.iter().map(|c| c.code).collect(),
+            languages: Language::WORDS,
+            transaction_types: TransactionType::WORDS,
+            currencies: currency::codes(),
         }
     }
 }
@@ -127,12 +127,7 @@ async fn new(m: Merchant) -> Page {
 /// API's minimal units and zoned time; the rest is passed as sent.
 fn request(form: &PostedForm, tz: Tz) -> Map<String, Value> {
     let mut body = form.to_json(&["infinite", "immortal", "test"], &["visible_fields"]);
-    let code = form.get("currency").unwrap_or("").trim().to_uppercase();
-    if let (Some(Value::String(raw)), Some(c)) = (body.get("amount"), currency::find(&code))
-        && let Some(minor) = currency::parse_major(raw, c)
-    {
-        body.insert("amount".into(), Value::from(minor));
-    }
+    minor_units(&mut body, &["amount"]);
     if let Some(Value::String(raw)) = body.get("expired_at")
         && let Some(zoned) = zoned(raw, tz)
     {
@@ -237,7 +232,7 @@ struct ShowPage {
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
     let payments = super::payments::recent(&state, &m, super::payments::Filter::Product(&p.id), 10).await?;
-    let confirm_url = format!("{}/v2/confirm_order/{}/{}", state.config.checkout_url, p.id, p.shop_id);
+    let confirm_url = confirm_url(&state.config, &p);
     let page = ShowPage {
         price: money(p.amount, &p.currency),
         status: status(&p),
@@ -257,20 +252,13 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     ok(&page)
 }
 
-/// A QR code of `link` as SVG.
-pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, DashError> {
-    let code = qrcode::QrCode::new(link.as_bytes()).map_err(|e| AppError::BadRequest(e.to_string()))?;
-    let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
-    Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "private, max-age=3600")], svg))
-}
-
 async fn qr(
     State(state): State<AppState>,
     m: Merchant,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, DashError> {
     let p = find(&state, &m, &id).await?;
-    qr_svg(&pay_url(&state.config, &p.id))
+    super::qr_svg(&pay_url(&state.config, &p.id))
 }
 
 async fn preview(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, headers: HeaderMap) -> Page {

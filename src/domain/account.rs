@@ -38,9 +38,14 @@ impl SignUp {
     }
 }
 
-/// A checked, normalised e-mail address (trimmed, lowercase): the login name.
+/// An e-mail address as logins compare it: trimmed, lowercase.
+pub fn normalise_email(raw: &str) -> String {
+    raw.trim().to_lowercase()
+}
+
+/// A checked, normalised e-mail address: the login name.
 pub fn email(r: &Reader, field: &str, e: &mut Errors) -> Option<String> {
-    let email = r.string(field, 255, e).map(|m| m.trim().to_lowercase()).filter(|m| !m.is_empty());
+    let email = r.string(field, 255, e).map(|m| normalise_email(&m)).filter(|m| !m.is_empty());
     e.require(field, email.is_none());
     email.filter(|m| {
         let ok = m.validate_email();

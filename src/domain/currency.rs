@@ -179,6 +179,13 @@ pub fn find(code: &str) -> Option<Currency> {
     CURRENCIES.binary_search_by(|c| c.code.cmp(code)).ok().map(|i| CURRENCIES[i])
 }
 
+/// Every code of the table, in order (for pickers).
+pub fn codes() -> &'static [&'static str] {
+    static CODES: std::sync::LazyLock<Vec<&'static str>> =
+        std::sync::LazyLock::new(|| CURRENCIES.iter().map(|c| c.code).collect());
+    &CODES
+}
+
 /// Whether a code has the shape of an alpha-3 code: three capital Latin letters.
 pub fn is_alpha3(code: &str) -> bool {
     code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())

@@ -1,7 +1,7 @@
 //! Revenue for the dashboard's overview: money taken today, this month and per day, in the
 //! shop's time zone, kept apart per currency (amounts of different currencies never add).
 
-use chrono::{DateTime, Datelike, Days, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, Days, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 
 /// One successful payment: amount in minimal units, currency, when it was made.
@@ -21,11 +21,23 @@ pub struct Revenue {
     pub daily: Vec<(NaiveDate, i64)>,
 }
 
+/// The first instant whose payments [`summarize`] counts at `now` for `days` days: the start
+/// of the month or of the first charted day, whichever is earlier.
+pub fn since(now: DateTime<Utc>, tz: Tz, days: u64) -> Option<DateTime<Utc>> {
+    let today = now.with_timezone(&tz).date_naive();
+    let first = first_day(today, days).min(today.with_day(1).unwrap_or(today));
+    tz.from_local_datetime(&first.and_hms_opt(0, 0, 0)?).earliest().map(|t| t.to_utc())
+}
+
+fn first_day(today: NaiveDate, days: u64) -> NaiveDate {
+    today.checked_sub_days(Days::new(days.saturating_sub(1))).unwrap_or(today)
+}
+
 /// Sums `payments` into today's, this month's and the last `days` days' revenue at `now`
 /// in `tz`.
 pub fn summarize<'a>(payments: impl IntoIterator<Item = Taken<'a>>, now: DateTime<Utc>, tz: Tz, days: u64) -> Revenue {
     let today = now.with_timezone(&tz).date_naive();
-    let first_day = today.checked_sub_days(Days::new(days.saturating_sub(1))).unwrap_or(today);
+    let first_day = first_day(today, days);
     let (mut day_totals, mut month_totals, mut counts) = (Totals::new(), Totals::new(), Vec::<(String, u64)>::new());
     let mut per_day: Vec<(String, NaiveDate, i64)> = Vec::new();
     for (amount, currency, at) in payments {
@@ -105,6 +117,17 @@ mod tests {
         assert_eq!(r.daily.first().unwrap().0, NaiveDate::from_ymd_opt(2026, 10, 25).unwrap());
         assert_eq!(r.daily.last().unwrap(), &(NaiveDate::from_ymd_opt(2026, 11, 23).unwrap(), 1090));
         assert_eq!(r.daily.iter().map(|(_, a)| a).sum::<i64>(), 1090 + 2000 + 7000);
+    }
+
+    #[test]
+    fn the_window_starts_at_the_earlier_of_the_month_and_the_charted_days() {
+        let berlin: Tz = "Europe/Berlin".parse().unwrap();
+        // Oct 25 00:00 in Berlin is still summer time (+02:00).
+        assert_eq!(
+            since(at(2026, 11, 23, 12), berlin, 30),
+            Some(Utc.with_ymd_and_hms(2026, 10, 24, 22, 0, 0).unwrap())
+        );
+        assert_eq!(since(at(2026, 11, 30, 12), Tz::UTC, 7), Some(at(2026, 11, 1, 0)), "the month began earlier");
     }
 
     #[test]

@@ -10,6 +10,8 @@ macro_rules! words {
         impl $name {
             /// Every value, in the order of the spec.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// Every word, in the same order.
+            pub const WORDS: &'static [&'static str] = &[$($word),+];
 
             /// The word used in the API and the database.
             pub fn as_str(self) -> &'static str {
