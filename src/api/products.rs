@@ -16,7 +16,7 @@ use crate::app::AppState;
 use crate::auth::ApiShop;
 use crate::config::Config;
 use crate::db::{self, entities::products};
-use crate::domain::product::ProductFields;
+use crate::domain::product::{ProductFields, visible_fields_from_db};
 use crate::error::AppError;
 
 /// Routes of products.
@@ -71,7 +71,7 @@ impl ProductView {
             payment_url: pay_url.clone(),
             pay_url,
             confirm_url: confirm_url(config, p),
-            visible_fields: p.fields().visible_fields.iter().map(|f| f.as_str()).collect(),
+            visible_fields: visible_fields_from_db(&p.visible_fields).iter().map(|f| f.as_str()).collect(),
             immortal: p.immortal,
             expired_at: p.expired_at.map(timestamp),
             return_url: p.return_url.clone(),

@@ -52,9 +52,10 @@ struct ListPage {
 }
 
 fn status(p: &products::Model) -> &'static str {
-    if p.fields().is_expired(Utc::now()) {
+    let fields = p.fields();
+    if fields.is_expired(Utc::now()) {
         "Expired"
-    } else if !p.infinite && p.quantity.unwrap_or(0) <= 0 {
+    } else if fields.is_sold_out() {
         "Sold out"
     } else {
         "On sale"

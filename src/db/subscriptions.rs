@@ -213,10 +213,11 @@ pub async fn claim_due(
         DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4"], " FOR UPDATE SKIP LOCKED"),
         _ => (["?", "?", "?", "?"], ""),
     };
+    let billing = State::BILLING.map(|s| format!("'{}'", s.as_str())).join(", ");
     let sql = format!(
         "UPDATE subscriptions SET claim_token = {}, claimed_until = {} WHERE seq IN (\
          SELECT seq FROM subscriptions WHERE test_clock_id IS NULL \
-         AND state IN ('trial', 'active', 'failed_attempt') AND renew_at <= {} \
+         AND state IN ({billing}) AND renew_at <= {} \
          AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY renew_at LIMIT {limit}{lock})",
         p[0], p[1], p[2], p[3]
     );
@@ -226,22 +227,24 @@ pub async fn claim_due(
     Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await
 }
 
-/// The billing subscriptions on a test clock due by `until`, earliest first.
-pub async fn due_on_clock(
+/// The billing subscriptions on a test clock that fall due next (at the earliest due time
+/// up to `until`), at most `limit` of them.
+pub async fn due_next_on_clock(
     db: &DatabaseConnection,
     clock_id: &str,
     until: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
-    Entity::find()
-        .filter(Column::TestClockId.eq(clock_id))
-        .filter(Column::State.is_in(["trial", "active", "failed_attempt"]))
-        .filter(Column::RenewAt.lte(super::now_millis(until)))
-        .order_by_asc(Column::RenewAt)
-        .order_by_asc(Column::Seq)
-        .limit(limit)
-        .all(db)
-        .await
+    let due = || {
+        Entity::find()
+            .filter(Column::TestClockId.eq(clock_id))
+            .filter(Column::State.is_in(State::BILLING.map(State::as_str)))
+            .filter(Column::RenewAt.lte(super::now_millis(until)))
+    };
+    let next: Option<Option<DateTime<Utc>>> =
+        due().select_only().column(Column::RenewAt).order_by_asc(Column::RenewAt).into_tuple().one(db).await?;
+    let Some(at) = next.flatten() else { return Ok(Vec::new()) };
+    due().filter(Column::RenewAt.eq(at)).order_by_asc(Column::Seq).limit(limit).all(db).await
 }
 
 /// One line of a subscription's timeline: a change of state, or a charge, at `occurred_at`

@@ -187,9 +187,12 @@ impl State {
         .find(|s| s.as_str() == word)
     }
 
+    /// The states the engine still has work for.
+    pub const BILLING: [State; 3] = [State::Trial, State::Active, State::FailedAttempt];
+
     /// Whether the engine still has work for it.
     pub fn is_billing(self) -> bool {
-        matches!(self, State::Trial | State::Active | State::FailedAttempt)
+        State::BILLING.contains(&self)
     }
 
     /// Whether it is over (failed, error, canceled, expired): nothing can change it any more.

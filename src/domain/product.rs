@@ -162,6 +162,11 @@ impl ProductFields {
     pub fn is_expired(&self, now: DateTime<Utc>) -> bool {
         !self.immortal && self.expired_at.is_some_and(|at| at <= now)
     }
+
+    /// Whether no unit is left to sell.
+    pub fn is_sold_out(&self) -> bool {
+        !self.infinite && self.quantity.unwrap_or(0) <= 0
+    }
 }
 
 fn set<T>(slot: &mut T, value: Option<T>) {

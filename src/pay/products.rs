@@ -69,9 +69,10 @@ fn unavailable(
     product: &products::Model,
     t: &'static Texts,
 ) -> Option<(StatusCode, &'static str, &'static str)> {
-    if product.fields().is_expired(Utc::now()) {
+    let fields = product.fields();
+    if fields.is_expired(Utc::now()) {
         Some((StatusCode::GONE, t.expired_title, t.expired_body))
-    } else if !product.infinite && product.quantity.unwrap_or(0) <= 0 {
+    } else if fields.is_sold_out() {
         Some((StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body))
     } else if !product.test && !live_payments_allowed(state) {
         Some((StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body))
