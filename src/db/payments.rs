@@ -171,11 +171,16 @@ pub async fn transition(
     let mut update = Entity::update_many()
         .col_expr(Column::Status, Expr::value(to.as_str()))
         .col_expr(Column::UpdatedAt, Expr::value(now));
-    match to {
-        PaymentStatus::Succeeded => update = update.col_expr(Column::CapturedAt, Expr::value(Some(now))),
-        PaymentStatus::Voided => update = update.col_expr(Column::VoidedAt, Expr::value(Some(now))),
-        _ => {}
-    }
+    let never: Option<DateTime<Utc>> = None;
+    update = match to {
+        PaymentStatus::Succeeded => update.col_expr(Column::CapturedAt, Expr::value(Some(now))),
+        PaymentStatus::Voided => update.col_expr(Column::VoidedAt, Expr::value(Some(now))),
+        // Back to a held authorization (the acquirer refused): neither captured nor voided.
+        PaymentStatus::Authorized => {
+            update.col_expr(Column::CapturedAt, Expr::value(never)).col_expr(Column::VoidedAt, Expr::value(never))
+        }
+        _ => update,
+    };
     let result = update
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Id.eq(id))

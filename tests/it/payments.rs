@@ -360,3 +360,59 @@ async fn concurrent_payers_never_oversell_on_sqlite() {
 async fn concurrent_payers_never_oversell_on_postgres() {
     concurrent_payers_never_oversell(Backend::Postgres).await
 }
+
+/// The simulated acquirer, except that it refuses every capture and void.
+struct Refusing(paydesk::acquirer::SimulatedAcquirer);
+
+#[async_trait::async_trait]
+impl paydesk::acquirer::Acquirer for Refusing {
+    fn is_simulated(&self) -> bool {
+        true
+    }
+    async fn tokenize(
+        &self,
+        card: &paydesk::domain::card::CardInput,
+        test: bool,
+    ) -> Result<paydesk::acquirer::CardRef, paydesk::acquirer::CardRefused> {
+        self.0.tokenize(card, test).await
+    }
+    async fn charge(
+        &self,
+        card: &paydesk::acquirer::CardRef,
+        request: paydesk::acquirer::ChargeRequest<'_>,
+    ) -> paydesk::acquirer::Outcome {
+        self.0.charge(card, request).await
+    }
+    async fn capture(&self, _: &str) -> paydesk::acquirer::Outcome {
+        paydesk::acquirer::Outcome::Error { code: "processing_error", message: "try again later" }
+    }
+    async fn void(&self, reference: &str) -> paydesk::acquirer::Outcome {
+        self.capture(reference).await
+    }
+}
+
+db_tests! {
+    async fn a_refused_capture_or_void_leaves_the_authorization_as_it_was(app) {
+        let shop = app.shop("Books").await;
+        let mut body = test_product_body();
+        body["transaction_type"] = json!("authorization");
+        let product = app.product(&shop, &body).await;
+        let id = product["id"].as_str().unwrap();
+        assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        let before = payment_of(&app, &shop, id).await;
+        let mut state = app.state.clone();
+        state.acquirer = std::sync::Arc::new(Refusing(paydesk::acquirer::SimulatedAcquirer::new(false)));
+        let payment = before["id"].as_str().unwrap();
+        for void in [false, true] {
+            let now = chrono::Utc::now();
+            let refused = match void {
+                false => paydesk::payments::capture(&state, shop.id, payment, now).await,
+                true => paydesk::payments::void(&state, shop.id, payment, now).await,
+            };
+            assert!(matches!(refused, Err(paydesk::error::AppError::Acquirer(_))), "{refused:?}");
+            let after = payment_of(&app, &shop, id).await;
+            assert_eq!((after["status"].clone(), after["captured_at"].clone(), after["voided_at"].clone()),
+                       (json!("authorized"), Value::Null, Value::Null));
+        }
+    }
+}
