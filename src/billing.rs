@@ -15,7 +15,6 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
-use futures::StreamExt;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, QueryFilter, TransactionTrait};
 
 use crate::acquirer::{Behaviour, CardRef, ChargeRequest};
@@ -29,8 +28,11 @@ use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 /// How many due subscriptions one claim takes.
 const BATCH: u64 = 500;
-/// How long a claim holds before another engine may take the subscription over.
-const LEASE_MINUTES: i64 = 10;
+/// How long a claim (or a clock's advance) holds without being renewed: a killed instance's
+/// work is taken over by another run within this time.
+pub const LEASE: Duration = Duration::seconds(60);
+/// How often running work renews its lease.
+const RENEW_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
 /// Acquirer calls in flight at once.
 const CONCURRENT_CHARGES: usize = 64;
 /// Most events one clock advance runs (a guard against advancing an hourly plan by decades).
@@ -53,9 +55,42 @@ impl std::ops::AddAssign for Report {
     }
 }
 
+/// The end of a lease taken now.
+fn lease_from_now() -> DateTime<Utc> {
+    Utc::now() + LEASE
+}
+
+/// Renews a lease every [`RENEW_EVERY`] while it lives; stops when dropped.
+struct Renewer(tokio::task::JoinHandle<()>);
+
+impl Renewer {
+    fn start<F, Fut>(renew: F) -> Self
+    where
+        F: Fn() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(), DbErr>> + Send,
+    {
+        Renewer(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RENEW_EVERY).await;
+                if let Err(e) = renew().await {
+                    tracing::warn!(error = %e, "renewing a lease failed");
+                }
+            }
+        }))
+    }
+}
+
+impl Drop for Renewer {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// One run of the engine at `now` over the real-time subscriptions (not those on test
 /// clocks): claims what is due, batch by batch, and bills it. On PostgreSQL, several
-/// workers claim and bill batches side by side.
+/// workers claim and bill batches side by side. It also resumes the advances of test clocks
+/// whose instance stopped mid-way, and settles payments an interrupted request left
+/// `processing`.
 pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, DbErr> {
     let workers = match state.db.get_database_backend() {
         DatabaseBackend::Postgres => 4,
@@ -70,6 +105,8 @@ pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, DbE
     while let Some(done) = running.join_next().await {
         report += done.map_err(|e| DbErr::Custom(format!("billing worker: {e}")))??;
     }
+    report += resume_clocks(state).await?;
+    crate::payments::settle_interrupted(state, Utc::now()).await?;
     Ok(report)
 }
 
@@ -77,46 +114,114 @@ async fn claim_and_bill(state: &AppState, now: DateTime<Utc>) -> Result<Report, 
     let mut report = Report::default();
     loop {
         let token = random_hex(12);
-        let lease = now.max(Utc::now()) + Duration::minutes(LEASE_MINUTES);
+        let lease = now.max(Utc::now()) + LEASE;
         let batch = db::subscriptions::claim_due(&state.db, now, BATCH, &token, lease).await?;
         if batch.is_empty() {
             return Ok(report);
         }
-        report += bill(state, batch, now, false).await?.0;
+        report += bill(state, batch, now, false, &token).await?.0;
     }
 }
 
-/// Runs everything due on `clock` up to `to`, in time order, each at its own due time.
-pub async fn advance_clock(state: &AppState, clock: &test_clocks::Model, to: DateTime<Utc>) -> Result<Report, DbErr> {
+/// Starts advancing the shop's `clock` to `to` and runs the advance to its end in a task of
+/// its own, so that it finishes even if the caller goes away. `None` when another advance
+/// of the clock is running.
+pub async fn advance_clock(
+    state: &AppState,
+    clock: &test_clocks::Model,
+    to: DateTime<Utc>,
+) -> Result<Option<Report>, DbErr> {
+    let token = random_hex(12);
+    if !db::test_clocks::begin_advance(&state.db, &clock.id, to, &token, lease_from_now(), Utc::now()).await? {
+        return Ok(None);
+    }
+    let (state, id) = (state.clone(), clock.id.clone());
+    let task = tokio::spawn(async move { run_advance(&state, &id, to, &token).await });
+    task.await.map_err(|e| DbErr::Custom(format!("clock advance: {e}")))?.map(Some)
+}
+
+/// Takes over the advances whose instance stopped (their lease ran out) and runs them to
+/// their end.
+async fn resume_clocks(state: &AppState) -> Result<Report, DbErr> {
+    let mut report = Report::default();
+    for clock in db::test_clocks::stalled(&state.db, Utc::now()).await? {
+        let Some(to) = clock.advance_to else { continue };
+        let token = random_hex(12);
+        if db::test_clocks::begin_advance(&state.db, &clock.id, to, &token, lease_from_now(), Utc::now()).await? {
+            tracing::info!(clock = %clock.id, "resuming an interrupted clock advance");
+            report += run_advance(state, &clock.id, to, &token).await?;
+        }
+    }
+    Ok(report)
+}
+
+/// Runs everything due on the clock up to `to`, in time order, each at its own due time,
+/// while this run holds the clock's lease `token`.
+async fn run_advance(state: &AppState, clock_id: &str, to: DateTime<Utc>, token: &str) -> Result<Report, DbErr> {
+    let renewer = {
+        let (db, id, token) = (state.db.clone(), clock_id.to_string(), token.to_string());
+        Renewer::start(move || {
+            let (db, id, token) = (db.clone(), id.clone(), token.clone());
+            async move { db::test_clocks::renew(&db, &id, &token, lease_from_now()).await.map(|_| ()) }
+        })
+    };
+    let advanced = advance_steps(state, clock_id, to, token).await;
+    drop(renewer);
+    let reached = match &advanced {
+        Ok(_) => Some(to),
+        Err(e) => {
+            tracing::error!(clock = clock_id, error = %e, "clock advance failed; the clock stops where it got to");
+            None
+        }
+    };
+    db::test_clocks::finish(&state.db, clock_id, token, reached, Utc::now()).await?;
+    advanced
+}
+
+async fn advance_steps(state: &AppState, clock_id: &str, to: DateTime<Utc>, token: &str) -> Result<Report, DbErr> {
     let mut report = Report::default();
     let mut events = 0;
     loop {
-        let due = db::subscriptions::due_next_on_clock(&state.db, &clock.id, to, BATCH).await?;
+        let due = db::subscriptions::due_next_on_clock(&state.db, clock_id, to, BATCH).await?;
         let Some(at) = due.first().and_then(|s| s.renew_at) else { break };
-        db::test_clocks::set_time(&state.db, &clock.id, at, false, Utc::now()).await?;
-        events += due.len();
-        report += bill(state, due, at, false).await?.0;
+        if !db::test_clocks::step(&state.db, clock_id, token, at, Utc::now()).await? {
+            // Another run took the clock over: it carries on from here.
+            return Ok(report);
+        }
+        let claim = random_hex(12);
+        let ids = due.iter().map(|s| s.id.clone()).collect();
+        let claimed = db::subscriptions::claim_ids(&state.db, ids, &claim, lease_from_now(), Utc::now()).await?;
+        if claimed.is_empty() {
+            // Held by a run that stopped; its claims run out within the lease.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            continue;
+        }
+        events += claimed.len();
+        report += bill(state, claimed, at, false, &claim).await?.0;
         if events >= MAX_CLOCK_EVENTS {
             break;
         }
     }
-    db::test_clocks::set_time(&state.db, &clock.id, to, true, Utc::now()).await?;
     Ok(report)
 }
 
 /// The first charge of a subscription of `plan` whose card just arrived, with the customer
-/// present.
+/// present. `None` when another request started the subscription first.
 pub async fn start(
     state: &AppState,
     plan: &plans::Model,
     sub: subscriptions::Model,
     card: &CardRef,
     now: DateTime<Utc>,
-) -> Result<subscriptions::Model, DbErr> {
+) -> Result<Option<subscriptions::Model>, DbErr> {
     let anchor = Terms::from(&plan.fields()).anchor(now, state.config.timezone);
-    let sub = db::subscriptions::start(&state.db, sub, card, now, anchor).await?;
-    let (_, mut billed) = bill(state, vec![sub], now, true).await?;
-    billed.pop().ok_or(DbErr::RecordNotFound("subscription".into()))
+    let token = random_hex(12);
+    let claim = (token.as_str(), lease_from_now());
+    let Some(sub) = db::subscriptions::start(&state.db, sub, card, now, anchor, claim).await? else {
+        return Ok(None);
+    };
+    let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
+    Ok(billed.pop())
 }
 
 /// One due charge of a batch.
@@ -128,19 +233,28 @@ struct Charge {
     currency: String,
     card: CardRef,
     key: String,
-    payment_id: String,
+    payment_id: Option<String>,
     /// Known already (recorded before an interruption): no charge is made.
     known: Option<PaymentStatus>,
 }
 
-/// Does what is due for `subs` at `now`: charges (or ends) them and reschedules. Answers
-/// what it did and the subscriptions as saved.
+/// Does what is due for `subs` (claimed under `token`) at `now`: charges (or ends) them and
+/// reschedules. Answers what it did and the subscriptions as saved; a subscription
+/// cancelled meanwhile, or taken over by another run, is left as that change left it.
 async fn bill(
     state: &AppState,
     subs: Vec<subscriptions::Model>,
     now: DateTime<Utc>,
     customer_present: bool,
+    token: &str,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
+    let _renewer = {
+        let (db, token) = (state.db.clone(), token.to_string());
+        Renewer::start(move || {
+            let (db, token) = (db.clone(), token.clone());
+            async move { db::subscriptions::renew_claims(&db, &token, lease_from_now()).await }
+        })
+    };
     let mut report = Report::default();
     let plan_ids: Vec<String> = subs.iter().map(|s| s.plan_id.clone()).collect();
     let plans: HashMap<String, plans::Model> = plans::Entity::find()
@@ -171,74 +285,88 @@ async fn bill(
                     currency,
                     card,
                     key,
-                    payment_id: String::new(),
+                    payment_id: None,
                     known: None,
                 });
             }
         }
     }
 
-    // Payment rows first: those an interrupted run left, and one new row for each other charge.
+    // Payments an interrupted run left: answered ones are not charged again, those still
+    // `processing` are asked again under the same key (the acquirer answers the first result).
     let keys = charges.iter().map(|c| c.key.clone()).collect();
     let earlier: HashMap<String, _> = db::payments::find_by_billing_keys(&state.db, keys)
         .await?
         .into_iter()
         .filter_map(|p| Some((p.billing_key.clone()?, p)))
         .collect();
-    let mut rows = Vec::new();
     for c in &mut charges {
-        match earlier.get(&c.key) {
-            Some(p) => {
-                c.payment_id = p.id.clone();
-                c.known = PaymentStatus::parse(&p.status).filter(|s| *s != PaymentStatus::Processing);
-            }
-            None => {
-                let new = NewPayment {
-                    shop_id: c.sub.shop_id,
-                    product_id: None,
-                    plan_id: Some(&c.sub.plan_id),
-                    subscription_id: Some(&c.sub.id),
-                    customer_id: Some(&c.sub.customer_id),
-                    amount: c.amount,
-                    currency: &c.currency,
-                    transaction_type: TransactionType::Payment,
-                    test: c.sub.test,
-                    card: &c.card,
-                    billing_key: Some(c.key.clone()),
-                };
-                let row = db::payments::processing_row(new, now);
-                c.payment_id = row.id.clone().unwrap();
-                rows.push(row);
-            }
+        if let Some(p) = earlier.get(&c.key) {
+            c.payment_id = Some(p.id.clone());
+            c.known = PaymentStatus::parse(&p.status).filter(|s| *s != PaymentStatus::Processing);
         }
     }
-    db::payments::insert_rows(&state.db, rows).await?;
 
-    // Then the acquirer, for every charge whose answer is not known yet.
-    let calls: Vec<_> = charges
-        .iter()
-        .map(|c| {
-            let acquirer = state.acquirer.clone();
-            let (card, key, currency) = (c.card.clone(), c.key.clone(), c.currency.clone());
-            let (amount, simulate, known) = (c.amount, simulated_outcome(&c.sub, now), c.known.is_some());
-            async move {
-                if known {
-                    return None;
-                }
-                let request = ChargeRequest {
-                    amount,
-                    currency: &currency,
-                    capture: true,
-                    idempotency_key: &key,
-                    customer_present,
-                    now,
-                    simulate,
-                };
-                Some(acquirer.charge(&card, request).await)
+    // Then, a group at a time: the gate (still claimed, not cancelled), the payment rows, the
+    // acquirer. A subscription that fails the gate is not charged.
+    let mut answers = Vec::with_capacity(charges.len());
+    for group in charges.chunks_mut(CONCURRENT_CHARGES) {
+        let ids = group.iter().filter(|c| c.payment_id.is_none()).map(|c| c.sub.id.clone()).collect::<Vec<_>>();
+        let open = match ids.is_empty() {
+            true => Default::default(),
+            false => db::subscriptions::still_billing(&state.db, ids, token).await?,
+        };
+        let mut rows = Vec::new();
+        for c in group.iter_mut().filter(|c| c.payment_id.is_none() && open.contains(&c.sub.id)) {
+            let new = NewPayment {
+                shop_id: c.sub.shop_id,
+                product_id: None,
+                plan_id: Some(&c.sub.plan_id),
+                subscription_id: Some(&c.sub.id),
+                customer_id: Some(&c.sub.customer_id),
+                amount: c.amount,
+                currency: &c.currency,
+                transaction_type: TransactionType::Payment,
+                test: c.sub.test,
+                card: &c.card,
+                billing_key: Some(c.key.clone()),
+            };
+            rows.push(db::payments::processing_row(new, now));
+        }
+        if !rows.is_empty() {
+            // Another run may have written a key first; its row is the one that counts.
+            let keys: Vec<String> = rows.iter().filter_map(|r| r.billing_key.clone().unwrap()).collect();
+            db::payments::insert_rows(&state.db, rows).await?;
+            let written: HashMap<String, String> = db::payments::find_by_billing_keys(&state.db, keys)
+                .await?
+                .into_iter()
+                .filter_map(|p| Some((p.billing_key.clone()?, p.id)))
+                .collect();
+            for c in group.iter_mut().filter(|c| c.payment_id.is_none()) {
+                c.payment_id = written.get(&c.key).cloned();
             }
-        })
-        .collect();
-    let answers: Vec<_> = futures::stream::iter(calls).buffered(CONCURRENT_CHARGES).collect().await;
+        }
+        let calls = group.iter().map(|c| {
+            let acquirer = state.acquirer.clone();
+            let request = ChargeRequest {
+                amount: c.amount,
+                currency: &c.currency,
+                capture: true,
+                idempotency_key: &c.key,
+                customer_present,
+                now,
+                simulate: simulated_outcome(&c.sub, now),
+            };
+            let ask = c.payment_id.is_some() && c.known.is_none();
+            async move {
+                match ask {
+                    true => Some(acquirer.charge(&c.card, request).await),
+                    false => None,
+                }
+            }
+        });
+        answers.extend(futures::future::join_all(calls).await);
+    }
 
     // Then one transaction: the answers, the new schedules, the timeline.
     let tz = state.config.timezone;
@@ -246,10 +374,11 @@ async fn bill(
     let mut saved = Vec::new();
     let mut events = Vec::new();
     for (c, answer) in charges.into_iter().zip(answers) {
+        let Some(payment_id) = c.payment_id else { continue };
         let status = match (&answer, c.known) {
             (Some(outcome), _) => {
                 report.charged += 1;
-                db::payments::record_by_id(&txn, &c.payment_id, outcome, now).await?
+                db::payments::record_by_id(&txn, &payment_id, outcome, now).await?
             }
             (None, known) => known.unwrap_or(PaymentStatus::Error),
         };
@@ -262,21 +391,46 @@ async fn bill(
         let anchor = c.sub.anchor_at.unwrap_or(now);
         let next = rules::after_charge(&c.terms, &c.progress, outcome, anchor, now, tz);
         let from = c.sub.state.clone();
-        let sub = db::subscriptions::save_progress(&txn, c.sub, &next, Some(c.payment_id.clone()), now).await?;
-        events.push(db::subscriptions::event_row(
-            &sub,
-            Some(&from),
-            (&sub.state, sub.renew_at),
-            Some(c.payment_id),
-            None,
-            now,
-        ));
-        saved.push(sub);
+        let sub_id = c.sub.id.clone();
+        match db::subscriptions::save_progress(&txn, c.sub, token, &next, Some(payment_id.clone()), now).await? {
+            Some(sub) => {
+                events.push(db::subscriptions::event_row(
+                    &sub,
+                    Some(&from),
+                    (&sub.state, sub.renew_at),
+                    Some(payment_id),
+                    None,
+                    now,
+                ));
+                saved.push(sub);
+            }
+            None => {
+                // Cancelled while the charge was with the acquirer: the charge is recorded
+                // against the cancelled subscription and changes nothing else.
+                let current =
+                    subscriptions::Entity::find().filter(subscriptions::Column::Id.eq(sub_id)).one(&txn).await?;
+                if let Some(sub) = current.filter(|s| s.state == rules::State::Canceled.as_str()) {
+                    let reason = Some("charged before the cancel took effect".to_string());
+                    events.push(db::subscriptions::event_row(
+                        &sub,
+                        Some(&sub.state),
+                        (&sub.state, None),
+                        Some(payment_id),
+                        reason,
+                        now,
+                    ));
+                }
+            }
+        }
     }
     for (sub, progress) in ending {
-        report.expired += 1;
         let from = sub.state.clone();
-        let sub = db::subscriptions::save_progress(&txn, sub, &rules::expire(&progress), None, now).await?;
+        let Some(sub) =
+            db::subscriptions::save_progress(&txn, sub, token, &rules::expire(&progress), None, now).await?
+        else {
+            continue;
+        };
+        report.expired += 1;
         events.push(db::subscriptions::event_row(
             &sub,
             Some(&from),

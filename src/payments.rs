@@ -54,7 +54,6 @@ pub async fn pay_product(
         return Err(PayError::Expired);
     }
     let card = tokenize(state, &checkout, product.test).await?;
-    let customer = customer_of(state, product.shop_id, &checkout, ip, now).await?;
     if !product.infinite && !db::products::reserve_unit(&state.db, &product.id).await? {
         return Err(PayError::SoldOut);
     }
@@ -64,7 +63,7 @@ pub async fn pay_product(
         product_id: Some(&product.id),
         plan_id: None,
         subscription_id: None,
-        customer_id: customer.as_ref().map(|c| c.id.as_str()),
+        customer_id: None,
         amount: product.amount,
         currency: &product.currency,
         transaction_type,
@@ -72,12 +71,30 @@ pub async fn pay_product(
         card: &card,
         billing_key: None,
     };
-    let charged = charge(state, new, &card, now).await;
-    let went_through = matches!(&charged, Ok(p) if p.status != PaymentStatus::Failed.as_str() && p.status != PaymentStatus::Error.as_str());
-    if !product.infinite && !went_through {
-        db::products::release_unit(&state.db, &product.id).await?;
+    let payment = match db::payments::insert_processing(&state.db, new, now).await {
+        Ok(payment) => payment,
+        Err(e) => {
+            if !product.infinite {
+                db::products::release_unit(&state.db, &product.id).await?;
+            }
+            return Err(e.into());
+        }
+    };
+    // From here the unit stays taken until the answer is recorded: if this request stops,
+    // the sweeper of interrupted payments settles the payment and gives the unit back.
+    let (payment, recorded) = charge(state, payment, &card, now).await?;
+    let failed = [PaymentStatus::Failed.as_str(), PaymentStatus::Error.as_str()].contains(&payment.status.as_str());
+    if failed {
+        if recorded && !product.infinite {
+            db::products::release_unit(&state.db, &product.id).await?;
+        }
+        return Ok(payment);
     }
-    Ok(charged?)
+    // Only a payer whose card went through becomes a customer: declines create nothing.
+    match customer_of(state, product.shop_id, &checkout, ip, now).await? {
+        Some(customer) => Ok(db::payments::set_customer(&state.db, payment, &customer.id).await?),
+        None => Ok(payment),
+    }
 }
 
 /// Subscribes the customer of a plan's page: the customer (by e-mail), the subscription,
@@ -131,10 +148,31 @@ async fn start_subscription(
     card: &CardRef,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
-    let sub = crate::billing::start(state, plan, sub, card, now).await?;
-    let id = sub.last_payment_id.unwrap_or_default();
-    let payment = db::find::<payments::Entity>(&state.db, sub.shop_id, &id).await?;
-    payment.ok_or_else(|| PayError::Db(DbErr::RecordNotFound(format!("payment of {}", sub.id))))
+    let (shop_id, id) = (sub.shop_id, sub.id.clone());
+    let started = crate::billing::start(state, plan, sub, card, now).await?;
+    let payment_id = match started {
+        Some(sub) => sub.last_payment_id,
+        // Another submit of the form started it: show that one's charge when it is known.
+        None => first_charge_of(state, shop_id, &id).await?,
+    };
+    let payment = match payment_id {
+        Some(payment_id) => db::find::<payments::Entity>(&state.db, shop_id, &payment_id).await?,
+        None => None,
+    };
+    payment.ok_or_else(|| PayError::Db(DbErr::RecordNotFound(format!("payment of {id}"))))
+}
+
+/// The first charge of a subscription another request is starting, once it is recorded
+/// (waiting up to half a minute for it).
+async fn first_charge_of(state: &AppState, shop_id: i64, id: &str) -> Result<Option<String>, DbErr> {
+    for _ in 0..300 {
+        let sub = db::find::<subscriptions::Entity>(&state.db, shop_id, id).await?;
+        if let Some(payment_id) = sub.and_then(|s| s.last_payment_id) {
+            return Ok(Some(payment_id));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Ok(None)
 }
 
 async fn tokenize(state: &AppState, checkout: &Checkout, test: bool) -> Result<CardRef, PayError> {
@@ -175,20 +213,17 @@ async fn customer_of(
     db::customers::find_or_insert_by_email(&state.db, shop_id, fields, now).await.map(Some)
 }
 
-/// Records the attempt, asks the acquirer, records the answer.
+/// Asks the acquirer for a recorded attempt, and records the answer.
 async fn charge(
     state: &AppState,
-    new: NewPayment<'_>,
+    payment: payments::Model,
     card: &CardRef,
     now: DateTime<Utc>,
-) -> Result<payments::Model, DbErr> {
-    let capture = new.transaction_type == TransactionType::Payment;
-    let (amount, currency) = (new.amount, new.currency.to_string());
-    let payment = db::payments::insert_processing(&state.db, new, now).await?;
+) -> Result<(payments::Model, bool), DbErr> {
     let request = ChargeRequest {
-        amount,
-        currency: &currency,
-        capture,
+        amount: payment.amount,
+        currency: &payment.currency,
+        capture: payment.transaction_type == TransactionType::Payment.as_str(),
         idempotency_key: &payment.id,
         customer_present: true,
         now,
@@ -196,6 +231,38 @@ async fn charge(
     };
     let outcome = state.acquirer.charge(card, request).await;
     db::payments::record_outcome(&state.db, payment, &outcome, now).await
+}
+
+/// Settles hosted-page payments whose request stopped before the acquirer's answer was
+/// recorded: asks the acquirer again under the payment's idempotency key (it answers the
+/// first result, never charging twice), records the answer, and gives a finite product its
+/// unit back if the payment did not go through.
+pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, DbErr> {
+    let stale = db::payments::interrupted(&state.db, now - crate::billing::LEASE * 2, 500).await?;
+    let count = stale.len();
+    for payment in stale {
+        let card = payment.card();
+        let request = ChargeRequest {
+            amount: payment.amount,
+            currency: &payment.currency.clone(),
+            capture: payment.transaction_type == TransactionType::Payment.as_str(),
+            idempotency_key: &payment.id.clone(),
+            customer_present: true,
+            now,
+            simulate: None,
+        };
+        let outcome = state.acquirer.charge(&card, request).await;
+        let (settled, recorded) = db::payments::record_outcome(&state.db, payment, &outcome, now).await?;
+        let failed = [PaymentStatus::Failed.as_str(), PaymentStatus::Error.as_str()].contains(&settled.status.as_str());
+        if recorded
+            && failed
+            && let Some(product_id) = &settled.product_id
+        {
+            db::products::release_unit(&state.db, product_id).await?;
+        }
+        tracing::info!(payment = %settled.id, status = %settled.status, "settled an interrupted payment");
+    }
+    Ok(count)
 }
 
 /// Captures an authorized payment of the shop in full.

@@ -67,7 +67,9 @@ pub async fn create(
     };
     let sub = db::subscriptions::insert(&state.db, new, now).await?;
     match card {
-        Some(card) => Ok(crate::billing::start(state, &plan, sub, &card, now).await?),
+        Some(card) => crate::billing::start(state, &plan, sub, &card, now)
+            .await?
+            .ok_or_else(|| AppError::Conflict("The subscription was started by another request".into())),
         None => Ok(sub),
     }
 }
@@ -85,17 +87,24 @@ pub async fn tokenize(
 }
 
 /// Cancels the merchant's subscription at its own time (its clock's in test mode); 409 if
-/// it has already ended.
+/// it has already ended, also when the engine ended it a moment before.
 pub async fn cancel(
     state: &AppState,
     sub: subscriptions::Model,
     reason: Option<String>,
 ) -> Result<subscriptions::Model, AppError> {
+    let ended = |word: &str| AppError::Conflict(format!("The subscription has already ended: it is {word}"));
     if SubState::parse(&sub.state).is_none_or(SubState::has_ended) {
-        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)));
+        return Err(ended(&sub.state));
     }
     let now = now_of(state, &sub).await?;
-    Ok(db::subscriptions::cancel(&state.db, sub, reason, now).await?)
+    match db::subscriptions::cancel(&state.db, &sub, reason, now).await? {
+        Some(canceled) => Ok(canceled),
+        None => {
+            let current = db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await?;
+            Err(ended(&current.map_or(sub.state, |s| s.state)))
+        }
+    }
 }
 
 /// The time of a subscription: its test clock's, else the real one.

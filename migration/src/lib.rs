@@ -9,6 +9,7 @@ mod m20261123_000003_payments;
 mod m20261123_000004_subscriptions;
 mod m20261123_000005_subscription_events;
 mod m20261123_000006_dashboard;
+mod m20261123_000007_money_safety;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000004_subscriptions::Migration),
             Box::new(m20261123_000005_subscription_events::Migration),
             Box::new(m20261123_000006_dashboard::Migration),
+            Box::new(m20261123_000007_money_safety::Migration),
         ]
     }
 }

@@ -127,7 +127,9 @@ async fn update(
 ) -> Result<StatusCode, AppError> {
     let product = find(&state, shop.id, &id).await?;
     let fields = ProductFields::parse(&body, Some(&product.fields()), shop.id)?;
-    db::products::update(&state.db, product, &fields, Utc::now()).await?;
+    db::products::update(&state.db, &product, &fields, Utc::now())
+        .await?
+        .map_err(|refused| AppError::Conflict(refused.to_string()))?;
     Ok(StatusCode::NO_CONTENT)
 }
 

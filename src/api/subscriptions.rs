@@ -307,8 +307,13 @@ pub fn parse_time(r: &Reader, field: &str, errors: &mut Errors) -> Option<DateTi
         Value::String(s) => DateTime::parse_from_rfc3339(s.trim()).ok().map(|t| t.with_timezone(&Utc)),
         _ => None,
     };
+    // Times far beyond any billing schedule would overflow its arithmetic.
+    let parsed = parsed.filter(|t| (1970..=9999).contains(&chrono::Datelike::year(t)));
     if parsed.is_none() {
-        errors.add(&r.key(field), "must be an RFC 3339 time (2026-11-22T10:15:30Z) or Unix seconds");
+        errors.add(
+            &r.key(field),
+            "must be an RFC 3339 time (2026-11-22T10:15:30Z) or Unix seconds, in the years 1970 to 9999",
+        );
     }
     parsed
 }

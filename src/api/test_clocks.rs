@@ -108,13 +108,10 @@ async fn advance(
         errors.add("frozen_time", "must be later than the clock's current time");
     }
     let to = errors.into_result(|| to.unwrap_or_default())?;
-    if !db::test_clocks::begin_advance(&state.db, &clock.id, Utc::now()).await? {
+    // The advance runs in a task of its own under a renewed lease: it finishes even if this
+    // client hangs up, and another run takes it over if this instance stops.
+    if crate::billing::advance_clock(&state, &clock, to).await?.is_none() {
         return Err(AppError::Conflict("The clock is already advancing".into()));
     }
-    let advanced = crate::billing::advance_clock(&state, &clock, to).await;
-    if advanced.is_err() {
-        db::test_clocks::set_time(&state.db, &clock.id, clock.frozen_time, true, Utc::now()).await?;
-    }
-    advanced?;
     Ok(Json(ClockView::from(&find(&state, shop.id, &id).await?)))
 }

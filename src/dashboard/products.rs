@@ -17,9 +17,9 @@ use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_oth
 use crate::api::products::{confirm_url, pay_url};
 use crate::app::AppState;
 use crate::db::{self, entities::products};
-use crate::domain::currency;
 use crate::domain::product::ProductFields;
 use crate::domain::vocab::{Language, TransactionType, VisibleField};
+use crate::domain::{Errors, currency};
 use crate::error::AppError;
 
 pub fn router() -> Router<AppState> {
@@ -155,6 +155,7 @@ fn filled(p: &products::Model, tz: Tz) -> FormView {
         ("amount", c.map_or(p.amount.to_string(), |c| currency::format_minor(p.amount, c))),
         ("currency", p.currency.clone()),
         ("quantity", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
+        ("quantity_was", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
         (
             "expired_at",
             p.expired_at.map(|t| t.with_timezone(&tz).format("%Y-%m-%dT%H:%M").to_string()).unwrap_or_default(),
@@ -200,18 +201,28 @@ async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 
 async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let product = find(&state, &m, &id).await?;
-    match ProductFields::parse(&request(&form, m.tz), Some(&product.fields()), m.shop.id) {
-        Ok(fields) => {
-            db::products::update(&state.db, product, &fields, Utc::now()).await?;
-            m.flash("Product saved.").await;
-            see_other(&format!("/dashboard/products/{id}"))
-        }
-        Err(errors) => {
-            let page = FormPage::new(&m, Some(product.id), FormView::sent(&form, errors)).await;
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
-        }
+    let mut product = find(&state, &m, &id).await?;
+    // A quantity edit adds the difference from the quantity the form showed: units sold
+    // while the merchant edited stay sold.
+    if let (Some(_), Some(seen)) = (product.quantity, form.get("quantity_was").and_then(|q| q.trim().parse().ok())) {
+        product.quantity = Some(seen);
     }
+    let refused = match ProductFields::parse(&request(&form, m.tz), Some(&product.fields()), m.shop.id) {
+        Ok(fields) => match db::products::update(&state.db, &product, &fields, Utc::now()).await? {
+            Ok(()) => {
+                m.flash("Product saved.").await;
+                return see_other(&format!("/dashboard/products/{id}"));
+            }
+            Err(refused) => {
+                let mut errors = Errors::default();
+                errors.add("quantity", refused.to_string());
+                errors
+            }
+        },
+        Err(errors) => errors,
+    };
+    let page = FormPage::new(&m, Some(product.id), FormView::sent(&form, refused)).await;
+    Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
 }
 
 #[derive(Template)]

@@ -1,10 +1,10 @@
 //! Stored payments: every attempt to pay, whatever its outcome.
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    IntoActiveModel, QueryFilter, Set,
+    QueryFilter, QuerySelect, Set,
 };
 
 use super::ShopOwned;
@@ -82,8 +82,13 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
 
 /// Stores many attempts in few statements.
 pub async fn insert_rows(db: &impl ConnectionTrait, rows: Vec<ActiveModel>) -> Result<(), DbErr> {
+    // A key another run wrote first keeps that run's row.
+    let first_wins = OnConflict::column(Column::BillingKey).do_nothing().to_owned();
     for chunk in rows.chunks(400) {
-        Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+        match Entity::insert_many(chunk.to_vec()).on_conflict(first_wins.clone()).exec_without_returning(db).await {
+            Ok(_) | Err(DbErr::RecordNotInserted) => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }
@@ -125,36 +130,85 @@ pub async fn record_by_id(
             .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string()))),
     };
     let status = status_of(outcome, true);
-    update.col_expr(Column::Status, Expr::value(status.as_str())).filter(Column::Id.eq(id)).exec(db).await?;
+    // Only a payment still waiting for its answer takes one: a late answer never overwrites.
+    update
+        .col_expr(Column::Status, Expr::value(status.as_str()))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Status.eq(PaymentStatus::Processing.as_str()))
+        .exec(db)
+        .await?;
     Ok(status)
 }
 
-/// Records how the acquirer answered a charge.
+/// Records how the acquirer answered a charge, if the payment is still waiting for its
+/// answer (a request and the sweeper of interrupted payments may both have asked); answers
+/// the payment as stored, and whether this call recorded it.
 pub async fn record_outcome(
     db: &DatabaseConnection,
     payment: Model,
     outcome: &Outcome,
     now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
+) -> Result<(Model, bool), DbErr> {
     let now = super::now_millis(now);
     let capture = payment.transaction_type == TransactionType::Payment.as_str();
-    let mut row = payment.into_active_model();
+    let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
     match outcome {
         Outcome::Approved { reference } => {
-            row.acquirer_reference = Set(Some(reference.clone()));
+            update = update.col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())));
             if capture {
-                row.captured_at = Set(Some(now));
+                update = update.col_expr(Column::CapturedAt, Expr::value(Some(now)));
             }
         }
         Outcome::Declined { code, message } | Outcome::Error { code, message } => {
-            row.failure_code = Set(Some(code.to_string()));
-            row.failure_message = Set(Some(message.to_string()));
+            update = update
+                .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
+                .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
         }
     }
-    let status = status_of(outcome, capture);
-    row.status = Set(status.as_str().to_string());
-    row.updated_at = Set(now);
-    row.update(db).await
+    let result = update
+        .col_expr(Column::Status, Expr::value(status_of(outcome, capture).as_str()))
+        .filter(Column::Id.eq(payment.id.as_str()))
+        .filter(Column::Status.eq(PaymentStatus::Processing.as_str()))
+        .exec(db)
+        .await?;
+    let stored = Entity::find().filter(Column::Id.eq(payment.id.as_str())).one(db).await?;
+    Ok((stored.ok_or(DbErr::RecordNotFound(payment.id))?, result.rows_affected == 1))
+}
+
+impl Model {
+    /// The card the payment was made with, as the acquirer knows it.
+    pub fn card(&self) -> CardRef {
+        CardRef {
+            token: self.card_token.clone(),
+            brand: self.card_brand.clone(),
+            last4: self.card_last4.clone(),
+            exp_month: self.card_exp_month,
+            exp_year: self.card_exp_year,
+            holder: self.card_holder.clone(),
+        }
+    }
+}
+
+/// Names the customer who made the payment (known once the card went through).
+pub async fn set_customer(db: &DatabaseConnection, payment: Model, customer_id: &str) -> Result<Model, DbErr> {
+    Entity::update_many()
+        .col_expr(Column::CustomerId, Expr::value(Some(customer_id)))
+        .filter(Column::Id.eq(payment.id.as_str()))
+        .exec(db)
+        .await?;
+    Ok(Model { customer_id: Some(customer_id.to_string()), ..payment })
+}
+
+/// Payments of hosted pages still `processing` since before `before`: their request was
+/// interrupted between asking the acquirer and recording its answer.
+pub async fn interrupted(db: &DatabaseConnection, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::Status.eq(PaymentStatus::Processing.as_str()))
+        .filter(Column::BillingKey.is_null())
+        .filter(Column::UpdatedAt.lt(super::now_millis(before)))
+        .limit(limit)
+        .all(db)
+        .await
 }
 
 /// Moves the shop's payment from one status to another if, and only if, it is still in

@@ -3,8 +3,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel,
-    QueryFilter, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
 };
 
 use super::ShopOwned;
@@ -41,16 +40,84 @@ pub async fn insert(
     row.insert(db).await
 }
 
-/// Replaces the product's fields with `fields`.
+/// Why an update did not apply.
+#[derive(Debug, PartialEq, Eq)]
+pub enum UpdateRefused {
+    /// Customers bought units meanwhile, and the change would take more than are left.
+    NotEnoughLeft(i64),
+    /// The product changed between unlimited and counted stock meanwhile.
+    StockChanged,
+}
+
+impl std::fmt::Display for UpdateRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpdateRefused::NotEnoughLeft(left) => write!(
+                f,
+                "Customers bought units while the product was being changed: only {left} are left, fewer than the change removes"
+            ),
+            UpdateRefused::StockChanged => {
+                write!(f, "The product's stock was changed by another request meanwhile; read it again")
+            }
+        }
+    }
+}
+
+/// Writes the fields that differ between `read` (the product as the edit saw it) and
+/// `fields`, in one conditional statement; never writes back a value it read. A changed
+/// quantity is applied as the difference from `read.quantity`, so units sold meanwhile stay
+/// sold (units sold + left always equals the stock the merchant set).
 pub async fn update(
     db: &DatabaseConnection,
-    product: Model,
+    read: &Model,
     fields: &ProductFields,
     now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
-    let mut row = product.into_active_model();
-    apply(&mut row, fields, super::now_millis(now));
-    row.update(db).await
+) -> Result<Result<(), UpdateRefused>, DbErr> {
+    let was = read.fields();
+    let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)));
+    macro_rules! changed {
+        ($field:ident, $column:expr, $value:expr) => {
+            if was.$field != fields.$field {
+                update = update.col_expr($column, Expr::value($value));
+            }
+        };
+    }
+    changed!(name, Column::Name, fields.name.clone());
+    changed!(description, Column::Description, fields.description.clone());
+    changed!(currency, Column::Currency, fields.currency.clone());
+    changed!(amount, Column::Amount, fields.amount);
+    changed!(visible_fields, Column::VisibleFields, visible_fields_to_db(&fields.visible_fields));
+    changed!(test, Column::Test, fields.test);
+    changed!(immortal, Column::Immortal, fields.immortal);
+    changed!(expired_at, Column::ExpiredAt, fields.expired_at.map(super::now_millis));
+    changed!(return_url, Column::ReturnUrl, fields.return_url.clone());
+    changed!(language, Column::Language, fields.language.as_str());
+    changed!(transaction_type, Column::TransactionType, fields.transaction_type.as_str());
+    let mut delta = 0;
+    if was.infinite != fields.infinite {
+        update = update
+            .col_expr(Column::Infinite, Expr::value(fields.infinite))
+            .col_expr(Column::Quantity, Expr::value(fields.quantity));
+    } else if let (Some(new), Some(old)) = (fields.quantity, was.quantity) {
+        delta = new - old;
+        if delta != 0 {
+            update = update.col_expr(Column::Quantity, Expr::col(Column::Quantity).add(delta));
+        }
+    }
+    let result = update
+        .filter(Column::Id.eq(read.id.as_str()))
+        .filter(Column::Infinite.eq(was.infinite))
+        .filter(Expr::expr(Expr::col(Column::Quantity).add(delta)).gte(0).or(Column::Quantity.is_null()))
+        .exec(db)
+        .await?;
+    if result.rows_affected == 1 {
+        return Ok(Ok(()));
+    }
+    let now_left = Entity::find().filter(Column::Id.eq(read.id.as_str())).one(db).await?;
+    Ok(Err(match now_left {
+        Some(p) if p.infinite == was.infinite => UpdateRefused::NotEnoughLeft(p.quantity.unwrap_or(0)),
+        _ => UpdateRefused::StockChanged,
+    }))
 }
 
 /// Takes one unit of a finite product, if one is left. A single conditional update, so

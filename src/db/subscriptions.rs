@@ -1,9 +1,10 @@
 //! Stored subscriptions, and the claims that let several engines share the work safely.
 
 use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr,
-    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait, TryIntoModel,
 };
 
 use super::ShopOwned;
@@ -122,15 +123,18 @@ impl Model {
     }
 }
 
-/// Records the card and the start of billing, before the first charge.
+/// Records the card and the start of billing, and claims the subscription for its first
+/// charge, if, and only if, it is still waiting for its card: of two submits of one card
+/// form, one starts it. `None` when another request started it first.
 pub async fn start(
     db: &DatabaseConnection,
     sub: Model,
     card: &CardRef,
     started_at: DateTime<Utc>,
     anchor_at: DateTime<Utc>,
-) -> Result<Model, DbErr> {
-    let mut row = sub.into_active_model();
+    claim: (&str, DateTime<Utc>),
+) -> Result<Option<Model>, DbErr> {
+    let mut row = sub.clone().into_active_model();
     row.card_token = Set(Some(card.token.clone()));
     row.card_brand = Set(Some(card.brand.clone()));
     row.card_last4 = Set(Some(card.last4.clone()));
@@ -139,18 +143,35 @@ pub async fn start(
     row.card_holder = Set(Some(card.holder.clone()));
     row.started_at = Set(Some(super::now_millis(started_at)));
     row.anchor_at = Set(Some(super::now_millis(anchor_at)));
+    row.claim_token = Set(Some(claim.0.to_string()));
+    row.claimed_until = Set(Some(super::now_millis(claim.1)));
     row.updated_at = Set(super::now_millis(started_at));
-    row.update(db).await
+    let result = Entity::update_many()
+        .set(row)
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.eq(State::Redirecting.as_str()))
+        .filter(Column::StartedAt.is_null())
+        .exec(db)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
 }
 
-/// Saves the progress after a charge (or the end), and gives up the claim.
+/// Saves the progress after a charge (or the end) and gives up the claim, if, and only if,
+/// the engine still holds the claim `token` and the subscription is still in the state the
+/// engine read: a cancel (or another engine that took over an expired claim) wins, and this
+/// one stands down. `None` when it lost.
 pub async fn save_progress(
     db: &impl ConnectionTrait,
     sub: Model,
+    token: &str,
     progress: &Progress,
     last_payment_id: Option<String>,
     now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
+) -> Result<Option<Model>, DbErr> {
+    let read_state = sub.state.clone();
     let mut row = sub.into_active_model();
     set_progress(&mut row, progress);
     if let Some(id) = last_payment_id {
@@ -163,26 +184,110 @@ pub async fn save_progress(
     row.claim_token = Set(None);
     row.claimed_until = Set(None);
     row.updated_at = Set(super::now_millis(now));
-    row.update(db).await
+    let id = row.id.clone().unwrap();
+    let result = Entity::update_many()
+        .set(row.clone())
+        .filter(Column::Id.eq(id.as_str()))
+        .filter(Column::ClaimToken.eq(token))
+        .filter(Column::State.eq(read_state))
+        .exec(db)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    row.try_into_model().map(Some)
 }
 
-/// Cancels by the merchant: the engine will not touch it again.
+/// Cancels by the merchant, if the subscription has not ended yet: one guarded update, so a
+/// cancel that succeeded is final (the engine's next save finds the state changed and
+/// stands down). `None` when it had already ended.
 pub async fn cancel(
     db: &DatabaseConnection,
-    sub: Model,
+    sub: &Model,
     reason: Option<String>,
     now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
-    let from = sub.state.clone();
-    let mut row = sub.into_active_model();
-    row.state = Set(State::Canceled.as_str().to_string());
-    row.renew_at = Set(None);
-    row.cancel_reason = Set(reason.clone());
-    row.cancelled_at = Set(Some(super::now_millis(now)));
-    row.updated_at = Set(super::now_millis(now));
-    let sub = row.update(db).await?;
-    insert_events(db, vec![event_row(&sub, Some(&from), (&sub.state, None), None, reason, now)]).await?;
-    Ok(sub)
+) -> Result<Option<Model>, DbErr> {
+    let at = super::now_millis(now);
+    let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt];
+    let txn = db.begin().await?;
+    let result = Entity::update_many()
+        .col_expr(Column::State, Expr::value(State::Canceled.as_str()))
+        .col_expr(Column::RenewAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(Column::CancelReason, Expr::value(reason.clone()))
+        .col_expr(Column::CancelledAt, Expr::value(Some(at)))
+        .col_expr(Column::UpdatedAt, Expr::value(at))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.is_in(open.map(State::as_str)))
+        .exec(&txn)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    let sub = Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(&txn).await?;
+    let Some(sub) = sub else { return Ok(None) };
+    let from = events::Entity::find()
+        .filter(events::Column::SubscriptionId.eq(sub.id.as_str()))
+        .order_by_desc(events::Column::Seq)
+        .one(&txn)
+        .await?
+        .map(|e| e.to_state);
+    insert_events(&txn, vec![event_row(&sub, from.as_deref(), (&sub.state, None), None, reason, now)]).await?;
+    txn.commit().await?;
+    Ok(Some(sub))
+}
+
+/// Claims these subscriptions (of a test clock's advance) for `token` until `lease_until`,
+/// unless another run holds an unexpired claim on them; answers the claimed ones.
+pub async fn claim_ids(
+    db: &DatabaseConnection,
+    ids: Vec<String>,
+    token: &str,
+    lease_until: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Entity::update_many()
+        .col_expr(Column::ClaimToken, Expr::value(token))
+        .col_expr(Column::ClaimedUntil, Expr::value(super::now_millis(lease_until)))
+        .filter(Column::Id.is_in(ids))
+        .filter(Column::ClaimedUntil.is_null().or(Column::ClaimedUntil.lt(super::now_millis(now))))
+        .exec(db)
+        .await?;
+    Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await
+}
+
+/// Extends the claims of `token` to `lease_until` (while a long batch still runs).
+pub async fn renew_claims(db: &DatabaseConnection, token: &str, lease_until: DateTime<Utc>) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::ClaimedUntil, Expr::value(super::now_millis(lease_until)))
+        .filter(Column::ClaimToken.eq(token))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Of these subscriptions, the ids still claimed by `token` and still billing (or waiting
+/// for their first charge): the gate each charge passes just before the acquirer is asked,
+/// so nothing is charged once a cancel has committed.
+pub async fn still_billing(
+    db: &DatabaseConnection,
+    ids: Vec<String>,
+    token: &str,
+) -> Result<std::collections::HashSet<String>, DbErr> {
+    let mut open = State::BILLING.to_vec();
+    open.push(State::Redirecting);
+    let found: Vec<String> = Entity::find()
+        .select_only()
+        .column(Column::Id)
+        .filter(Column::Id.is_in(ids))
+        .filter(Column::ClaimToken.eq(token))
+        .filter(Column::State.is_in(open.into_iter().map(State::as_str)))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(found.into_iter().collect())
 }
 
 /// Makes a test subscription's card start failing (or succeeding again) from `from`.

@@ -35,6 +35,9 @@ pub async fn insert(
         name: Set(name),
         frozen_time: Set(super::now_millis(frozen_time)),
         status: Set("ready".into()),
+        advance_to: Set(None),
+        lease_token: Set(None),
+        lease_until: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -42,32 +45,88 @@ pub async fn insert(
     .await
 }
 
-/// Marks the clock as advancing if it is ready; false if another advance is running.
-pub async fn begin_advance(db: &DatabaseConnection, id: &str, now: DateTime<Utc>) -> Result<bool, DbErr> {
+/// Starts an advance to `to` under the lease `token`, if the clock is ready, or if an
+/// earlier advance stopped (its lease ran out) and this one takes it over. False if another
+/// advance is running.
+pub async fn begin_advance(
+    db: &DatabaseConnection,
+    id: &str,
+    to: DateTime<Utc>,
+    token: &str,
+    lease_until: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let now = super::now_millis(now);
     let result = Entity::update_many()
         .col_expr(Column::Status, Expr::value("advancing"))
-        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .col_expr(Column::AdvanceTo, Expr::value(Some(super::now_millis(to))))
+        .col_expr(Column::LeaseToken, Expr::value(Some(token)))
+        .col_expr(Column::LeaseUntil, Expr::value(Some(super::now_millis(lease_until))))
+        .col_expr(Column::UpdatedAt, Expr::value(now))
         .filter(Column::Id.eq(id))
-        .filter(Column::Status.eq("ready"))
+        .filter(Column::Status.eq("ready").or(Column::LeaseUntil.is_null()).or(Column::LeaseUntil.lt(now)))
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)
 }
 
-/// Sets the clock's time (and whether it is still advancing).
-pub async fn set_time(
-    db: &DatabaseConnection,
-    id: &str,
-    time: DateTime<Utc>,
-    done: bool,
-    now: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    Entity::update_many()
-        .col_expr(Column::FrozenTime, Expr::value(super::now_millis(time)))
-        .col_expr(Column::Status, Expr::value(if done { "ready" } else { "advancing" }))
-        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+/// Extends the lease of a running advance; false if another run took the clock over.
+pub async fn renew(db: &DatabaseConnection, id: &str, token: &str, lease_until: DateTime<Utc>) -> Result<bool, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::LeaseUntil, Expr::value(Some(super::now_millis(lease_until))))
         .filter(Column::Id.eq(id))
+        .filter(Column::LeaseToken.eq(token))
         .exec(db)
         .await?;
+    Ok(result.rows_affected == 1)
+}
+
+/// Moves a running advance's clock to `time`; false if another run took the clock over.
+pub async fn step(
+    db: &DatabaseConnection,
+    id: &str,
+    token: &str,
+    time: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::FrozenTime, Expr::value(super::now_millis(time)))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(id))
+        .filter(Column::LeaseToken.eq(token))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+/// Ends a running advance: the clock is ready again, at `reached` (where it got to when
+/// `None`), if this run still holds it.
+pub async fn finish(
+    db: &DatabaseConnection,
+    id: &str,
+    token: &str,
+    reached: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let never: Option<DateTime<Utc>> = None;
+    let mut update = Entity::update_many()
+        .col_expr(Column::Status, Expr::value("ready"))
+        .col_expr(Column::AdvanceTo, Expr::value(never))
+        .col_expr(Column::LeaseToken, Expr::value(Option::<String>::None))
+        .col_expr(Column::LeaseUntil, Expr::value(never))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)));
+    if let Some(time) = reached {
+        update = update.col_expr(Column::FrozenTime, Expr::value(super::now_millis(time)));
+    }
+    update.filter(Column::Id.eq(id)).filter(Column::LeaseToken.eq(token)).exec(db).await?;
     Ok(())
+}
+
+/// Clocks left advancing by a run that stopped (their lease has run out).
+pub async fn stalled(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::Status.eq("advancing"))
+        .filter(Column::LeaseUntil.is_null().or(Column::LeaseUntil.lt(super::now_millis(now))))
+        .all(db)
+        .await
 }

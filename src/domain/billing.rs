@@ -28,6 +28,20 @@ const DAY_STARTS: u32 = 8;
 const NIGHT_STARTS: u32 = 20;
 const DECLINE_RETRY_HOUR: u32 = 3;
 
+/// `t + d`, held at the ends of the representable range instead of overflowing.
+fn plus(t: DateTime<Utc>, d: Duration) -> DateTime<Utc> {
+    t.checked_add_signed(d).unwrap_or(if d < Duration::zero() {
+        DateTime::<Utc>::MIN_UTC
+    } else {
+        DateTime::<Utc>::MAX_UTC
+    })
+}
+
+/// The local date `days` after `date`, held at the end of the range.
+fn date_plus(date: chrono::NaiveDate, days: u64) -> chrono::NaiveDate {
+    date.checked_add_days(Days::new(days)).unwrap_or(chrono::NaiveDate::MAX)
+}
+
 /// The instant of a local wall time in `tz`: a skipped time moves forward by the gap, a
 /// repeated time is the earlier of the two.
 pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
@@ -35,9 +49,10 @@ pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
         Some(t) => t.with_timezone(&Utc),
         None => {
             // In a gap: read the wall time with the offset in force just before it.
-            let before = tz.from_local_datetime(&(local - Duration::hours(3))).earliest();
+            let before =
+                local.checked_sub_signed(Duration::hours(3)).and_then(|t| tz.from_local_datetime(&t).earliest());
             let offset = before.map_or(0, |t| chrono::Offset::fix(t.offset()).local_minus_utc());
-            (local - Duration::seconds(offset.into())).and_utc()
+            plus(local.and_utc(), -Duration::seconds(offset.into()))
         }
     }
 }
@@ -46,7 +61,7 @@ pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
 pub fn outside_night(t: DateTime<Utc>, tz: Tz) -> DateTime<Utc> {
     let local = t.with_timezone(&tz).naive_local();
     let morning = |days: u64| {
-        let date = local.date() + Days::new(days);
+        let date = date_plus(local.date(), days);
         resolve_local(tz, date.and_time(NaiveTime::from_hms_opt(DAY_STARTS, 0, 0).unwrap()))
     };
     match local.hour() {
@@ -59,7 +74,7 @@ pub fn outside_night(t: DateTime<Utc>, tz: Tz) -> DateTime<Utc> {
 /// After a decline: the next day at 03:00 local, or 08:00 with the night flag.
 pub fn decline_retry_at(now: DateTime<Utc>, night: bool, tz: Tz) -> DateTime<Utc> {
     let hour = if night { DAY_STARTS } else { DECLINE_RETRY_HOUR };
-    let date = now.with_timezone(&tz).date_naive() + Days::new(1);
+    let date = date_plus(now.with_timezone(&tz).date_naive(), 1);
     resolve_local(tz, date.and_time(NaiveTime::from_hms_opt(hour, 0, 0).unwrap()))
 }
 
@@ -70,7 +85,7 @@ pub fn error_retry_at(now: DateTime<Utc>, night: bool, tz: Tz) -> DateTime<Utc> 
     let into_hour = Duration::minutes(local.minute().into())
         + Duration::seconds(local.second().into())
         + Duration::nanoseconds(local.nanosecond().into());
-    let next = now - into_hour + Duration::hours(1);
+    let next = plus(plus(now, -into_hour), Duration::hours(1));
     if night { outside_night(next, tz) } else { next }
 }
 
@@ -78,7 +93,7 @@ pub fn error_retry_at(now: DateTime<Utc>, night: bool, tz: Tz) -> DateTime<Utc> 
 pub fn add_interval(from: DateTime<Utc>, n: i64, unit: IntervalUnit, tz: Tz) -> DateTime<Utc> {
     let local = from.with_timezone(&tz).naive_local();
     let moved = match unit {
-        IntervalUnit::Hour => return from + Duration::hours(n),
+        IntervalUnit::Hour => return plus(from, Duration::try_hours(n).unwrap_or(Duration::MAX)),
         IntervalUnit::Day => local.checked_add_days(Days::new(n.max(0) as u64)),
         IntervalUnit::Month => local.checked_add_months(Months::new(n.clamp(0, u32::MAX.into()) as u32)),
     };
@@ -126,17 +141,17 @@ impl Terms {
 
     /// The start of plan period `k` (0 is the first).
     pub fn period_start(&self, anchor: DateTime<Utc>, k: i64, tz: Tz) -> DateTime<Utc> {
-        add_interval(anchor, k * i64::from(self.interval), self.unit, tz)
+        add_interval(anchor, k.saturating_mul(i64::from(self.interval)), self.unit, tz)
     }
 
     /// The first period after `k` that starts after `t`.
     pub fn next_period_after(&self, anchor: DateTime<Utc>, k: i64, t: DateTime<Utc>, tz: Tz) -> i64 {
-        let mut next = k + 1;
+        let mut next = k.saturating_add(1);
         if self.unit == IntervalUnit::Hour {
             let hours = (t - anchor).num_hours() / i64::from(self.interval);
             next = next.max(hours);
         }
-        while self.period_start(anchor, next, tz) <= t {
+        while self.period_start(anchor, next, tz) <= t && t < DateTime::<Utc>::MAX_UTC {
             next += 1;
         }
         next

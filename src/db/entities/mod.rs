@@ -1,7 +1,9 @@
 //! sea-orm entities, one per table, in the shape `sea-orm-cli generate entity` writes.
 //! Behaviour lives elsewhere (`db::*` queries, `domain`); these files only describe rows.
 
+pub mod checkout_attempts;
 pub mod customers;
+pub mod idempotency_keys;
 pub mod payments;
 pub mod plans;
 pub mod products;
@@ -10,4 +12,5 @@ pub mod shops;
 pub mod subscription_events;
 pub mod subscriptions;
 pub mod test_clocks;
+pub mod throttle_hits;
 pub mod users;

@@ -11,6 +11,9 @@ pub struct Model {
     pub name: Option<String>,
     pub frozen_time: DateTimeUtc,
     pub status: String,
+    pub advance_to: Option<DateTimeUtc>,
+    pub lease_token: Option<String>,
+    pub lease_until: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
