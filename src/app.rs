@@ -10,6 +10,7 @@ use axum::{Json, Router};
 use migration::{Migrator, MigratorTrait};
 use sea_orm::DatabaseConnection;
 use serde_json::json;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
@@ -17,7 +18,7 @@ use crate::acquirer::{Acquirer, SimulatedAcquirer};
 use crate::api::json::BODY_LIMIT;
 use crate::config::Config;
 use crate::error::AppError;
-use crate::{api, db, pay};
+use crate::{api, db, guard, pay};
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -28,15 +29,15 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Who moves the money.
     pub acquirer: Arc<dyn Acquirer>,
-    /// Failed dashboard logins per e-mail address (per instance).
-    pub logins: Arc<std::sync::Mutex<crate::domain::throttle::Throttle>>,
+    /// Addresses refused for a while after too many wrong API credentials.
+    pub api_locks: Arc<crate::auth::Locks>,
 }
 
 impl AppState {
     /// The state of a server: the built-in simulated acquirer, live use as configured.
     pub fn new(db: DatabaseConnection, config: Config) -> Self {
         let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
-        AppState { db, config: Arc::new(config), acquirer, logins: Default::default() }
+        AppState { db, config: Arc::new(config), acquirer, api_locks: Default::default() }
     }
 }
 
@@ -61,7 +62,7 @@ pub fn router(state: AppState) -> Router {
         (HeaderName::from_static("cross-origin-opener-policy"), "same-origin"),
     ];
     let mut app = Router::new()
-        .merge(api::router())
+        .merge(api::router(&state))
         .merge(pay::router())
         .route("/healthz", get(healthz))
         .merge(crate::dashboard::router(&state))
@@ -71,8 +72,17 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { AppError::NotFound("Page") })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(state);
+        .layer(axum::middleware::from_fn(guard::refuse_unstorable))
+        .layer(CatchPanicLayer::custom(guard::panic_answer))
+        .layer(axum::middleware::from_fn(guard::page_panics));
+    if state.config.base_url.starts_with("https://") {
+        app = app.layer(SetResponseHeaderLayer::if_not_present(header::STRICT_TRANSPORT_SECURITY, guard::hsts()));
+    }
+    let mut app = app.with_state(state);
     app = app.layer(SetResponseHeaderLayer::if_not_present(header::CONTENT_SECURITY_POLICY, policy));
+    // Answers carry money and personal data: no cache keeps them (static assets say otherwise).
+    app =
+        app.layer(SetResponseHeaderLayer::if_not_present(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
     for (name, value) in headers {
         app = app.layer(SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value)));
     }

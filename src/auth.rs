@@ -6,20 +6,84 @@ use axum::http::request::Parts;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+
+use axum::extract::ConnectInfo;
+use chrono::{DateTime, Utc};
+
 use crate::app::AppState;
-use crate::db::{entities::shops, shops as shop_db};
+use crate::db::{self, entities::shops, shops as shop_db};
+use crate::domain::throttle;
 use crate::error::AppError;
 
 /// The shop an API request is made by.
+#[derive(Clone)]
 pub struct ApiShop(pub shops::Model);
 
 impl FromRequestParts<AppState> for ApiShop {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
-        let (user, password) = basic_credentials(parts).ok_or(AppError::Unauthorized)?;
-        let shop_id: i64 = user.trim().parse().map_err(|_| AppError::Unauthorized)?;
-        shop_db::authenticate(&state.db, shop_id, &password).await?.map(ApiShop).ok_or(AppError::Unauthorized)
+        // Authenticated already (by the idempotency layer).
+        if let Some(shop) = parts.extensions.get::<ApiShop>() {
+            return Ok(shop.clone());
+        }
+        let address = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+        let now = Utc::now();
+        if let Some(wait) = address.and_then(|a| state.api_locks.wait(a, now)) {
+            return Err(too_many(wait));
+        }
+        let shop = match basic_credentials(parts) {
+            Some((user, password)) => match user.trim().parse::<i64>() {
+                Ok(shop_id) => shop_db::authenticate(&state.db, shop_id, &password).await?,
+                Err(_) => None,
+            },
+            None => None,
+        };
+        if let Some(shop) = shop {
+            return Ok(ApiShop(shop));
+        }
+        // Failures count in the database (every instance sees them); an address over the
+        // limit is then refused here without asking the database again.
+        if let Some(address) = address {
+            let key = address.to_string();
+            db::throttle::fail(&state.db, &throttle::API_AUTH, &key, now).await?;
+            if let Some(wait) = db::throttle::wait(&state.db, &throttle::API_AUTH, &key, now).await? {
+                state.api_locks.lock(address, now, wait);
+            }
+        }
+        Err(AppError::Unauthorized)
+    }
+}
+
+fn too_many(wait: std::time::Duration) -> AppError {
+    AppError::TooManyRequests(
+        "Too many requests with wrong credentials from this address; try again later".into(),
+        wait,
+    )
+}
+
+/// Addresses refused for a while after too many wrong credentials (this instance's view of
+/// the failures counted in the database).
+#[derive(Debug, Default)]
+pub struct Locks(Mutex<HashMap<IpAddr, DateTime<Utc>>>);
+
+impl Locks {
+    /// How long `address` must still wait, if it is locked.
+    pub fn wait(&self, address: IpAddr, now: DateTime<Utc>) -> Option<std::time::Duration> {
+        let locks = self.0.lock().ok()?;
+        let until = *locks.get(&address)?;
+        (until > now).then(|| (until - now).to_std().ok()).flatten()
+    }
+
+    /// Locks `address` for `wait` from `now`.
+    pub fn lock(&self, address: IpAddr, now: DateTime<Utc>, wait: std::time::Duration) {
+        if let Ok(mut locks) = self.0.lock() {
+            locks.retain(|_, until| *until > now);
+            locks.insert(address, now + chrono::Duration::from_std(wait).unwrap_or_default());
+        }
     }
 }
 

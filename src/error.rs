@@ -42,6 +42,12 @@ pub enum AppError {
     /// A body that is not JSON: 415.
     #[error("Content-Type must be application/json")]
     UnsupportedMediaType,
+    /// A bug: a handler panicked. 500; the cause is logged.
+    #[error("Internal server error")]
+    Panic,
+    /// Too many attempts: 429, with when to try again.
+    #[error("{0}")]
+    TooManyRequests(String, std::time::Duration),
     /// The database is unreachable or failed: 500 (503 for health checks).
     #[error(transparent)]
     Db(#[from] DbErr),
@@ -67,7 +73,8 @@ impl AppError {
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            AppError::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::Db(_) | AppError::Panic => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
         }
     }
 
@@ -93,6 +100,9 @@ impl IntoResponse for AppError {
             _ => json!({"message": message}),
         };
         let mut response = (status, Json(body)).into_response();
+        if let AppError::TooManyRequests(_, wait) = &self {
+            response.headers_mut().insert(header::RETRY_AFTER, retry_after(*wait));
+        }
         if matches!(self, AppError::Unauthorized) {
             response
                 .headers_mut()
@@ -100,4 +110,9 @@ impl IntoResponse for AppError {
         }
         response
     }
+}
+
+/// A `Retry-After` value: whole seconds, at least one.
+pub fn retry_after(wait: std::time::Duration) -> header::HeaderValue {
+    header::HeaderValue::from(wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0))
 }

@@ -17,6 +17,7 @@ pub mod dashboard;
 pub mod db;
 pub mod domain;
 pub mod error;
+pub mod guard;
 pub mod pay;
 pub mod payments;
 pub mod scheduler;

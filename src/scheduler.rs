@@ -1,6 +1,6 @@
 //! The scheduler: tokio-cron-scheduler runs [`billing::run_due`] every minute (and once at
-//! start, so charges missed while the service was down are made at once), and clears
-//! expired dashboard sessions every hour. Several instances may all run it: claims keep
+//! start, so charges missed while the service was down are made at once), and prunes
+//! expired sessions, idempotency keys, checkout attempts and throttling records every hour. Several instances may all run it: claims keep
 //! each charge to one of them.
 
 use chrono::Utc;
@@ -27,20 +27,37 @@ pub async fn start(state: AppState) -> Result<JobScheduler, JobSchedulerError> {
             Box::pin(async move { run_billing(&state).await })
         })?)
         .await?;
-    let store = DbSessionStore::new(state.db.clone());
+    let prune_state = state.clone();
     scheduler
         .add(Job::new_async(HOURLY, move |_, _| {
-            let store = store.clone();
-            Box::pin(async move {
-                if let Err(e) = store.delete_expired().await {
-                    tracing::warn!(error = %e, "deleting expired sessions failed");
-                }
-            })
+            let state = prune_state.clone();
+            Box::pin(async move { prune(&state).await })
         })?)
         .await?;
     scheduler.start().await?;
     tokio::spawn(async move { run_billing(&state).await });
     Ok(scheduler)
+}
+
+/// Deletes what has outlived its use: expired sessions, idempotency keys and checkout
+/// attempts older than 24 hours, throttling failures older than any window.
+pub async fn prune(state: &AppState) {
+    let day_ago = Utc::now() - crate::db::idempotency::KEPT;
+    let db = &state.db;
+    if let Err(e) = DbSessionStore::new(db.clone()).delete_expired().await {
+        tracing::warn!(error = %e, "deleting expired sessions failed");
+    }
+    let pruned = [
+        ("idempotency keys", crate::db::idempotency::prune(db, day_ago).await),
+        ("checkout attempts", crate::db::checkout_attempts::prune(db, day_ago).await),
+        ("throttling failures", crate::db::throttle::prune(db, day_ago).await),
+    ];
+    for (what, done) in pruned {
+        match done {
+            Ok(count) => tracing::debug!(count, "pruned {what}"),
+            Err(e) => tracing::warn!(error = %e, "pruning {what} failed"),
+        }
+    }
 }
 
 async fn run_billing(state: &AppState) {

@@ -6,6 +6,8 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header::CONTENT_TYPE};
 use serde_json::{Map, Value};
 
+use crate::domain::Errors;
+use crate::domain::input::storable;
 use crate::error::AppError;
 
 /// The largest request body accepted.
@@ -36,9 +38,29 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
             return Ok(JsonObject(Map::new()));
         }
         match serde_json::from_slice(&bytes) {
-            Ok(Value::Object(map)) => Ok(JsonObject(map)),
+            Ok(Value::Object(map)) => {
+                let mut errors = Errors::default();
+                unstorable(&map, "", &mut errors);
+                errors.into_result(|| JsonObject(map)).map_err(AppError::from)
+            }
             Ok(_) => Err(AppError::BadRequest("Request body must be a JSON object".into())),
             Err(e) => Err(AppError::BadRequest(format!("Request body is not valid JSON: {e}"))),
+        }
+    }
+}
+
+/// Names (as `plan.interval`) every field whose name or text the database cannot store.
+fn unstorable(map: &Map<String, Value>, prefix: &str, errors: &mut Errors) {
+    for (key, value) in map {
+        let name = format!("{prefix}{key}");
+        match value {
+            _ if !storable(key) => errors.add(&name, "is invalid"),
+            Value::String(text) if !storable(text) => errors.add(&name, "is invalid"),
+            Value::Object(inner) => unstorable(inner, &format!("{name}."), errors),
+            Value::Array(items) if items.iter().any(|v| v.as_str().is_some_and(|t| !storable(t))) => {
+                errors.add(&name, "is invalid")
+            }
+            _ => {}
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::domain::Errors;
 use crate::error::AppError;
 
 pub mod customers;
+pub mod idempotency;
 pub mod json;
 pub mod payments;
 pub mod plans;
@@ -21,8 +22,8 @@ pub mod products;
 pub mod subscriptions;
 pub mod test_clocks;
 
-/// Every API route.
-pub fn router() -> Router<AppState> {
+/// Every API route; POSTs honour `Idempotency-Key`.
+pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(products::router())
         .merge(plans::router())
@@ -30,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .merge(payments::router())
         .merge(subscriptions::router())
         .merge(test_clocks::router())
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::idempotent))
 }
 
 /// Default and largest page size of lists.

@@ -2,8 +2,10 @@
 
 use askama::Template;
 use axum::Router;
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, header::SET_COOKIE};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::{HeaderMap, StatusCode, header::RETRY_AFTER, header::SET_COOKIE};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use chrono::Utc;
@@ -19,6 +21,7 @@ use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{SignUp, new_password, normalise_email};
 use crate::domain::input::Reader;
+use crate::domain::throttle;
 use crate::error::AppError;
 use crate::pay::csrf;
 
@@ -157,26 +160,42 @@ async fn login_page(State(state): State<AppState>, headers: HeaderMap, Query(nex
     })
 }
 
-async fn login(State(state): State<AppState>, headers: HeaderMap, session: Session, form: PostedForm) -> Page {
+async fn login(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    session: Session,
+    form: PostedForm,
+) -> Page {
     check_anonymous(&headers, &form)?;
     let email = normalise_email(form.get("email").unwrap_or(""));
     let password = form.get("password").unwrap_or("").to_string();
     let next = safe_next(form.get("next"));
     let refuse = |status: StatusCode, problem: String| {
         let view = FormView::filled(vec![("email", email.clone())]);
-        Ok(anonymous(&state, &headers, status, |csrf| {
+        anonymous(&state, &headers, status, |csrf| {
             render(
                 StatusCode::OK,
                 &LoginPage { csrf, next: next.clone(), form: view, problem, signup: state.config.signup },
             )
-        }))
+        })
     };
-    let allowed = state.logins.lock().map(|mut t| t.allow(&email, Utc::now())).unwrap_or(Ok(()));
-    if let Err(until) = allowed {
-        let minutes = (until - Utc::now()).num_minutes() + 1;
+    // Counted per account at this address and per address: a stranger elsewhere cannot lock
+    // the owner out, and one address cannot try every account.
+    let address = peer.ip().to_string();
+    let account = format!("{email}|{address}");
+    let now = Utc::now();
+    let waits = [
+        db::throttle::wait(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?,
+        db::throttle::wait(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?,
+    ];
+    if let Some(wait) = waits.into_iter().flatten().max() {
+        let minutes = wait.as_secs() / 60 + 1;
         tracing::warn!("dashboard login locked after repeated failures");
-        let problem = format!("Too many failed attempts for this address. Try again in {minutes} minutes.");
-        return refuse(StatusCode::TOO_MANY_REQUESTS, problem);
+        let problem = format!("Too many failed attempts. Try again in {minutes} minutes.");
+        let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, problem);
+        response.headers_mut().insert(RETRY_AFTER, crate::error::retry_after(wait));
+        return Ok(response);
     }
     let user = db::users::by_email(&state.db, &email).await?;
     let hash = match &user {
@@ -186,18 +205,15 @@ async fn login(State(state): State<AppState>, headers: HeaderMap, session: Sessi
     let matches = db::users::password_matches(password, hash).await;
     match user {
         Some(user) if matches => {
-            if let Ok(mut t) = state.logins.lock() {
-                t.succeeded(&email);
-            }
+            db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &account).await?;
             start_session(&session, &user).await?;
             see_other(&next)
         }
         _ => {
-            if let Ok(mut t) = state.logins.lock() {
-                t.failed(&email, Utc::now());
-            }
+            db::throttle::fail(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?;
+            db::throttle::fail(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?;
             tracing::info!("dashboard login refused");
-            refuse(StatusCode::UNPROCESSABLE_ENTITY, "Wrong e-mail or password.".to_string())
+            Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, "Wrong e-mail or password.".to_string()))
         }
     }
 }

@@ -4,14 +4,17 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::domain::ids::plausible;
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sea_orm::{
     ColumnTrait, Condition, ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Select, SqlxSqliteConnector,
 };
 
+pub mod checkout_attempts;
 pub mod customers;
 pub mod entities;
+pub mod idempotency;
 pub mod payments;
 pub mod plans;
 pub mod products;
@@ -19,6 +22,7 @@ pub mod sessions;
 pub mod shops;
 pub mod subscriptions;
 pub mod test_clocks;
+pub mod throttle;
 pub mod users;
 
 /// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
@@ -82,12 +86,18 @@ pub enum ListError {
 
 /// The shop's object with this id, if it is the shop's.
 pub async fn find<E: ShopOwned>(db: &DatabaseConnection, shop_id: i64, id: &str) -> Result<Option<E::Model>, DbErr> {
+    if !plausible(id) {
+        return Ok(None);
+    }
     owned::<E>(shop_id).filter(E::ID.eq(id)).one(db).await
 }
 
 /// The object with this id, whoever's it is: for the public pages and the engine, which
 /// start from an id rather than a shop.
 pub async fn find_public<E: ShopOwned>(db: &DatabaseConnection, id: &str) -> Result<Option<E::Model>, DbErr> {
+    if !plausible(id) {
+        return Ok(None);
+    }
     E::find().filter(E::ID.eq(id)).one(db).await
 }
 
@@ -97,6 +107,7 @@ pub async fn by_ids<E: ShopOwned>(
     shop_id: i64,
     ids: &[&str],
 ) -> Result<std::collections::HashMap<String, E::Model>, DbErr> {
+    let ids: Vec<&str> = ids.iter().copied().filter(|id| plausible(id)).collect();
     if ids.is_empty() {
         return Ok(Default::default());
     }
@@ -113,6 +124,9 @@ pub async fn list<E: ShopOwned>(
 ) -> Result<Listed<E::Model>, ListError> {
     let mut query = owned::<E>(shop_id).filter(condition);
     if let Some(after) = &page.starting_after {
+        if !plausible(after) {
+            return Err(ListError::UnknownCursor);
+        }
         let seq: Option<i64> = owned::<E>(shop_id)
             .select_only()
             .column(E::SEQ)

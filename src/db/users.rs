@@ -20,8 +20,13 @@ pub enum NewUserError {
     Db(#[from] DbErr),
 }
 
+/// Password hashes computed at once, whatever the load: each takes about 19 MiB and tens of
+/// milliseconds of a core, so more at once would only trade memory for nothing.
+static HASHING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// Hashes a password with argon2id (off the async threads: it takes tens of milliseconds).
 pub async fn hash_password(password: String) -> Result<String, DbErr> {
+    let _turn = HASHING.acquire().await.map_err(|e| DbErr::Custom(e.to_string()))?;
     tokio::task::spawn_blocking(move || {
         Argon2::default().hash_password(password.as_bytes()).map(|h| h.to_string()).map_err(|e| e.to_string())
     })
@@ -32,6 +37,7 @@ pub async fn hash_password(password: String) -> Result<String, DbErr> {
 
 /// Whether `password` matches `hash` (also off the async threads).
 pub async fn password_matches(password: String, hash: String) -> bool {
+    let Ok(_turn) = HASHING.acquire().await else { return false };
     tokio::task::spawn_blocking(move || Argon2::default().verify_password(password.as_bytes(), hash.as_str()).is_ok())
         .await
         .unwrap_or(false)

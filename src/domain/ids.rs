@@ -24,6 +24,12 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}{}", random_hex(8))
 }
 
+/// Whether `id` could be an id of ours at all (letters, digits and `_`, at most 64
+/// characters): anything else is answered as unknown without asking the database.
+pub fn plausible(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// `bytes` random bytes from the operating system's generator, as lowercase hex.
 pub fn random_hex(bytes: usize) -> String {
     // ThreadRng is a CSPRNG seeded from the operating system.

@@ -177,6 +177,11 @@ fn parse_integer(s: &str) -> Result<i64, &'static str> {
     s.parse().or(Ok(if s.starts_with('-') { i64::MIN } else { i64::MAX }))
 }
 
+/// Whether the database can store this text: PostgreSQL refuses the NUL character.
+pub fn storable(text: &str) -> bool {
+    !text.contains('\0')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,51 +1,35 @@
-//! Slowing down password guessing: after too many failed logins for one e-mail address in a
-//! window of time, further attempts are refused until the window has passed.
-
-use std::collections::HashMap;
+//! Slowing down guessing: after too many failures for one key (an account at an address, an
+//! address, a pay link at an address) within a window of time, further attempts wait until
+//! the oldest counted failure has left the window. The failures themselves are kept in the
+//! database (`db::throttle`), so every instance counts the same ones.
 
 use chrono::{DateTime, Duration, Utc};
 
-/// Failed attempts allowed per window.
-pub const MAX_FAILURES: u32 = 10;
-/// The window.
-pub const WINDOW: Duration = Duration::minutes(15);
-/// Addresses tracked at most; the oldest windows are dropped beyond it.
-const MAX_TRACKED: usize = 100_000;
-
-/// Failures per key (a normalised e-mail address) since the start of their window.
-#[derive(Debug, Default)]
-pub struct Throttle {
-    failures: HashMap<String, (u32, DateTime<Utc>)>,
+/// How many failures a window allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    /// What the failures are counted under (the key's namespace).
+    pub scope: &'static str,
+    pub max: usize,
+    pub window: Duration,
 }
 
-impl Throttle {
-    /// Whether `key` may try now; `Err` carries when it may try again.
-    pub fn allow(&mut self, key: &str, now: DateTime<Utc>) -> Result<(), DateTime<Utc>> {
-        match self.failures.get(key) {
-            Some((_, since)) if *since + WINDOW <= now => {
-                self.failures.remove(key);
-                Ok(())
-            }
-            Some((count, since)) if *count >= MAX_FAILURES => Err(*since + WINDOW),
-            _ => Ok(()),
-        }
-    }
+/// Wrong passwords for one account from one address.
+pub const LOGIN_ACCOUNT: Limit = Limit { scope: "login", max: 10, window: Duration::minutes(15) };
+/// Wrong passwords from one address, whatever the account.
+pub const LOGIN_ADDRESS: Limit = Limit { scope: "login_address", max: 50, window: Duration::minutes(15) };
+/// Declined cards on one pay link from one address (card testing).
+pub const DECLINES: Limit = Limit { scope: "declines", max: 5, window: Duration::minutes(10) };
+/// Wrong API credentials from one address.
+pub const API_AUTH: Limit = Limit { scope: "api_auth", max: 30, window: Duration::minutes(10) };
 
-    /// Counts a failed attempt of `key`.
-    pub fn failed(&mut self, key: &str, now: DateTime<Utc>) {
-        if self.failures.len() >= MAX_TRACKED {
-            self.failures.retain(|_, (_, since)| *since + WINDOW > now);
-        }
-        let entry = self.failures.entry(key.to_string()).or_insert((0, now));
-        if entry.1 + WINDOW <= now {
-            *entry = (0, now);
-        }
-        entry.0 += 1;
-    }
-
-    /// Forgets `key`'s failures after a successful login.
-    pub fn succeeded(&mut self, key: &str) {
-        self.failures.remove(key);
+impl Limit {
+    /// How long `key` must wait at `now`, given its failures in the window (newest first, at
+    /// most `max` of them); `None` when it may try now.
+    pub fn wait(&self, recent: &[DateTime<Utc>], now: DateTime<Utc>) -> Option<Duration> {
+        let oldest_counted = *recent.get(self.max.checked_sub(1)?)?;
+        let until = oldest_counted + self.window;
+        (until > now).then(|| until - now)
     }
 }
 
@@ -56,19 +40,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ten_failures_lock_the_address_for_the_rest_of_the_window() {
+    fn the_limit_waits_until_the_oldest_counted_failure_leaves_the_window() {
         let start = Utc.with_ymd_and_hms(2026, 11, 23, 12, 0, 0).unwrap();
-        let mut t = Throttle::default();
-        for i in 0..MAX_FAILURES {
-            assert_eq!(t.allow("ann@example.com", start), Ok(()), "attempt {i}");
-            t.failed("ann@example.com", start + Duration::seconds(i as i64));
-        }
-        assert_eq!(t.allow("ann@example.com", start + Duration::minutes(5)), Err(start + WINDOW));
-        assert_eq!(t.allow("bob@example.com", start + Duration::minutes(5)), Ok(()), "others are not affected");
-        assert_eq!(t.allow("ann@example.com", start + WINDOW), Ok(()), "the window passed");
-        t.failed("ann@example.com", start + WINDOW);
-        assert_eq!(t.allow("ann@example.com", start + WINDOW), Ok(()), "a new window");
-        t.succeeded("ann@example.com");
-        assert!(t.failures.is_empty());
+        let failures: Vec<_> = (0..10).rev().map(|i| start + Duration::seconds(i)).collect();
+        assert_eq!(LOGIN_ACCOUNT.wait(&failures[1..], start + Duration::minutes(1)), None, "nine are allowed");
+        let later = start + Duration::minutes(5);
+        assert_eq!(LOGIN_ACCOUNT.wait(&failures, later), Some(Duration::minutes(10)));
+        assert_eq!(LOGIN_ACCOUNT.wait(&failures, start + Duration::minutes(15)), None, "the window passed");
+        assert_eq!(DECLINES.wait(&failures[..5], later), Some(Duration::minutes(5) + Duration::seconds(5)));
     }
 }

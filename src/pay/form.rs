@@ -21,6 +21,8 @@ pub struct FieldView {
 pub struct FormView {
     pub action: String,
     pub csrf: String,
+    /// This rendering's checkout attempt: the first submit of it pays, repeats do not.
+    pub attempt: String,
     pub fields: Vec<FieldView>,
     pub holder: String,
     pub month: String,
@@ -51,6 +53,7 @@ impl FormView {
         FormView {
             action,
             csrf,
+            attempt: crate::domain::ids::random_hex(16),
             fields: fields
                 .iter()
                 .map(|&f| {

@@ -42,6 +42,12 @@ pub struct Texts {
     pub trial: &'static str,
     pub expired_session: &'static str,
     pub footer: &'static str,
+    pub too_many_title: &'static str,
+    pub too_many_body: &'static str,
+    pub in_progress_title: &'static str,
+    pub in_progress_body: &'static str,
+    pub interrupted_title: &'static str,
+    pub interrupted_body: &'static str,
 }
 
 /// English.
@@ -81,6 +87,12 @@ pub const EN: Texts = Texts {
     continue_to_payment: "Continue to payment",
     trial: "Trial",
     expired_session: "This form has expired. Please open the payment page again.",
+    too_many_title: "Too many declined attempts",
+    too_many_body: "For your safety this page takes no more cards from here for a while. Please try again later, or contact your bank.",
+    in_progress_title: "Your payment is being processed",
+    in_progress_body: "This form was already sent and its payment is still with the bank. Please wait a moment and reload this page; do not pay again.",
+    interrupted_title: "Please check before paying again",
+    interrupted_body: "An earlier submission of this form was interrupted. If your bank shows a charge, you have paid; otherwise you can pay below.",
     footer: "Payments by paydesk",
 };
 
@@ -121,6 +133,12 @@ pub const RU: Texts = Texts {
     continue_to_payment: "Перейти к оплате",
     trial: "Пробный период",
     expired_session: "Форма устарела. Откройте страницу оплаты заново.",
+    too_many_title: "Слишком много отклонённых попыток",
+    too_many_body: "Ради вашей безопасности эта страница временно не принимает карты с этого адреса. Попробуйте позже или обратитесь в банк.",
+    in_progress_title: "Платёж обрабатывается",
+    in_progress_body: "Эта форма уже отправлена, банк ещё обрабатывает платёж. Подождите немного и обновите страницу; не платите повторно.",
+    interrupted_title: "Проверьте, прежде чем платить снова",
+    interrupted_body: "Предыдущая отправка этой формы прервалась. Если банк показывает списание, оплата прошла; иначе можно оплатить ниже.",
     footer: "Платежи через paydesk",
 };
 

@@ -3,11 +3,20 @@
 //! for JSON get the object's id and link instead of a page.
 
 use axum::Router;
-use axum::http::{HeaderMap, StatusCode, header::ACCEPT};
+use axum::http::{HeaderMap, StatusCode, header::ACCEPT, header::RETRY_AFTER};
 use axum::response::{IntoResponse, Response};
 
+use std::net::IpAddr;
+
+use chrono::{DateTime, Utc};
+use sea_orm::{DatabaseConnection, DbErr};
+
 use crate::app::AppState;
+use crate::db::checkout_attempts::Claim;
+use crate::db::{self, entities::payments};
 use crate::domain::Errors;
+use crate::domain::throttle;
+use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
 use crate::payments::PayError;
 
@@ -56,6 +65,9 @@ fn link_json(loaded: Result<(String, &'static str, String), AppError>) -> Respon
 /// posts, and where the browser goes after paying.
 struct Checkout<'a> {
     state: &'a AppState,
+    /// The id of what is paid for (a product, plan or subscription): attempts and the
+    /// card-testing limit are counted per page.
+    target: String,
     t: &'static Texts,
     summary: Summary,
     action: String,
@@ -102,53 +114,142 @@ impl Checkout<'_> {
         respond_page(status, page, cookie, self.after.as_deref())
     }
 
-    /// Answers a submitted form: checks the CSRF token and the fields, pays with `pay`, and
-    /// sends the browser on, or shows what went wrong with the form to try again.
+    /// Answers a submitted form: checks the CSRF token, the fields and the card-testing
+    /// limit, claims the form's checkout attempt (a repeated or concurrent submit of the same
+    /// form never pays again: it is shown the first one's result), pays with `pay`, and sends
+    /// the browser on, or shows what went wrong with the form to try again.
     async fn submit<F, Fut>(
         self,
         headers: &HeaderMap,
+        address: IpAddr,
         sent: std::collections::HashMap<String, String>,
         pay: F,
     ) -> Response
     where
         F: FnOnce(crate::domain::checkout::Checkout) -> Fut,
-        Fut: Future<Output = Result<crate::db::entities::payments::Model, PayError>>,
+        Fut: Future<Output = Result<payments::Model, PayError>>,
     {
-        if !csrf::verify(headers, sent.get("csrf").map(String::as_str)) {
-            let t = self.t;
-            return self.notice(StatusCode::FORBIDDEN, t.expired_session, "");
-        }
-        let parsed = crate::domain::checkout::Checkout::parse(&self.fields, &sent, chrono::Utc::now());
-        let checkout = match parsed {
-            Ok(checkout) => checkout,
-            Err(errors) => return self.form(StatusCode::UNPROCESSABLE_ENTITY, headers, &sent, &errors, None),
-        };
-        let t = self.t;
-        match pay(checkout).await {
-            Ok(payment) if payment.failure_code.is_none() => {
-                page::redirect_after(self.state, self.after.as_deref(), &payment)
-            }
-            Ok(payment) => {
-                let title = if payment.status == "error" { t.error_title } else { t.declined_title };
-                let code = payment.failure_code.as_deref().unwrap_or("");
-                let reason = t.failure(code, payment.failure_message.as_deref().unwrap_or(""));
-                self.form(
-                    StatusCode::PAYMENT_REQUIRED,
-                    headers,
-                    &sent,
-                    &Errors::default(),
-                    Some((title.to_string(), reason)),
-                )
-            }
-            Err(PayError::Invalid(errors)) => {
-                self.form(StatusCode::UNPROCESSABLE_ENTITY, headers, &sent, &errors, None)
-            }
-            Err(PayError::Expired) => self.notice(StatusCode::GONE, t.expired_title, t.expired_body),
-            Err(PayError::SoldOut) => self.notice(StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body),
-            Err(PayError::LiveUnavailable) => {
-                self.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body)
-            }
-            Err(PayError::Db(e)) => PageError(AppError::Db(e)).into_response(),
+        match self.try_submit(headers, address, sent, pay).await {
+            Ok(response) => response,
+            Err(e) => PageError(AppError::Db(e)).into_response(),
         }
     }
+
+    async fn try_submit<F, Fut>(
+        self,
+        headers: &HeaderMap,
+        address: IpAddr,
+        sent: std::collections::HashMap<String, String>,
+        pay: F,
+    ) -> Result<Response, DbErr>
+    where
+        F: FnOnce(crate::domain::checkout::Checkout) -> Fut,
+        Fut: Future<Output = Result<payments::Model, PayError>>,
+    {
+        let t = self.t;
+        if !csrf::verify(headers, sent.get("csrf").map(String::as_str)) {
+            return Ok(self.notice(StatusCode::FORBIDDEN, t.expired_session, ""));
+        }
+        let attempt = sent.get("attempt").filter(|a| a.len() == 32 && a.bytes().all(|b| b.is_ascii_hexdigit()));
+        let Some(attempt) = attempt.cloned() else {
+            return Ok(self.notice(StatusCode::FORBIDDEN, t.expired_session, ""));
+        };
+        let now = Utc::now();
+        let parsed = crate::domain::checkout::Checkout::parse(&self.fields, &sent, now);
+        let checkout = match parsed {
+            Ok(checkout) => checkout,
+            Err(errors) => return Ok(self.form(StatusCode::UNPROCESSABLE_ENTITY, headers, &sent, &errors, None)),
+        };
+        let db = &self.state.db;
+        let key = format!("{}|{address}", self.target);
+        if let Some(wait) = db::throttle::wait(db, &throttle::DECLINES, &key, now).await? {
+            let mut response = self.notice(StatusCode::TOO_MANY_REQUESTS, t.too_many_title, t.too_many_body);
+            response.headers_mut().insert(RETRY_AFTER, crate::error::retry_after(wait));
+            return Ok(response);
+        }
+        let lease = now + crate::billing::LEASE;
+        let payment = match db::checkout_attempts::claim(db, &attempt, &self.target, lease, now).await? {
+            Claim::Won => match pay(checkout).await {
+                Ok(payment) => {
+                    db::checkout_attempts::finish(db, &attempt, &payment.id, Utc::now()).await?;
+                    if payment.status == PaymentStatus::Failed.as_str() {
+                        db::throttle::fail(db, &throttle::DECLINES, &key, Utc::now()).await?;
+                    }
+                    payment
+                }
+                Err(refused) => {
+                    db::checkout_attempts::release(db, &attempt, Utc::now()).await?;
+                    return Ok(self.refused(headers, &sent, refused));
+                }
+            },
+            Claim::Done(payment_id) => match db::find_public::<payments::Entity>(db, &payment_id).await? {
+                Some(payment) => payment,
+                None => return Ok(self.notice(StatusCode::FORBIDDEN, t.expired_session, "")),
+            },
+            Claim::Running { until } => match wait_for(db, &attempt, until).await? {
+                Some(payment) => payment,
+                None if until < Utc::now() => {
+                    let failure = Some((t.interrupted_title.to_string(), t.interrupted_body.to_string()));
+                    return Ok(self.form(StatusCode::CONFLICT, headers, &sent, &Errors::default(), failure));
+                }
+                None => return Ok(self.notice(StatusCode::CONFLICT, t.in_progress_title, t.in_progress_body)),
+            },
+            Claim::Foreign => return Ok(self.notice(StatusCode::FORBIDDEN, t.expired_session, "")),
+        };
+        Ok(self.paid(headers, &sent, &payment))
+    }
+
+    /// The answer to a form whose payment was made: on to the merchant (or the receipt) if it
+    /// went through, else the form again with the reason, to try another card.
+    fn paid(
+        self,
+        headers: &HeaderMap,
+        sent: &std::collections::HashMap<String, String>,
+        payment: &payments::Model,
+    ) -> Response {
+        if payment.failure_code.is_none() {
+            return page::redirect_after(self.state, self.after.as_deref(), payment);
+        }
+        let t = self.t;
+        let title = if payment.status == PaymentStatus::Error.as_str() { t.error_title } else { t.declined_title };
+        let code = payment.failure_code.as_deref().unwrap_or("");
+        let reason = t.failure(code, payment.failure_message.as_deref().unwrap_or(""));
+        self.form(StatusCode::PAYMENT_REQUIRED, headers, sent, &Errors::default(), Some((title.to_string(), reason)))
+    }
+
+    /// The answer to a form refused before anything was charged.
+    fn refused(
+        self,
+        headers: &HeaderMap,
+        sent: &std::collections::HashMap<String, String>,
+        refused: PayError,
+    ) -> Response {
+        let t = self.t;
+        match refused {
+            PayError::Invalid(errors) => self.form(StatusCode::UNPROCESSABLE_ENTITY, headers, sent, &errors, None),
+            PayError::Expired => self.notice(StatusCode::GONE, t.expired_title, t.expired_body),
+            PayError::SoldOut => self.notice(StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body),
+            PayError::LiveUnavailable => {
+                self.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body)
+            }
+            PayError::Db(e) => PageError(AppError::Db(e)).into_response(),
+        }
+    }
+}
+
+/// The payment of an attempt another submit is making, once it is known (until its lease
+/// runs out, at most half a minute).
+async fn wait_for(
+    db: &DatabaseConnection,
+    attempt: &str,
+    until: DateTime<Utc>,
+) -> Result<Option<payments::Model>, DbErr> {
+    let give_up = until.min(Utc::now() + chrono::Duration::seconds(30));
+    while Utc::now() < give_up {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if let Some(payment_id) = db::checkout_attempts::paid_by(db, attempt).await? {
+            return db::find_public::<payments::Entity>(db, &payment_id).await;
+        }
+    }
+    Ok(None)
 }

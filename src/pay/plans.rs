@@ -53,6 +53,7 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -
     let t = texts(plan.fields().language);
     Checkout {
         state,
+        target: plan.id.clone(),
         t,
         summary: plan_summary(t, plan, shop),
         action: pay_url(&state.config, &plan.id),
@@ -107,5 +108,5 @@ async fn submit(
     };
     let ip = addr.ip().to_string();
     let page = checkout(&state, &plan, &shop);
-    page.submit(&headers, sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
+    page.submit(&headers, addr.ip(), sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
 }

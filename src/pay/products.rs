@@ -54,6 +54,7 @@ fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &shops::Mo
     let t = texts(fields.language);
     Checkout {
         state,
+        target: product.id.clone(),
         t,
         summary: summary(t, product, shop),
         action: pay_url(&state.config, &product.id),
@@ -115,7 +116,10 @@ async fn submit(
     };
     let ip = addr.ip().to_string();
     let page = checkout(&state, &product, &shop);
-    page.submit(&headers, parse_form(&body), |checkout| pay_product(&state, &product, checkout, &ip, Utc::now())).await
+    page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
+        pay_product(&state, &product, checkout, &ip, Utc::now())
+    })
+    .await
 }
 
 #[derive(Template, WebTemplate)]

@@ -3,7 +3,9 @@
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -42,6 +44,7 @@ fn checkout<'a>(
     let t = texts(plan.fields().language);
     Checkout {
         state,
+        target: sub.id.clone(),
         t,
         summary: super::plans::plan_summary(t, plan, shop),
         action: format!("{}/subscriptions/{}/pay", state.config.base_url, sub.id),
@@ -63,19 +66,26 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
     page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None)
 }
 
-async fn submit(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+async fn submit(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let (sub, plan, shop) = match load(&state, &id).await {
         Ok(found) => found,
         Err(e) => return PageError(e).into_response(),
     };
-    if sub.state != SubState::Redirecting.as_str() {
-        return PageError(AppError::Conflict("This subscription already has its card".into())).into_response();
-    }
+    // No state check here: a repeated submit of the form is shown its first result, and the
+    // start itself is guarded (a subscription takes one card, once).
     let now = match crate::subscriptions::now_of(&state, &sub).await {
         Ok(now) => now,
         Err(e) => return PageError(e).into_response(),
     };
     let page = checkout(&state, &sub, &plan, &shop);
-    page.submit(&headers, parse_form(&body), |checkout| pay_subscription(&state, &plan, sub.clone(), checkout, now))
-        .await
+    page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
+        pay_subscription(&state, &plan, sub.clone(), checkout, now)
+    })
+    .await
 }

@@ -230,10 +230,20 @@ pub fn test_product_body() -> Value {
     body
 }
 
-/// An opened hosted form: its CSRF token and the cookie that goes with it.
+/// An opened hosted form: its CSRF token, the cookie that goes with it, and its checkout
+/// attempt (one payment per attempt).
+#[derive(Clone)]
 pub struct OpenForm {
     pub csrf: String,
     pub cookie: String,
+    pub attempt: String,
+}
+
+/// The value of the hidden field `name` of a page.
+pub fn hidden(html: &str, name: &str) -> Option<String> {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker)? + marker.len();
+    Some(html[start..].split('"').next()?.to_string())
 }
 
 /// An HTML answer.
@@ -263,15 +273,14 @@ impl TestApp {
         assert_eq!(page.status, StatusCode::OK, "{}", page.html);
         let cookie = page.headers.get("set-cookie").expect("a CSRF cookie").to_str().unwrap();
         let cookie = cookie.split(';').next().unwrap().to_string();
-        let marker = "name=\"csrf\" value=\"";
-        let start = page.html.find(marker).expect("a CSRF field") + marker.len();
-        let csrf = page.html[start..start + 32].to_string();
-        OpenForm { csrf, cookie }
+        let csrf = hidden(&page.html, "csrf").expect("a CSRF field");
+        let attempt = hidden(&page.html, "attempt").expect("a checkout attempt");
+        OpenForm { csrf, cookie, attempt }
     }
 
-    /// Submits a hosted form with `fields` (the CSRF token is added).
+    /// Submits a hosted form with `fields` (the CSRF token and the attempt are added).
     pub async fn submit(&self, path: &str, form: &OpenForm, fields: &[(&str, &str)]) -> Page {
-        let mut pairs: Vec<(&str, &str)> = vec![("csrf", &form.csrf)];
+        let mut pairs: Vec<(&str, &str)> = vec![("csrf", &form.csrf), ("attempt", &form.attempt)];
         pairs.extend_from_slice(fields);
         let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
         let response = self

@@ -223,10 +223,10 @@ db_tests! {
         let product = app.product(&shop, &test_product_body()).await;
         let path = format!("/products/{}/pay", product["id"].as_str().unwrap());
         let form = app.open_form(&path).await;
-        let forged = OpenForm { csrf: "0".repeat(32), cookie: form.cookie.clone() };
+        let forged = OpenForm { csrf: "0".repeat(32), ..form.clone() };
         let page = app.submit(&path, &forged, &card(cards::SUCCESS)).await;
         assert_eq!(page.status, StatusCode::FORBIDDEN);
-        let no_cookie = OpenForm { csrf: form.csrf.clone(), cookie: "x=y".into() };
+        let no_cookie = OpenForm { cookie: "x=y".into(), ..form.clone() };
         assert_eq!(app.submit(&path, &no_cookie, &card(cards::SUCCESS)).await.status, StatusCode::FORBIDDEN);
         let (_, payments) = app.get(&shop, "/payments").await;
         assert_eq!(payments, json!([]));

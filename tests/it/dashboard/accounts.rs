@@ -236,7 +236,9 @@ db_tests! {
         }
         let (_, locked) = log_in(&app, "ann@example.com", PASSWORD).await;
         assert_eq!(locked.status, StatusCode::TOO_MANY_REQUESTS, "even the right password waits");
-        assert!(locked.html.contains("Too many failed attempts for this address. Try again in 15 minutes."));
+        assert!(locked.html.contains("Too many failed attempts. Try again in 15 minutes."), "{}", locked.html);
+        let wait: u64 = locked.headers["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((890..=900).contains(&wait), "Retry-After {wait}");
         assert_eq!(log_in(&app, "bob@example.com", PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
     }
 }

@@ -21,6 +21,7 @@ pub struct Answer {
     pub status: StatusCode,
     pub location: String,
     pub html: String,
+    pub headers: reqwest::header::HeaderMap,
 }
 
 pub fn browser() -> reqwest::Client {
@@ -37,7 +38,8 @@ pub fn csrf_of(html: &str) -> String {
 pub async fn answer(response: reqwest::Response) -> Answer {
     let status = response.status();
     let location = response.headers().get("location").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
-    Answer { status, location, html: response.text().await.unwrap() }
+    let headers = response.headers().clone();
+    Answer { status, location, headers, html: response.text().await.unwrap() }
 }
 
 impl Merchant {

@@ -1,0 +1,140 @@
+//! `Idempotency-Key` on every POST of the API, as Stripe does it: the first request under a
+//! shop's key runs and its answer (status and body) is kept for 24 hours; a retry with the
+//! same key, path and parameters gets that answer again (`Idempotent-Replayed: true`), never
+//! a second run. The same key with another path or other parameters is 422; a retry while the
+//! first request still runs is 409. A request refused before it ran (bad input, credentials,
+//! throttling) keeps nothing, so it can be corrected and sent again under the same key.
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header::CONTENT_TYPE};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::json::BODY_LIMIT;
+use crate::app::AppState;
+use crate::auth::ApiShop;
+use crate::db::idempotency::{self, Begin};
+use crate::domain::Errors;
+use crate::domain::input::storable;
+use crate::error::AppError;
+
+/// The request header.
+pub const HEADER: HeaderName = HeaderName::from_static("idempotency-key");
+/// Set on a replayed answer.
+const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+/// Longest key.
+pub const MAX_KEY: usize = 255;
+/// How long the first request holds its key before a retry may take it over (it stopped).
+const LEASE: chrono::Duration = chrono::Duration::minutes(5);
+
+/// The middleware of the API's routes.
+pub async fn idempotent(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST || !request.headers().contains_key(&HEADER) {
+        return next.run(request).await;
+    }
+    match run(&state, request, next).await {
+        Ok(response) | Err(response) => response,
+    }
+}
+
+async fn run(state: &AppState, request: Request, next: Next) -> Result<Response, Response> {
+    let (mut parts, body) = request.into_parts();
+    let key = parts.headers.get(&HEADER).and_then(|v| v.to_str().ok()).unwrap_or("").trim().to_string();
+    if key.is_empty() || key.chars().count() > MAX_KEY || !storable(&key) {
+        let mut errors = Errors::default();
+        errors.add("Idempotency-Key", format!("must be 1 to {MAX_KEY} visible characters"));
+        return Err(AppError::Validation(errors).into_response());
+    }
+    let ApiShop(shop) = ApiShop::from_request_parts(&mut parts, state).await.map_err(IntoResponse::into_response)?;
+    let bytes = to_bytes(body, BODY_LIMIT).await.map_err(|_| AppError::PayloadTooLarge.into_response())?;
+    let path = format!("POST {}", parts.uri.path());
+    let fingerprint = fingerprint(&bytes);
+    let now = Utc::now();
+    let db = &state.db;
+    let begun = idempotency::begin(db, shop.id, &key, &path, &fingerprint, now + LEASE, now).await.map_err(fault)?;
+    let seq = match begun {
+        Begin::Fresh(seq) => seq,
+        Begin::Replay { status, body } => return Ok(replay(status, body)),
+        Begin::Mismatch => {
+            let mut errors = Errors::default();
+            errors.add(
+                "Idempotency-Key",
+                "was already used with another request: a key may be reused only with the same path and parameters",
+            );
+            return Err(AppError::Validation(errors).into_response());
+        }
+        Begin::Running => {
+            let message = "A request with this Idempotency-Key is still being processed; retry when it has finished";
+            return Err(AppError::Conflict(message.into()).into_response());
+        }
+    };
+    parts.extensions.insert(ApiShop(shop));
+    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let status = response.status();
+    if !kept(status) {
+        idempotency::abandon(db, seq).await.map_err(fault)?;
+        return Ok(response);
+    }
+    let (parts, body) = response.into_parts();
+    let body = to_bytes(body, usize::MAX).await.map_err(|_| AppError::PayloadTooLarge.into_response())?;
+    let text = String::from_utf8_lossy(&body).into_owned();
+    idempotency::complete(db, seq, status.as_u16(), text).await.map_err(fault)?;
+    Ok(Response::from_parts(parts, Body::from(body)))
+}
+
+/// Whether an answer is kept for the key: everything the endpoint ran to, not refusals of
+/// the request itself (which keep nothing, so the corrected request can use the key).
+fn kept(status: StatusCode) -> bool {
+    !matches!(status.as_u16(), 400 | 401 | 403 | 405 | 413 | 415 | 422 | 429)
+}
+
+fn replay(status: u16, body: String) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(REPLAYED, HeaderValue::from_static("true"));
+    response
+}
+
+fn fault(e: sea_orm::DbErr) -> Response {
+    AppError::Db(e).into_response()
+}
+
+/// The parameters of a body, whatever their order or spacing: a SHA-256 of its JSON with
+/// keys sorted (of the bytes, when it is not JSON).
+fn fingerprint(body: &[u8]) -> String {
+    let canonical = match serde_json::from_slice::<Value>(body) {
+        Ok(value) => sorted(value).to_string().into_bytes(),
+        Err(_) => body.to_vec(),
+    };
+    Sha256::digest(&canonical).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_ignores_key_order_and_spacing() {
+        assert_eq!(fingerprint(br#"{"a": 1, "b": {"c": 2, "d": 3}}"#), fingerprint(br#"{"b":{"d":3,"c":2},"a":1}"#));
+        assert_ne!(fingerprint(br#"{"a": 1}"#), fingerprint(br#"{"a": 2}"#));
+        assert_ne!(fingerprint(b""), fingerprint(b"{}"));
+    }
+}

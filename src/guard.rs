@@ -1,0 +1,116 @@
+//! What every request passes before a handler sees it, and what every answer carries:
+//! text the database cannot store is refused at the door (a path that cannot name anything
+//! is 404, a query or form with a NUL is 422), a panic is answered as a 500 in the shape of
+//! the face it hit (JSON for the API, a page for browsers) and logged, and the security
+//! headers are set.
+
+use std::any::Any;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::Request;
+use axum::http::{HeaderValue, Response, header};
+use axum::middleware::Next;
+use axum::response::IntoResponse;
+
+use crate::api::json::BODY_LIMIT;
+use crate::domain::Errors;
+use crate::domain::input::storable;
+use crate::error::AppError;
+use crate::pay::PageError;
+
+/// Whether `path` is one of the pages browsers see (HTML errors) rather than the API.
+pub fn is_page(path: &str) -> bool {
+    path.starts_with("/dashboard")
+        || path.starts_with("/receipts/")
+        || path.starts_with("/v2/")
+        || path.starts_with("/static/")
+        || path.ends_with("/pay")
+}
+
+/// An error in the shape of the face `path` belongs to.
+pub fn answer(path: &str, error: AppError) -> axum::response::Response {
+    match is_page(path) {
+        true => PageError(error).into_response(),
+        false => error.into_response(),
+    }
+}
+
+/// Refuses requests carrying text the database cannot hold, before any handler runs.
+pub async fn refuse_unstorable(request: Request, next: Next) -> axum::response::Response {
+    let path = request.uri().path().to_string();
+    let decoded = percent(&path);
+    if !decoded.as_deref().is_some_and(storable) {
+        return answer(&path, AppError::NotFound("Page"));
+    }
+    if let Some(query) = request.uri().query()
+        && let Some(bad) = first_unstorable(query.as_bytes())
+    {
+        return answer(&path, invalid(&bad));
+    }
+    let is_form = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
+    if !is_form {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match to_bytes(body, BODY_LIMIT).await {
+        Ok(bytes) => bytes,
+        Err(_) => return answer(&path, AppError::PayloadTooLarge),
+    };
+    if let Some(bad) = first_unstorable(&bytes) {
+        return answer(&path, invalid(&bad));
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+fn percent(path: &str) -> Option<String> {
+    let bytes: Vec<u8> = url::form_urlencoded::parse(format!("p={}", path.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned().into_bytes())?;
+    String::from_utf8(bytes).ok()
+}
+
+/// The first name in a form-encoded text whose name or value cannot be stored.
+fn first_unstorable(encoded: &[u8]) -> Option<String> {
+    url::form_urlencoded::parse(encoded).find(|(k, v)| !storable(k) || !storable(v)).map(|(k, _)| k.replace('\0', ""))
+}
+
+fn invalid(field: &str) -> AppError {
+    let mut errors = Errors::default();
+    errors.add(if field.is_empty() { "base" } else { field }, "is invalid");
+    AppError::Validation(errors)
+}
+
+/// A panic's answer: a generic 500 (the cause is logged, never shown). Pages get theirs from
+/// [`page_panics`].
+pub fn panic_answer(cause: Box<dyn Any + Send + 'static>) -> Response<Body> {
+    let text = cause
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| cause.downcast_ref::<&str>().copied())
+        .unwrap_or("(not text)");
+    tracing::error!(panic = text, "a request panicked");
+    let mut response = AppError::Panic.into_response();
+    response.headers_mut().insert(PANICKED, HeaderValue::from_static("1"));
+    response
+}
+
+const PANICKED: header::HeaderName = header::HeaderName::from_static("x-paydesk-panicked");
+
+/// Turns the JSON answer of a panic into the error page when a browser page panicked.
+pub async fn page_panics(request: Request, next: Next) -> axum::response::Response {
+    let path = request.uri().path().to_string();
+    let mut response = next.run(request).await;
+    if response.headers_mut().remove(PANICKED).is_some() && is_page(&path) {
+        return PageError(AppError::Panic).into_response();
+    }
+    response
+}
+
+/// `Strict-Transport-Security` for an https deployment.
+pub fn hsts() -> HeaderValue {
+    HeaderValue::from_static("max-age=31536000; includeSubDomains")
+}
