@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, QueryFilter, TransactionTrait};
 
 use crate::acquirer::{Behaviour, CardRef, ChargeRequest};
@@ -28,11 +28,9 @@ use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 /// How many due subscriptions one claim takes.
 const BATCH: u64 = 500;
-/// How long a claim (or a clock's advance) holds without being renewed: a killed instance's
-/// work is taken over by another run within this time.
-pub const LEASE: Duration = Duration::seconds(60);
-/// How often running work renews its lease.
-const RENEW_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+/// Running work renews its lease (`PAYDESK_LEASE_SECONDS`, a minute by default) this many
+/// times per lease, so a slow moment never lets another run take it over while it lives.
+const RENEWALS_PER_LEASE: i32 = 4;
 /// Acquirer calls in flight at once.
 const CONCURRENT_CHARGES: usize = 64;
 /// Most events one clock advance runs (a guard against advancing an hourly plan by decades).
@@ -56,23 +54,26 @@ impl std::ops::AddAssign for Report {
 }
 
 /// The end of a lease taken now.
-fn lease_from_now() -> DateTime<Utc> {
-    Utc::now() + LEASE
+fn lease_from_now(state: &AppState) -> DateTime<Utc> {
+    Utc::now() + state.config.lease
 }
 
-/// Renews a lease every [`RENEW_EVERY`] while it lives; stops when dropped.
+/// Renews a lease while it lives; stops when dropped.
 struct Renewer(tokio::task::JoinHandle<()>);
 
 impl Renewer {
-    fn start<F, Fut>(renew: F) -> Self
+    fn start<F, Fut>(state: &AppState, renew: F) -> Self
     where
-        F: Fn() -> Fut + Send + 'static,
+        F: Fn(DateTime<Utc>) -> Fut + Send + 'static,
         Fut: Future<Output = Result<(), DbErr>> + Send,
     {
+        let lease = state.config.lease;
+        let every = (lease / RENEWALS_PER_LEASE).to_std().unwrap_or(std::time::Duration::from_secs(1));
         Renewer(tokio::spawn(async move {
             loop {
-                tokio::time::sleep(RENEW_EVERY).await;
-                if let Err(e) = renew().await {
+                tokio::time::sleep(every).await;
+                let renew = renew(Utc::now() + lease);
+                if let Err(e) = renew.await {
                     tracing::warn!(error = %e, "renewing a lease failed");
                 }
             }
@@ -114,7 +115,7 @@ async fn claim_and_bill(state: &AppState, now: DateTime<Utc>) -> Result<Report, 
     let mut report = Report::default();
     loop {
         let token = random_hex(12);
-        let lease = now.max(Utc::now()) + LEASE;
+        let lease = now.max(Utc::now()) + state.config.lease;
         let batch = db::subscriptions::claim_due(&state.db, now, BATCH, &token, lease).await?;
         if batch.is_empty() {
             return Ok(report);
@@ -132,7 +133,7 @@ pub async fn advance_clock(
     to: DateTime<Utc>,
 ) -> Result<Option<Report>, DbErr> {
     let token = random_hex(12);
-    if !db::test_clocks::begin_advance(&state.db, &clock.id, to, &token, lease_from_now(), Utc::now()).await? {
+    if !db::test_clocks::begin_advance(&state.db, &clock.id, to, &token, lease_from_now(state), Utc::now()).await? {
         return Ok(None);
     }
     let (state, id) = (state.clone(), clock.id.clone());
@@ -147,7 +148,7 @@ async fn resume_clocks(state: &AppState) -> Result<Report, DbErr> {
     for clock in db::test_clocks::stalled(&state.db, Utc::now()).await? {
         let Some(to) = clock.advance_to else { continue };
         let token = random_hex(12);
-        if db::test_clocks::begin_advance(&state.db, &clock.id, to, &token, lease_from_now(), Utc::now()).await? {
+        if db::test_clocks::begin_advance(&state.db, &clock.id, to, &token, lease_from_now(state), Utc::now()).await? {
             tracing::info!(clock = %clock.id, "resuming an interrupted clock advance");
             report += run_advance(state, &clock.id, to, &token).await?;
         }
@@ -160,9 +161,9 @@ async fn resume_clocks(state: &AppState) -> Result<Report, DbErr> {
 async fn run_advance(state: &AppState, clock_id: &str, to: DateTime<Utc>, token: &str) -> Result<Report, DbErr> {
     let renewer = {
         let (db, id, token) = (state.db.clone(), clock_id.to_string(), token.to_string());
-        Renewer::start(move || {
+        Renewer::start(state, move |until| {
             let (db, id, token) = (db.clone(), id.clone(), token.clone());
-            async move { db::test_clocks::renew(&db, &id, &token, lease_from_now()).await.map(|_| ()) }
+            async move { db::test_clocks::renew(&db, &id, &token, until).await.map(|_| ()) }
         })
     };
     let advanced = advance_steps(state, clock_id, to, token).await;
@@ -190,7 +191,7 @@ async fn advance_steps(state: &AppState, clock_id: &str, to: DateTime<Utc>, toke
         }
         let claim = random_hex(12);
         let ids = due.iter().map(|s| s.id.clone()).collect();
-        let claimed = db::subscriptions::claim_ids(&state.db, ids, &claim, lease_from_now(), Utc::now()).await?;
+        let claimed = db::subscriptions::claim_ids(&state.db, ids, &claim, lease_from_now(state), Utc::now()).await?;
         if claimed.is_empty() {
             // Held by a run that stopped; its claims run out within the lease.
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -216,7 +217,7 @@ pub async fn start(
 ) -> Result<Option<subscriptions::Model>, DbErr> {
     let anchor = Terms::from(&plan.fields()).anchor(now, state.config.timezone);
     let token = random_hex(12);
-    let claim = (token.as_str(), lease_from_now());
+    let claim = (token.as_str(), lease_from_now(state));
     let Some(sub) = db::subscriptions::start(&state.db, sub, card, now, anchor, claim).await? else {
         return Ok(None);
     };
@@ -250,9 +251,9 @@ async fn bill(
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
     let _renewer = {
         let (db, token) = (state.db.clone(), token.to_string());
-        Renewer::start(move || {
+        Renewer::start(state, move |until| {
             let (db, token) = (db.clone(), token.clone());
-            async move { db::subscriptions::renew_claims(&db, &token, lease_from_now()).await }
+            async move { db::subscriptions::renew_claims(&db, &token, until).await }
         })
     };
     let mut report = Report::default();

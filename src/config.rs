@@ -33,6 +33,10 @@ pub struct ConfigArgs {
     /// `on` (default) lets anyone create a shop on the dashboard's sign-up page.
     #[arg(long, env = "PAYDESK_SIGNUP", global = true)]
     pub signup: Option<String>,
+    /// Seconds a lease on running work (an engine batch, a clock advance) holds unrenewed:
+    /// how soon another instance resumes the work of one that stopped.
+    #[arg(long, env = "PAYDESK_LEASE_SECONDS", global = true)]
+    pub lease_seconds: Option<String>,
 }
 
 /// Checked configuration.
@@ -54,6 +58,8 @@ pub struct Config {
     pub simulated_live: bool,
     /// Whether the dashboard's sign-up page is open.
     pub signup: bool,
+    /// How long a lease on running work holds unrenewed.
+    pub lease: chrono::Duration,
 }
 
 /// The default database: a file in the working directory, created on first use.
@@ -103,7 +109,14 @@ impl Config {
         let scheduler = on_off("PAYDESK_SCHEDULER", args.scheduler.as_deref(), true)?;
         let simulated_live = on_off("PAYDESK_SIMULATED_LIVE", args.simulated_live.as_deref(), false)?;
         let signup = on_off("PAYDESK_SIGNUP", args.signup.as_deref(), true)?;
-        Ok(Config { database_url, listen, base_url, checkout_url, timezone, scheduler, simulated_live, signup })
+        let lease_raw = args.lease_seconds.as_deref().unwrap_or("60");
+        let lease = match lease_raw.trim().parse::<i64>() {
+            Ok(seconds) if (2..=3600).contains(&seconds) => chrono::Duration::seconds(seconds),
+            _ => {
+                return Err(bad("PAYDESK_LEASE_SECONDS", lease_raw, "is not a whole number of seconds from 2 to 3600"));
+            }
+        };
+        Ok(Config { database_url, listen, base_url, checkout_url, timezone, scheduler, simulated_live, signup, lease })
     }
 }
 

@@ -238,7 +238,7 @@ async fn charge(
 /// first result, never charging twice), records the answer, and gives a finite product its
 /// unit back if the payment did not go through.
 pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, DbErr> {
-    let stale = db::payments::interrupted(&state.db, now - crate::billing::LEASE * 2, 500).await?;
+    let stale = db::payments::interrupted(&state.db, now - state.config.lease * 2, 500).await?;
     let count = stale.len();
     for payment in stale {
         let card = payment.card();

@@ -167,7 +167,7 @@ impl Checkout<'_> {
             response.headers_mut().insert(RETRY_AFTER, crate::error::retry_after(wait));
             return Ok(response);
         }
-        let lease = now + crate::billing::LEASE;
+        let lease = now + self.state.config.lease;
         let payment = match db::checkout_attempts::claim(db, &attempt, &self.target, lease, now).await? {
             Claim::Won => match pay(checkout).await {
                 Ok(payment) => {

@@ -13,6 +13,7 @@ mod dashboard_browser;
 mod engine;
 mod isolation;
 mod lists;
+mod money;
 mod pages;
 mod payments;
 mod plans;

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 /// A test plan with `change` applied.
-async fn plan(app: &TestApp, shop: &Shop, change: Value) -> String {
+pub async fn plan(app: &TestApp, shop: &Shop, change: Value) -> String {
     let mut body = plan_body();
     body["test"] = json!(true);
     for (k, v) in change.as_object().unwrap() {
@@ -17,18 +17,18 @@ async fn plan(app: &TestApp, shop: &Shop, change: Value) -> String {
     plan["id"].as_str().unwrap().to_string()
 }
 
-async fn clock(app: &TestApp, shop: &Shop, at: &str) -> String {
+pub async fn clock(app: &TestApp, shop: &Shop, at: &str) -> String {
     let (status, clock) = app.post(shop, "/test_clocks", &json!({"frozen_time": at})).await;
     assert_eq!(status, StatusCode::CREATED, "{clock}");
     assert_eq!(clock["status"], "ready");
     clock["id"].as_str().unwrap().to_string()
 }
 
-fn card_json(number: &str) -> Value {
+pub fn card_json(number: &str) -> Value {
     json!({"number": number, "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"})
 }
 
-async fn subscribe(app: &TestApp, shop: &Shop, plan: &str, clock: &str, number: &str) -> Value {
+pub async fn subscribe(app: &TestApp, shop: &Shop, plan: &str, clock: &str, number: &str) -> Value {
     let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json(number), "test_clock": clock,
                       "tracking_id": "order-42"});
     let (status, sub) = app.post(shop, "/subscriptions", &body).await;
@@ -36,14 +36,14 @@ async fn subscribe(app: &TestApp, shop: &Shop, plan: &str, clock: &str, number: 
     sub
 }
 
-async fn advance(app: &TestApp, shop: &Shop, clock: &str, to: &str) -> Value {
+pub async fn advance(app: &TestApp, shop: &Shop, clock: &str, to: &str) -> Value {
     let (status, body) = app.post(shop, &format!("/test_clocks/{clock}/advance"), &json!({"frozen_time": to})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["status"], "ready");
     body
 }
 
-async fn get_sub(app: &TestApp, shop: &Shop, id: &str) -> Value {
+pub async fn get_sub(app: &TestApp, shop: &Shop, id: &str) -> Value {
     let (status, sub) = app.get(shop, &format!("/subscriptions/{id}")).await;
     assert_eq!(status, StatusCode::OK);
     sub
