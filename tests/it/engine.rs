@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::helpers::*;
 
 /// `count` subscriptions of one plan, each with a card, all due an hour ago.
-async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<String> {
+pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<String> {
     let mut body = plan_body();
     body["test"] = json!(true);
     let (_, plan) = app.post(shop, "/plans", &body).await;

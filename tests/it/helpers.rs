@@ -48,6 +48,7 @@ pub struct Shop {
 
 /// The app, serving on 127.0.0.1 over its own database.
 pub struct TestApp {
+    pub backend: Backend,
     pub base: String,
     pub client: reqwest::Client,
     pub database_url: String,
@@ -111,12 +112,21 @@ impl TestApp {
         let state = AppState::new(db.clone(), config);
         tokio::spawn(app::run(listener, state.clone()));
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-        TestApp { base: format!("http://{addr}"), client, database_url, db, state, _dir: std::sync::Arc::new(dir) }
+        TestApp {
+            backend,
+            base: format!("http://{addr}"),
+            client,
+            database_url,
+            db,
+            state,
+            _dir: std::sync::Arc::new(dir),
+        }
     }
 
     /// The same database, with requests sent to another server at `base` (a `paydesk` process).
     pub fn pointed_at(&self, base: String) -> TestApp {
         TestApp {
+            backend: self.backend,
             base,
             client: self.client.clone(),
             database_url: self.database_url.clone(),
