@@ -249,7 +249,7 @@ async fn bill(
     customer_present: bool,
     token: &str,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
-    let _renewer = {
+    let renewer = {
         let (db, token) = (state.db.clone(), token.to_string());
         Renewer::start(state, move |until| {
             let (db, token) = (db.clone(), token.clone());
@@ -369,7 +369,11 @@ async fn bill(
         answers.extend(futures::future::join_all(calls).await);
     }
 
-    // Then one transaction: the answers, the new schedules, the timeline.
+    // Then one transaction: the answers, the new schedules, the timeline. The claims are
+    // extended once and no longer renewed meanwhile (a renewal would lock the same rows in
+    // another order).
+    db::subscriptions::renew_claims(&state.db, token, lease_from_now(state)).await?;
+    drop(renewer);
     let tz = state.config.timezone;
     let txn = state.db.begin().await?;
     let mut saved = Vec::new();

@@ -73,6 +73,7 @@ impl AppError {
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::Db(e) if duplicate(e) => StatusCode::CONFLICT,
             AppError::Db(_) | AppError::Panic => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
         }
@@ -81,6 +82,10 @@ impl AppError {
     /// The text shown to the client: never the inside of a server fault.
     pub fn public_message(&self) -> String {
         match self {
+            AppError::Db(e) if duplicate(e) => {
+                tracing::warn!(error = %e, "a duplicate key answered as a conflict");
+                "This request conflicts with another one made at the same time; read the object again".to_string()
+            }
             AppError::Db(e) => {
                 tracing::error!(error = %e, "database error");
                 "Internal server error".to_string()
@@ -115,4 +120,10 @@ impl IntoResponse for AppError {
 /// A `Retry-After` value: whole seconds, at least one.
 pub fn retry_after(wait: std::time::Duration) -> header::HeaderValue {
     header::HeaderValue::from(wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0))
+}
+
+/// Whether a database error is a unique key that another request took first: the client's
+/// race, answered 409, never a 500.
+fn duplicate(e: &DbErr) -> bool {
+    matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_)))
 }

@@ -47,12 +47,15 @@ pub async fn refuse_unstorable(request: Request, next: Next) -> axum::response::
     {
         return answer(&path, invalid(&bad));
     }
-    let is_form = request
+    // The API's JSON bodies are checked field by field where they are read; a page's body is
+    // read as a form, whatever its declared type.
+    let is_json = request
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
-    if !is_form {
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .is_some_and(|v| v == "application/json" || v.ends_with("+json"));
+    if is_json || !is_page(&path) || request.method() == axum::http::Method::GET {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
@@ -82,6 +85,18 @@ fn invalid(field: &str) -> AppError {
     let mut errors = Errors::default();
     errors.add(if field.is_empty() { "base" } else { field }, "is invalid");
     AppError::Validation(errors)
+}
+
+/// Runs a request's work in a task of its own, so that the steps that move money and stock
+/// finish even if the client hangs up (axum drops a handler's future when it does).
+pub async fn detached<F>(work: F) -> axum::response::Response
+where
+    F: Future<Output = axum::response::Response> + Send + 'static,
+{
+    match tokio::spawn(work).await {
+        Ok(response) => response,
+        Err(_) => PageError(AppError::Panic).into_response(),
+    }
 }
 
 /// A panic's answer: a generic 500 (the cause is logged, never shown). Pages get theirs from

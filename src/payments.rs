@@ -33,6 +33,9 @@ pub enum PayError {
     /// A live payment, but only the simulated acquirer is configured and live use is off.
     #[error("live payments unavailable")]
     LiveUnavailable,
+    /// Another request is making this payment; its result is not known yet.
+    #[error("in progress")]
+    InProgress,
     #[error(transparent)]
     Db(#[from] DbErr),
 }
@@ -97,8 +100,10 @@ pub async fn pay_product(
     }
 }
 
-/// Subscribes the customer of a plan's page: the customer (by e-mail), the subscription,
-/// and its first charge (the trial's, or the first period's). Answers that charge.
+/// Subscribes the customer of a plan's page: the first charge (the trial's, or the first
+/// period's) comes first, so a declined card makes neither a customer nor a subscription;
+/// once it went through, the customer (by e-mail) and the subscription, which starts with that
+/// charge as its first. Answers that charge.
 pub async fn subscribe(
     state: &AppState,
     plan: &plans::Model,
@@ -107,24 +112,55 @@ pub async fn subscribe(
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
     let card = tokenize(state, &checkout, plan.test).await?;
-    let Some(customer) = customer_of(state, plan.shop_id, &checkout, ip, now).await? else {
+    let blank_email = || {
         let mut errors = Errors::default();
         errors.add("email", crate::domain::input::msg::BLANK);
-        return Err(PayError::Invalid(errors));
+        PayError::Invalid(errors)
     };
+    if checkout.detail(VisibleField::Email).is_none() {
+        return Err(blank_email());
+    }
+    let terms = billing_rules::Terms::from(&plan.fields());
+    let progress = billing_rules::begin(&terms);
+    let billing_rules::Due::Charge { amount, period, attempt } = billing_rules::due(&terms, &progress) else {
+        return Err(PayError::Db(DbErr::Custom(format!("plan {} has nothing to charge first", plan.id))));
+    };
+    let new = NewPayment {
+        shop_id: plan.shop_id,
+        product_id: None,
+        plan_id: Some(&plan.id),
+        subscription_id: None,
+        customer_id: None,
+        amount,
+        currency: &plan.currency,
+        transaction_type: TransactionType::Payment,
+        test: plan.test,
+        card: &card,
+        billing_key: None,
+    };
+    let payment = db::payments::insert_processing(&state.db, new, now).await?;
+    let (payment, _) = charge(state, payment, &card, now).await?;
+    if payment.status != PaymentStatus::Succeeded.as_str() {
+        return Ok(payment);
+    }
+    let customer = customer_of(state, plan.shop_id, &checkout, ip, now).await?.ok_or_else(blank_email)?;
     let new = NewSubscription {
         shop_id: plan.shop_id,
         plan_id: plan.id.clone(),
-        customer_id: customer.id,
+        customer_id: customer.id.clone(),
         test: plan.test,
         test_clock_id: None,
         tracking_id: None,
         return_url: None,
         notification_url: None,
         additional_data: None,
-        progress: billing_rules::begin(&billing_rules::Terms::from(&plan.fields())),
+        progress,
     };
     let sub = db::subscriptions::insert(&state.db, new, now).await?;
+    // The charge becomes the subscription's first under its billing key: the engine finds it
+    // answered and records the start without charging again.
+    let key = format!("{}:{period}:{attempt}", sub.id);
+    db::payments::attach(&state.db, &payment.id, &sub.id, &customer.id, &key).await?;
     start_subscription(state, plan, sub, &card, now).await
 }
 
@@ -159,16 +195,19 @@ async fn start_subscription(
         Some(payment_id) => db::find::<payments::Entity>(&state.db, shop_id, &payment_id).await?,
         None => None,
     };
-    payment.ok_or_else(|| PayError::Db(DbErr::RecordNotFound(format!("payment of {id}"))))
+    payment.ok_or(PayError::InProgress)
 }
 
 /// The first charge of a subscription another request is starting, once it is recorded
 /// (waiting up to half a minute for it).
 async fn first_charge_of(state: &AppState, shop_id: i64, id: &str) -> Result<Option<String>, DbErr> {
     for _ in 0..300 {
-        let sub = db::find::<subscriptions::Entity>(&state.db, shop_id, id).await?;
-        if let Some(payment_id) = sub.and_then(|s| s.last_payment_id) {
+        let Some(sub) = db::find::<subscriptions::Entity>(&state.db, shop_id, id).await? else { return Ok(None) };
+        if let Some(payment_id) = sub.last_payment_id {
             return Ok(Some(payment_id));
+        }
+        if sub.state != crate::domain::billing::State::Redirecting.as_str() {
+            return Ok(None);
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
@@ -277,16 +316,25 @@ pub async fn capture(
 
 /// Voids an authorized payment of the shop; a finite product gets its unit back.
 pub async fn void(state: &AppState, shop_id: i64, id: &str, now: DateTime<Utc>) -> Result<payments::Model, AppError> {
-    let payment = settle(state, shop_id, id, PaymentStatus::Voided, now).await?;
-    if let Some(product_id) = &payment.product_id {
-        db::products::release_unit(&state.db, product_id).await?;
-    }
-    Ok(payment)
+    settle(state, shop_id, id, PaymentStatus::Voided, now).await
 }
 
 /// Moves an authorization to `to` (captured or voided). The status changes first, so of two
 /// concurrent calls only one reaches the acquirer; if the acquirer refuses, it changes back.
 async fn settle(
+    state: &AppState,
+    shop_id: i64,
+    id: &str,
+    to: PaymentStatus,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, AppError> {
+    // In a task of its own: once the status moved, the acquirer is asked and the answer
+    // recorded even if the client hangs up.
+    let (state, id) = (state.clone(), id.to_string());
+    tokio::spawn(async move { settle_now(&state, shop_id, &id, to, now).await }).await.map_err(|_| AppError::Panic)?
+}
+
+async fn settle_now(
     state: &AppState,
     shop_id: i64,
     id: &str,
@@ -311,6 +359,11 @@ async fn settle(
     if let Outcome::Declined { message, .. } | Outcome::Error { message, .. } = outcome {
         db::payments::transition(&state.db, shop_id, id, to, from, now).await?;
         return Err(AppError::Acquirer(message.to_string()));
+    }
+    if to == PaymentStatus::Voided
+        && let Some(product_id) = &payment.product_id
+    {
+        db::products::release_unit(&state.db, product_id).await?;
     }
     find().await?.ok_or(AppError::NotFound("Payment"))
 }

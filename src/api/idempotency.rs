@@ -73,7 +73,30 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
         }
     };
     parts.extensions.insert(ApiShop(shop));
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    // The request runs to its end in a task of its own, even if the client hangs up, holding
+    // its key meanwhile; its answer is kept, so a retry never runs it a second time.
+    let db = db.clone();
+    let running = tokio::spawn(async move {
+        let renewing = {
+            let db = db.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep((LEASE / 4).to_std().unwrap_or_default()).await;
+                    if let Err(e) = idempotency::renew(&db, seq, Utc::now() + LEASE).await {
+                        tracing::warn!(error = %e, "renewing an idempotency key failed");
+                    }
+                }
+            })
+        };
+        let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+        renewing.abort();
+        keep(&db, seq, response).await
+    });
+    running.await.map_err(|_| AppError::Panic.into_response())?
+}
+
+/// Keeps the answer under the key (or forgets the key if the request was refused).
+async fn keep(db: &sea_orm::DatabaseConnection, seq: i64, response: Response) -> Result<Response, Response> {
     let status = response.status();
     if !kept(status) {
         idempotency::abandon(db, seq).await.map_err(fault)?;

@@ -15,6 +15,7 @@ use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{ShopSettings, email, new_password};
 use crate::domain::input::Reader;
+use crate::error::AppError;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -96,7 +97,10 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         page.rotate_error = true;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    let secret_key = db::shops::rotate_secret(&state.db, m.shop.clone(), Utc::now()).await?;
+    let Some(secret_key) = db::shops::rotate_secret(&state.db, m.shop.clone(), Utc::now()).await? else {
+        let message = "The key was rotated by another request a moment ago; its new key is the one that works.";
+        return Err(AppError::Conflict(message.into()).into());
+    };
     tracing::info!(shop_id = m.shop.id, "secret key rotated");
     ok(&SecretPage { chrome: m.chrome("settings").await, shop_id: m.shop.id, secret_key })
 }

@@ -77,6 +77,17 @@ pub async fn begin(
     Ok(if taken.rows_affected == 1 { Begin::Fresh(found.seq) } else { Begin::Running })
 }
 
+/// Extends the hold of a running request on its key.
+pub async fn renew(db: &DatabaseConnection, seq: i64, until: DateTime<Utc>) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::LockedUntil, Expr::value(until))
+        .filter(Column::Seq.eq(seq))
+        .filter(Column::Status.is_null())
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// Keeps the answer of the key's request.
 pub async fn complete(db: &DatabaseConnection, seq: i64, status: u16, body: String) -> Result<(), DbErr> {
     Entity::update_many()

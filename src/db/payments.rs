@@ -199,6 +199,24 @@ pub async fn set_customer(db: &DatabaseConnection, payment: Model, customer_id: 
     Ok(Model { customer_id: Some(customer_id.to_string()), ..payment })
 }
 
+/// Makes a plan page's first charge the first charge of the subscription it started.
+pub async fn attach(
+    db: &DatabaseConnection,
+    id: &str,
+    subscription_id: &str,
+    customer_id: &str,
+    billing_key: &str,
+) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::SubscriptionId, Expr::value(Some(subscription_id)))
+        .col_expr(Column::CustomerId, Expr::value(Some(customer_id)))
+        .col_expr(Column::BillingKey, Expr::value(Some(billing_key)))
+        .filter(Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// Payments of hosted pages still `processing` since before `before`: their request was
 /// interrupted between asking the acquirer and recording its answer.
 pub async fn interrupted(db: &DatabaseConnection, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {

@@ -1,7 +1,11 @@
 //! Shops and their API credentials.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel, Set};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel,
+    QueryFilter, Set,
+};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -63,23 +67,38 @@ pub async fn update_settings(
     settings: &ShopSettings,
     now: DateTime<Utc>,
 ) -> Result<shops::Model, DbErr> {
-    let mut row = shop.into_active_model();
-    row.name = Set(settings.name.clone());
-    row.url = Set(settings.url.clone());
-    row.timezone = Set(settings.timezone.clone());
+    // Only what the merchant changed is written: another user's edit of another setting stays.
+    let mut row = shop.clone().into_active_model();
+    if shop.name != settings.name {
+        row.name = Set(settings.name.clone());
+    }
+    if shop.url != settings.url {
+        row.url = Set(settings.url.clone());
+    }
+    if shop.timezone != settings.timezone {
+        row.timezone = Set(settings.timezone.clone());
+    }
     row.updated_at = Set(super::now_millis(now));
     row.update(db).await
 }
 
-/// Replaces the shop's secret key: the old one stops working at once. Returns the new key,
-/// which is shown this once.
-pub async fn rotate_secret(db: &DatabaseConnection, shop: shops::Model, now: DateTime<Utc>) -> Result<String, DbErr> {
+/// Replaces the shop's secret key, if it is still the one `shop` was read with: the old one
+/// stops working at once. Returns the new key, which is shown this once; `None` when another
+/// rotation won the race (its key is the one that works).
+pub async fn rotate_secret(
+    db: &DatabaseConnection,
+    shop: shops::Model,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, DbErr> {
     let secret_key = new_secret();
-    let mut row = shop.into_active_model();
-    row.secret_digest = Set(digest(&secret_key));
-    row.updated_at = Set(super::now_millis(now));
-    row.update(db).await?;
-    Ok(secret_key)
+    let rotated = shops::Entity::update_many()
+        .col_expr(shops::Column::SecretDigest, Expr::value(digest(&secret_key)))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop.id))
+        .filter(shops::Column::SecretDigest.eq(shop.secret_digest))
+        .exec(db)
+        .await?;
+    Ok((rotated.rows_affected == 1).then_some(secret_key))
 }
 
 /// 256 random bits, with a prefix that makes leaked keys easy to recognise.

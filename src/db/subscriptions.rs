@@ -303,7 +303,8 @@ pub async fn set_test_outcome(
     row.update(db).await
 }
 
-/// Claims up to `limit` real-time subscriptions due at `now` for `lease`: of several engines
+/// Claims up to `limit` real-time subscriptions due at `now` for `lease` (and those whose first
+/// charge a stopped request left unfinished, once its claim ran out): of several engines
 /// (or overlapping runs), each row goes to one. PostgreSQL skips rows another engine is
 /// claiming; SQLite runs the single UPDATE as one write transaction.
 pub async fn claim_due(
@@ -322,7 +323,7 @@ pub async fn claim_due(
     let sql = format!(
         "UPDATE subscriptions SET claim_token = {}, claimed_until = {} WHERE seq IN (\
          SELECT seq FROM subscriptions WHERE test_clock_id IS NULL \
-         AND state IN ({billing}) AND renew_at <= {} \
+         AND ((state IN ({billing}) AND renew_at <= {}) OR (state = 'redirecting' AND started_at IS NOT NULL)) \
          AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY renew_at LIMIT {limit}{lock})",
         p[0], p[1], p[2], p[3]
     );

@@ -64,6 +64,8 @@ pub async fn begin_advance(
         .col_expr(Column::LeaseUntil, Expr::value(Some(super::now_millis(lease_until))))
         .col_expr(Column::UpdatedAt, Expr::value(now))
         .filter(Column::Id.eq(id))
+        // Only forward, judged on the clock as it is now (not as the caller read it).
+        .filter(Column::FrozenTime.lte(super::now_millis(to)))
         .filter(Column::Status.eq("ready").or(Column::LeaseUntil.is_null()).or(Column::LeaseUntil.lt(now)))
         .exec(db)
         .await?;

@@ -32,7 +32,8 @@ pub async fn wait(
 
 /// Counts one failure of `key` under `limit`.
 pub async fn fail(db: &DatabaseConnection, limit: &Limit, key: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
-    ActiveModel { seq: NotSet, scope: Set(limit.scope.into()), key: Set(key.into()), at: Set(now) }.insert(db).await?;
+    let row = ActiveModel { seq: NotSet, scope: Set(limit.scope.into()), key: Set(key.into()), at: Set(now) };
+    row.insert(db).await?;
     Ok(())
 }
 

@@ -20,25 +20,55 @@ pub enum NewUserError {
     Db(#[from] DbErr),
 }
 
-/// Password hashes computed at once, whatever the load: each takes about 19 MiB and tens of
-/// milliseconds of a core, so more at once would only trade memory for nothing.
-static HASHING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+/// A job for the password-hashing threads.
+type Job = Box<dyn FnOnce() + Send>;
 
-/// Hashes a password with argon2id (off the async threads: it takes tens of milliseconds).
+/// The password-hashing threads: two, fed from one queue, whatever the load. Each hash takes
+/// about 19 MiB and tens of milliseconds of a core; more at once would only trade memory for
+/// nothing. Two long-lived threads (rather than the runtime's blocking pool, which starts
+/// threads as it needs them) also keep the allocator from holding a 19 MiB block in every
+/// thread's arena.
+fn hashers() -> Option<std::sync::MutexGuard<'static, std::sync::mpsc::Sender<Job>>> {
+    static QUEUE: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<Job>>> = std::sync::OnceLock::new();
+    let queue = QUEUE.get_or_init(|| {
+        let (sender, receiver) = std::sync::mpsc::channel::<Job>();
+        let receiver = std::sync::Arc::new(std::sync::Mutex::new(receiver));
+        for i in 0..2 {
+            let receiver = receiver.clone();
+            let worker = move || loop {
+                let job = receiver.lock().map(|r| r.recv());
+                match job {
+                    Ok(Ok(job)) => job(),
+                    _ => return,
+                }
+            };
+            std::thread::Builder::new().name(format!("argon2-{i}")).spawn(worker).expect("a hashing thread");
+        }
+        std::sync::Mutex::new(sender)
+    });
+    queue.lock().ok()
+}
+
+/// Runs `work` on a hashing thread; `None` if the threads are gone.
+async fn on_hasher<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (done, result) = tokio::sync::oneshot::channel();
+    hashers()?.send(Box::new(move || drop(done.send(work())))).ok()?;
+    result.await.ok()
+}
+
+/// Hashes a password with argon2id (on a hashing thread: it takes tens of milliseconds).
 pub async fn hash_password(password: String) -> Result<String, DbErr> {
-    let _turn = HASHING.acquire().await.map_err(|e| DbErr::Custom(e.to_string()))?;
-    tokio::task::spawn_blocking(move || {
+    on_hasher(move || {
         Argon2::default().hash_password(password.as_bytes()).map(|h| h.to_string()).map_err(|e| e.to_string())
     })
     .await
-    .map_err(|e| DbErr::Custom(e.to_string()))?
+    .ok_or_else(|| DbErr::Custom("the password-hashing threads stopped".into()))?
     .map_err(DbErr::Custom)
 }
 
-/// Whether `password` matches `hash` (also off the async threads).
+/// Whether `password` matches `hash` (also on a hashing thread).
 pub async fn password_matches(password: String, hash: String) -> bool {
-    let Ok(_turn) = HASHING.acquire().await else { return false };
-    tokio::task::spawn_blocking(move || Argon2::default().verify_password(password.as_bytes(), hash.as_str()).is_ok())
+    on_hasher(move || Argon2::default().verify_password(password.as_bytes(), hash.as_str()).is_ok())
         .await
         .unwrap_or(false)
 }

@@ -177,6 +177,9 @@ impl Checkout<'_> {
                     }
                     payment
                 }
+                // A database failure may come after the money moved: the attempt stays taken
+                // (a repeat is told to check before paying again), never reopened.
+                Err(PayError::Db(e)) => return Err(e),
                 Err(refused) => {
                     db::checkout_attempts::release(db, &attempt, Utc::now()).await?;
                     return Ok(self.refused(headers, &sent, refused));
@@ -232,6 +235,7 @@ impl Checkout<'_> {
             PayError::LiveUnavailable => {
                 self.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body)
             }
+            PayError::InProgress => self.notice(StatusCode::CONFLICT, t.in_progress_title, t.in_progress_body),
             PayError::Db(e) => PageError(AppError::Db(e)).into_response(),
         }
     }

@@ -110,14 +110,17 @@ async fn submit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (product, shop) = match load(&state, &id).await {
-        Ok(found) => found,
-        Err(e) => return PageError(e).into_response(),
-    };
-    let ip = addr.ip().to_string();
-    let page = checkout(&state, &product, &shop);
-    page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
-        pay_product(&state, &product, checkout, &ip, Utc::now())
+    crate::guard::detached(async move {
+        let (product, shop) = match load(&state, &id).await {
+            Ok(found) => found,
+            Err(e) => return PageError(e).into_response(),
+        };
+        let ip = addr.ip().to_string();
+        let page = checkout(&state, &product, &shop);
+        page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
+            pay_product(&state, &product, checkout, &ip, Utc::now())
+        })
+        .await
     })
     .await
 }

@@ -221,6 +221,32 @@ db_tests! {
         assert_eq!(app.pay(other["id"].as_str().unwrap(), cards::SUCCESS, &[("email", "a@example.com")]).await.status, StatusCode::SEE_OTHER);
     }
 
+    async fn a_declined_card_on_a_plans_page_makes_no_customer_and_no_subscription(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let path = format!("/plans/{plan}/pay");
+        let mut fields = card(cards::DECLINED);
+        fields.push(("email", "ann@example.com"));
+        let form = app.open_form(&path).await;
+        assert_eq!(app.submit(&path, &form, &fields).await.status, StatusCode::PAYMENT_REQUIRED);
+        assert_eq!(app.get(&shop, "/customers").await.1, json!([]));
+        assert_eq!(app.get(&shop, "/subscriptions").await.1, json!([]));
+        let (_, declined) = app.get(&shop, &format!("/payments?plan={plan}")).await;
+        assert_eq!(declined[0]["status"], "failed", "the attempt is still a payment");
+        fields[0] = ("card_number", cards::SUCCESS);
+        let form = app.open_form(&path).await;
+        assert_eq!(app.submit(&path, &form, &fields).await.status, StatusCode::SEE_OTHER);
+        let (_, subs) = app.get(&shop, "/subscriptions").await;
+        assert_eq!(subs.as_array().unwrap().len(), 1);
+        assert_eq!(subs[0]["state"], "active");
+        assert_eq!(subs[0]["paid_billing_cycles"], 1);
+        let id = subs[0]["id"].as_str().unwrap();
+        let (_, paid) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        assert_eq!(paid.as_array().unwrap().len(), 1, "the first charge is the subscription's, made once");
+        assert_eq!(paid[0]["customer_id"], subs[0]["customer"]["id"]);
+        assert_eq!(subs[0]["last_transaction"]["id"], paid[0]["id"]);
+    }
+
     async fn text_the_database_cannot_store_is_refused_at_the_door(app) {
         let shop = app.shop("Books").await;
         let mut body = test_product_body();
