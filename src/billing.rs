@@ -335,14 +335,17 @@ async fn bill(
             rows.push(db::payments::processing_row(new, now));
         }
         if !rows.is_empty() {
-            // Another run may have written a key first; its row is the one that counts.
-            let keys: Vec<String> = rows.iter().filter_map(|r| r.billing_key.clone().unwrap()).collect();
-            db::payments::insert_rows(&state.db, rows).await?;
-            let written: HashMap<String, String> = db::payments::find_by_billing_keys(&state.db, keys)
-                .await?
-                .into_iter()
-                .filter_map(|p| Some((p.billing_key.clone()?, p.id)))
-                .collect();
+            let mut written: HashMap<String, String> =
+                rows.iter().filter_map(|r| Some((r.billing_key.clone().unwrap()?, r.id.clone().unwrap()))).collect();
+            if !db::payments::insert_rows(&state.db, rows).await? {
+                // Another run wrote some of these keys first: its rows are the ones that count.
+                let keys = written.keys().cloned().collect();
+                written = db::payments::find_by_billing_keys(&state.db, keys)
+                    .await?
+                    .into_iter()
+                    .filter_map(|p| Some((p.billing_key.clone()?, p.id)))
+                    .collect();
+            }
             for c in group.iter_mut().filter(|c| c.payment_id.is_none()) {
                 c.payment_id = written.get(&c.key).cloned();
             }

@@ -80,17 +80,19 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
     }
 }
 
-/// Stores many attempts in few statements.
-pub async fn insert_rows(db: &impl ConnectionTrait, rows: Vec<ActiveModel>) -> Result<(), DbErr> {
-    // A key another run wrote first keeps that run's row.
+/// Stores many attempts in few statements; answers whether every row went in (a key another
+/// run wrote first keeps that run's row instead).
+pub async fn insert_rows(db: &impl ConnectionTrait, rows: Vec<ActiveModel>) -> Result<bool, DbErr> {
     let first_wins = OnConflict::column(Column::BillingKey).do_nothing().to_owned();
+    let mut inserted = 0;
     for chunk in rows.chunks(400) {
         match Entity::insert_many(chunk.to_vec()).on_conflict(first_wins.clone()).exec_without_returning(db).await {
-            Ok(_) | Err(DbErr::RecordNotInserted) => {}
+            Ok(count) => inserted += count as usize,
+            Err(DbErr::RecordNotInserted) => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(())
+    Ok(inserted == rows.len())
 }
 
 /// The engine's payments with these billing keys.

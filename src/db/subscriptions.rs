@@ -123,6 +123,18 @@ impl Model {
     }
 }
 
+/// Sets the card and the start of billing on a row about to be written.
+pub fn set_card(row: &mut ActiveModel, card: &CardRef, started_at: DateTime<Utc>, anchor_at: DateTime<Utc>) {
+    row.card_token = Set(Some(card.token.clone()));
+    row.card_brand = Set(Some(card.brand.clone()));
+    row.card_last4 = Set(Some(card.last4.clone()));
+    row.card_exp_month = Set(Some(card.exp_month));
+    row.card_exp_year = Set(Some(card.exp_year));
+    row.card_holder = Set(Some(card.holder.clone()));
+    row.started_at = Set(Some(super::now_millis(started_at)));
+    row.anchor_at = Set(Some(super::now_millis(anchor_at)));
+}
+
 /// Records the card and the start of billing, and claims the subscription for its first
 /// charge, if, and only if, it is still waiting for its card: of two submits of one card
 /// form, one starts it. `None` when another request started it first.
@@ -135,14 +147,7 @@ pub async fn start(
     claim: (&str, DateTime<Utc>),
 ) -> Result<Option<Model>, DbErr> {
     let mut row = sub.clone().into_active_model();
-    row.card_token = Set(Some(card.token.clone()));
-    row.card_brand = Set(Some(card.brand.clone()));
-    row.card_last4 = Set(Some(card.last4.clone()));
-    row.card_exp_month = Set(Some(card.exp_month));
-    row.card_exp_year = Set(Some(card.exp_year));
-    row.card_holder = Set(Some(card.holder.clone()));
-    row.started_at = Set(Some(super::now_millis(started_at)));
-    row.anchor_at = Set(Some(super::now_millis(anchor_at)));
+    set_card(&mut row, card, started_at, anchor_at);
     row.claim_token = Set(Some(claim.0.to_string()));
     row.claimed_until = Set(Some(super::now_millis(claim.1)));
     row.updated_at = Set(super::now_millis(started_at));

@@ -43,6 +43,16 @@ pub fn router() -> Router<AppState> {
         .merge(plans::router())
         .merge(receipts::router())
         .merge(subscriptions::router())
+        .route_layer(axum::middleware::from_fn(detach_submits))
+}
+
+/// Submitted forms run in a task of their own (see [`crate::guard::detached`]): a payment
+/// finishes, and is recorded, even if the browser goes away mid-request.
+async fn detach_submits(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    match request.method() == axum::http::Method::POST {
+        true => crate::guard::detached(next.run(request)).await,
+        false => next.run(request).await,
+    }
 }
 
 /// Whether the client asked for JSON rather than a page.
@@ -124,24 +134,7 @@ impl Checkout<'_> {
         address: IpAddr,
         sent: std::collections::HashMap<String, String>,
         pay: F,
-    ) -> Response
-    where
-        F: FnOnce(crate::domain::checkout::Checkout) -> Fut,
-        Fut: Future<Output = Result<payments::Model, PayError>>,
-    {
-        match self.try_submit(headers, address, sent, pay).await {
-            Ok(response) => response,
-            Err(e) => PageError(AppError::Db(e)).into_response(),
-        }
-    }
-
-    async fn try_submit<F, Fut>(
-        self,
-        headers: &HeaderMap,
-        address: IpAddr,
-        sent: std::collections::HashMap<String, String>,
-        pay: F,
-    ) -> Result<Response, DbErr>
+    ) -> Result<Response, PageError>
     where
         F: FnOnce(crate::domain::checkout::Checkout) -> Fut,
         Fut: Future<Output = Result<payments::Model, PayError>>,
@@ -179,7 +172,7 @@ impl Checkout<'_> {
                 }
                 // A database failure may come after the money moved: the attempt stays taken
                 // (a repeat is told to check before paying again), never reopened.
-                Err(PayError::Db(e)) => return Err(e),
+                Err(PayError::Db(e)) => return Err(e.into()),
                 Err(refused) => {
                     db::checkout_attempts::release(db, &attempt, Utc::now()).await?;
                     return Ok(self.refused(headers, &sent, refused));

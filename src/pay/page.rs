@@ -76,6 +76,12 @@ pub fn redirect_after(state: &AppState, target: Option<&str>, payment: &payments
 /// An error shown as an HTML page with the error's status.
 pub struct PageError(pub AppError);
 
+impl<E: Into<AppError>> From<E> for PageError {
+    fn from(e: E) -> Self {
+        PageError(e.into())
+    }
+}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "error.html")]
 struct ErrorPage {

@@ -96,20 +96,14 @@ async fn submit(
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    crate::guard::detached(async move {
-        let sent = parse_form(&body);
-        if !sent.contains_key("csrf") {
-            let prefill = sent.into_iter().filter(|(k, _)| k == "email").collect();
-            return page(&state, &id, &headers, prefill).await;
-        }
-        let (plan, shop) = match load(&state, &id).await {
-            Ok(found) => found,
-            Err(e) => return PageError(e).into_response(),
-        };
-        let ip = addr.ip().to_string();
-        let page = checkout(&state, &plan, &shop);
-        page.submit(&headers, addr.ip(), sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
-    })
-    .await
+) -> Result<Response, PageError> {
+    let sent = parse_form(&body);
+    if !sent.contains_key("csrf") {
+        let prefill = sent.into_iter().filter(|(k, _)| k == "email").collect();
+        return Ok(page(&state, &id, &headers, prefill).await);
+    }
+    let (plan, shop) = load(&state, &id).await?;
+    let ip = addr.ip().to_string();
+    let page = checkout(&state, &plan, &shop);
+    page.submit(&headers, addr.ip(), sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
 }

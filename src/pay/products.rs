@@ -109,18 +109,12 @@ async fn submit(
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    crate::guard::detached(async move {
-        let (product, shop) = match load(&state, &id).await {
-            Ok(found) => found,
-            Err(e) => return PageError(e).into_response(),
-        };
-        let ip = addr.ip().to_string();
-        let page = checkout(&state, &product, &shop);
-        page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
-            pay_product(&state, &product, checkout, &ip, Utc::now())
-        })
-        .await
+) -> Result<Response, PageError> {
+    let (product, shop) = load(&state, &id).await?;
+    let ip = addr.ip().to_string();
+    let page = checkout(&state, &product, &shop);
+    page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
+        pay_product(&state, &product, checkout, &ip, Utc::now())
     })
     .await
 }

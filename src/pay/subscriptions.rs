@@ -72,23 +72,14 @@ async fn submit(
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    crate::guard::detached(async move {
-        let (sub, plan, shop) = match load(&state, &id).await {
-            Ok(found) => found,
-            Err(e) => return PageError(e).into_response(),
-        };
-        // No state check here: a repeated submit of the form is shown its first result, and the
-        // start itself is guarded (a subscription takes one card, once).
-        let now = match crate::subscriptions::now_of(&state, &sub).await {
-            Ok(now) => now,
-            Err(e) => return PageError(e).into_response(),
-        };
-        let page = checkout(&state, &sub, &plan, &shop);
-        page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
-            pay_subscription(&state, &plan, sub.clone(), checkout, now)
-        })
-        .await
+) -> Result<Response, PageError> {
+    let (sub, plan, shop) = load(&state, &id).await?;
+    // No state check here: a repeated submit of the form is shown its first result, and the
+    // start itself is guarded (a subscription takes one card, once).
+    let now = crate::subscriptions::now_of(&state, &sub).await?;
+    let page = checkout(&state, &sub, &plan, &shop);
+    page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
+        pay_subscription(&state, &plan, sub.clone(), checkout, now)
     })
     .await
 }

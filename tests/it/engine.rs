@@ -6,7 +6,7 @@ use paydesk::app::AppState;
 use paydesk::billing::run_due;
 use paydesk::db::subscriptions::NewSubscription;
 use paydesk::domain::billing::{Progress, State};
-use sea_orm::{ActiveModelTrait, Set};
+use sea_orm::ActiveModelTrait;
 use serde_json::json;
 
 use crate::helpers::*;
@@ -52,14 +52,7 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
         };
         let sub = paydesk::db::subscriptions::insert(&app.db, new, anchor).await.unwrap();
         let mut row: paydesk::db::entities::subscriptions::ActiveModel = sub.into();
-        row.card_token = Set(Some(card.token.clone()));
-        row.card_brand = Set(Some(card.brand.clone()));
-        row.card_last4 = Set(Some(card.last4.clone()));
-        row.card_exp_month = Set(Some(card.exp_month));
-        row.card_exp_year = Set(Some(card.exp_year));
-        row.card_holder = Set(Some(card.holder.clone()));
-        row.started_at = Set(Some(anchor));
-        row.anchor_at = Set(Some(anchor));
+        paydesk::db::subscriptions::set_card(&mut row, &card, anchor, anchor);
         let sub = row.update(&app.db).await.unwrap();
         ids.push(sub.id);
     }
