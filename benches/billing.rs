@@ -6,10 +6,11 @@
 use std::time::Instant;
 
 use chrono::{Duration, Utc};
-use paydesk::app::{self, AppState};
+use paydesk::app;
 use paydesk::config::{Config, ConfigArgs};
 use paydesk::db::entities::subscriptions;
 use paydesk::domain::billing::State;
+use paydesk::state::AppState;
 use sea_orm::{ActiveValue::NotSet, ConnectionTrait, Database, EntityTrait, Set};
 use serde_json::json;
 

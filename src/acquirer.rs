@@ -9,18 +9,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Datelike, Utc};
 
 use crate::domain::card::CardInput;
+pub use crate::domain::card::{CardRef, Outcome};
 use crate::domain::ids::random_hex;
-
-/// A stored card: the acquirer's token and what may be shown. Never the number or CVC.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardRef {
-    pub token: String,
-    pub brand: String,
-    pub last4: String,
-    pub exp_month: i32,
-    pub exp_year: i32,
-    pub holder: String,
-}
 
 /// One charge.
 #[derive(Debug, Clone)]
@@ -37,17 +27,6 @@ pub struct ChargeRequest<'a> {
     /// Test mode only: a simulated acquirer behaves as this card would from now on (how a
     /// black-box client walks through the retry rules). Real acquirers ignore it.
     pub simulate: Option<Behaviour>,
-}
-
-/// How a charge, capture or void ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// Done; the acquirer's reference for later capture or void.
-    Approved { reference: String },
-    /// The issuer said no (`card_declined`, `insufficient_funds`, ...).
-    Declined { code: &'static str, message: &'static str },
-    /// The charge could not be processed; trying again later may work.
-    Error { code: &'static str, message: &'static str },
 }
 
 /// Why a card cannot be used at all (nothing is charged).

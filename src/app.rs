@@ -1,10 +1,8 @@
-//! The application: shared state, the router of all three faces, and the server.
+//! The application: the router of all three faces, and the server.
 
-use std::sync::Arc;
-
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
-use axum::response::IntoResponse;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use migration::{Migrator, MigratorTrait};
@@ -14,43 +12,13 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::acquirer::{Acquirer, SimulatedAcquirer};
 use crate::api::json::BODY_LIMIT;
 use crate::config::Config;
-use crate::error::AppError;
-use crate::{api, db, guard, pay};
-
-/// What every handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    /// The database (SQLite or PostgreSQL).
-    pub db: DatabaseConnection,
-    /// Checked configuration.
-    pub config: Arc<Config>,
-    /// Who moves the money.
-    pub acquirer: Arc<dyn Acquirer>,
-    /// Addresses refused for a while after too many wrong API credentials.
-    pub api_locks: Arc<crate::auth::Locks>,
-}
-
-impl AppState {
-    /// The state of a server: the built-in simulated acquirer, live use as configured.
-    pub fn new(db: DatabaseConnection, config: Config) -> Self {
-        let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
-        AppState { db, config: Arc::new(config), acquirer, api_locks: Default::default() }
-    }
-}
-
-/// The Content-Security-Policy of every answer: only our own styles and scripts, never
-/// framed; forms post to us, and to `form_target` (where a hosted page sends the browser
-/// after paying: browsers check redirects of a form post against `form-action`).
-pub fn csp(form_target: Option<&str>) -> String {
-    let extra = form_target.map(|origin| format!(" {origin}")).unwrap_or_default();
-    format!(
-        "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; \
-         form-action 'self'{extra}; frame-ancestors 'none'; base-uri 'none'"
-    )
-}
+use crate::db::entities::products;
+use crate::error::{AppError, Failure};
+use crate::guard::csp;
+use crate::state::AppState;
+use crate::{api, dashboard, db, guard, pay};
 
 /// The whole HTTP app.
 pub fn router(state: AppState) -> Router {
@@ -65,7 +33,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router(&state))
         .merge(pay::router())
         .route("/healthz", get(healthz))
-        .merge(crate::dashboard::router(&state))
+        .merge(dashboard::router(&state, Router::new().route("/dashboard/products/{id}/preview", get(preview))))
         .route("/static/paydesk.css", get(|| asset("text/css", include_str!("../static/paydesk.css"))))
         .route("/static/dashboard.css", get(|| asset("text/css", include_str!("../static/dashboard.css"))))
         .route("/static/dashboard.js", get(|| asset("text/javascript", include_str!("../static/dashboard.js"))))
@@ -74,7 +42,7 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn(guard::refuse_unstorable))
         .layer(CatchPanicLayer::custom(guard::panic_answer))
-        .layer(axum::middleware::from_fn(guard::page_panics));
+        .layer(axum::middleware::from_fn(error_pages));
     if state.config.base_url.starts_with("https://") {
         app = app.layer(SetResponseHeaderLayer::if_not_present(header::STRICT_TRANSPORT_SECURITY, guard::hsts()));
     }
@@ -89,6 +57,57 @@ pub fn router(state: AppState) -> Router {
     app.layer(TraceLayer::new_for_http())
 }
 
+/// Who a request is for, which decides how its errors look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Face {
+    Api,
+    Pay,
+    Dashboard,
+}
+
+/// The face of a request: by its path, and for paths of no face by what the client accepts
+/// (a browser that strays gets a page, a program JSON). A hosted page asked for JSON answers
+/// JSON.
+fn face(path: &str, accept: &str) -> Face {
+    let wants_json = accept.contains("application/json") && !accept.contains("text/html");
+    let is_api = API_PATHS.iter().any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")));
+    if path == "/dashboard" || path.starts_with("/dashboard/") {
+        Face::Dashboard
+    } else if (guard::is_page(path) && !wants_json) || (!is_api && accept.contains("text/html")) {
+        Face::Pay
+    } else {
+        Face::Api
+    }
+}
+
+/// The first segments of the API's paths.
+const API_PATHS: &[&str] =
+    &["/products", "/plans", "/customers", "/payments", "/subscriptions", "/test_clocks", "/healthz"];
+
+/// One error path: every error is an [`AppError`] answered as JSON and marked with a
+/// [`Failure`]; for the dashboard and the hosted pages that answer becomes their error page,
+/// keeping its status and headers (`Retry-After`, `WWW-Authenticate`).
+async fn error_pages(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let face = face(request.uri().path(), accept);
+    let mut response = next.run(request).await;
+    let Some(failure) = response.extensions_mut().remove::<Failure>() else { return response };
+    let page = match face {
+        Face::Api => return response,
+        Face::Pay => pay::error_page(response.status(), failure.message),
+        Face::Dashboard => dashboard::error_page(response.status(), failure.message),
+    };
+    let (mut parts, _) = response.into_parts();
+    let (page_parts, body) = page.into_parts();
+    for name in [header::CONTENT_TYPE, header::CONTENT_LENGTH, header::CACHE_CONTROL] {
+        parts.headers.remove(&name);
+        if let Some(value) = page_parts.headers.get(&name) {
+            parts.headers.insert(name, value.clone());
+        }
+    }
+    Response::from_parts(parts, body)
+}
+
 /// For load balancers: 200 while the database answers, 503 when it does not.
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     match state.db.ping().await {
@@ -98,6 +117,19 @@ async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
             (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"message": "database unreachable"})))
         }
     }
+}
+
+/// The dashboard's preview of a product's pay page: the merchant signed in as the dashboard
+/// checks, the page rendered as customers see it.
+async fn preview(
+    State(state): State<AppState>,
+    m: dashboard::Merchant,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let product =
+        db::find::<products::Entity>(&state.db, m.shop.id, &id).await?.ok_or(AppError::NotFound("Product"))?;
+    Ok(pay::preview_product(&state, &product, &m.shop, &headers))
 }
 
 /// A file of `static/`, built into the binary.

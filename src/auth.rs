@@ -13,10 +13,10 @@ use std::sync::Mutex;
 use axum::extract::ConnectInfo;
 use chrono::{DateTime, Utc};
 
-use crate::app::AppState;
 use crate::db::{self, entities::shops, shops as shop_db};
 use crate::domain::throttle;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// The shop an API request is made by.
 #[derive(Clone)]

@@ -18,13 +18,14 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, QueryFilter, TransactionTrait};
 
 use crate::acquirer::{Behaviour, CardRef, ChargeRequest};
-use crate::app::AppState;
 use crate::db::entities::{plans, subscriptions, test_clocks};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
 use crate::domain::billing::{self as rules, Due, Outcome, Progress, Terms};
 use crate::domain::ids::random_hex;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
+use crate::error::AppError;
+use crate::state::AppState;
 
 /// How many due subscriptions one claim takes.
 const BATCH: u64 = 500;
@@ -92,7 +93,7 @@ impl Drop for Renewer {
 /// workers claim and bill batches side by side. It also resumes the advances of test clocks
 /// whose instance stopped mid-way, and settles payments an interrupted request left
 /// `processing`.
-pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, DbErr> {
+pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, AppError> {
     let workers = match state.db.get_database_backend() {
         DatabaseBackend::Postgres => 4,
         _ => 1,
@@ -104,7 +105,7 @@ pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, DbE
     }
     let mut report = Report::default();
     while let Some(done) = running.join_next().await {
-        report += done.map_err(|e| DbErr::Custom(format!("billing worker: {e}")))??;
+        report += done.map_err(|e| AppError::Internal(format!("billing worker: {e}")))??;
     }
     report += resume_clocks(state).await?;
     crate::payments::settle_interrupted(state, Utc::now()).await?;
@@ -131,14 +132,14 @@ pub async fn advance_clock(
     state: &AppState,
     clock: &test_clocks::Model,
     to: DateTime<Utc>,
-) -> Result<Option<Report>, DbErr> {
+) -> Result<Option<Report>, AppError> {
     let token = random_hex(12);
     if !db::test_clocks::begin_advance(&state.db, &clock.id, to, &token, lease_from_now(state), Utc::now()).await? {
         return Ok(None);
     }
     let (state, id) = (state.clone(), clock.id.clone());
     let task = tokio::spawn(async move { run_advance(&state, &id, to, &token).await });
-    task.await.map_err(|e| DbErr::Custom(format!("clock advance: {e}")))?.map(Some)
+    Ok(task.await.map_err(|e| AppError::Internal(format!("clock advance: {e}")))?.map(Some)?)
 }
 
 /// Takes over the advances whose instance stopped (their lease ran out) and runs them to

@@ -1,5 +1,7 @@
-//! One error type for the whole app, answered as JSON to the API and as an HTML page to
-//! browsers. Server faults are logged and answered with a generic message.
+//! One error type for the whole app. It answers as JSON (the API's error body) and marks the
+//! answer with a [`Failure`], from which the app renders the error page of the dashboard or
+//! the hosted pages instead when the request was theirs (see `app::error_pages`). Server
+//! faults are logged and answered with a generic message.
 
 use axum::Json;
 use axum::http::{StatusCode, header};
@@ -7,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use sea_orm::DbErr;
 use serde_json::json;
 
+use crate::db::ListError;
 use crate::domain::Errors;
 
 /// Everything a request can fail with.
@@ -45,6 +48,10 @@ pub enum AppError {
     /// A bug: a handler panicked. 500; the cause is logged.
     #[error("Internal server error")]
     Panic,
+    /// A fault of paydesk itself (a stopped worker, a task that failed): 500; the cause is
+    /// logged, never shown.
+    #[error("{0}")]
+    Internal(String),
     /// Too many attempts: 429, with when to try again.
     #[error("{0}")]
     TooManyRequests(String, std::time::Duration),
@@ -56,6 +63,19 @@ pub enum AppError {
 impl From<Errors> for AppError {
     fn from(errors: Errors) -> Self {
         AppError::Validation(errors)
+    }
+}
+
+impl From<ListError> for AppError {
+    fn from(e: ListError) -> Self {
+        match e {
+            ListError::UnknownCursor => {
+                let mut errors = Errors::default();
+                errors.add("starting_after", "is not an id of this list");
+                AppError::Validation(errors)
+            }
+            ListError::Db(e) => AppError::Db(e),
+        }
     }
 }
 
@@ -74,7 +94,7 @@ impl AppError {
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::Db(e) if duplicate(e) => StatusCode::CONFLICT,
-            AppError::Db(_) | AppError::Panic => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::Db(_) | AppError::Panic | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
         }
     }
@@ -88,6 +108,10 @@ impl AppError {
             }
             AppError::Db(e) => {
                 tracing::error!(error = %e, "database error");
+                "Internal server error".to_string()
+            }
+            AppError::Internal(cause) => {
+                tracing::error!(cause = %cause, "internal error");
                 "Internal server error".to_string()
             }
             other => other.to_string(),
@@ -105,6 +129,7 @@ impl IntoResponse for AppError {
             _ => json!({"message": message}),
         };
         let mut response = (status, Json(body)).into_response();
+        response.extensions_mut().insert(Failure { message });
         if let AppError::TooManyRequests(_, wait) = &self {
             response.headers_mut().insert(header::RETRY_AFTER, retry_after(*wait));
         }
@@ -115,6 +140,13 @@ impl IntoResponse for AppError {
         }
         response
     }
+}
+
+/// The mark of an error answer: what the client is told. The app renders a page from it
+/// for the dashboard and the hosted pages.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub message: String,
 }
 
 /// A `Retry-After` value: whole seconds, at least one.

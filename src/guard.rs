@@ -1,8 +1,7 @@
 //! What every request passes before a handler sees it, and what every answer carries:
 //! text the database cannot store is refused at the door (a path that cannot name anything
-//! is 404, a query or form with a NUL is 422), a panic is answered as a 500 in the shape of
-//! the face it hit (JSON for the API, a page for browsers) and logged, and the security
-//! headers are set.
+//! is 404, a query or form with a NUL is 422), a panic is answered as a 500 and logged, and
+//! the security headers are set.
 
 use std::any::Any;
 
@@ -16,7 +15,6 @@ use crate::api::json::BODY_LIMIT;
 use crate::domain::Errors;
 use crate::domain::input::storable;
 use crate::error::AppError;
-use crate::pay::PageError;
 
 /// Whether `path` is one of the pages browsers see (HTML errors) rather than the API.
 pub fn is_page(path: &str) -> bool {
@@ -27,25 +25,17 @@ pub fn is_page(path: &str) -> bool {
         || path.ends_with("/pay")
 }
 
-/// An error in the shape of the face `path` belongs to.
-pub fn answer(path: &str, error: AppError) -> axum::response::Response {
-    match is_page(path) {
-        true => PageError(error).into_response(),
-        false => error.into_response(),
-    }
-}
-
 /// Refuses requests carrying text the database cannot hold, before any handler runs.
 pub async fn refuse_unstorable(request: Request, next: Next) -> axum::response::Response {
     let path = request.uri().path().to_string();
     let decoded = percent(&path);
     if !decoded.as_deref().is_some_and(storable) {
-        return answer(&path, AppError::NotFound("Page"));
+        return AppError::NotFound("Page").into_response();
     }
     if let Some(query) = request.uri().query()
         && let Some(bad) = first_unstorable(query.as_bytes())
     {
-        return answer(&path, invalid(&bad));
+        return invalid(&bad).into_response();
     }
     // The API's JSON bodies are checked field by field where they are read; a page's body is
     // read as a form, whatever its declared type.
@@ -61,10 +51,10 @@ pub async fn refuse_unstorable(request: Request, next: Next) -> axum::response::
     let (parts, body) = request.into_parts();
     let bytes = match to_bytes(body, BODY_LIMIT).await {
         Ok(bytes) => bytes,
-        Err(_) => return answer(&path, AppError::PayloadTooLarge),
+        Err(_) => return AppError::PayloadTooLarge.into_response(),
     };
     if let Some(bad) = first_unstorable(&bytes) {
-        return answer(&path, invalid(&bad));
+        return invalid(&bad).into_response();
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
@@ -95,12 +85,11 @@ where
 {
     match tokio::spawn(work).await {
         Ok(response) => response,
-        Err(_) => PageError(AppError::Panic).into_response(),
+        Err(_) => AppError::Panic.into_response(),
     }
 }
 
-/// A panic's answer: a generic 500 (the cause is logged, never shown). Pages get theirs from
-/// [`page_panics`].
+/// A panic's answer: a generic 500 (the cause is logged, never shown).
 pub fn panic_answer(cause: Box<dyn Any + Send + 'static>) -> Response<Body> {
     let text = cause
         .downcast_ref::<String>()
@@ -108,24 +97,21 @@ pub fn panic_answer(cause: Box<dyn Any + Send + 'static>) -> Response<Body> {
         .or_else(|| cause.downcast_ref::<&str>().copied())
         .unwrap_or("(not text)");
     tracing::error!(panic = text, "a request panicked");
-    let mut response = AppError::Panic.into_response();
-    response.headers_mut().insert(PANICKED, HeaderValue::from_static("1"));
-    response
-}
-
-const PANICKED: header::HeaderName = header::HeaderName::from_static("x-paydesk-panicked");
-
-/// Turns the JSON answer of a panic into the error page when a browser page panicked.
-pub async fn page_panics(request: Request, next: Next) -> axum::response::Response {
-    let path = request.uri().path().to_string();
-    let mut response = next.run(request).await;
-    if response.headers_mut().remove(PANICKED).is_some() && is_page(&path) {
-        return PageError(AppError::Panic).into_response();
-    }
-    response
+    AppError::Panic.into_response()
 }
 
 /// `Strict-Transport-Security` for an https deployment.
 pub fn hsts() -> HeaderValue {
     HeaderValue::from_static("max-age=31536000; includeSubDomains")
+}
+
+/// The Content-Security-Policy of every answer: only our own styles and scripts, never
+/// framed; forms post to us, and to `form_target` (where a hosted page sends the browser
+/// after paying: browsers check redirects of a form post against `form-action`).
+pub fn csp(form_target: Option<&str>) -> String {
+    let extra = form_target.map(|origin| format!(" {origin}")).unwrap_or_default();
+    format!(
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; \
+         form-action 'self'{extra}; frame-ancestors 'none'; base-uri 'none'"
+    )
 }

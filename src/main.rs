@@ -135,7 +135,7 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             if paydesk::db::shops::find(&db, shop_id).await?.is_none() {
                 return Err(format!("there is no shop {shop_id}").into());
             }
-            let hash = paydesk::db::users::hash_password(password).await?;
+            let hash = paydesk::passwords::hash(password).await?;
             let user = paydesk::db::users::insert(&db, shop_id, &email, hash, Utc::now()).await?;
             println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email}));
             Ok(())

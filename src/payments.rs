@@ -6,7 +6,6 @@ use chrono::{DateTime, Utc};
 use sea_orm::DbErr;
 
 use crate::acquirer::{CardRef, ChargeRequest, Outcome};
-use crate::app::AppState;
 use crate::db::entities::{customers, payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
 use crate::db::subscriptions::NewSubscription;
@@ -17,6 +16,7 @@ use crate::domain::checkout::Checkout;
 use crate::domain::customer::CustomerFields;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// Why a hosted payment did not reach the acquirer.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +36,9 @@ pub enum PayError {
     /// Another request is making this payment; its result is not known yet.
     #[error("in progress")]
     InProgress,
+    /// A fault of paydesk itself.
+    #[error("{0}")]
+    Internal(String),
     #[error(transparent)]
     Db(#[from] DbErr),
 }
@@ -123,7 +126,7 @@ pub async fn subscribe(
     let terms = billing_rules::Terms::from(&plan.fields());
     let progress = billing_rules::begin(&terms);
     let billing_rules::Due::Charge { amount, period, attempt } = billing_rules::due(&terms, &progress) else {
-        return Err(PayError::Db(DbErr::Custom(format!("plan {} has nothing to charge first", plan.id))));
+        return Err(PayError::Internal(format!("plan {} has nothing to charge first", plan.id)));
     };
     let new = NewPayment {
         shop_id: plan.shop_id,

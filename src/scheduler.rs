@@ -8,9 +8,9 @@ use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
 
 use tower_sessions::session_store::ExpiredDeletion;
 
-use crate::app::AppState;
 use crate::billing;
 use crate::db::sessions::DbSessionStore;
+use crate::state::AppState;
 
 /// When the engine runs: at second 0 of every minute.
 pub const EVERY_MINUTE: &str = "0 * * * * *";

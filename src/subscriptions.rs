@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 
 use crate::acquirer::CardRef;
-use crate::app::AppState;
 use crate::db::entities::{customers, plans, subscriptions, test_clocks};
 use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
@@ -13,6 +12,7 @@ use crate::domain::billing::{State as SubState, Terms, begin};
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
 use crate::error::AppError;
 use crate::payments::live_payments_allowed;
+use crate::state::AppState;
 
 fn invalid(field: &str, message: &str) -> AppError {
     let mut errors = Errors::default();

@@ -6,16 +6,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use sea_orm::Condition;
 use serde::Serialize;
 
 use super::json::JsonObject;
 use super::{list_response, page_from_query, timestamp};
-use crate::app::AppState;
 use crate::auth::ApiShop;
 use crate::db::{self, entities::customers};
 use crate::domain::customer::CustomerFields;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// Routes of customers.
 pub fn router() -> Router<AppState> {
@@ -88,6 +87,6 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let listed = db::list::<customers::Entity>(&state.db, shop.id, &page, Condition::all()).await;
+    let listed = db::list::<customers::Entity>(&state.db, shop.id, &page).await;
     list_response(&state, "/customers", &page, listed, |c| CustomerView::from(c))
 }

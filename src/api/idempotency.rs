@@ -15,12 +15,12 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::json::BODY_LIMIT;
-use crate::app::AppState;
 use crate::auth::ApiShop;
 use crate::db::idempotency::{self, Begin};
 use crate::domain::Errors;
 use crate::domain::input::storable;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// The request header.
 pub const HEADER: HeaderName = HeaderName::from_static("idempotency-key");

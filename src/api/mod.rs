@@ -8,10 +8,10 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::app::AppState;
 use crate::db::{ListError, Listed, Page};
 use crate::domain::Errors;
 use crate::error::AppError;
+use crate::state::AppState;
 
 pub mod customers;
 pub mod idempotency;
@@ -87,19 +87,6 @@ pub fn array_response<T: Serialize>(
         }
     }
     response
-}
-
-impl From<ListError> for AppError {
-    fn from(e: ListError) -> Self {
-        match e {
-            ListError::UnknownCursor => {
-                let mut errors = Errors::default();
-                errors.add("starting_after", "is not an id of this list");
-                AppError::Validation(errors)
-            }
-            ListError::Db(e) => AppError::Db(e),
-        }
-    }
 }
 
 /// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.

@@ -5,16 +5,14 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use sea_orm::{ColumnTrait, Condition};
 use serde::Serialize;
 
 use super::{list_response, page_from_query, timestamp};
-use crate::app::AppState;
 use crate::auth::ApiShop;
 use crate::db::{self, entities::payments};
-use crate::domain::Errors;
-use crate::domain::vocab::PaymentStatus;
+use crate::domain::payment::PaymentFilter;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// Routes of payments.
 pub fn router() -> Router<AppState> {
@@ -89,44 +87,14 @@ impl From<&payments::Model> for PaymentView {
     }
 }
 
-/// `?product=&plan=&subscription=&customer=&status=` (or `product_id=` and so on).
-fn filters(query: Option<&str>) -> Result<Condition, AppError> {
-    filters_of(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()))
-}
-
-/// The filters among `pairs` (name, value); other names are ignored.
-pub fn filters_of<K: AsRef<str>, V: Into<String> + AsRef<str>>(
-    pairs: impl IntoIterator<Item = (K, V)>,
-) -> Result<Condition, AppError> {
-    use payments::Column;
-    let mut condition = Condition::all();
-    let mut errors = Errors::default();
-    for (key, value) in pairs {
-        let column = match key.as_ref().trim_end_matches("_id") {
-            "product" => Column::ProductId,
-            "plan" => Column::PlanId,
-            "subscription" => Column::SubscriptionId,
-            "customer" => Column::CustomerId,
-            "status" if PaymentStatus::parse(value.as_ref()).is_none() => {
-                errors.add("status", "is not included in the list");
-                continue;
-            }
-            "status" => Column::Status,
-            _ => continue,
-        };
-        condition = condition.add(column.eq(value.into()));
-    }
-    errors.into_result(|| condition).map_err(AppError::from)
-}
-
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let condition = filters(query.as_deref())?;
-    let listed = db::list::<payments::Entity>(&state.db, shop.id, &page, condition).await;
+    let filter = PaymentFilter::parse(url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()))?;
+    let listed = db::payments::list(&state.db, shop.id, &page, &filter).await;
     list_response(&state, "/payments", &page, listed, |p| PaymentView::from(p))
 }
 

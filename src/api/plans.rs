@@ -6,18 +6,18 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use sea_orm::Condition;
 use serde::Serialize;
 
 use super::json::JsonObject;
 use super::{list_response, page_from_query, timestamp};
-use crate::app::AppState;
 use crate::auth::ApiShop;
 use crate::config::Config;
 use crate::db::{self, entities::plans};
 use crate::domain::plan::PlanFields;
 use crate::domain::vocab::IntervalUnit;
 use crate::error::AppError;
+use crate::state::AppState;
+use crate::urls;
 
 /// Routes of plans.
 pub fn router() -> Router<AppState> {
@@ -81,17 +81,12 @@ impl PlanView {
             infinite: f.infinite,
             billing_cycles: f.billing_cycles,
             prevent_payments_at_night: f.prevent_payments_at_night,
-            pay_url: pay_url(config, &p.id),
+            pay_url: urls::plan_pay(config, &p.id),
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),
         }
     }
-}
-
-/// `{base_url}/plans/<id>/pay`.
-pub fn pay_url(config: &Config, id: &str) -> String {
-    format!("{}/plans/{id}/pay", config.base_url)
 }
 
 async fn create(
@@ -119,6 +114,6 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let listed = db::list::<plans::Entity>(&state.db, shop.id, &page, Condition::all()).await;
+    let listed = db::list::<plans::Entity>(&state.db, shop.id, &page).await;
     list_response(&state, "/plans", &page, listed, |p| PlanView::new(p, &state.config))
 }

@@ -6,18 +6,18 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use sea_orm::Condition;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::json::JsonObject;
 use super::{list_response, page_from_query, timestamp};
-use crate::app::AppState;
 use crate::auth::ApiShop;
 use crate::config::Config;
 use crate::db::{self, entities::products};
 use crate::domain::product::{ProductFields, visible_fields_from_db};
 use crate::error::AppError;
+use crate::state::AppState;
+use crate::urls;
 
 /// Routes of products.
 pub fn router() -> Router<AppState> {
@@ -53,7 +53,7 @@ pub struct ProductView {
 impl ProductView {
     /// The API's view of a stored product.
     pub fn new(p: &products::Model, config: &Config) -> Self {
-        let pay_url = pay_url(config, &p.id);
+        let pay_url = urls::product_pay(config, &p.id);
         ProductView {
             id: p.id.clone(),
             name: p.name.clone(),
@@ -70,7 +70,7 @@ impl ProductView {
             additional_data: Map::new(),
             payment_url: pay_url.clone(),
             pay_url,
-            confirm_url: confirm_url(config, p),
+            confirm_url: urls::confirm_order(config, &p.id, p.shop_id),
             visible_fields: visible_fields_from_db(&p.visible_fields).iter().map(|f| f.as_str()).collect(),
             immortal: p.immortal,
             expired_at: p.expired_at.map(timestamp),
@@ -78,16 +78,6 @@ impl ProductView {
             shop_id: p.shop_id,
         }
     }
-}
-
-/// `{checkout_url}/v2/confirm_order/<id>/<shop_id>`.
-pub fn confirm_url(config: &Config, p: &products::Model) -> String {
-    format!("{}/v2/confirm_order/{}/{}", config.checkout_url, p.id, p.shop_id)
-}
-
-/// `{base_url}/products/<id>/pay`.
-pub fn pay_url(config: &Config, id: &str) -> String {
-    format!("{}/products/{id}/pay", config.base_url)
 }
 
 async fn create(
@@ -115,7 +105,7 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let listed = db::list::<products::Entity>(&state.db, shop.id, &page, Condition::all()).await;
+    let listed = db::list::<products::Entity>(&state.db, shop.id, &page).await;
     list_response(&state, "/products", &page, listed, |p| ProductView::new(p, &state.config))
 }
 

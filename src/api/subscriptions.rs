@@ -7,7 +7,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, Condition};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -17,15 +16,16 @@ use super::payments::PaymentView;
 use super::plans::PlanView;
 use super::{page_from_query, timestamp};
 use crate::acquirer::Behaviour;
-use crate::app::AppState;
 use crate::auth::ApiShop;
-use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
+use crate::db::entities::{customers, payments, plans, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::{State as SubState, Terms};
 use crate::domain::input::Reader;
-use crate::domain::subscription::SubscriptionRequest;
+use crate::domain::subscription::{SubscriptionFilter, SubscriptionRequest};
 use crate::error::AppError;
+use crate::state::AppState;
+use crate::urls;
 
 /// Routes of subscriptions.
 pub fn router() -> Router<AppState> {
@@ -150,7 +150,7 @@ impl SubscriptionView {
             test: s.test,
             test_clock: s.test_clock_id.clone(),
             redirect_url: (s.state == SubState::Redirecting.as_str())
-                .then(|| format!("{}/subscriptions/{}/pay", state.config.base_url, s.id)),
+                .then(|| urls::subscription_pay(&state.config, &s.id)),
             return_url: s.return_url.clone(),
             notification_url: s.notification_url.clone(),
             additional_data: s
@@ -192,21 +192,8 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let mut condition = Condition::all();
-    let mut errors = Errors::default();
-    for (key, value) in url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()) {
-        match key.as_ref() {
-            "state" if SubState::parse(&value).is_none() => errors.add("state", "is not included in the list"),
-            "state" => condition = condition.add(subscriptions::Column::State.eq(value.into_owned())),
-            "plan" | "plan_id" => condition = condition.add(subscriptions::Column::PlanId.eq(value.into_owned())),
-            "customer" | "customer_id" => {
-                condition = condition.add(subscriptions::Column::CustomerId.eq(value.into_owned()))
-            }
-            _ => {}
-        }
-    }
-    errors.into_result(|| ()).map_err(AppError::from)?;
-    let listed = db::list::<subscriptions::Entity>(&state.db, shop.id, &page, condition).await?;
+    let filter = SubscriptionFilter::parse(url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()))?;
+    let listed = db::subscriptions::list(&state.db, shop.id, &page, &filter).await?;
     let views = SubscriptionView::load_all(&state, &listed.rows).await?;
     Ok(super::array_response(&state, "/subscriptions", &page, &views, listed.next_after.as_deref()))
 }
@@ -236,8 +223,7 @@ async fn events(
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
     let sub = find(&state, shop.id, &id).await?;
-    let condition = Condition::all().add(subscription_events::Column::SubscriptionId.eq(sub.id.as_str()));
-    let listed = db::list::<subscription_events::Entity>(&state.db, shop.id, &page, condition).await?;
+    let listed = db::subscriptions::events_page(&state.db, shop.id, &sub.id, &page).await?;
     let payment_ids: Vec<&str> = listed.rows.iter().filter_map(|e| e.payment_id.as_deref()).collect();
     let payments = db::by_ids::<payments::Entity>(&state.db, shop.id, &payment_ids).await?;
     let views: Vec<EventView> = listed

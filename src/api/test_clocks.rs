@@ -7,18 +7,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use sea_orm::Condition;
 use serde::Serialize;
 
 use super::json::JsonObject;
 use super::subscriptions::parse_time;
 use super::{list_response, page_from_query, timestamp};
-use crate::app::AppState;
 use crate::auth::ApiShop;
 use crate::db::{self, entities::test_clocks};
 use crate::domain::Errors;
 use crate::domain::input::Reader;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// Routes of test clocks.
 pub fn router() -> Router<AppState> {
@@ -87,7 +86,7 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let listed = db::list::<test_clocks::Entity>(&state.db, shop.id, &page, Condition::all()).await;
+    let listed = db::list::<test_clocks::Entity>(&state.db, shop.id, &page).await;
     list_response(&state, "/test_clocks", &page, listed, |c| ClockView::from(c))
 }
 

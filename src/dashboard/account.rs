@@ -14,8 +14,8 @@ use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
 use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, flash, password_stamp, session_error};
-use super::{Chrome, DashError, Merchant, Page, render, see_other};
-use crate::app::AppState;
+use super::{Chrome, Merchant, Page, render, see_other};
+use crate::csrf;
 use crate::db::entities::users;
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
@@ -23,7 +23,7 @@ use crate::domain::account::{SignUp, new_password, normalise_email};
 use crate::domain::input::Reader;
 use crate::domain::throttle;
 use crate::error::AppError;
-use crate::pay::csrf;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -74,17 +74,17 @@ fn anonymous(
     response
 }
 
-fn check_anonymous(headers: &HeaderMap, form: &PostedForm) -> Result<(), DashError> {
+fn check_anonymous(headers: &HeaderMap, form: &PostedForm) -> Result<(), AppError> {
     match csrf::verify(headers, form.get("csrf")) {
         true => Ok(()),
-        false => Err(DashError(AppError::Forbidden("The form has expired: reload the page and send it again"))),
+        false => Err(AppError::Forbidden("The form has expired: reload the page and send it again")),
     }
 }
 
-fn signup_open(state: &AppState) -> Result<(), DashError> {
+fn signup_open(state: &AppState) -> Result<(), AppError> {
     match state.config.signup {
         true => Ok(()),
-        false => Err(DashError(AppError::NotFound("Page"))),
+        false => Err(AppError::NotFound("Page")),
     }
 }
 
@@ -108,7 +108,7 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
         Ok(new) => new,
         Err(errors) => return refused(errors),
     };
-    let hash = db::users::hash_password(new.password.clone()).await?;
+    let hash = crate::passwords::hash(new.password.clone()).await?;
     match db::users::sign_up(&state.db, &new.shop_name, &new.email, hash, Utc::now()).await {
         Ok((_, user)) => {
             start_session(&session, &user).await?;
@@ -126,8 +126,8 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
 
 /// Signs `user` in: a new session id (against fixation), the stamp of their password, and a
 /// new CSRF token.
-async fn start_session(session: &Session, user: &users::Model) -> Result<(), DashError> {
-    let fail = |e| DashError(session_error(e));
+async fn start_session(session: &Session, user: &users::Model) -> Result<(), AppError> {
+    let fail = |e| session_error(e);
     session.cycle_id().await.map_err(fail)?;
     session.clear().await;
     session.insert(USER_KEY, &user.id).await.map_err(fail)?;
@@ -200,9 +200,9 @@ async fn login(
     let user = db::users::by_email(&state.db, &email).await?;
     let hash = match &user {
         Some(u) => u.password_hash.clone(),
-        None => db::users::dummy_hash().await,
+        None => crate::passwords::dummy_hash().await,
     };
-    let matches = db::users::password_matches(password, hash).await;
+    let matches = crate::passwords::matches(password, hash).await;
     match user {
         Some(user) if matches => {
             db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &account).await?;
@@ -234,7 +234,7 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
     let r = Reader::new(&body);
     let mut errors = Errors::default();
     let current = form.get("current_password").unwrap_or("").to_string();
-    if !db::users::password_matches(current, m.user.password_hash.clone()).await {
+    if !crate::passwords::matches(current, m.user.password_hash.clone()).await {
         errors.add("current_password", "is wrong");
     }
     let password = new_password(&r, "password", &mut errors);
@@ -242,7 +242,7 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
         let page = PasswordPage { chrome: m.chrome("settings").await, form: FormView::sent(&form, errors) };
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     };
-    let hash = db::users::hash_password(password).await?;
+    let hash = crate::passwords::hash(password).await?;
     let user = db::users::set_password(&state.db, m.user.clone(), hash, Utc::now()).await?;
     start_session(&m.session, &user).await?;
     m.flash("Your password was changed.").await;

@@ -7,15 +7,16 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use chrono::Utc;
-use sea_orm::{ColumnTrait, Condition};
 
 use super::form::{FormView, PostedForm};
 use super::list::{ListQuery, search};
-use super::{Chrome, DashError, Merchant, Page, local, ok, render, see_other};
-use crate::app::AppState;
-use crate::db::{self, entities::customers, entities::subscriptions};
+use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use crate::db::{self, entities::customers};
 use crate::domain::customer::CustomerFields;
+use crate::domain::payment::PaymentFilter;
+use crate::domain::subscription::SubscriptionFilter;
 use crate::error::AppError;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -46,8 +47,7 @@ fn full_name(c: &customers::Model) -> String {
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let found =
-        search::<customers::Entity>(&state, &m, query, customers::Column::Email, "/dashboard/customers").await?;
+    let found = search::<customers::Entity>(&state, &m, query, "/dashboard/customers").await?;
     let rows = found
         .rows
         .iter()
@@ -100,12 +100,12 @@ struct ShowPage {
 }
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
-    let c = db::find::<customers::Entity>(&state.db, m.shop.id, &id)
-        .await?
-        .ok_or(DashError(AppError::NotFound("Customer")))?;
-    let payments = super::payments::recent(&state, &m, super::payments::Filter::Customer(&c.id), 25).await?;
-    let condition = Condition::all().add(subscriptions::Column::CustomerId.eq(c.id.as_str()));
-    let subscriptions = super::subscriptions::rows(&state, &m, condition, 25).await?;
+    let c = db::find::<customers::Entity>(&state.db, m.shop.id, &id).await?.ok_or(AppError::NotFound("Customer"))?;
+    let payments =
+        super::payments::recent(&state, &m, PaymentFilter { customer: Some(c.id.clone()), ..Default::default() }, 25)
+            .await?;
+    let filter = SubscriptionFilter { customer: Some(c.id.clone()), ..Default::default() };
+    let subscriptions = super::subscriptions::rows(&state, &m, filter, 25).await?;
     let page = ShowPage {
         name: full_name(&c),
         created: local(c.created_at, m.tz),

@@ -6,19 +6,18 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use serde_json::{Map, Value};
 
-use super::DashError;
-use crate::app::AppState;
 use crate::domain::Errors;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// A posted `application/x-www-form-urlencoded` body.
 #[derive(Debug, Default, Clone)]
 pub struct PostedForm(pub Vec<(String, String)>);
 
 impl FromRequest<AppState> for PostedForm {
-    type Rejection = DashError;
+    type Rejection = AppError;
 
-    async fn from_request(req: Request, state: &AppState) -> Result<Self, DashError> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, AppError> {
         let body = Bytes::from_request(req, state).await.map_err(|_| AppError::PayloadTooLarge)?;
         Ok(PostedForm(url::form_urlencoded::parse(&body).into_owned().collect()))
     }

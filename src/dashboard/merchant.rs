@@ -8,12 +8,11 @@ use chrono_tz::Tz;
 use subtle::ConstantTimeEq;
 use tower_sessions::Session;
 
-use super::DashError;
-use crate::app::AppState;
 use crate::db::entities::{shops, users};
 use crate::db::{self};
 use crate::domain::ids::random_hex;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// Session keys.
 pub const USER_KEY: &str = "user_id";
@@ -38,7 +37,7 @@ impl FromRequestParts<AppState> for Merchant {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let fail = |e: AppError| DashError(e).into_response();
+        let fail = |e: AppError| e.into_response();
         let session =
             Session::from_request_parts(parts, state).await.map_err(|(_, m)| fail(AppError::BadRequest(m.into())))?;
         let user_id: Option<String> = session.get(USER_KEY).await.map_err(|e| fail(session_error(e)))?;
@@ -68,10 +67,10 @@ impl FromRequestParts<AppState> for Merchant {
 
 impl Merchant {
     /// Refuses a form whose token is not this session's.
-    pub fn check(&self, sent: Option<&str>) -> Result<(), DashError> {
+    pub fn check(&self, sent: Option<&str>) -> Result<(), AppError> {
         match sent {
             Some(token) if bool::from(token.as_bytes().ct_eq(self.csrf.as_bytes())) => Ok(()),
-            _ => Err(DashError(AppError::Forbidden("The form has expired: reload the page and send it again"))),
+            _ => Err(AppError::Forbidden("The form has expired: reload the page and send it again")),
         }
     }
 
@@ -111,5 +110,5 @@ pub async fn csrf_token(session: &Session) -> Result<String, AppError> {
 
 /// A session store failure, as the app's error.
 pub fn session_error(e: tower_sessions::session::Error) -> AppError {
-    AppError::Db(sea_orm::DbErr::Custom(format!("session: {e}")))
+    AppError::Internal(format!("session: {e}"))
 }

@@ -13,9 +13,9 @@ use tower_sessions::cookie::SameSite;
 use tower_sessions::cookie::time::Duration;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
-use crate::app::AppState;
 use crate::db::sessions::DbSessionStore;
 use crate::error::AppError;
+use crate::state::AppState;
 
 mod account;
 mod customers;
@@ -35,8 +35,9 @@ pub use merchant::Merchant;
 /// How long a dashboard session lives without being used.
 const IDLE: Duration = Duration::hours(8);
 
-/// Routes of the dashboard, with their session layer.
-pub fn router(state: &AppState) -> Router<AppState> {
+/// Routes of the dashboard, with `more` (pages of the dashboard made with other faces), all
+/// behind the session layer.
+pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
     let sessions = SessionManagerLayer::new(DbSessionStore::new(state.db.clone()))
         .with_name("pd_session")
         .with_http_only(true)
@@ -56,16 +57,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(payments::router())
         .merge(subscriptions::router())
         .merge(settings::router())
+        .merge(more)
         .layer(sessions)
-}
-
-/// An error of a dashboard page, shown as the dashboard's error page.
-pub struct DashError(pub AppError);
-
-impl<E: Into<AppError>> From<E> for DashError {
-    fn from(e: E) -> Self {
-        DashError(e.into())
-    }
 }
 
 #[derive(Template)]
@@ -76,20 +69,13 @@ struct ErrorPage {
     message: String,
 }
 
-impl IntoResponse for DashError {
-    fn into_response(self) -> Response {
-        let status = self.0.status();
-        let page = ErrorPage {
-            status: status.as_u16(),
-            title: status.canonical_reason().unwrap_or("Error"),
-            message: self.0.public_message(),
-        };
-        render(status, &page)
-    }
+/// The dashboard's error page: the status and what the merchant is told.
+pub fn error_page(status: StatusCode, message: String) -> Response {
+    render(status, &ErrorPage { status: status.as_u16(), title: status.canonical_reason().unwrap_or("Error"), message })
 }
 
-/// What a dashboard handler answers.
-pub type Page = Result<Response, DashError>;
+/// What a dashboard handler answers (errors become the dashboard's error page).
+pub type Page = Result<Response, AppError>;
 
 /// Renders a template with `status`; pages are never cached (they show a shop's data).
 pub fn render(status: StatusCode, page: &impl Template) -> Response {
@@ -156,7 +142,7 @@ impl Merchant {
 }
 
 /// A QR code of `link` as SVG.
-pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, DashError> {
+pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, AppError> {
     let code = qrcode::QrCode::new(link.as_bytes()).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
     Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "private, max-age=3600")], svg))
@@ -169,5 +155,5 @@ pub fn local(at: DateTime<Utc>, tz: Tz) -> String {
 
 /// Money as the dashboard shows it: `9.90 EUR`.
 pub fn money(amount: i64, currency: &str) -> String {
-    crate::pay::i18n::EN.price(amount, currency)
+    crate::domain::money::display(amount, currency, false)
 }

@@ -5,14 +5,13 @@ use askama::Template;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QuerySelect};
+use chrono::Utc;
 
 use super::{Chrome, Merchant, Page, money, ok};
-use crate::app::AppState;
-use crate::db::entities::{payments, subscriptions};
+use crate::db;
+use crate::domain::payment::PaymentFilter;
 use crate::domain::revenue::{self, Revenue};
-use crate::domain::vocab::PaymentStatus;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/dashboard", get(overview))
@@ -81,17 +80,7 @@ struct OverviewPage {
 async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let now = Utc::now();
     let since = revenue::since(now, m.tz, DAYS);
-    use payments::Column;
-    let mut query = payments::Entity::find()
-        .select_only()
-        .columns([Column::Amount, Column::Currency, Column::CreatedAt, Column::CapturedAt, Column::Test])
-        .filter(Column::ShopId.eq(m.shop.id))
-        .filter(Column::Status.eq(PaymentStatus::Succeeded.as_str()));
-    if let Some(since) = since {
-        query = query.filter(Condition::any().add(Column::CreatedAt.gte(since)).add(Column::CapturedAt.gte(since)));
-    }
-    type Taken = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, bool);
-    let taken: Vec<Taken> = query.into_tuple().all(&state.db).await?;
+    let taken = db::payments::taken_since(&state.db, m.shop.id, since).await?;
     // Money counts on the day it was taken: an authorization on the day it was captured.
     let of = |test: bool| {
         let rows = taken.iter().filter(move |row| row.4 == test);
@@ -103,16 +92,8 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
         )
     };
     let (live, test) = (of(false), of(true));
-    let states: Vec<(String, i64)> = subscriptions::Entity::find()
-        .select_only()
-        .column(subscriptions::Column::State)
-        .column_as(subscriptions::Column::Seq.count(), "n")
-        .filter(subscriptions::Column::ShopId.eq(m.shop.id))
-        .group_by(subscriptions::Column::State)
-        .into_tuple()
-        .all(&state.db)
-        .await?;
-    let payments = super::payments::recent(&state, &m, super::payments::Filter::All, 10).await?;
+    let states = db::subscriptions::count_by_state(&state.db, m.shop.id).await?;
+    let payments = super::payments::recent(&state, &m, PaymentFilter::default(), 10).await?;
     let totals = |t: &[(String, i64)]| t.iter().map(|(c, a)| money(*a, c)).collect::<Vec<_>>();
     let page = OverviewPage {
         chrome: m.chrome("overview").await,

@@ -6,15 +6,15 @@ use axum::Router;
 use axum::extract::{Path, RawQuery, State};
 use axum::routing::{get, post};
 use chrono::Utc;
-use sea_orm::{ColumnTrait, Condition};
 
 use super::form::PostedForm;
 use super::list::{PER_PAGE, next_link};
-use super::{Chrome, DashError, Merchant, Page, local, money, ok, see_other};
-use crate::app::AppState;
+use super::{Chrome, Merchant, Page, local, money, ok, see_other};
 use crate::db::{self, Page as DbPage, entities::customers, entities::payments};
+use crate::domain::payment::PaymentFilter;
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -37,7 +37,7 @@ pub struct Row {
 }
 
 /// The table rows of `payments`, with their customers' e-mails.
-async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Vec<Row>, DashError> {
+async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Vec<Row>, AppError> {
     let ids: Vec<&str> = payments.iter().filter_map(|p| p.customer_id.as_deref()).collect();
     let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids).await?;
     Ok(payments
@@ -59,25 +59,10 @@ async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> R
         .collect())
 }
 
-/// Whose payments a detail page lists.
-pub enum Filter<'a> {
-    Product(&'a str),
-    Plan(&'a str),
-    Customer(&'a str),
-    All,
-}
-
-/// The newest `limit` payments of the shop that meet `filter`.
-pub async fn recent(state: &AppState, m: &Merchant, filter: Filter<'_>, limit: u64) -> Result<Vec<Row>, DashError> {
-    use payments::Column;
-    let condition = match filter {
-        Filter::Product(id) => Condition::all().add(Column::ProductId.eq(id)),
-        Filter::Plan(id) => Condition::all().add(Column::PlanId.eq(id)),
-        Filter::Customer(id) => Condition::all().add(Column::CustomerId.eq(id)),
-        Filter::All => Condition::all(),
-    };
+/// The newest `limit` payments of the shop that pass `filter`.
+pub async fn recent(state: &AppState, m: &Merchant, filter: PaymentFilter, limit: u64) -> Result<Vec<Row>, AppError> {
     let page = DbPage { limit, starting_after: None };
-    let listed = db::list::<payments::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    let listed = db::payments::list(&state.db, m.shop.id, &page, &filter).await.map_err(AppError::from)?;
     rows(state, m, &listed.rows).await
 }
 
@@ -103,10 +88,10 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
         .collect();
     let keep: Vec<(&str, &str)> =
         params.iter().filter(|(k, _)| k != "after").map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let condition = crate::api::payments::filters_of(keep.iter().copied())?;
+    let filter = PaymentFilter::parse(keep.iter().copied()).map_err(AppError::from)?;
     let after = params.iter().find(|(k, _)| k == "after").map(|(_, v)| v.clone());
     let page = DbPage { limit: PER_PAGE, starting_after: after };
-    let listed = db::list::<payments::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    let listed = db::payments::list(&state.db, m.shop.id, &page, &filter).await.map_err(AppError::from)?;
     let status = params.iter().find(|(k, _)| k == "status").map(|(_, v)| v.clone()).unwrap_or_default();
     let scope: Vec<(String, String)> = params.iter().filter(|(k, _)| k != "status" && k != "after").cloned().collect();
     let next = next_link("/dashboard/payments", &keep, listed.next_after);
@@ -133,8 +118,8 @@ struct ShowPage {
     holdable: bool,
 }
 
-async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<payments::Model, DashError> {
-    Ok(db::find::<payments::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Payment"))?)
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<payments::Model, AppError> {
+    db::find::<payments::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Payment"))
 }
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {

@@ -8,19 +8,20 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use chrono::Utc;
-use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units, nest};
 use super::list::{ListQuery, search};
-use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
-use crate::api::plans::pay_url;
-use crate::app::AppState;
-use crate::db::{self, entities::plans, entities::subscriptions};
+use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
+use crate::db::{self, entities::plans};
 use crate::domain::currency;
+use crate::domain::payment::PaymentFilter;
 use crate::domain::plan::PlanFields;
+use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::vocab::{IntervalUnit, Language};
 use crate::error::AppError;
+use crate::state::AppState;
+use crate::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,7 +33,7 @@ pub fn router() -> Router<AppState> {
 
 /// "every month", "every 3 days".
 fn every(n: i32, unit: IntervalUnit) -> String {
-    crate::pay::i18n::EN.every(n, unit)
+    crate::i18n::EN.every(n, unit)
 }
 
 /// "7 days", "1 month".
@@ -94,7 +95,7 @@ struct ListPage {
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let found = search::<plans::Entity>(&state, &m, query, plans::Column::Title, "/dashboard/plans").await?;
+    let found = search::<plans::Entity>(&state, &m, query, "/dashboard/plans").await?;
     let rows = found
         .rows
         .iter()
@@ -192,20 +193,22 @@ struct ShowPage {
     payments: Vec<super::payments::Row>,
 }
 
-async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<plans::Model, DashError> {
-    Ok(db::find::<plans::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Plan"))?)
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<plans::Model, AppError> {
+    db::find::<plans::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Plan"))
 }
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
-    let condition = Condition::all().add(subscriptions::Column::PlanId.eq(p.id.as_str()));
-    let subscriptions = super::subscriptions::rows(&state, &m, condition, 10).await?;
-    let payments = super::payments::recent(&state, &m, super::payments::Filter::Plan(&p.id), 10).await?;
+    let filter = SubscriptionFilter { plan: Some(p.id.clone()), ..Default::default() };
+    let subscriptions = super::subscriptions::rows(&state, &m, filter, 10).await?;
+    let payments =
+        super::payments::recent(&state, &m, PaymentFilter { plan: Some(p.id.clone()), ..Default::default() }, 10)
+            .await?;
     let page = ShowPage {
         summary: describe(&p.fields()),
-        pay_url: pay_url(&state.config, &p.id),
+        pay_url: urls::plan_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/plans/{}/qr.svg", p.id),
-        links: vec![(pay_url(&state.config, &p.id), "Open the subscription page".into())],
+        links: vec![(urls::plan_pay(&state.config, &p.id), "Open the subscription page".into())],
         created: local(p.created_at, m.tz),
         chrome: m.chrome("plans").await,
         subscriptions,
@@ -215,13 +218,9 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     ok(&page)
 }
 
-async fn qr(
-    State(state): State<AppState>,
-    m: Merchant,
-    Path(id): Path<String>,
-) -> Result<impl IntoResponse, DashError> {
+async fn qr(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Result<impl IntoResponse, AppError> {
     let p = find(&state, &m, &id).await?;
-    super::qr_svg(&pay_url(&state.config, &p.id))
+    super::qr_svg(&urls::plan_pay(&state.config, &p.id))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use chrono::{NaiveDateTime, TimeZone, Utc};
@@ -13,14 +13,16 @@ use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units};
 use super::list::{ListQuery, search};
-use super::{Chrome, DashError, Merchant, Page, local, money, ok, render, see_other};
-use crate::api::products::{confirm_url, pay_url};
-use crate::app::AppState;
+use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
 use crate::db::{self, entities::products};
+use crate::domain::money::Money;
+use crate::domain::payment::PaymentFilter;
 use crate::domain::product::ProductFields;
 use crate::domain::vocab::{Language, TransactionType, VisibleField};
 use crate::domain::{Errors, currency};
 use crate::error::AppError;
+use crate::state::AppState;
+use crate::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -29,7 +31,6 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/products/{id}", get(show).post(update))
         .route("/dashboard/products/{id}/edit", get(edit))
         .route("/dashboard/products/{id}/qr.svg", get(qr))
-        .route("/dashboard/products/{id}/preview", get(preview))
 }
 
 struct Row {
@@ -63,7 +64,7 @@ fn status(p: &products::Model) -> &'static str {
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let found = search::<products::Entity>(&state, &m, query, products::Column::Name, "/dashboard/products").await?;
+    let found = search::<products::Entity>(&state, &m, query, "/dashboard/products").await?;
     let rows = found
         .rows
         .iter()
@@ -109,7 +110,7 @@ impl FormPage {
 
 /// How the hosted page labels a customer field.
 fn label(f: VisibleField) -> &'static str {
-    crate::pay::i18n::EN.field_label(f)
+    crate::i18n::EN.field_label(f)
 }
 
 async fn new(m: Merchant) -> Page {
@@ -152,7 +153,7 @@ fn filled(p: &products::Model, tz: Tz) -> FormView {
     let mut values = vec![
         ("name", p.name.clone()),
         ("description", p.description.clone()),
-        ("amount", c.map_or(p.amount.to_string(), |c| currency::format_minor(p.amount, c))),
+        ("amount", c.map_or(p.amount.to_string(), |c| Money::new(p.amount, c).major())),
         ("currency", p.currency.clone()),
         ("quantity", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
         ("quantity_was", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
@@ -189,8 +190,8 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     }
 }
 
-async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<products::Model, DashError> {
-    Ok(db::find::<products::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Product"))?)
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<products::Model, AppError> {
+    db::find::<products::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Product"))
 }
 
 async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
@@ -243,12 +244,14 @@ struct ShowPage {
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
-    let payments = super::payments::recent(&state, &m, super::payments::Filter::Product(&p.id), 10).await?;
-    let confirm_url = confirm_url(&state.config, &p);
+    let payments =
+        super::payments::recent(&state, &m, PaymentFilter { product: Some(p.id.clone()), ..Default::default() }, 10)
+            .await?;
+    let confirm_url = urls::confirm_order(&state.config, &p.id, p.shop_id);
     let page = ShowPage {
         price: money(p.amount, &p.currency),
         status: status(&p),
-        pay_url: pay_url(&state.config, &p.id),
+        pay_url: urls::product_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/products/{}/qr.svg", p.id),
         links: vec![
             (format!("/dashboard/products/{}/preview", p.id), "Preview the payment page".into()),
@@ -264,16 +267,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     ok(&page)
 }
 
-async fn qr(
-    State(state): State<AppState>,
-    m: Merchant,
-    Path(id): Path<String>,
-) -> Result<impl IntoResponse, DashError> {
+async fn qr(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Result<impl IntoResponse, AppError> {
     let p = find(&state, &m, &id).await?;
-    super::qr_svg(&pay_url(&state.config, &p.id))
-}
-
-async fn preview(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, headers: HeaderMap) -> Page {
-    let p = find(&state, &m, &id).await?;
-    Ok(crate::pay::preview_product(&state, &p, &m.shop, &headers))
+    super::qr_svg(&urls::product_pay(&state.config, &p.id))
 }

@@ -10,12 +10,12 @@ use chrono::Utc;
 
 use super::form::{FormView, PostedForm};
 use super::{Chrome, Merchant, Page, local, ok, render, see_other};
-use crate::app::AppState;
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{ShopSettings, email, new_password};
 use crate::domain::input::Reader;
 use crate::error::AppError;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -42,7 +42,7 @@ impl SettingsPage {
         m: &Merchant,
         form: Option<FormView>,
         user_form: FormView,
-    ) -> Result<Self, super::DashError> {
+    ) -> Result<Self, super::AppError> {
         let users = db::users::of_shop(&state.db, m.shop.id).await?;
         Ok(SettingsPage {
             chrome: m.chrome("settings").await,
@@ -99,7 +99,7 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     }
     let Some(secret_key) = db::shops::rotate_secret(&state.db, m.shop.clone(), Utc::now()).await? else {
         let message = "The key was rotated by another request a moment ago; its new key is the one that works.";
-        return Err(AppError::Conflict(message.into()).into());
+        return Err(AppError::Conflict(message.into()));
     };
     tracing::info!(shop_id = m.shop.id, "secret key rotated");
     ok(&SecretPage { chrome: m.chrome("settings").await, shop_id: m.shop.id, secret_key })
@@ -116,7 +116,7 @@ async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) 
     if let (Some(address), Some(password)) = (&address, password)
         && errors.is_empty()
     {
-        let hash = db::users::hash_password(password).await?;
+        let hash = crate::passwords::hash(password).await?;
         match db::users::insert(&state.db, m.shop.id, address, hash, Utc::now()).await {
             Ok(_) => {
                 m.flash(&format!("{address} can now log in to this shop.")).await;

@@ -5,17 +5,17 @@ use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder};
 use serde::Deserialize;
 
 use super::form::PostedForm;
 use super::list::{PER_PAGE, next_link};
-use super::{Chrome, DashError, Merchant, Page, local, money, ok, see_other};
-use crate::app::AppState;
+use super::{Chrome, Merchant, Page, local, money, ok, see_other};
 use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
 use crate::db::{self, Page as DbPage};
 use crate::domain::billing::State as SubState;
+use crate::domain::subscription::SubscriptionFilter;
 use crate::error::AppError;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -42,13 +42,12 @@ pub struct Row {
 async fn page_of(
     state: &AppState,
     m: &Merchant,
-    condition: Condition,
+    filter: &SubscriptionFilter,
     limit: u64,
     after: Option<String>,
-) -> Result<(Vec<Row>, Option<String>), DashError> {
+) -> Result<(Vec<Row>, Option<String>), AppError> {
     let page = DbPage { limit, starting_after: after };
-    let listed =
-        db::list::<subscriptions::Entity>(&state.db, m.shop.id, &page, condition).await.map_err(AppError::from)?;
+    let listed = db::subscriptions::list(&state.db, m.shop.id, &page, filter).await.map_err(AppError::from)?;
     let plan_ids: Vec<&str> = listed.rows.iter().map(|s| s.plan_id.as_str()).collect();
     let customer_ids: Vec<&str> = listed.rows.iter().map(|s| s.customer_id.as_str()).collect();
     let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &plan_ids).await?;
@@ -69,8 +68,13 @@ async fn page_of(
 }
 
 /// The newest `limit` subscriptions that meet `condition`, for other pages.
-pub async fn rows(state: &AppState, m: &Merchant, condition: Condition, limit: u64) -> Result<Vec<Row>, DashError> {
-    Ok(page_of(state, m, condition, limit, None).await?.0)
+pub async fn rows(
+    state: &AppState,
+    m: &Merchant,
+    filter: SubscriptionFilter,
+    limit: u64,
+) -> Result<Vec<Row>, AppError> {
+    Ok(page_of(state, m, &filter, limit, None).await?.0)
 }
 
 #[derive(Deserialize, Default)]
@@ -94,14 +98,12 @@ struct ListPage {
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
     let wanted = query.state.filter(|s| SubState::parse(s).is_some()).unwrap_or_default();
     let plan = query.plan.unwrap_or_default();
-    let mut condition = Condition::all();
-    if !wanted.is_empty() {
-        condition = condition.add(subscriptions::Column::State.eq(wanted.as_str()));
-    }
-    if !plan.is_empty() {
-        condition = condition.add(subscriptions::Column::PlanId.eq(plan.as_str()));
-    }
-    let (subscriptions, next_after) = page_of(&state, &m, condition, PER_PAGE, query.after).await?;
+    let filter = SubscriptionFilter {
+        state: SubState::parse(&wanted),
+        plan: Some(plan.clone()).filter(|p| !p.is_empty()),
+        customer: None,
+    };
+    let (subscriptions, next_after) = page_of(&state, &m, &filter, PER_PAGE, query.after).await?;
     let next = next_link("/dashboard/subscriptions", &[("state", &wanted), ("plan", &plan)], next_after);
     ok(&ListPage { chrome: m.chrome("subscriptions").await, state: wanted, plan, states: STATES, subscriptions, next })
 }
@@ -127,8 +129,8 @@ struct ShowPage {
     timeline: Vec<Line>,
 }
 
-async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions::Model, DashError> {
-    Ok(db::find::<subscriptions::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Subscription"))?)
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions::Model, AppError> {
+    db::find::<subscriptions::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Subscription"))
 }
 
 fn describe_event(e: &subscription_events::Model) -> String {
@@ -148,12 +150,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     let s = find(&state, &m, &id).await?;
     let plan = db::find::<plans::Entity>(&state.db, m.shop.id, &s.plan_id).await?;
     let customer = db::find::<customers::Entity>(&state.db, m.shop.id, &s.customer_id).await?;
-    let events = subscription_events::Entity::find()
-        .filter(subscription_events::Column::ShopId.eq(m.shop.id))
-        .filter(subscription_events::Column::SubscriptionId.eq(s.id.as_str()))
-        .order_by_desc(subscription_events::Column::Seq)
-        .all(&state.db)
-        .await?;
+    let events = db::subscriptions::timeline(&state.db, m.shop.id, &s.id).await?;
     let payment_ids: Vec<&str> = events.iter().filter_map(|e| e.payment_id.as_deref()).collect();
     let paid = db::by_ids::<payments::Entity>(&state.db, m.shop.id, &payment_ids).await?;
     let timeline: Vec<Line> = events

@@ -6,8 +6,8 @@ use sea_orm::{
     QueryOrder, Set,
 };
 
-use super::ShopOwned;
 use super::entities::customers::{ActiveModel, Column, Entity, Model};
+use super::{Searchable, ShopOwned};
 use crate::domain::customer::CustomerFields;
 use crate::domain::ids::{CUSTOMER, new_id};
 
@@ -18,6 +18,10 @@ impl ShopOwned for Entity {
     fn public_id(row: &Model) -> &str {
         &row.id
     }
+}
+
+impl Searchable for Entity {
+    const NAME: Column = Column::Email;
 }
 
 /// Stores a new customer of the shop.

@@ -5,10 +5,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::domain::ids::plausible;
+use sea_orm::sea_query::{Expr, Func, IntoColumnRef, LikeExpr, SimpleExpr};
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Select, SqlxSqliteConnector,
+    ColumnTrait, Condition, ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbErr, EntityTrait,
+    QueryFilter, QueryOrder, QuerySelect, Select, SqlxSqliteConnector,
 };
 
 pub mod checkout_attempts;
@@ -30,7 +31,7 @@ pub mod users;
 pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     if url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(url)
-            .map_err(|e| DbErr::Custom(e.to_string()))?
+            .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
@@ -39,7 +40,7 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
             .max_connections(8)
             .connect_with(options)
             .await
-            .map_err(|e| DbErr::Custom(e.to_string()))?;
+            .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
         Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
     } else {
         let mut options = ConnectOptions::new(url);
@@ -59,6 +60,12 @@ pub trait ShopOwned: EntityTrait {
     const SHOP: Self::Column;
     /// The public id of a row.
     fn public_id(row: &Self::Model) -> &str;
+}
+
+/// Objects the dashboard finds by a name (a product's name, a plan's title, an e-mail).
+pub trait Searchable: ShopOwned {
+    /// The column searched.
+    const NAME: Self::Column;
 }
 
 /// One page of a list: at most `limit` rows older than `starting_after`.
@@ -115,9 +122,40 @@ pub async fn by_ids<E: ShopOwned>(
     Ok(rows.into_iter().map(|row| (E::public_id(&row).to_string(), row)).collect())
 }
 
-/// A page of the shop's objects that meet `condition`, newest first.
+/// A page of the shop's objects, newest first.
 pub async fn list<E: ShopOwned>(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+) -> Result<Listed<E::Model>, ListError> {
+    list_where::<E>(db, shop_id, page, Condition::all()).await
+}
+
+/// A page of the shop's objects whose `E::NAME` contains `q` (case-insensitive; all of
+/// them for an empty `q`), newest first.
+pub async fn search<E: Searchable>(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    q: &str,
+) -> Result<Listed<E::Model>, ListError> {
+    let mut condition = Condition::all();
+    if !q.is_empty() {
+        condition = condition.add(contains(E::NAME, q));
+    }
+    list_where::<E>(db, shop_id, page, condition).await
+}
+
+/// `LIKE` over lowercased text, with the user's `%` and `_` taken literally (the same on
+/// SQLite and PostgreSQL).
+fn contains(column: impl IntoColumnRef, q: &str) -> SimpleExpr {
+    let escaped = q.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    Expr::expr(Func::lower(Expr::col(column))).like(LikeExpr::new(format!("%{escaped}%")).escape('\\'))
+}
+
+/// A page of the shop's objects that meet `condition`, newest first.
+async fn list_where<E: ShopOwned>(
+    db: &impl ConnectionTrait,
     shop_id: i64,
     page: &Page,
     condition: Condition,

@@ -3,14 +3,15 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QuerySelect, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
+    EntityTrait, QueryFilter, QuerySelect, Set,
 };
 
-use super::ShopOwned;
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
-use crate::acquirer::{CardRef, Outcome};
+use super::{ListError, Listed, Page, ShopOwned};
+use crate::domain::card::{CardRef, Outcome};
 use crate::domain::ids::{PAYMENT, new_id};
+use crate::domain::payment::PaymentFilter;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 impl ShopOwned for Entity {
@@ -36,6 +37,50 @@ pub struct NewPayment<'a> {
     pub card: &'a CardRef,
     /// Set for the billing engine's charges (unique per subscription, period and attempt).
     pub billing_key: Option<String>,
+}
+
+/// A page of the shop's payments that pass `filter`, newest first.
+pub async fn list(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    page: &Page,
+    filter: &PaymentFilter,
+) -> Result<Listed<Model>, ListError> {
+    let mut condition = Condition::all();
+    for (column, value) in [
+        (Column::ProductId, &filter.product),
+        (Column::PlanId, &filter.plan),
+        (Column::SubscriptionId, &filter.subscription),
+        (Column::CustomerId, &filter.customer),
+    ] {
+        if let Some(value) = value {
+            condition = condition.add(column.eq(value.as_str()));
+        }
+    }
+    if let Some(status) = filter.status {
+        condition = condition.add(Column::Status.eq(status.as_str()));
+    }
+    super::list_where::<Entity>(db, shop_id, page, condition).await
+}
+
+/// One successful payment as revenue counts it: amount, currency, created, captured, test.
+pub type Taken = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, bool);
+
+/// The shop's successful payments made or captured since `since` (all of them without it).
+pub async fn taken_since(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    since: Option<DateTime<Utc>>,
+) -> Result<Vec<Taken>, DbErr> {
+    let mut query = Entity::find()
+        .select_only()
+        .columns([Column::Amount, Column::Currency, Column::CreatedAt, Column::CapturedAt, Column::Test])
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Status.eq(PaymentStatus::Succeeded.as_str()));
+    if let Some(since) = since {
+        query = query.filter(Condition::any().add(Column::CreatedAt.gte(since)).add(Column::CapturedAt.gte(since)));
+    }
+    query.into_tuple().all(db).await
 }
 
 /// Records an attempt before the acquirer is asked, so that no charge goes unrecorded.

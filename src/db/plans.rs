@@ -3,8 +3,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
 
-use super::ShopOwned;
 use super::entities::plans::{ActiveModel, Column, Entity, Model};
+use super::{Searchable, ShopOwned};
 use crate::domain::ids::{PLAN, new_id};
 use crate::domain::plan::{PlanFields, Trial};
 use crate::domain::vocab::{IntervalUnit, Language, stored};
@@ -16,6 +16,10 @@ impl ShopOwned for Entity {
     fn public_id(row: &Model) -> &str {
         &row.id
     }
+}
+
+impl Searchable for Entity {
+    const NAME: Column = Column::Title;
 }
 
 /// Stores a new plan of the shop.

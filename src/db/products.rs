@@ -6,8 +6,8 @@ use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
 };
 
-use super::ShopOwned;
 use super::entities::products::{ActiveModel, Column, Entity, Model};
+use super::{Searchable, ShopOwned};
 use crate::domain::ids::{PRODUCT, new_id};
 use crate::domain::product::{ProductFields, visible_fields_from_db, visible_fields_to_db};
 use crate::domain::vocab::{Language, TransactionType, stored};
@@ -19,6 +19,10 @@ impl ShopOwned for Entity {
     fn public_id(row: &Model) -> &str {
         &row.id
     }
+}
+
+impl Searchable for Entity {
+    const NAME: Column = Column::Name;
 }
 
 /// Stores a new product of the shop.

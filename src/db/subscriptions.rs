@@ -3,16 +3,18 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr,
-    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait, TryIntoModel,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend,
+    DatabaseConnection, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+    TransactionTrait, TryIntoModel,
 };
 
-use super::ShopOwned;
 use super::entities::subscription_events as events;
 use super::entities::subscriptions::{ActiveModel, Column, Entity, Model};
-use crate::acquirer::CardRef;
+use super::{ListError, Listed, Page, ShopOwned};
 use crate::domain::billing::{Progress, State};
+use crate::domain::card::CardRef;
 use crate::domain::ids::{EVENT, SUBSCRIPTION, new_id};
+use crate::domain::subscription::SubscriptionFilter;
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -33,6 +35,64 @@ impl ShopOwned for events::Entity {
 }
 
 /// A subscription to be stored.
+/// A page of the shop's subscriptions that pass `filter`, newest first.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    filter: &SubscriptionFilter,
+) -> Result<Listed<Model>, ListError> {
+    let mut condition = Condition::all();
+    if let Some(state) = filter.state {
+        condition = condition.add(Column::State.eq(state.as_str()));
+    }
+    if let Some(plan) = &filter.plan {
+        condition = condition.add(Column::PlanId.eq(plan.as_str()));
+    }
+    if let Some(customer) = &filter.customer {
+        condition = condition.add(Column::CustomerId.eq(customer.as_str()));
+    }
+    super::list_where::<Entity>(db, shop_id, page, condition).await
+}
+
+/// A page of a subscription's timeline, newest first.
+pub async fn events_page(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    subscription_id: &str,
+    page: &Page,
+) -> Result<Listed<events::Model>, ListError> {
+    let condition = Condition::all().add(events::Column::SubscriptionId.eq(subscription_id));
+    super::list_where::<events::Entity>(db, shop_id, page, condition).await
+}
+
+/// A subscription's whole timeline, newest first.
+pub async fn timeline(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    subscription_id: &str,
+) -> Result<Vec<events::Model>, DbErr> {
+    events::Entity::find()
+        .filter(events::Column::ShopId.eq(shop_id))
+        .filter(events::Column::SubscriptionId.eq(subscription_id))
+        .order_by_desc(events::Column::Seq)
+        .all(db)
+        .await
+}
+
+/// Counts the shop's subscriptions in each state.
+pub async fn count_by_state(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<(String, i64)>, DbErr> {
+    Entity::find()
+        .select_only()
+        .column(Column::State)
+        .column_as(Column::Seq.count(), "n")
+        .filter(Column::ShopId.eq(shop_id))
+        .group_by(Column::State)
+        .into_tuple()
+        .all(db)
+        .await
+}
+
 pub struct NewSubscription {
     pub shop_id: i64,
     pub plan_id: String,

@@ -7,6 +7,28 @@ use chrono::{DateTime, Datelike, Utc};
 use super::Errors;
 use super::input::msg;
 
+/// A stored card: the acquirer's token and what may be shown. Never the number or CVC.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardRef {
+    pub token: String,
+    pub brand: String,
+    pub last4: String,
+    pub exp_month: i32,
+    pub exp_year: i32,
+    pub holder: String,
+}
+
+/// How a charge, capture or void ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done; the acquirer's reference for later capture or void.
+    Approved { reference: String },
+    /// The issuer said no (`card_declined`, `insufficient_funds`, ...).
+    Declined { code: &'static str, message: &'static str },
+    /// The charge could not be processed; trying again later may work.
+    Error { code: &'static str, message: &'static str },
+}
+
 /// What the customer typed, checked. Never stored, never logged.
 pub struct CardInput {
     number: String,

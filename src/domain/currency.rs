@@ -191,18 +191,6 @@ pub fn is_alpha3(code: &str) -> bool {
     code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-/// Formats minor units as a decimal amount: `990` EUR → `9.90`, `500` JPY → `500`.
-pub fn format_minor(amount: i64, currency: Currency) -> String {
-    if currency.exponent == 0 {
-        return amount.to_string();
-    }
-    let scale = 10i64.pow(currency.exponent);
-    let sign = if amount < 0 { "-" } else { "" };
-    let abs = amount.unsigned_abs();
-    let (major, minor) = (abs / scale as u64, abs % scale as u64);
-    format!("{sign}{major}.{minor:0width$}", width = currency.exponent as usize)
-}
-
 /// Reads a decimal amount in major units (`9.90`, `9,9`, `12`) as minimal units of
 /// `currency` (`990`); `None` when it is not such a number or has too many decimals.
 pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
@@ -265,13 +253,5 @@ mod tests {
         for bad in ["EU", "EURO", "eur", "E1R", ""] {
             assert!(!is_alpha3(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn minor_units_format_by_exponent() {
-        assert_eq!(format_minor(990, find("EUR").unwrap()), "9.90");
-        assert_eq!(format_minor(5, find("USD").unwrap()), "0.05");
-        assert_eq!(format_minor(500, find("JPY").unwrap()), "500");
-        assert_eq!(format_minor(1234, find("KWD").unwrap()), "1.234");
     }
 }

@@ -1,7 +1,5 @@
 //! Public ids: a prefix and 16 random lowercase hex characters (`prd_ed27b047d3ccd1a6`).
 
-use rand::RngCore;
-
 /// Product ids.
 pub const PRODUCT: &str = "prd_";
 /// Plan ids.
@@ -32,9 +30,8 @@ pub fn plausible(id: &str) -> bool {
 
 /// `bytes` random bytes from the operating system's generator, as lowercase hex.
 pub fn random_hex(bytes: usize) -> String {
-    // ThreadRng is a CSPRNG seeded from the operating system.
     let mut buf = vec![0u8; bytes];
-    rand::rng().fill_bytes(&mut buf);
+    getrandom::getrandom(&mut buf).expect("the operating system's random generator");
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -11,6 +11,8 @@ pub mod customer;
 pub mod errors;
 pub mod ids;
 pub mod input;
+pub mod money;
+pub mod payment;
 pub mod plan;
 pub mod product;
 pub mod revenue;

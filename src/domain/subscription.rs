@@ -5,10 +5,41 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::Errors;
+use super::billing::State;
 use super::card::{CardInput, RawCard};
 use super::customer::CustomerFields;
 use super::input::{Reader, msg};
 use super::product::{MAX_SHORT, read_url};
+
+/// Which subscriptions a list shows: `?state=&plan=&customer=` (or `plan_id=`,
+/// `customer_id=`): each one given narrows the list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubscriptionFilter {
+    pub state: Option<State>,
+    pub plan: Option<String>,
+    pub customer: Option<String>,
+}
+
+impl SubscriptionFilter {
+    /// The filters among `pairs` (name, value); other names are ignored.
+    pub fn parse<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self, Errors> {
+        let mut filter = SubscriptionFilter::default();
+        let mut errors = Errors::default();
+        for (key, value) in pairs {
+            let value = value.as_ref();
+            match key.as_ref() {
+                "state" => match State::parse(value) {
+                    Some(state) => filter.state = Some(state),
+                    None => errors.add("state", "is not included in the list"),
+                },
+                "plan" | "plan_id" => filter.plan = Some(value.to_string()),
+                "customer" | "customer_id" => filter.customer = Some(value.to_string()),
+                _ => {}
+            }
+        }
+        errors.into_result(|| filter)
+    }
+}
 
 /// Who subscribes.
 #[derive(Debug)]

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use super::i18n::Texts;
 use crate::domain::Errors;
 use crate::domain::vocab::VisibleField;
+use crate::i18n::Texts;
 
 /// One customer-data input.
 pub struct FieldView {

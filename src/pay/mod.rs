@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use chrono::{DateTime, Utc};
 use sea_orm::{DatabaseConnection, DbErr};
 
-use crate::app::AppState;
+use crate::csrf;
 use crate::db::checkout_attempts::Claim;
 use crate::db::{self, entities::payments};
 use crate::domain::Errors;
@@ -19,21 +19,20 @@ use crate::domain::throttle;
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
 use crate::payments::PayError;
+use crate::state::AppState;
 
-pub(crate) mod csrf;
 mod form;
-pub mod i18n;
 mod page;
 mod plans;
 mod products;
 mod receipts;
 mod subscriptions;
 
-pub use page::PageError;
+pub use page::error_page;
 pub use products::preview as preview_product;
 
+use crate::i18n::Texts;
 use form::FormView;
-use i18n::Texts;
 use page::{Notice, PayPage, Summary, respond_page};
 
 /// Routes of the hosted pages.
@@ -134,7 +133,7 @@ impl Checkout<'_> {
         address: IpAddr,
         sent: std::collections::HashMap<String, String>,
         pay: F,
-    ) -> Result<Response, PageError>
+    ) -> Result<Response, AppError>
     where
         F: FnOnce(crate::domain::checkout::Checkout) -> Fut,
         Fut: Future<Output = Result<payments::Model, PayError>>,
@@ -173,6 +172,7 @@ impl Checkout<'_> {
                 // A database failure may come after the money moved: the attempt stays taken
                 // (a repeat is told to check before paying again), never reopened.
                 Err(PayError::Db(e)) => return Err(e.into()),
+                Err(PayError::Internal(cause)) => return Err(AppError::Internal(cause)),
                 Err(refused) => {
                     db::checkout_attempts::release(db, &attempt, Utc::now()).await?;
                     return Ok(self.refused(headers, &sent, refused));
@@ -229,7 +229,8 @@ impl Checkout<'_> {
                 self.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body)
             }
             PayError::InProgress => self.notice(StatusCode::CONFLICT, t.in_progress_title, t.in_progress_body),
-            PayError::Db(e) => PageError(AppError::Db(e)).into_response(),
+            PayError::Db(e) => AppError::Db(e).into_response(),
+            PayError::Internal(cause) => AppError::Internal(cause).into_response(),
         }
     }
 }

@@ -8,10 +8,10 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::form::FormView;
-use super::i18n::{EN, Texts};
-use crate::app::{AppState, csp};
 use crate::db::entities::payments;
-use crate::error::AppError;
+use crate::guard::csp;
+use crate::i18n::{EN, Texts};
+use crate::state::AppState;
 
 /// What is being paid for, as the top of every hosted page shows it.
 pub struct Summary {
@@ -73,15 +73,6 @@ pub fn redirect_after(state: &AppState, target: Option<&str>, payment: &payments
     Redirect::to(&to.unwrap_or(receipt)).into_response()
 }
 
-/// An error shown as an HTML page with the error's status.
-pub struct PageError(pub AppError);
-
-impl<E: Into<AppError>> From<E> for PageError {
-    fn from(e: E) -> Self {
-        PageError(e.into())
-    }
-}
-
 #[derive(Template, WebTemplate)]
 #[template(path = "error.html")]
 struct ErrorPage {
@@ -91,15 +82,9 @@ struct ErrorPage {
     message: String,
 }
 
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        let status = self.0.status();
-        let page = ErrorPage {
-            t: &EN,
-            status: status.as_u16(),
-            title: status.canonical_reason().unwrap_or("Error"),
-            message: self.0.public_message(),
-        };
-        (status, page).into_response()
-    }
+/// The hosted pages' error page: the status and what the customer is told.
+pub fn error_page(status: StatusCode, message: String) -> Response {
+    let page =
+        ErrorPage { t: &EN, status: status.as_u16(), title: status.canonical_reason().unwrap_or("Error"), message };
+    (status, page).into_response()
 }

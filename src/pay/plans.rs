@@ -13,17 +13,17 @@ use axum::routing::get;
 use chrono::Utc;
 
 use super::form::parse_form;
-use super::i18n::{Texts, texts};
-use super::page::{PageError, Summary};
+use super::page::Summary;
 use super::{Checkout, link_json, wants_json};
-use crate::api::plans::pay_url;
-use crate::app::AppState;
 use crate::db::entities::{plans, shops};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::vocab::VisibleField;
 use crate::error::AppError;
+use crate::i18n::{Texts, texts};
 use crate::payments::{live_payments_allowed, subscribe};
+use crate::state::AppState;
+use crate::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/plans/{id}/pay", get(show).post(submit))
@@ -56,7 +56,7 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -
         target: plan.id.clone(),
         t,
         summary: plan_summary(t, plan, shop),
-        action: pay_url(&state.config, &plan.id),
+        action: urls::plan_pay(&state.config, &plan.id),
         after: shop.url.clone(),
         fields: vec![VisibleField::Email],
         submit: t.subscribe.to_string(),
@@ -76,11 +76,11 @@ async fn page(
 ) -> Response {
     let loaded = load(state, id).await;
     if wants_json(headers) {
-        return link_json(loaded.map(|(p, _)| (p.id.clone(), "plan", pay_url(&state.config, &p.id))));
+        return link_json(loaded.map(|(p, _)| (p.id.clone(), "plan", urls::plan_pay(&state.config, &p.id))));
     }
     let (plan, shop) = match loaded {
         Ok(found) => found,
-        Err(e) => return PageError(e).into_response(),
+        Err(e) => return e.into_response(),
     };
     let page = checkout(state, &plan, &shop);
     if !plan.test && !live_payments_allowed(state) {
@@ -96,7 +96,7 @@ async fn submit(
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Response, PageError> {
+) -> Result<Response, AppError> {
     let sent = parse_form(&body);
     if !sent.contains_key("csrf") {
         let prefill = sent.into_iter().filter(|(k, _)| k == "email").collect();

@@ -14,16 +14,16 @@ use axum::routing::get;
 use chrono::Utc;
 
 use super::form::parse_form;
-use super::i18n::{Texts, texts};
-use super::page::{PageError, Summary, respond_page};
+use super::page::{Summary, respond_page};
 use super::{Checkout, link_json, wants_json};
-use crate::api::products::pay_url;
-use crate::app::AppState;
 use crate::db::entities::{products, shops};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::error::AppError;
+use crate::i18n::{Texts, texts};
 use crate::payments::{live_payments_allowed, pay_product};
+use crate::state::AppState;
+use crate::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -57,7 +57,7 @@ fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &shops::Mo
         target: product.id.clone(),
         t,
         summary: summary(t, product, shop),
-        action: pay_url(&state.config, &product.id),
+        action: urls::product_pay(&state.config, &product.id),
         after: product.return_url.clone().or_else(|| shop.url.clone()),
         fields: fields.visible_fields,
         submit: format!("{} {}", t.pay, t.price(product.amount, &product.currency)),
@@ -85,11 +85,11 @@ fn unavailable(
 async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let loaded = load(&state, &id).await;
     if wants_json(&headers) {
-        return link_json(loaded.map(|(p, _)| (p.id.clone(), "product", pay_url(&state.config, &p.id))));
+        return link_json(loaded.map(|(p, _)| (p.id.clone(), "product", urls::product_pay(&state.config, &p.id))));
     }
     let (product, shop) = match loaded {
         Ok(found) => found,
-        Err(e) => return PageError(e).into_response(),
+        Err(e) => return e.into_response(),
     };
     let page = checkout(&state, &product, &shop);
     match unavailable(&state, &product, page.t) {
@@ -109,7 +109,7 @@ async fn submit(
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Response, PageError> {
+) -> Result<Response, AppError> {
     let (product, shop) = load(&state, &id).await?;
     let ip = addr.ip().to_string();
     let page = checkout(&state, &product, &shop);
@@ -131,13 +131,14 @@ struct ConfirmPage {
 async fn confirm(State(state): State<AppState>, Path((id, shop_id)): Path<(String, String)>) -> Response {
     let (product, shop) = match load(&state, &id).await {
         Ok(found) if found.1.id.to_string() == shop_id => found,
-        Ok(_) => return PageError(AppError::NotFound("Product")).into_response(),
-        Err(e) => return PageError(e).into_response(),
+        Ok(_) => return AppError::NotFound("Product").into_response(),
+        Err(e) => return e.into_response(),
     };
     let t = texts(product.fields().language);
     if let Some((status, title, body)) = unavailable(&state, &product, t) {
         return checkout(&state, &product, &shop).notice(status, title, body);
     }
-    let page = ConfirmPage { t, summary: summary(t, &product, &shop), pay_url: pay_url(&state.config, &product.id) };
+    let page =
+        ConfirmPage { t, summary: summary(t, &product, &shop), pay_url: urls::product_pay(&state.config, &product.id) };
     respond_page(StatusCode::OK, page, None, None)
 }

@@ -9,15 +9,15 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::i18n::{Texts, texts};
-use super::page::{PageError, respond_page};
-use crate::app::AppState;
+use super::page::respond_page;
 use crate::db::{
     self,
     entities::{payments, plans, products},
 };
 use crate::domain::vocab::{Language, PaymentStatus, stored};
 use crate::error::AppError;
+use crate::i18n::{Texts, texts};
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/receipts/{id}", get(show))
@@ -40,7 +40,7 @@ struct ReceiptPage {
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
     match load(&state, &id).await {
         Ok(page) => respond_page(StatusCode::OK, page, None, None),
-        Err(e) => PageError(e).into_response(),
+        Err(e) => e.into_response(),
     }
 }
 

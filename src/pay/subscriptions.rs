@@ -12,15 +12,15 @@ use axum::routing::get;
 
 use super::Checkout;
 use super::form::parse_form;
-use super::i18n::texts;
-use super::page::PageError;
-use crate::app::AppState;
 use crate::db::entities::{plans, shops, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
 use crate::error::AppError;
+use crate::i18n::texts;
 use crate::payments::pay_subscription;
+use crate::state::AppState;
+use crate::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/subscriptions/{id}/pay", get(show).post(submit))
@@ -47,7 +47,7 @@ fn checkout<'a>(
         target: sub.id.clone(),
         t,
         summary: super::plans::plan_summary(t, plan, shop),
-        action: format!("{}/subscriptions/{}/pay", state.config.base_url, sub.id),
+        action: urls::subscription_pay(&state.config, &sub.id),
         after: sub.return_url.clone().or_else(|| shop.url.clone()),
         fields: Vec::new(),
         submit: t.subscribe.to_string(),
@@ -57,11 +57,11 @@ fn checkout<'a>(
 async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let (sub, plan, shop) = match load(&state, &id).await {
         Ok(found) => found,
-        Err(e) => return PageError(e).into_response(),
+        Err(e) => return e.into_response(),
     };
     let page = checkout(&state, &sub, &plan, &shop);
     if sub.state != SubState::Redirecting.as_str() {
-        return PageError(AppError::Conflict("This subscription already has its card".into())).into_response();
+        return AppError::Conflict("This subscription already has its card".into()).into_response();
     }
     page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None)
 }
@@ -72,7 +72,7 @@ async fn submit(
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Response, PageError> {
+) -> Result<Response, AppError> {
     let (sub, plan, shop) = load(&state, &id).await?;
     // No state check here: a repeated submit of the form is shown its first result, and the
     // start itself is guarded (a subscription takes one card, once).

@@ -2,10 +2,10 @@
 //! subscription twice, and a run after downtime charges what was missed once.
 
 use chrono::{Duration, Utc};
-use paydesk::app::AppState;
 use paydesk::billing::run_due;
 use paydesk::db::subscriptions::NewSubscription;
 use paydesk::domain::billing::{Progress, State};
+use paydesk::state::AppState;
 use sea_orm::ActiveModelTrait;
 use serde_json::json;
 

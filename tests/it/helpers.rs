@@ -1,7 +1,8 @@
 //! `TestApp`: the app served on a free port over a fresh database, and request helpers.
 
-use paydesk::app::{self, AppState};
+use paydesk::app;
 use paydesk::config::{Config, ConfigArgs};
+use paydesk::state::AppState;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use sea_orm::{ConnectionTrait, Database};
 use serde_json::Value;

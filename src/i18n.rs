@@ -1,7 +1,7 @@
 //! The words of the hosted pages, in English and Russian; other languages fall back to
 //! English. Templates read them as `t.field`, so a missing translation does not compile.
 
-use crate::domain::currency;
+use crate::domain::money;
 use crate::domain::vocab::{IntervalUnit, Language, VisibleField};
 
 /// Every text of the hosted pages in one language.
@@ -222,12 +222,7 @@ impl Texts {
 
     /// Money as people of this language write it: `9.90 EUR`, `9,90 EUR`.
     pub fn price(&self, amount: i64, code: &str) -> String {
-        let number = match currency::find(code) {
-            Some(c) => currency::format_minor(amount, c),
-            None => amount.to_string(),
-        };
-        let number = if self.ru() { number.replace('.', ",") } else { number };
-        format!("{number} {code}")
+        money::display(amount, code, self.ru())
     }
 
     /// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".

@@ -1,0 +1,24 @@
+//! The addresses paydesk hands out: where the hosted pages live. The API, the dashboard and
+//! the pages themselves build them here, so that they always agree.
+
+use crate::config::Config;
+
+/// A product's pay page: `{base_url}/products/<id>/pay`.
+pub fn product_pay(config: &Config, id: &str) -> String {
+    format!("{}/products/{id}/pay", config.base_url)
+}
+
+/// A product's order confirmation: `{checkout_url}/v2/confirm_order/<id>/<shop_id>`.
+pub fn confirm_order(config: &Config, id: &str, shop_id: i64) -> String {
+    format!("{}/v2/confirm_order/{id}/{shop_id}", config.checkout_url)
+}
+
+/// A plan's subscription page: `{base_url}/plans/<id>/pay`.
+pub fn plan_pay(config: &Config, id: &str) -> String {
+    format!("{}/plans/{id}/pay", config.base_url)
+}
+
+/// The page where a subscriber enters a card: `{base_url}/subscriptions/<id>/pay`.
+pub fn subscription_pay(config: &Config, id: &str) -> String {
+    format!("{}/subscriptions/{id}/pay", config.base_url)
+}
