@@ -73,7 +73,47 @@ db_tests! {
         let (status, body) = send(app.anon(Method::GET, "/healthz")).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, json!({"status": "ok"}));
-        let _: Value = body;
+        // The database goes away (its pool closes): the check says so, and so does every request.
+        app.db.clone().close().await.unwrap();
+        let (status, body) = send(app.anon(Method::GET, "/healthz")).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body, json!({"message": "database unreachable"}));
+    }
+
+    async fn errors_answer_in_the_shape_of_the_face_they_hit(app) {
+        let html = |path: &'static str, method: Method| {
+            app.anon(method, path).header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8").send()
+        };
+        // The dashboard answers its own error page, for unknown pages and methods alike.
+        for (path, method, status) in [
+            ("/dashboard/nothing", Method::GET, StatusCode::NOT_FOUND),
+            ("/dashboard/login", Method::DELETE, StatusCode::METHOD_NOT_ALLOWED),
+        ] {
+            let response = html(path, method).await.unwrap();
+            assert_eq!(response.status(), status, "{path}");
+            assert!(response.headers()[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/html"));
+            let page = response.text().await.unwrap();
+            assert!(page.contains("Back to the dashboard"), "{page}");
+        }
+        // A hosted page's error is a page for browsers and JSON for programs.
+        let response = html("/products/prd_0000000000000000/pay", Method::GET).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert!(response.text().await.unwrap().contains("<h1>Not Found</h1>"));
+        let (status, body) = send(app.anon(Method::GET, "/products/prd_0000000000000000/pay").header(header::ACCEPT, "application/json")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body["message"], "Product not found");
+        // A path of no face: a page for a browser, JSON for a program; the API is JSON always.
+        let response = html("/nothing/here", Method::GET).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert!(response.text().await.unwrap().contains("<h1>Not Found</h1>"));
+        let (status, body) = send(app.anon(Method::GET, "/nothing/here")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body["message"], "Page not found");
+        let response = html("/products", Method::GET).await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert!(response.headers().contains_key(header::WWW_AUTHENTICATE));
+        let body: Value = response.json().await.unwrap();
+        assert!(body["message"].is_string());
     }
 }
 
