@@ -73,7 +73,7 @@ async fn seed(state: &AppState, n: usize) {
         shop_id: Set(shop.id),
         plan_id: Set(plan.id.clone()),
         customer_id: Set(format!("cst_bench{i:011}")),
-        state: Set(State::Active.as_str().into()),
+        state: Set(State::Active),
         test: Set(true),
         test_clock_id: Set(None),
         tracking_id: Set(None),

@@ -9,14 +9,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Datelike, Utc};
 
 use crate::domain::card::CardInput;
-pub use crate::domain::card::{CardRef, Outcome};
+pub use crate::domain::card::{Behaviour, CardRef, Outcome};
+use crate::domain::currency::Currency;
 use crate::domain::ids::random_hex;
 
 /// One charge.
 #[derive(Debug, Clone)]
 pub struct ChargeRequest<'a> {
     pub amount: i64,
-    pub currency: &'a str,
+    pub currency: Currency,
     /// `false` holds the funds (authorization); `true` also captures them.
     pub capture: bool,
     /// Repeating a request with the same key never charges twice.
@@ -55,34 +56,8 @@ pub trait Acquirer: Send + Sync {
     async fn void(&self, reference: &str) -> Outcome;
 }
 
-/// What a simulated card does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Behaviour {
-    Succeeds,
-    Declined,
-    InsufficientFunds,
-    ProcessingError,
-    /// Succeeds while the customer is present, declines when billed later.
-    SucceedsThenDeclines,
-}
-
 impl Behaviour {
-    /// The word of the API (`POST /subscriptions/{id}/test_card_outcome`) for a behaviour.
-    pub fn outcome_word(self) -> &'static str {
-        match self {
-            Behaviour::Succeeds => "succeeds",
-            Behaviour::Declined => "declined",
-            Behaviour::InsufficientFunds => "insufficient_funds",
-            Behaviour::ProcessingError => "processing_error",
-            Behaviour::SucceedsThenDeclines => "succeeds_then_declines",
-        }
-    }
-
-    /// The behaviour named by an API word.
-    pub fn from_outcome_word(word: &str) -> Option<Behaviour> {
-        TEST_CARDS.iter().map(|(_, b, _)| *b).find(|b| b.outcome_word() == word)
-    }
-
+    /// The word a simulated card's token carries.
     fn word(self) -> &'static str {
         match self {
             Behaviour::Succeeds => "ok",
@@ -202,7 +177,7 @@ mod tests {
     fn request(customer_present: bool, key: &str) -> ChargeRequest<'_> {
         ChargeRequest {
             amount: 990,
-            currency: "EUR",
+            currency: crate::domain::currency::find("EUR").unwrap(),
             capture: true,
             idempotency_key: key,
             customer_present,

@@ -22,6 +22,7 @@ use crate::db::entities::{plans, subscriptions, test_clocks};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
 use crate::domain::billing::{self as rules, Due, Outcome, Progress, Terms};
+use crate::domain::currency::Currency;
 use crate::domain::ids::random_hex;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 use crate::error::AppError;
@@ -232,7 +233,7 @@ struct Charge {
     terms: Terms,
     progress: Progress,
     amount: i64,
-    currency: String,
+    currency: Currency,
     card: CardRef,
     key: String,
     payment_id: Option<String>,
@@ -278,7 +279,7 @@ async fn bill(
             Due::Charge { amount, period, attempt } => {
                 let Some(card) = sub.card() else { continue };
                 let key = format!("{}:{period}:{attempt}", sub.id);
-                let currency = plan.currency.clone();
+                let currency = plan.currency;
                 charges.push(Charge {
                     sub,
                     terms,
@@ -305,7 +306,7 @@ async fn bill(
     for c in &mut charges {
         if let Some(p) = earlier.get(&c.key) {
             c.payment_id = Some(p.id.clone());
-            c.known = PaymentStatus::parse(&p.status).filter(|s| *s != PaymentStatus::Processing);
+            c.known = Some(p.status).filter(|s| *s != PaymentStatus::Processing);
         }
     }
 
@@ -327,7 +328,7 @@ async fn bill(
                 subscription_id: Some(&c.sub.id),
                 customer_id: Some(&c.sub.customer_id),
                 amount: c.amount,
-                currency: &c.currency,
+                currency: c.currency,
                 transaction_type: TransactionType::Payment,
                 test: c.sub.test,
                 card: &c.card,
@@ -355,7 +356,7 @@ async fn bill(
             let acquirer = state.acquirer.clone();
             let request = ChargeRequest {
                 amount: c.amount,
-                currency: &c.currency,
+                currency: c.currency,
                 capture: true,
                 idempotency_key: &c.key,
                 customer_present,
@@ -399,14 +400,14 @@ async fn bill(
         report.succeeded += usize::from(outcome == Outcome::Succeeded);
         let anchor = c.sub.anchor_at.unwrap_or(now);
         let next = rules::after_charge(&c.terms, &c.progress, outcome, anchor, now, tz);
-        let from = c.sub.state.clone();
+        let from = c.sub.state;
         let sub_id = c.sub.id.clone();
         match db::subscriptions::save_progress(&txn, c.sub, token, &next, Some(payment_id.clone()), now).await? {
             Some(sub) => {
                 events.push(db::subscriptions::event_row(
                     &sub,
-                    Some(&from),
-                    (&sub.state, sub.renew_at),
+                    Some(from),
+                    (sub.state, sub.renew_at),
                     Some(payment_id),
                     None,
                     now,
@@ -418,12 +419,12 @@ async fn bill(
                 // against the cancelled subscription and changes nothing else.
                 let current =
                     subscriptions::Entity::find().filter(subscriptions::Column::Id.eq(sub_id)).one(&txn).await?;
-                if let Some(sub) = current.filter(|s| s.state == rules::State::Canceled.as_str()) {
+                if let Some(sub) = current.filter(|s| s.state == rules::State::Canceled) {
                     let reason = Some("charged before the cancel took effect".to_string());
                     events.push(db::subscriptions::event_row(
                         &sub,
-                        Some(&sub.state),
-                        (&sub.state, None),
+                        Some(sub.state),
+                        (sub.state, None),
                         Some(payment_id),
                         reason,
                         now,
@@ -433,7 +434,7 @@ async fn bill(
         }
     }
     for (sub, progress) in ending {
-        let from = sub.state.clone();
+        let from = sub.state;
         let Some(sub) =
             db::subscriptions::save_progress(&txn, sub, token, &rules::expire(&progress), None, now).await?
         else {
@@ -442,8 +443,8 @@ async fn bill(
         report.expired += 1;
         events.push(db::subscriptions::event_row(
             &sub,
-            Some(&from),
-            (&sub.state, None),
+            Some(from),
+            (sub.state, None),
             None,
             Some("billing cycles paid".into()),
             now,
@@ -458,5 +459,5 @@ async fn bill(
 /// The behaviour a test subscription's card was told to take from some moment on.
 fn simulated_outcome(sub: &subscriptions::Model, now: DateTime<Utc>) -> Option<Behaviour> {
     let from = sub.test_outcome_from?;
-    (sub.test && from <= now).then(|| sub.test_outcome.as_deref().and_then(Behaviour::from_outcome_word)).flatten()
+    sub.test_outcome.filter(|_| sub.test && from <= now)
 }

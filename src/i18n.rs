@@ -1,7 +1,8 @@
 //! The words of the hosted pages, in English and Russian; other languages fall back to
 //! English. Templates read them as `t.field`, so a missing translation does not compile.
 
-use crate::domain::money;
+use crate::domain::currency::Currency;
+use crate::domain::money::Money;
 use crate::domain::vocab::{IntervalUnit, Language, VisibleField};
 
 /// Every text of the hosted pages in one language.
@@ -221,8 +222,8 @@ impl Texts {
     }
 
     /// Money as people of this language write it: `9.90 EUR`, `9,90 EUR`.
-    pub fn price(&self, amount: i64, code: &str) -> String {
-        money::display(amount, code, self.ru())
+    pub fn price(&self, amount: i64, currency: Currency) -> String {
+        Money::new(amount, currency).display(self.ru())
     }
 
     /// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".
@@ -293,8 +294,8 @@ mod tests {
 
     #[test]
     fn prices_use_the_languages_decimal_mark() {
-        assert_eq!(EN.price(990, "EUR"), "9.90 EUR");
-        assert_eq!(RU.price(990, "RUB"), "9,90 RUB");
-        assert_eq!(EN.price(500, "JPY"), "500 JPY");
+        assert_eq!(EN.price(990, crate::domain::currency::find("EUR").unwrap()), "9.90 EUR");
+        assert_eq!(RU.price(990, crate::domain::currency::find("RUB").unwrap()), "9,90 RUB");
+        assert_eq!(EN.price(500, crate::domain::currency::find("JPY").unwrap()), "500 JPY");
     }
 }

@@ -71,7 +71,7 @@ pub async fn pay_product(
         subscription_id: None,
         customer_id: None,
         amount: product.amount,
-        currency: &product.currency,
+        currency: product.currency,
         transaction_type,
         test: product.test,
         card: &card,
@@ -135,7 +135,7 @@ pub async fn subscribe(
         subscription_id: None,
         customer_id: None,
         amount,
-        currency: &plan.currency,
+        currency: plan.currency,
         transaction_type: TransactionType::Payment,
         test: plan.test,
         card: &card,
@@ -143,7 +143,7 @@ pub async fn subscribe(
     };
     let payment = db::payments::insert_processing(&state.db, new, now).await?;
     let (payment, _) = charge(state, payment, &card, now).await?;
-    if payment.status != PaymentStatus::Succeeded.as_str() {
+    if payment.status != PaymentStatus::Succeeded {
         return Ok(payment);
     }
     let customer = customer_of(state, plan.shop_id, &checkout, ip, now).await?.ok_or_else(blank_email)?;
@@ -209,7 +209,7 @@ async fn first_charge_of(state: &AppState, shop_id: i64, id: &str) -> Result<Opt
         if let Some(payment_id) = sub.last_payment_id {
             return Ok(Some(payment_id));
         }
-        if sub.state != crate::domain::billing::State::Redirecting.as_str() {
+        if sub.state != crate::domain::billing::State::Redirecting {
             return Ok(None);
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -264,8 +264,8 @@ async fn charge(
 ) -> Result<(payments::Model, bool), DbErr> {
     let request = ChargeRequest {
         amount: payment.amount,
-        currency: &payment.currency,
-        capture: payment.transaction_type == TransactionType::Payment.as_str(),
+        currency: payment.currency,
+        capture: payment.transaction_type == TransactionType::Payment,
         idempotency_key: &payment.id,
         customer_present: true,
         now,
@@ -286,8 +286,8 @@ pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<
         let card = payment.card();
         let request = ChargeRequest {
             amount: payment.amount,
-            currency: &payment.currency.clone(),
-            capture: payment.transaction_type == TransactionType::Payment.as_str(),
+            currency: payment.currency,
+            capture: payment.transaction_type == TransactionType::Payment,
             idempotency_key: &payment.id.clone(),
             customer_present: true,
             now,

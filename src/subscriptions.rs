@@ -93,16 +93,16 @@ pub async fn cancel(
     sub: subscriptions::Model,
     reason: Option<String>,
 ) -> Result<subscriptions::Model, AppError> {
-    let ended = |word: &str| AppError::Conflict(format!("The subscription has already ended: it is {word}"));
-    if SubState::parse(&sub.state).is_none_or(SubState::has_ended) {
-        return Err(ended(&sub.state));
+    let ended = |state: SubState| AppError::Conflict(format!("The subscription has already ended: it is {state}"));
+    if sub.state.has_ended() {
+        return Err(ended(sub.state));
     }
     let now = now_of(state, &sub).await?;
     match db::subscriptions::cancel(&state.db, &sub, reason, now).await? {
         Some(canceled) => Ok(canceled),
         None => {
             let current = db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await?;
-            Err(ended(&current.map_or(sub.state, |s| s.state)))
+            Err(ended(current.map_or(sub.state, |s| s.state)))
         }
     }
 }

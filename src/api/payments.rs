@@ -10,7 +10,9 @@ use serde::Serialize;
 use super::{list_response, page_from_query, timestamp};
 use crate::auth::ApiShop;
 use crate::db::{self, entities::payments};
+use crate::domain::currency::Currency;
 use crate::domain::payment::PaymentFilter;
+use crate::domain::vocab::{PaymentStatus, TransactionType};
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -27,10 +29,10 @@ pub fn router() -> Router<AppState> {
 #[derive(Serialize)]
 pub struct PaymentView {
     id: String,
-    status: String,
+    status: PaymentStatus,
     amount: i64,
-    currency: String,
-    transaction_type: String,
+    currency: Currency,
+    transaction_type: TransactionType,
     test: bool,
     product_id: Option<String>,
     plan_id: Option<String>,
@@ -60,10 +62,10 @@ impl From<&payments::Model> for PaymentView {
     fn from(p: &payments::Model) -> Self {
         PaymentView {
             id: p.id.clone(),
-            status: p.status.clone(),
+            status: p.status,
             amount: p.amount,
-            currency: p.currency.clone(),
-            transaction_type: p.transaction_type.clone(),
+            currency: p.currency,
+            transaction_type: p.transaction_type,
             test: p.test,
             product_id: p.product_id.clone(),
             plan_id: p.plan_id.clone(),

@@ -13,8 +13,9 @@ use super::{list_response, page_from_query, timestamp};
 use crate::auth::ApiShop;
 use crate::config::Config;
 use crate::db::{self, entities::plans};
+use crate::domain::currency::Currency;
 use crate::domain::plan::PlanFields;
-use crate::domain::vocab::IntervalUnit;
+use crate::domain::vocab::{IntervalUnit, Language};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::urls;
@@ -29,8 +30,8 @@ pub fn router() -> Router<AppState> {
 pub struct PlanView {
     id: String,
     title: String,
-    currency: String,
-    language: String,
+    currency: Currency,
+    language: Language,
     plan: Schedule,
     trial: TrialView,
     number_payment_attempts: i32,
@@ -68,7 +69,7 @@ impl PlanView {
             id: p.id.clone(),
             title: f.title,
             currency: f.currency,
-            language: f.language.to_string(),
+            language: f.language,
             plan: Schedule { amount: f.amount, interval: f.interval, interval_unit: f.interval_unit },
             trial: TrialView {
                 amount: f.trial.map(|t| t.amount),

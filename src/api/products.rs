@@ -14,7 +14,9 @@ use super::{list_response, page_from_query, timestamp};
 use crate::auth::ApiShop;
 use crate::config::Config;
 use crate::db::{self, entities::products};
+use crate::domain::currency::Currency;
 use crate::domain::product::{ProductFields, visible_fields_from_db};
+use crate::domain::vocab::{Language, TransactionType};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::urls;
@@ -30,12 +32,12 @@ pub struct ProductView {
     id: String,
     name: String,
     description: String,
-    currency: String,
+    currency: Currency,
     amount: i64,
     quantity: Option<i64>,
     infinite: bool,
-    language: String,
-    transaction_type: String,
+    language: Language,
+    transaction_type: TransactionType,
     created_at: String,
     updated_at: String,
     test: bool,
@@ -58,12 +60,12 @@ impl ProductView {
             id: p.id.clone(),
             name: p.name.clone(),
             description: p.description.clone(),
-            currency: p.currency.clone(),
+            currency: p.currency,
             amount: p.amount,
             quantity: p.quantity,
             infinite: p.infinite,
-            language: p.language.clone(),
-            transaction_type: p.transaction_type.clone(),
+            language: p.language,
+            transaction_type: p.transaction_type,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),
             test: p.test,

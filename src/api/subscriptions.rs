@@ -41,7 +41,7 @@ pub fn router() -> Router<AppState> {
 #[derive(Serialize)]
 pub struct SubscriptionView {
     id: String,
-    state: String,
+    state: SubState,
     tracking_id: Option<String>,
     created_at: String,
     updated_at: String,
@@ -111,7 +111,7 @@ impl SubscriptionView {
         customer: Option<&customers::Model>,
         last: Option<&payments::Model>,
     ) -> Self {
-        let sub_state = SubState::parse(&s.state);
+        let sub_state = Some(s.state);
         let current_period = match (plan, s.anchor_at, s.active_to, sub_state) {
             (Some(_), Some(anchor), Some(end), Some(SubState::Trial)) => {
                 Some(Period { start: timestamp(s.started_at.unwrap_or(anchor)), end: timestamp(end.min(anchor)) })
@@ -126,7 +126,7 @@ impl SubscriptionView {
         let trial = plan.is_some_and(|p| p.trial_amount.is_some());
         SubscriptionView {
             id: s.id.clone(),
-            state: s.state.clone(),
+            state: s.state,
             tracking_id: s.tracking_id.clone(),
             created_at: timestamp(s.created_at),
             updated_at: timestamp(s.updated_at),
@@ -149,8 +149,7 @@ impl SubscriptionView {
             cancelled_at: s.cancelled_at.map(timestamp),
             test: s.test,
             test_clock: s.test_clock_id.clone(),
-            redirect_url: (s.state == SubState::Redirecting.as_str())
-                .then(|| urls::subscription_pay(&state.config, &s.id)),
+            redirect_url: (s.state == SubState::Redirecting).then(|| urls::subscription_pay(&state.config, &s.id)),
             return_url: s.return_url.clone(),
             notification_url: s.notification_url.clone(),
             additional_data: s
@@ -205,8 +204,8 @@ struct EventView {
     id: String,
     #[serde(rename = "type")]
     kind: &'static str,
-    from_state: Option<String>,
-    to_state: String,
+    from_state: Option<SubState>,
+    to_state: SubState,
     payment: Option<PaymentView>,
     reason: Option<String>,
     renew_at: Option<String>,
@@ -232,8 +231,8 @@ async fn events(
         .map(|e| EventView {
             id: e.id.clone(),
             kind: if e.payment_id.is_some() { "charge" } else { "state_change" },
-            from_state: e.from_state.clone(),
-            to_state: e.to_state.clone(),
+            from_state: e.from_state,
+            to_state: e.to_state,
             payment: e.payment_id.as_ref().and_then(|p| payments.get(p)).map(PaymentView::from),
             reason: e.reason.clone(),
             renew_at: e.renew_at.map(timestamp),
@@ -269,7 +268,7 @@ async fn test_card_outcome(
     let sub = find(&state, shop.id, &id).await?;
     let r = Reader::new(&body);
     let mut errors = Errors::default();
-    let outcome = r.choice("outcome", Behaviour::from_outcome_word, &mut errors);
+    let outcome = r.choice("outcome", Behaviour::parse, &mut errors);
     errors.require("outcome", outcome.is_none());
     let from = parse_time(&r, "from", &mut errors);
     if !sub.test {
@@ -280,7 +279,7 @@ async fn test_card_outcome(
         Some(t) => t,
         None => crate::subscriptions::now_of(&state, &sub).await?,
     };
-    let outcome = outcome.map(|o| o.outcome_word()).unwrap_or("succeeds");
+    let outcome = outcome.unwrap_or(Behaviour::Succeeds);
     let sub = db::subscriptions::set_test_outcome(&state.db, sub, outcome, from).await?;
     Ok(Json(SubscriptionView::load(&state, &sub).await?))
 }

@@ -16,6 +16,7 @@ use crate::auth::ApiShop;
 use crate::db::{self, entities::test_clocks};
 use crate::domain::Errors;
 use crate::domain::input::Reader;
+use crate::domain::vocab::ClockStatus;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -34,7 +35,7 @@ pub struct ClockView {
     object: &'static str,
     name: Option<String>,
     frozen_time: String,
-    status: String,
+    status: ClockStatus,
     shop_id: i64,
     created_at: String,
 }
@@ -46,7 +47,7 @@ impl From<&test_clocks::Model> for ClockView {
             object: "test_clock",
             name: c.name.clone(),
             frozen_time: timestamp(c.frozen_time),
-            status: c.status.clone(),
+            status: c.status,
             shop_id: c.shop_id,
             created_at: timestamp(c.created_at),
         }

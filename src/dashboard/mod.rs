@@ -14,6 +14,8 @@ use tower_sessions::cookie::time::Duration;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
 use crate::db::sessions::DbSessionStore;
+use crate::domain::currency::Currency;
+use crate::domain::money::Money;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -154,6 +156,6 @@ pub fn local(at: DateTime<Utc>, tz: Tz) -> String {
 }
 
 /// Money as the dashboard shows it: `9.90 EUR`.
-pub fn money(amount: i64, currency: &str) -> String {
-    crate::domain::money::display(amount, currency, false)
+pub fn money(amount: i64, currency: Currency) -> String {
+    Money::new(amount, currency).display(false)
 }

@@ -9,6 +9,7 @@ use chrono::Utc;
 
 use super::{Chrome, Merchant, Page, money, ok};
 use crate::db;
+use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::revenue::{self, Revenue};
 use crate::state::AppState;
@@ -42,7 +43,7 @@ const CHART_HEIGHT: u32 = 160;
 const BAR_STEP: u32 = 20;
 
 fn chart(r: &Revenue, test: bool) -> Option<Chart> {
-    let currency = r.chart_currency.clone()?;
+    let currency = r.chart_currency?;
     let top = r.daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
     let bars = r
         .daily
@@ -55,13 +56,13 @@ fn chart(r: &Revenue, test: bool) -> Option<Chart> {
                 x: i as u32 * BAR_STEP,
                 y: CHART_HEIGHT - height,
                 height,
-                label: format!("{}: {}", day.format("%b %d"), money(*amount, &currency)),
+                label: format!("{}: {}", day.format("%b %d"), money(*amount, currency)),
             }
         })
         .collect();
     let first = r.daily.first().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
     let last = r.daily.last().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
-    Some(Chart { max: money(top, &currency), currency, test, bars, first, last })
+    Some(Chart { max: money(top, currency), currency: currency.code.to_string(), test, bars, first, last })
 }
 
 #[derive(Template)]
@@ -85,7 +86,7 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let of = |test: bool| {
         let rows = taken.iter().filter(move |row| row.4 == test);
         revenue::summarize(
-            rows.map(|(a, c, created, captured, _)| (*a, c.as_str(), captured.unwrap_or(*created))),
+            rows.map(|(a, c, created, captured, _)| (Money::new(*a, *c), captured.unwrap_or(*created))),
             now,
             m.tz,
             DAYS,
@@ -94,7 +95,7 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let (live, test) = (of(false), of(true));
     let states = db::subscriptions::count_by_state(&state.db, m.shop.id).await?;
     let payments = super::payments::recent(&state, &m, PaymentFilter::default(), 10).await?;
-    let totals = |t: &[(String, i64)]| t.iter().map(|(c, a)| money(*a, c)).collect::<Vec<_>>();
+    let totals = |t: &[Money]| t.iter().map(|m| m.display(false)).collect::<Vec<_>>();
     let page = OverviewPage {
         chrome: m.chrome("overview").await,
         today: totals(&live.today),

@@ -44,8 +44,8 @@ async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> R
         .iter()
         .map(|p| Row {
             id: p.id.clone(),
-            amount: money(p.amount, &p.currency),
-            status: p.status.clone(),
+            amount: money(p.amount, p.currency),
+            status: p.status.to_string(),
             card: format!("{} •••• {}", p.card_brand, p.card_last4),
             customer: p
                 .customer_id
@@ -125,11 +125,11 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<payments::Mode
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
     let page = ShowPage {
-        amount: money(p.amount, &p.currency),
+        amount: money(p.amount, p.currency),
         created: local(p.created_at, m.tz),
         captured: p.captured_at.map(|t| local(t, m.tz)),
         voided: p.voided_at.map(|t| local(t, m.tz)),
-        holdable: p.status == PaymentStatus::Authorized.as_str(),
+        holdable: p.status == PaymentStatus::Authorized,
         chrome: m.chrome("payments").await,
         p,
     };
@@ -139,7 +139,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let p = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await?;
-    m.flash(&format!("Captured {}.", money(p.amount, &p.currency))).await;
+    m.flash(&format!("Captured {}.", money(p.amount, p.currency))).await;
     see_other(&format!("/dashboard/payments/{id}"))
 }
 

@@ -43,11 +43,11 @@ fn span(n: i32, unit: IntervalUnit) -> String {
 
 /// The plan's schedule in plain words, as the merchant's customers will live it.
 pub fn describe(f: &PlanFields) -> String {
-    let price = money(f.amount, &f.currency);
+    let price = money(f.amount, f.currency);
     let mut text = format!("{price} {}", every(f.interval, f.interval_unit));
     if let Some(t) = f.trial {
         let trial_price =
-            if t.amount == 0 { "free".to_string() } else { format!("for {}", money(t.amount, &f.currency)) };
+            if t.amount == 0 { "free".to_string() } else { format!("for {}", money(t.amount, f.currency)) };
         text.push_str(&format!(" after a {}-{} trial {trial_price}", t.interval, t.interval_unit));
         if f.trial_as_first_payment {
             text.push_str(" (counted as the first payment)");
@@ -103,7 +103,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             let f = p.fields();
             Row {
                 id: p.id.clone(),
-                price: format!("{} {}", money(f.amount, &f.currency), every(f.interval, f.interval_unit)),
+                price: format!("{} {}", money(f.amount, f.currency), every(f.interval, f.interval_unit)),
                 trial: f.trial.map_or("—".into(), |t| span(t.interval, t.interval_unit)),
                 title: f.title,
                 test: f.test,

@@ -71,7 +71,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
         .map(|p| Row {
             id: p.id.clone(),
             name: p.name.clone(),
-            price: money(p.amount, &p.currency),
+            price: money(p.amount, p.currency),
             stock: p.quantity.map_or("∞".to_string(), |q| q.to_string()),
             status: status(p),
             test: p.test,
@@ -149,12 +149,11 @@ fn zoned(raw: &str, tz: Tz) -> Option<String> {
 }
 
 fn filled(p: &products::Model, tz: Tz) -> FormView {
-    let c = currency::find(&p.currency);
     let mut values = vec![
         ("name", p.name.clone()),
         ("description", p.description.clone()),
-        ("amount", c.map_or(p.amount.to_string(), |c| Money::new(p.amount, c).major())),
-        ("currency", p.currency.clone()),
+        ("amount", Money::new(p.amount, p.currency).major()),
+        ("currency", p.currency.to_string()),
         ("quantity", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
         ("quantity_was", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
         (
@@ -162,8 +161,8 @@ fn filled(p: &products::Model, tz: Tz) -> FormView {
             p.expired_at.map(|t| t.with_timezone(&tz).format("%Y-%m-%dT%H:%M").to_string()).unwrap_or_default(),
         ),
         ("return_url", p.return_url.clone().unwrap_or_default()),
-        ("language", p.language.clone()),
-        ("transaction_type", p.transaction_type.clone()),
+        ("language", p.language.to_string()),
+        ("transaction_type", p.transaction_type.to_string()),
     ];
     for (name, on) in [("infinite", p.infinite), ("immortal", p.immortal), ("test", p.test)] {
         if on {
@@ -249,7 +248,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
             .await?;
     let confirm_url = urls::confirm_order(&state.config, &p.id, p.shop_id);
     let page = ShowPage {
-        price: money(p.amount, &p.currency),
+        price: money(p.amount, p.currency),
         status: status(&p),
         pay_url: urls::product_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/products/{}/qr.svg", p.id),

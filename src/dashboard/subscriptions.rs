@@ -24,9 +24,6 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/subscriptions/{id}/cancel", post(cancel))
 }
 
-/// The states, in the order the list's tabs show them.
-const STATES: &[&str] = &["active", "trial", "failed_attempt", "redirecting", "failed", "error", "canceled", "expired"];
-
 /// A subscription in a table.
 pub struct Row {
     pub id: String,
@@ -57,7 +54,7 @@ async fn page_of(
         .iter()
         .map(|s| Row {
             id: s.id.clone(),
-            state: s.state.clone(),
+            state: s.state.to_string(),
             plan: plans.get(&s.plan_id).map_or_else(|| s.plan_id.clone(), |p| p.title.clone()),
             customer: customers.get(&s.customer_id).map_or_else(|| s.customer_id.clone(), |c| c.email.clone()),
             next: s.renew_at.map_or("—".into(), |t| local(t, m.tz)),
@@ -105,7 +102,14 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
     };
     let (subscriptions, next_after) = page_of(&state, &m, &filter, PER_PAGE, query.after).await?;
     let next = next_link("/dashboard/subscriptions", &[("state", &wanted), ("plan", &plan)], next_after);
-    ok(&ListPage { chrome: m.chrome("subscriptions").await, state: wanted, plan, states: STATES, subscriptions, next })
+    ok(&ListPage {
+        chrome: m.chrome("subscriptions").await,
+        state: wanted,
+        plan,
+        states: SubState::WORDS,
+        subscriptions,
+        next,
+    })
 }
 
 /// One line of the timeline.
@@ -134,11 +138,11 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions:
 }
 
 fn describe_event(e: &subscription_events::Model) -> String {
-    let to = e.to_state.replace('_', " ");
+    let to = e.to_state.as_str().replace('_', " ");
     let what = match (&e.from_state, &e.payment_id) {
         (None, _) => format!("Created ({to})"),
         (Some(_), Some(_)) => format!("Charge attempt → {to}"),
-        (Some(from), None) => format!("{} → {to}", from.replace('_', " ")),
+        (Some(from), None) => format!("{} → {to}", from.as_str().replace('_', " ")),
     };
     match &e.reason {
         Some(reason) => format!("{what}: {reason}"),
@@ -162,15 +166,15 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
                 .payment_id
                 .as_ref()
                 .and_then(|id| paid.get(id))
-                .map(|p| (p.id.clone(), money(p.amount, &p.currency), p.status.clone())),
+                .map(|p| (p.id.clone(), money(p.amount, p.currency), p.status.to_string())),
         })
         .collect();
-    let sub_state = SubState::parse(&s.state);
+    let sub_state = s.state;
     let page = ShowPage {
         summary: plan.as_ref().map(|p| super::plans::describe(&p.fields())),
         next_charge: s.renew_at.map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
-        cancellable: sub_state.is_some_and(|st| !st.has_ended()),
+        cancellable: !sub_state.has_ended(),
         chrome: m.chrome("subscriptions").await,
         timeline,
         plan,

@@ -9,9 +9,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, 
 
 use super::entities::checkout_attempts::{ActiveModel, Column, Entity};
 
-const RUNNING: &str = "running";
-const DONE: &str = "done";
-const OPEN: &str = "open";
+use crate::domain::vocab::AttemptStatus::{self, Done, Open, Running};
 
 /// What claiming an attempt found.
 #[derive(Debug, PartialEq, Eq)]
@@ -37,7 +35,7 @@ pub async fn claim(
     let row = ActiveModel {
         id: Set(id.to_string()),
         target: Set(target.to_string()),
-        status: Set(RUNNING.into()),
+        status: Set(Running),
         payment_id: Set(None),
         claimed_until: Set(Some(super::now_millis(lease_until))),
         created_at: Set(super::now_millis(now)),
@@ -51,20 +49,20 @@ pub async fn claim(
     }
     // A form whose earlier submit was refused before anything was charged may be sent again.
     let reopened = Entity::update_many()
-        .col_expr(Column::Status, Expr::value(RUNNING))
+        .col_expr(Column::Status, Expr::value(Running))
         .col_expr(Column::ClaimedUntil, Expr::value(Some(super::now_millis(lease_until))))
         .filter(Column::Id.eq(id))
         .filter(Column::Target.eq(target))
-        .filter(Column::Status.eq(OPEN))
+        .filter(Column::Status.eq(Open))
         .exec(db)
         .await?;
     if reopened.rows_affected == 1 {
         return Ok(Claim::Won);
     }
     let Some(found) = Entity::find_by_id(id.to_string()).one(db).await? else { return Ok(Claim::Foreign) };
-    Ok(match (found.target == target, found.status.as_str(), found.payment_id) {
+    Ok(match (found.target == target, found.status, found.payment_id) {
         (false, _, _) => Claim::Foreign,
-        (true, DONE, Some(payment_id)) => Claim::Done(payment_id),
+        (true, Done, Some(payment_id)) => Claim::Done(payment_id),
         _ => Claim::Running { until: found.claimed_until.unwrap_or(now) },
     })
 }
@@ -72,23 +70,23 @@ pub async fn claim(
 /// The payment of attempt `id`, once it was made.
 pub async fn paid_by(db: &DatabaseConnection, id: &str) -> Result<Option<String>, DbErr> {
     let found = Entity::find_by_id(id.to_string()).one(db).await?;
-    Ok(found.filter(|a| a.status == DONE).and_then(|a| a.payment_id))
+    Ok(found.filter(|a| a.status == Done).and_then(|a| a.payment_id))
 }
 
 /// The attempt paid: `payment_id` is its result from now on.
 pub async fn finish(db: &DatabaseConnection, id: &str, payment_id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
-    set(db, id, DONE, Some(payment_id), now).await
+    set(db, id, Done, Some(payment_id), now).await
 }
 
 /// The attempt was refused before anything was charged: the form may be sent again.
 pub async fn release(db: &DatabaseConnection, id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
-    set(db, id, OPEN, None, now).await
+    set(db, id, Open, None, now).await
 }
 
 async fn set(
     db: &DatabaseConnection,
     id: &str,
-    status: &str,
+    status: AttemptStatus,
     payment: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {

@@ -10,6 +10,7 @@ use sea_orm::{
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
 use super::{ListError, Listed, Page, ShopOwned};
 use crate::domain::card::{CardRef, Outcome};
+use crate::domain::currency::Currency;
 use crate::domain::ids::{PAYMENT, new_id};
 use crate::domain::payment::PaymentFilter;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
@@ -31,7 +32,7 @@ pub struct NewPayment<'a> {
     pub subscription_id: Option<&'a str>,
     pub customer_id: Option<&'a str>,
     pub amount: i64,
-    pub currency: &'a str,
+    pub currency: Currency,
     pub transaction_type: TransactionType,
     pub test: bool,
     pub card: &'a CardRef,
@@ -58,13 +59,13 @@ pub async fn list(
         }
     }
     if let Some(status) = filter.status {
-        condition = condition.add(Column::Status.eq(status.as_str()));
+        condition = condition.add(Column::Status.eq(status));
     }
     super::list_where::<Entity>(db, shop_id, page, condition).await
 }
 
 /// One successful payment as revenue counts it: amount, currency, created, captured, test.
-pub type Taken = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, bool);
+pub type Taken = (i64, Currency, DateTime<Utc>, Option<DateTime<Utc>>, bool);
 
 /// The shop's successful payments made or captured since `since` (all of them without it).
 pub async fn taken_since(
@@ -76,7 +77,7 @@ pub async fn taken_since(
         .select_only()
         .columns([Column::Amount, Column::Currency, Column::CreatedAt, Column::CapturedAt, Column::Test])
         .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Status.eq(PaymentStatus::Succeeded.as_str()));
+        .filter(Column::Status.eq(PaymentStatus::Succeeded));
     if let Some(since) = since {
         query = query.filter(Condition::any().add(Column::CreatedAt.gte(since)).add(Column::CapturedAt.gte(since)));
     }
@@ -104,9 +105,9 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         subscription_id: Set(new.subscription_id.map(str::to_string)),
         customer_id: Set(new.customer_id.map(str::to_string)),
         amount: Set(new.amount),
-        currency: Set(new.currency.to_string()),
-        transaction_type: Set(new.transaction_type.as_str().to_string()),
-        status: Set(PaymentStatus::Processing.as_str().to_string()),
+        currency: Set(new.currency),
+        transaction_type: Set(new.transaction_type),
+        status: Set(PaymentStatus::Processing),
         test: Set(new.test),
         card_token: Set(new.card.token.clone()),
         card_brand: Set(new.card.brand.clone()),
@@ -181,7 +182,7 @@ pub async fn record_by_id(
     update
         .col_expr(Column::Status, Expr::value(status.as_str()))
         .filter(Column::Id.eq(id))
-        .filter(Column::Status.eq(PaymentStatus::Processing.as_str()))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
         .exec(db)
         .await?;
     Ok(status)
@@ -197,7 +198,7 @@ pub async fn record_outcome(
     now: DateTime<Utc>,
 ) -> Result<(Model, bool), DbErr> {
     let now = super::now_millis(now);
-    let capture = payment.transaction_type == TransactionType::Payment.as_str();
+    let capture = payment.transaction_type == TransactionType::Payment;
     let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
     match outcome {
         Outcome::Approved { reference } => {
@@ -215,7 +216,7 @@ pub async fn record_outcome(
     let result = update
         .col_expr(Column::Status, Expr::value(status_of(outcome, capture).as_str()))
         .filter(Column::Id.eq(payment.id.as_str()))
-        .filter(Column::Status.eq(PaymentStatus::Processing.as_str()))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
         .exec(db)
         .await?;
     let stored = Entity::find().filter(Column::Id.eq(payment.id.as_str())).one(db).await?;
@@ -268,7 +269,7 @@ pub async fn attach(
 /// interrupted between asking the acquirer and recording its answer.
 pub async fn interrupted(db: &DatabaseConnection, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
     Entity::find()
-        .filter(Column::Status.eq(PaymentStatus::Processing.as_str()))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
         .filter(Column::BillingKey.is_null())
         .filter(Column::UpdatedAt.lt(super::now_millis(before)))
         .limit(limit)
@@ -303,7 +304,7 @@ pub async fn transition(
     let result = update
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Id.eq(id))
-        .filter(Column::Status.eq(from.as_str()))
+        .filter(Column::Status.eq(from))
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)

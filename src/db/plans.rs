@@ -7,7 +7,6 @@ use super::entities::plans::{ActiveModel, Column, Entity, Model};
 use super::{Searchable, ShopOwned};
 use crate::domain::ids::{PLAN, new_id};
 use crate::domain::plan::{PlanFields, Trial};
-use crate::domain::vocab::{IntervalUnit, Language, stored};
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -30,14 +29,14 @@ pub async fn insert(db: &DatabaseConnection, shop_id: i64, f: &PlanFields, now: 
         id: Set(new_id(PLAN)),
         shop_id: Set(shop_id),
         title: Set(f.title.clone()),
-        currency: Set(f.currency.clone()),
-        language: Set(f.language.as_str().to_string()),
+        currency: Set(f.currency),
+        language: Set(f.language),
         amount: Set(f.amount),
         interval: Set(f.interval),
-        interval_unit: Set(f.interval_unit.as_str().to_string()),
+        interval_unit: Set(f.interval_unit),
         trial_amount: Set(f.trial.map(|t| t.amount)),
         trial_interval: Set(f.trial.map(|t| t.interval)),
-        trial_interval_unit: Set(f.trial.map(|t| t.interval_unit.as_str().to_string())),
+        trial_interval_unit: Set(f.trial.map(|t| t.interval_unit)),
         trial_as_first_payment: Set(f.trial_as_first_payment),
         infinite: Set(f.infinite),
         billing_cycles: Set(f.billing_cycles),
@@ -54,18 +53,17 @@ pub async fn insert(db: &DatabaseConnection, shop_id: i64, f: &PlanFields, now: 
 impl Model {
     /// The plan's fields, as the domain rules see them.
     pub fn fields(&self) -> PlanFields {
-        let unit = |word: &str| stored(word, IntervalUnit::parse, IntervalUnit::Month);
-        let trial = match (self.trial_amount, self.trial_interval, &self.trial_interval_unit) {
-            (Some(amount), Some(interval), Some(u)) => Some(Trial { amount, interval, interval_unit: unit(u) }),
+        let trial = match (self.trial_amount, self.trial_interval, self.trial_interval_unit) {
+            (Some(amount), Some(interval), Some(interval_unit)) => Some(Trial { amount, interval, interval_unit }),
             _ => None,
         };
         PlanFields {
             title: self.title.clone(),
-            currency: self.currency.clone(),
-            language: stored(&self.language, Language::parse, Language::En),
+            currency: self.currency,
+            language: self.language,
             amount: self.amount,
             interval: self.interval,
-            interval_unit: unit(&self.interval_unit),
+            interval_unit: self.interval_unit,
             trial,
             trial_as_first_payment: self.trial_as_first_payment,
             infinite: self.infinite,

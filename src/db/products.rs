@@ -10,7 +10,6 @@ use super::entities::products::{ActiveModel, Column, Entity, Model};
 use super::{Searchable, ShopOwned};
 use crate::domain::ids::{PRODUCT, new_id};
 use crate::domain::product::{ProductFields, visible_fields_from_db, visible_fields_to_db};
-use crate::domain::vocab::{Language, TransactionType, stored};
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -88,7 +87,7 @@ pub async fn update(
     }
     changed!(name, Column::Name, fields.name.clone());
     changed!(description, Column::Description, fields.description.clone());
-    changed!(currency, Column::Currency, fields.currency.clone());
+    changed!(currency, Column::Currency, fields.currency);
     changed!(amount, Column::Amount, fields.amount);
     changed!(visible_fields, Column::VisibleFields, visible_fields_to_db(&fields.visible_fields));
     changed!(test, Column::Test, fields.test);
@@ -151,7 +150,7 @@ pub async fn release_unit(db: &DatabaseConnection, id: &str) -> Result<(), DbErr
 fn apply(row: &mut ActiveModel, f: &ProductFields, now: DateTime<Utc>) {
     row.name = Set(f.name.clone());
     row.description = Set(f.description.clone());
-    row.currency = Set(f.currency.clone());
+    row.currency = Set(f.currency);
     row.amount = Set(f.amount);
     row.quantity = Set(f.quantity);
     row.infinite = Set(f.infinite);
@@ -160,8 +159,8 @@ fn apply(row: &mut ActiveModel, f: &ProductFields, now: DateTime<Utc>) {
     row.immortal = Set(f.immortal);
     row.expired_at = Set(f.expired_at.map(super::now_millis));
     row.return_url = Set(f.return_url.clone());
-    row.language = Set(f.language.as_str().to_string());
-    row.transaction_type = Set(f.transaction_type.as_str().to_string());
+    row.language = Set(f.language);
+    row.transaction_type = Set(f.transaction_type);
     row.updated_at = Set(now);
 }
 
@@ -171,7 +170,7 @@ impl Model {
         ProductFields {
             name: self.name.clone(),
             description: self.description.clone(),
-            currency: self.currency.clone(),
+            currency: self.currency,
             amount: self.amount,
             quantity: self.quantity,
             infinite: self.infinite,
@@ -180,8 +179,8 @@ impl Model {
             immortal: self.immortal,
             expired_at: self.expired_at,
             return_url: self.return_url.clone(),
-            language: stored(&self.language, Language::parse, Language::En),
-            transaction_type: stored(&self.transaction_type, TransactionType::parse, TransactionType::Payment),
+            language: self.language,
+            transaction_type: self.transaction_type,
         }
     }
 }

@@ -12,7 +12,7 @@ use super::entities::subscription_events as events;
 use super::entities::subscriptions::{ActiveModel, Column, Entity, Model};
 use super::{ListError, Listed, Page, ShopOwned};
 use crate::domain::billing::{Progress, State};
-use crate::domain::card::CardRef;
+use crate::domain::card::{Behaviour, CardRef};
 use crate::domain::ids::{EVENT, SUBSCRIPTION, new_id};
 use crate::domain::subscription::SubscriptionFilter;
 
@@ -44,7 +44,7 @@ pub async fn list(
 ) -> Result<Listed<Model>, ListError> {
     let mut condition = Condition::all();
     if let Some(state) = filter.state {
-        condition = condition.add(Column::State.eq(state.as_str()));
+        condition = condition.add(Column::State.eq(state));
     }
     if let Some(plan) = &filter.plan {
         condition = condition.add(Column::PlanId.eq(plan.as_str()));
@@ -142,12 +142,12 @@ pub async fn insert(db: &DatabaseConnection, new: NewSubscription, now: DateTime
     };
     set_progress(&mut row, &new.progress);
     let sub = row.insert(db).await?;
-    insert_events(db, vec![event_row(&sub, None, (&sub.state, None), None, None, now)]).await?;
+    insert_events(db, vec![event_row(&sub, None, (sub.state, None), None, None, now)]).await?;
     Ok(sub)
 }
 
 fn set_progress(row: &mut ActiveModel, p: &Progress) {
-    row.state = Set(p.state.as_str().to_string());
+    row.state = Set(p.state);
     row.period = Set(p.period);
     row.paid_cycles = Set(p.paid_cycles);
     row.failed_attempts = Set(p.failed_attempts);
@@ -160,7 +160,7 @@ impl Model {
     /// The billing progress, as the domain rules see it.
     pub fn progress(&self) -> Progress {
         Progress {
-            state: State::parse(&self.state).unwrap_or(State::Canceled),
+            state: self.state,
             period: self.period,
             paid_cycles: self.paid_cycles,
             failed_attempts: self.failed_attempts,
@@ -214,7 +214,7 @@ pub async fn start(
     let result = Entity::update_many()
         .set(row)
         .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.eq(State::Redirecting.as_str()))
+        .filter(Column::State.eq(State::Redirecting))
         .filter(Column::StartedAt.is_null())
         .exec(db)
         .await?;
@@ -236,7 +236,7 @@ pub async fn save_progress(
     last_payment_id: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Option<Model>, DbErr> {
-    let read_state = sub.state.clone();
+    let read_state = sub.state;
     let mut row = sub.into_active_model();
     set_progress(&mut row, progress);
     if let Some(id) = last_payment_id {
@@ -276,13 +276,13 @@ pub async fn cancel(
     let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt];
     let txn = db.begin().await?;
     let result = Entity::update_many()
-        .col_expr(Column::State, Expr::value(State::Canceled.as_str()))
+        .col_expr(Column::State, Expr::value(State::Canceled))
         .col_expr(Column::RenewAt, Expr::value(Option::<DateTime<Utc>>::None))
         .col_expr(Column::CancelReason, Expr::value(reason.clone()))
         .col_expr(Column::CancelledAt, Expr::value(Some(at)))
         .col_expr(Column::UpdatedAt, Expr::value(at))
         .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.is_in(open.map(State::as_str)))
+        .filter(Column::State.is_in(open))
         .exec(&txn)
         .await?;
     if result.rows_affected != 1 {
@@ -296,7 +296,7 @@ pub async fn cancel(
         .one(&txn)
         .await?
         .map(|e| e.to_state);
-    insert_events(&txn, vec![event_row(&sub, from.as_deref(), (&sub.state, None), None, reason, now)]).await?;
+    insert_events(&txn, vec![event_row(&sub, from, (sub.state, None), None, reason, now)]).await?;
     txn.commit().await?;
     Ok(Some(sub))
 }
@@ -359,11 +359,11 @@ pub async fn still_billing(
 pub async fn set_test_outcome(
     db: &DatabaseConnection,
     sub: Model,
-    outcome: &str,
+    outcome: Behaviour,
     from: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
     let mut row = sub.into_active_model();
-    row.test_outcome = Set(Some(outcome.to_string()));
+    row.test_outcome = Set(Some(outcome));
     row.test_outcome_from = Set(Some(super::now_millis(from)));
     row.update(db).await
 }
@@ -422,8 +422,8 @@ pub async fn due_next_on_clock(
 /// (the subscription's time: its test clock's, else the real one).
 pub fn event_row(
     sub: &Model,
-    from: Option<&str>,
-    progress_or_state: (&str, Option<DateTime<Utc>>),
+    from: Option<State>,
+    progress_or_state: (State, Option<DateTime<Utc>>),
     payment_id: Option<String>,
     reason: Option<String>,
     occurred_at: DateTime<Utc>,
@@ -434,8 +434,8 @@ pub fn event_row(
         id: Set(new_id(EVENT)),
         shop_id: Set(sub.shop_id),
         subscription_id: Set(sub.id.clone()),
-        from_state: Set(from.map(str::to_string)),
-        to_state: Set(to.to_string()),
+        from_state: Set(from),
+        to_state: Set(to),
         payment_id: Set(payment_id),
         reason: Set(reason),
         renew_at: Set(renew_at.map(super::now_millis)),

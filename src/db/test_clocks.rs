@@ -9,6 +9,7 @@ use sea_orm::{
 use super::ShopOwned;
 use super::entities::test_clocks::{ActiveModel, Column, Entity, Model};
 use crate::domain::ids::{TEST_CLOCK, new_id};
+use crate::domain::vocab::ClockStatus;
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -34,7 +35,7 @@ pub async fn insert(
         shop_id: Set(shop_id),
         name: Set(name),
         frozen_time: Set(super::now_millis(frozen_time)),
-        status: Set("ready".into()),
+        status: Set(ClockStatus::Ready),
         advance_to: Set(None),
         lease_token: Set(None),
         lease_until: Set(None),
@@ -58,7 +59,7 @@ pub async fn begin_advance(
 ) -> Result<bool, DbErr> {
     let now = super::now_millis(now);
     let result = Entity::update_many()
-        .col_expr(Column::Status, Expr::value("advancing"))
+        .col_expr(Column::Status, Expr::value(ClockStatus::Advancing))
         .col_expr(Column::AdvanceTo, Expr::value(Some(super::now_millis(to))))
         .col_expr(Column::LeaseToken, Expr::value(Some(token)))
         .col_expr(Column::LeaseUntil, Expr::value(Some(super::now_millis(lease_until))))
@@ -66,7 +67,7 @@ pub async fn begin_advance(
         .filter(Column::Id.eq(id))
         // Only forward, judged on the clock as it is now (not as the caller read it).
         .filter(Column::FrozenTime.lte(super::now_millis(to)))
-        .filter(Column::Status.eq("ready").or(Column::LeaseUntil.is_null()).or(Column::LeaseUntil.lt(now)))
+        .filter(Column::Status.eq(ClockStatus::Ready).or(Column::LeaseUntil.is_null()).or(Column::LeaseUntil.lt(now)))
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)
@@ -112,7 +113,7 @@ pub async fn finish(
 ) -> Result<(), DbErr> {
     let never: Option<DateTime<Utc>> = None;
     let mut update = Entity::update_many()
-        .col_expr(Column::Status, Expr::value("ready"))
+        .col_expr(Column::Status, Expr::value(ClockStatus::Ready))
         .col_expr(Column::AdvanceTo, Expr::value(never))
         .col_expr(Column::LeaseToken, Expr::value(Option::<String>::None))
         .col_expr(Column::LeaseUntil, Expr::value(never))
@@ -127,7 +128,7 @@ pub async fn finish(
 /// Clocks left advancing by a run that stopped (their lease has run out).
 pub async fn stalled(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<Vec<Model>, DbErr> {
     Entity::find()
-        .filter(Column::Status.eq("advancing"))
+        .filter(Column::Status.eq(ClockStatus::Advancing))
         .filter(Column::LeaseUntil.is_null().or(Column::LeaseUntil.lt(super::now_millis(now))))
         .all(db)
         .await

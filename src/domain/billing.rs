@@ -21,7 +21,7 @@ use chrono::{DateTime, Days, Duration, Months, NaiveDateTime, NaiveTime, TimeZon
 use chrono_tz::Tz;
 
 use super::plan::PlanFields;
-use super::vocab::IntervalUnit;
+use super::vocab::{IntervalUnit, words};
 
 /// Night ends at 08:00 and starts at 20:00, local time.
 const DAY_STARTS: u32 = 8;
@@ -158,50 +158,15 @@ impl Terms {
     }
 }
 
-/// Where a subscription stands (the `state` of the API).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Redirecting,
-    Trial,
-    Active,
-    FailedAttempt,
-    Failed,
-    Error,
-    Canceled,
-    Expired,
+words! {
+    /// Where a subscription stands (the `state` of the API).
+    State {
+        Active = "active", Trial = "trial", FailedAttempt = "failed_attempt", Redirecting = "redirecting",
+        Failed = "failed", Error = "error", Canceled = "canceled", Expired = "expired",
+    }
 }
 
 impl State {
-    /// The word of the API.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Redirecting => "redirecting",
-            State::Trial => "trial",
-            State::Active => "active",
-            State::FailedAttempt => "failed_attempt",
-            State::Failed => "failed",
-            State::Error => "error",
-            State::Canceled => "canceled",
-            State::Expired => "expired",
-        }
-    }
-
-    /// The state for a stored word.
-    pub fn parse(word: &str) -> Option<State> {
-        [
-            State::Redirecting,
-            State::Trial,
-            State::Active,
-            State::FailedAttempt,
-            State::Failed,
-            State::Error,
-            State::Canceled,
-            State::Expired,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == word)
-    }
-
     /// The states the engine still has work for.
     pub const BILLING: [State; 3] = [State::Trial, State::Active, State::FailedAttempt];
 

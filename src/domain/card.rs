@@ -6,6 +6,17 @@ use chrono::{DateTime, Datelike, Utc};
 
 use super::Errors;
 use super::input::msg;
+use super::vocab::words;
+
+words! {
+    /// What a simulated card does; the words of `POST /subscriptions/{id}/test_card_outcome`.
+    Behaviour {
+        Succeeds = "succeeds", Declined = "declined", InsufficientFunds = "insufficient_funds",
+        ProcessingError = "processing_error",
+        // Succeeds while the customer is present, declines when billed later.
+        SucceedsThenDeclines = "succeeds_then_declines",
+    }
+}
 
 /// A stored card: the acquirer's token and what may be shown. Never the number or CVC.
 #[derive(Debug, Clone, PartialEq, Eq)]

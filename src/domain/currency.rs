@@ -179,6 +179,59 @@ pub fn find(code: &str) -> Option<Currency> {
     CURRENCIES.binary_search_by(|c| c.code.cmp(code)).ok().map(|i| CURRENCIES[i])
 }
 
+impl std::fmt::Display for Currency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code)
+    }
+}
+
+impl serde::Serialize for Currency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code)
+    }
+}
+
+// Stored as its code. A stored code that is not in the table is an error when the row is
+// read, never a guess.
+impl From<Currency> for sea_orm::Value {
+    fn from(currency: Currency) -> Self {
+        currency.code.to_string().into()
+    }
+}
+
+impl sea_orm::TryGetable for Currency {
+    fn try_get_by<I: sea_orm::ColIdx>(res: &sea_orm::QueryResult, index: I) -> Result<Self, sea_orm::TryGetError> {
+        let code = String::try_get_by(res, index)?;
+        find(&code)
+            .ok_or_else(|| sea_orm::TryGetError::DbErr(sea_orm::DbErr::Type(format!("unknown currency {code:?}"))))
+    }
+}
+
+impl sea_orm::sea_query::ValueType for Currency {
+    fn try_from(value: sea_orm::Value) -> Result<Self, sea_orm::sea_query::ValueTypeErr> {
+        let code = <String as sea_orm::sea_query::ValueType>::try_from(value)?;
+        find(&code).ok_or(sea_orm::sea_query::ValueTypeErr)
+    }
+
+    fn type_name() -> String {
+        "Currency".to_string()
+    }
+
+    fn array_type() -> sea_orm::sea_query::ArrayType {
+        sea_orm::sea_query::ArrayType::String
+    }
+
+    fn column_type() -> sea_orm::sea_query::ColumnType {
+        sea_orm::sea_query::ColumnType::Text
+    }
+}
+
+impl sea_orm::sea_query::Nullable for Currency {
+    fn null() -> sea_orm::Value {
+        sea_orm::Value::String(None)
+    }
+}
+
 /// Every code of the table, in order (for pickers).
 pub fn codes() -> &'static [&'static str] {
     static CODES: std::sync::LazyLock<Vec<&'static str>> =

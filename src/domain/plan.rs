@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::Errors;
+use super::currency::Currency;
 use super::input::Reader;
 use super::product::{MAX_AMOUNT, MAX_SHORT, read_currency};
 use super::vocab::{IntervalUnit, Language};
@@ -26,7 +27,7 @@ pub struct Trial {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanFields {
     pub title: String,
-    pub currency: String,
+    pub currency: Currency,
     pub language: Language,
     pub amount: i64,
     pub interval: i32,
@@ -76,9 +77,11 @@ impl PlanFields {
         let number_payment_attempts = r.integer_in("number_payment_attempts", 1, MAX_ATTEMPTS, &mut e).unwrap_or(3);
         let prevent_payments_at_night = r.boolean("prevent_payments_at_night", &mut e).unwrap_or(false);
 
+        // Missing only with an error recorded above.
+        let Some(currency) = currency else { return Err(e) };
         e.into_result(|| PlanFields {
             title: title.unwrap_or_default(),
-            currency: currency.unwrap_or_default(),
+            currency,
             language,
             amount: amount.unwrap_or_default(),
             interval: interval.unwrap_or_default() as i32,

@@ -3,9 +3,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use super::Errors;
+use super::currency::{self, Currency};
 use super::input::{Reader, msg};
 use super::vocab::{Language, TransactionType, VisibleField};
-use super::{Errors, currency};
 
 /// Highest amount in minimal units (ten digits before a two-digit fraction).
 pub const MAX_AMOUNT: i64 = 999_999_999_999;
@@ -23,7 +24,7 @@ pub const MAX_URL: usize = 2048;
 pub struct ProductFields {
     pub name: String,
     pub description: String,
-    pub currency: String,
+    pub currency: Currency,
     pub amount: i64,
     /// `None` exactly when `infinite`.
     pub quantity: Option<i64>,
@@ -43,7 +44,7 @@ pub struct ProductFields {
 struct Draft {
     name: Option<String>,
     description: Option<String>,
-    currency: Option<String>,
+    currency: Option<Currency>,
     amount: Option<i64>,
     quantity: Option<i64>,
     infinite: bool,
@@ -61,7 +62,7 @@ impl From<&ProductFields> for Draft {
         Draft {
             name: Some(p.name.clone()),
             description: Some(p.description.clone()),
-            currency: Some(p.currency.clone()),
+            currency: Some(p.currency),
             amount: Some(p.amount),
             quantity: p.quantity,
             infinite: p.infinite,
@@ -141,10 +142,12 @@ impl ProductFields {
             d.transaction_type = Some(t);
         }
 
+        // Missing only with an error recorded above.
+        let Some(currency) = d.currency else { return Err(e) };
         e.into_result(|| ProductFields {
             name: d.name.unwrap_or_default(),
             description: d.description.unwrap_or_default(),
-            currency: d.currency.unwrap_or_default(),
+            currency,
             amount: d.amount.unwrap_or_default(),
             quantity: d.quantity,
             infinite: d.infinite,
@@ -176,17 +179,17 @@ fn set<T>(slot: &mut T, value: Option<T>) {
 }
 
 /// An ISO 4217 code: the shape and the table are checked separately, as spec 7 shows.
-pub fn read_currency(r: &Reader, field: &str, e: &mut Errors) -> Option<String> {
+pub fn read_currency(r: &Reader, field: &str, e: &mut Errors) -> Option<Currency> {
     let code = r.string(field, MAX_SHORT, e)?;
     let key = r.key(field);
     if !currency::is_alpha3(&code) {
         e.add(&key, "is not in alpha-3 format");
     }
-    if currency::find(&code).is_none() {
+    let found = currency::find(&code);
+    if found.is_none() {
         e.add(&key, "is an unknown code");
-        return None;
     }
-    Some(code)
+    found
 }
 
 /// An absolute http or https URL.

@@ -4,11 +4,14 @@
 use chrono::{DateTime, Datelike, Days, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 
-/// One successful payment: amount in minimal units, currency, when it was made.
-pub type Taken<'a> = (i64, &'a str, DateTime<Utc>);
+use super::currency::Currency;
+use super::money::Money;
+
+/// One successful payment: what was taken, and when.
+pub type Taken = (Money, DateTime<Utc>);
 
 /// Totals per currency, largest first.
-pub type Totals = Vec<(String, i64)>;
+pub type Totals = Vec<Money>;
 
 /// The overview's figures.
 #[derive(Debug, PartialEq)]
@@ -16,7 +19,7 @@ pub struct Revenue {
     pub today: Totals,
     pub month: Totals,
     /// The currency the chart shows: the one with most payments over the days charted.
-    pub chart_currency: Option<String>,
+    pub chart_currency: Option<Currency>,
     /// One total per day of `chart_currency`, oldest first, ending today.
     pub daily: Vec<(NaiveDate, i64)>,
 }
@@ -35,12 +38,13 @@ fn first_day(today: NaiveDate, days: u64) -> NaiveDate {
 
 /// Sums `payments` into today's, this month's and the last `days` days' revenue at `now`
 /// in `tz`.
-pub fn summarize<'a>(payments: impl IntoIterator<Item = Taken<'a>>, now: DateTime<Utc>, tz: Tz, days: u64) -> Revenue {
+pub fn summarize(payments: impl IntoIterator<Item = Taken>, now: DateTime<Utc>, tz: Tz, days: u64) -> Revenue {
     let today = now.with_timezone(&tz).date_naive();
     let first_day = first_day(today, days);
-    let (mut day_totals, mut month_totals, mut counts) = (Totals::new(), Totals::new(), Vec::<(String, u64)>::new());
-    let mut per_day: Vec<(String, NaiveDate, i64)> = Vec::new();
-    for (amount, currency, at) in payments {
+    let (mut day_totals, mut month_totals) = (Vec::new(), Vec::new());
+    let mut counts = Vec::<(Currency, i64)>::new();
+    let mut per_day: Vec<(Currency, NaiveDate, i64)> = Vec::new();
+    for (Money { amount, currency }, at) in payments {
         let date = at.with_timezone(&tz).date_naive();
         if date > today {
             continue;
@@ -53,9 +57,9 @@ pub fn summarize<'a>(payments: impl IntoIterator<Item = Taken<'a>>, now: DateTim
         }
         if date >= first_day {
             add(&mut counts, currency, 1);
-            match per_day.iter_mut().find(|(c, d, _)| c == currency && *d == date) {
-                Some(entry) => entry.2 += amount,
-                None => per_day.push((currency.to_string(), date, amount)),
+            match per_day.iter_mut().find(|(c, d, _)| *c == currency && *d == date) {
+                Some(entry) => entry.2 = entry.2.saturating_add(amount),
+                None => per_day.push((currency, date, amount)),
             }
         }
     }
@@ -66,24 +70,26 @@ pub fn summarize<'a>(payments: impl IntoIterator<Item = Taken<'a>>, now: DateTim
         .map(|d| {
             let total = per_day
                 .iter()
-                .filter(|(c, day, _)| Some(c) == chart_currency.as_ref() && *day == d)
-                .map(|(_, _, a)| a)
-                .sum();
+                .filter(|(c, day, _)| Some(*c) == chart_currency && *day == d)
+                .fold(0i64, |sum, (_, _, a)| sum.saturating_add(*a));
             (d, total)
         })
         .collect();
-    Revenue { today: largest_first(day_totals), month: largest_first(month_totals), chart_currency, daily }
+    let money =
+        |totals: Vec<(Currency, i64)>| largest_first(totals).into_iter().map(|(c, a)| Money::new(a, c)).collect();
+    Revenue { today: money(day_totals), month: money(month_totals), chart_currency, daily }
 }
 
-fn add<T: std::ops::AddAssign + Copy>(totals: &mut Vec<(String, T)>, currency: &str, value: T) {
-    match totals.iter_mut().find(|(c, _)| c == currency) {
-        Some(entry) => entry.1 += value,
-        None => totals.push((currency.to_string(), value)),
+/// Adds `value` to the total of `currency` (sums stop at the largest amount, never wrap).
+fn add(totals: &mut Vec<(Currency, i64)>, currency: Currency, value: i64) {
+    match totals.iter_mut().find(|(c, _)| *c == currency) {
+        Some(entry) => entry.1 = entry.1.saturating_add(value),
+        None => totals.push((currency, value)),
     }
 }
 
-fn largest_first<T: Ord + Copy>(mut totals: Vec<(String, T)>) -> Vec<(String, T)> {
-    totals.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+fn largest_first(mut totals: Vec<(Currency, i64)>) -> Vec<(Currency, i64)> {
+    totals.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.code.cmp(b.0.code)));
     totals
 }
 
@@ -101,18 +107,19 @@ mod tests {
     fn today_and_this_month_are_counted_in_the_shops_zone_per_currency() {
         let tz: Tz = "Europe/Berlin".parse().unwrap();
         let now = at(2026, 11, 23, 12);
+        let m = |amount, code| Money::of(amount, code).unwrap();
         let payments = [
-            (990, "EUR", at(2026, 11, 23, 9)),
-            (500, "USD", at(2026, 11, 23, 10)),
+            (m(990, "EUR"), at(2026, 11, 23, 9)),
+            (m(500, "USD"), at(2026, 11, 23, 10)),
             // 23:30 UTC on the 22nd is 00:30 on the 23rd in Berlin.
-            (100, "EUR", Utc.with_ymd_and_hms(2026, 11, 22, 23, 30, 0).unwrap()),
-            (2000, "EUR", at(2026, 11, 2, 12)),
-            (7000, "EUR", at(2026, 10, 31, 12)),
+            (m(100, "EUR"), Utc.with_ymd_and_hms(2026, 11, 22, 23, 30, 0).unwrap()),
+            (m(2000, "EUR"), at(2026, 11, 2, 12)),
+            (m(7000, "EUR"), at(2026, 10, 31, 12)),
         ];
         let r = summarize(payments, now, tz, 30);
-        assert_eq!(r.today, vec![("EUR".to_string(), 1090), ("USD".to_string(), 500)]);
-        assert_eq!(r.month, vec![("EUR".to_string(), 3090), ("USD".to_string(), 500)]);
-        assert_eq!(r.chart_currency.as_deref(), Some("EUR"));
+        assert_eq!(r.today, vec![m(1090, "EUR"), m(500, "USD")]);
+        assert_eq!(r.month, vec![m(3090, "EUR"), m(500, "USD")]);
+        assert_eq!(r.chart_currency.map(|c| c.code), Some("EUR"));
         assert_eq!(r.daily.len(), 30);
         assert_eq!(r.daily.first().unwrap().0, NaiveDate::from_ymd_opt(2026, 10, 25).unwrap());
         assert_eq!(r.daily.last().unwrap(), &(NaiveDate::from_ymd_opt(2026, 11, 23).unwrap(), 1090));

@@ -1,11 +1,15 @@
 //! The closed vocabularies of the API: languages, transaction types, interval units and the
 //! customer-data fields a pay page can ask for. Each is stored and sent as its word.
 
+/// A closed vocabulary: an enum whose values are stored and sent as their words. Rows are
+/// read through sea-orm's string-backed `ActiveEnum`, so a stored word outside the
+/// vocabulary is an error when the row is read, never a silent default.
 macro_rules! words {
     ($(#[$doc:meta])* $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $($variant),+ }
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sea_orm::EnumIter, sea_orm::DeriveActiveEnum)]
+        #[sea_orm(rs_type = "String", db_type = "Text")]
+        pub enum $name { $(#[sea_orm(string_value = $word)] $variant),+ }
 
         impl $name {
             /// Every value, in the order of the spec.
@@ -37,6 +41,8 @@ macro_rules! words {
         }
     };
 }
+
+pub(crate) use words;
 
 words! {
     /// Languages of the hosted pages (design.md).
@@ -74,17 +80,23 @@ words! {
     }
 }
 
+words! {
+    /// Where a test clock stands: `advancing` while the engine catches up with its new time.
+    ClockStatus { Ready = "ready", Advancing = "advancing" }
+}
+
+words! {
+    /// Where a hosted form's checkout attempt stands: `running` while its submit is being
+    /// handled, `done` once it paid, `open` again after a refusal that charged nothing.
+    AttemptStatus { Running = "running", Done = "done", Open = "open" }
+}
+
 // Written out because the enum comes from `words!`, which cannot mark a variant `#[default]`.
 #[allow(clippy::derivable_impls)]
 impl Default for Language {
     fn default() -> Self {
         Language::En
     }
-}
-
-/// Parses a stored word, falling back to the first value for anything unknown.
-pub fn stored<T: Copy>(word: &str, parse: fn(&str) -> Option<T>, fallback: T) -> T {
-    parse(word).unwrap_or(fallback)
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ impl Checkout<'_> {
             Claim::Won => match pay(checkout).await {
                 Ok(payment) => {
                     db::checkout_attempts::finish(db, &attempt, &payment.id, Utc::now()).await?;
-                    if payment.status == PaymentStatus::Failed.as_str() {
+                    if payment.status == PaymentStatus::Failed {
                         db::throttle::fail(db, &throttle::DECLINES, &key, Utc::now()).await?;
                     }
                     payment
@@ -207,7 +207,7 @@ impl Checkout<'_> {
             return page::redirect_after(self.state, self.after.as_deref(), payment);
         }
         let t = self.t;
-        let title = if payment.status == PaymentStatus::Error.as_str() { t.error_title } else { t.declined_title };
+        let title = if payment.status == PaymentStatus::Error { t.error_title } else { t.declined_title };
         let code = payment.failure_code.as_deref().unwrap_or("");
         let reason = t.failure(code, payment.failure_message.as_deref().unwrap_or(""));
         self.form(StatusCode::PAYMENT_REQUIRED, headers, sent, &Errors::default(), Some((title.to_string(), reason)))

@@ -66,7 +66,7 @@ pub fn respond_page(
 /// shop's URL), told the payment's id and status; without a target, to paydesk's receipt.
 pub fn redirect_after(state: &AppState, target: Option<&str>, payment: &payments::Model) -> Response {
     let to = target.and_then(|t| url::Url::parse(t).ok()).map(|mut url| {
-        url.query_pairs_mut().append_pair("payment_id", &payment.id).append_pair("status", &payment.status);
+        url.query_pairs_mut().append_pair("payment_id", &payment.id).append_pair("status", payment.status.as_str());
         url.to_string()
     });
     let receipt = format!("{}/receipts/{}", state.config.base_url, payment.id);

@@ -42,9 +42,9 @@ pub(super) fn plan_summary(t: &Texts, plan: &plans::Model, shop: &shops::Model) 
         shop_name: shop.name.clone(),
         title: f.title,
         description: String::new(),
-        price: t.price(f.amount, &f.currency),
+        price: t.price(f.amount, f.currency),
         every: Some(t.every(f.interval, f.interval_unit)),
-        trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, &f.currency), tr.interval, tr.interval_unit)),
+        trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, f.currency), tr.interval, tr.interval_unit)),
         test: f.test,
     }
 }

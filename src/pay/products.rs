@@ -42,7 +42,7 @@ fn summary(t: &Texts, product: &products::Model, shop: &shops::Model) -> Summary
         shop_name: shop.name.clone(),
         title: product.name.clone(),
         description: product.description.clone(),
-        price: t.price(product.amount, &product.currency),
+        price: t.price(product.amount, product.currency),
         every: None,
         trial: None,
         test: product.test,
@@ -60,7 +60,7 @@ fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &shops::Mo
         action: urls::product_pay(&state.config, &product.id),
         after: product.return_url.clone().or_else(|| shop.url.clone()),
         fields: fields.visible_fields,
-        submit: format!("{} {}", t.pay, t.price(product.amount, &product.currency)),
+        submit: format!("{} {}", t.pay, t.price(product.amount, product.currency)),
     }
 }
 

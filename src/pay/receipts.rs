@@ -14,7 +14,7 @@ use crate::db::{
     self,
     entities::{payments, plans, products},
 };
-use crate::domain::vocab::{Language, PaymentStatus, stored};
+use crate::domain::vocab::{Language, PaymentStatus};
 use crate::error::AppError;
 use crate::i18n::{Texts, texts};
 use crate::state::AppState;
@@ -51,21 +51,21 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     let (order, language) = match (&payment.product_id, &payment.plan_id) {
         (Some(product), _) => match db::find_public::<products::Entity>(&state.db, product).await? {
             Some(p) => (p.name, p.language),
-            None => (product.clone(), String::new()),
+            None => (product.clone(), Language::En),
         },
         (_, Some(plan)) => match db::find_public::<plans::Entity>(&state.db, plan).await? {
             Some(p) => (p.title, p.language),
-            None => (plan.clone(), String::new()),
+            None => (plan.clone(), Language::En),
         },
-        _ => (String::new(), String::new()),
+        _ => (String::new(), Language::En),
     };
-    let t = texts(stored(&language, Language::parse, Language::En));
-    let headline = match PaymentStatus::parse(&payment.status) {
-        Some(PaymentStatus::Succeeded) => t.paid.to_string(),
-        Some(PaymentStatus::Authorized) => t.authorized.to_string(),
+    let t = texts(language);
+    let headline = match payment.status {
+        PaymentStatus::Succeeded => t.paid.to_string(),
+        PaymentStatus::Authorized => t.authorized.to_string(),
         _ => t.failure(
             payment.failure_code.as_deref().unwrap_or(""),
-            payment.failure_message.as_deref().unwrap_or(&payment.status),
+            payment.failure_message.as_deref().unwrap_or(payment.status.as_str()),
         ),
     };
     Ok(ReceiptPage {
@@ -74,7 +74,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         test: payment.test,
         headline,
         order,
-        amount: t.price(payment.amount, &payment.currency),
+        amount: t.price(payment.amount, payment.currency),
         card: format!("{} •••• {}", payment.card_brand, payment.card_last4),
         date: payment.created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
         payment_id: payment.id,

@@ -60,7 +60,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
         Err(e) => return e.into_response(),
     };
     let page = checkout(&state, &sub, &plan, &shop);
-    if sub.state != SubState::Redirecting.as_str() {
+    if sub.state != SubState::Redirecting {
         return AppError::Conflict("This subscription already has its card".into()).into_response();
     }
     page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None)

@@ -167,7 +167,7 @@ db_tests! {
             subscription_id: None,
             customer_id: None,
             amount: 990,
-            currency: "EUR",
+            currency: paydesk::domain::currency::find("EUR").unwrap(),
             transaction_type: paydesk::domain::vocab::TransactionType::Payment,
             test: true,
             card: &card,

@@ -162,7 +162,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
         subscription_id: Some(&sub.id),
         customer_id: Some(&sub.customer_id),
         amount: 990,
-        currency: "EUR",
+        currency: paydesk::domain::currency::find("EUR").unwrap(),
         transaction_type: paydesk::domain::vocab::TransactionType::Payment,
         test: true,
         card: &card,
@@ -172,7 +172,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
     let payment = paydesk::db::payments::insert_processing(&app.db, new, now).await.unwrap();
     let request = paydesk::acquirer::ChargeRequest {
         amount: 990,
-        currency: "EUR",
+        currency: paydesk::domain::currency::find("EUR").unwrap(),
         capture: true,
         idempotency_key: &key,
         customer_present: false,

@@ -11,6 +11,17 @@ fn with(mut body: Value, key: &str, value: Value) -> Value {
 }
 
 db_tests! {
+    async fn a_stored_word_outside_its_vocabulary_is_an_error_never_a_default(app) {
+        use sea_orm::ConnectionTrait;
+        let shop = app.shop("Shop").await;
+        let product = app.product(&shop, &product_body()).await;
+        let id = product["id"].as_str().unwrap();
+        app.db.execute_unprepared(&format!("UPDATE products SET language = 'xx' WHERE id = '{id}'")).await.unwrap();
+        let (status, body) = app.get(&shop, &format!("/products/{id}")).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["message"], "Internal server error");
+    }
+
     async fn creating_a_product_returns_every_field_of_the_spec(app) {
         let shop = app.shop("Books").await;
         let body = json!({

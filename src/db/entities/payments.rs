@@ -1,5 +1,8 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::currency::Currency;
+use crate::domain::vocab::{PaymentStatus, TransactionType};
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "payments")]
 pub struct Model {
@@ -13,9 +16,9 @@ pub struct Model {
     pub subscription_id: Option<String>,
     pub customer_id: Option<String>,
     pub amount: i64,
-    pub currency: String,
-    pub transaction_type: String,
-    pub status: String,
+    pub currency: Currency,
+    pub transaction_type: TransactionType,
+    pub status: PaymentStatus,
     pub test: bool,
     pub card_token: String,
     pub card_brand: String,

@@ -1,5 +1,8 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::currency::Currency;
+use crate::domain::vocab::{IntervalUnit, Language};
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "plans")]
 pub struct Model {
@@ -9,14 +12,14 @@ pub struct Model {
     pub id: String,
     pub shop_id: i64,
     pub title: String,
-    pub currency: String,
-    pub language: String,
+    pub currency: Currency,
+    pub language: Language,
     pub amount: i64,
     pub interval: i32,
-    pub interval_unit: String,
+    pub interval_unit: IntervalUnit,
     pub trial_amount: Option<i64>,
     pub trial_interval: Option<i32>,
-    pub trial_interval_unit: Option<String>,
+    pub trial_interval_unit: Option<IntervalUnit>,
     pub trial_as_first_payment: bool,
     pub infinite: bool,
     pub billing_cycles: Option<i32>,

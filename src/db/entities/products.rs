@@ -1,5 +1,8 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::currency::Currency;
+use crate::domain::vocab::{Language, TransactionType};
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "products")]
 pub struct Model {
@@ -11,7 +14,7 @@ pub struct Model {
     pub name: String,
     #[sea_orm(column_type = "Text")]
     pub description: String,
-    pub currency: String,
+    pub currency: Currency,
     pub amount: i64,
     pub quantity: Option<i64>,
     pub infinite: bool,
@@ -21,8 +24,8 @@ pub struct Model {
     pub expired_at: Option<DateTimeUtc>,
     #[sea_orm(column_type = "Text", nullable)]
     pub return_url: Option<String>,
-    pub language: String,
-    pub transaction_type: String,
+    pub language: Language,
+    pub transaction_type: TransactionType,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -1,5 +1,7 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::billing::State;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "subscription_events")]
 pub struct Model {
@@ -9,8 +11,8 @@ pub struct Model {
     pub id: String,
     pub shop_id: i64,
     pub subscription_id: String,
-    pub from_state: Option<String>,
-    pub to_state: String,
+    pub from_state: Option<State>,
+    pub to_state: State,
     pub payment_id: Option<String>,
     pub reason: Option<String>,
     pub renew_at: Option<DateTimeUtc>,

@@ -1,5 +1,8 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::billing::State;
+use crate::domain::card::Behaviour;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "subscriptions")]
 pub struct Model {
@@ -10,7 +13,7 @@ pub struct Model {
     pub shop_id: i64,
     pub plan_id: String,
     pub customer_id: String,
-    pub state: String,
+    pub state: State,
     pub test: bool,
     pub test_clock_id: Option<String>,
     pub tracking_id: Option<String>,
@@ -37,7 +40,7 @@ pub struct Model {
     pub last_payment_id: Option<String>,
     pub cancel_reason: Option<String>,
     pub cancelled_at: Option<DateTimeUtc>,
-    pub test_outcome: Option<String>,
+    pub test_outcome: Option<Behaviour>,
     pub test_outcome_from: Option<DateTimeUtc>,
     pub claim_token: Option<String>,
     pub claimed_until: Option<DateTimeUtc>,

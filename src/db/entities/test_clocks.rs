@@ -1,5 +1,7 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::vocab::ClockStatus;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "test_clocks")]
 pub struct Model {
@@ -10,7 +12,7 @@ pub struct Model {
     pub shop_id: i64,
     pub name: Option<String>,
     pub frozen_time: DateTimeUtc,
-    pub status: String,
+    pub status: ClockStatus,
     pub advance_to: Option<DateTimeUtc>,
     pub lease_token: Option<String>,
     pub lease_until: Option<DateTimeUtc>,
