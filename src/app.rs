@@ -12,10 +12,10 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::api::json::BODY_LIMIT;
 use crate::config::Config;
 use crate::db::entities::products;
 use crate::error::{AppError, Failure};
+use crate::guard::BODY_LIMIT;
 use crate::guard::csp;
 use crate::state::AppState;
 use crate::{api, dashboard, db, guard, pay};

@@ -15,10 +15,10 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, TransactionTrait};
 
-use crate::acquirer::{Behaviour, CardRef, ChargeRequest};
-use crate::db::entities::{plans, subscriptions, test_clocks};
+use crate::acquirer::{Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
+use crate::db::entities::{subscription_events, subscriptions, test_clocks};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
 use crate::domain::billing::{self as rules, Due, Outcome, Progress, Terms};
@@ -109,8 +109,40 @@ pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, App
         report += done.map_err(|e| AppError::Internal(format!("billing worker: {e}")))??;
     }
     report += resume_clocks(state).await?;
-    crate::payments::settle_interrupted(state, Utc::now()).await?;
+    settle_interrupted(state, Utc::now()).await?;
     Ok(report)
+}
+
+/// Settles hosted-page payments whose request stopped before the acquirer's answer was
+/// recorded: asks the acquirer again under the payment's idempotency key (it answers the
+/// first result, never charging twice), records the answer, and gives a finite product its
+/// unit back if the payment did not go through.
+pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, DbErr> {
+    let stale = db::payments::interrupted(&state.db, now - state.config.lease * 2, 500).await?;
+    let count = stale.len();
+    for payment in stale {
+        let card = payment.card();
+        let request = ChargeRequest {
+            amount: payment.amount,
+            currency: payment.currency,
+            capture: payment.transaction_type == TransactionType::Payment,
+            idempotency_key: &payment.id.clone(),
+            customer_present: true,
+            now,
+            simulate: None,
+        };
+        let outcome = state.acquirer.charge(&card, request).await;
+        let (settled, recorded) = db::payments::record_outcome(&state.db, payment, &outcome, now).await?;
+        let failed = matches!(settled.status, PaymentStatus::Failed | PaymentStatus::Error);
+        if recorded
+            && failed
+            && let Some(product_id) = &settled.product_id
+        {
+            db::products::release_unit(&state.db, product_id).await?;
+        }
+        tracing::info!(payment = %settled.id, status = %settled.status, "settled an interrupted payment");
+    }
+    Ok(count)
 }
 
 async fn claim_and_bill(state: &AppState, now: DateTime<Utc>) -> Result<Report, DbErr> {
@@ -212,7 +244,7 @@ async fn advance_steps(state: &AppState, clock_id: &str, to: DateTime<Utc>, toke
 /// present. `None` when another request started the subscription first.
 pub async fn start(
     state: &AppState,
-    plan: &plans::Model,
+    plan: &crate::db::entities::plans::Model,
     sub: subscriptions::Model,
     card: &CardRef,
     now: DateTime<Utc>,
@@ -251,25 +283,41 @@ async fn bill(
     customer_present: bool,
     token: &str,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
-    let renewer = {
-        let (db, token) = (state.db.clone(), token.to_string());
-        Renewer::start(state, move |until| {
-            let (db, token) = (db.clone(), token.clone());
-            async move { db::subscriptions::renew_claims(&db, &token, until).await }
-        })
-    };
-    let mut report = Report::default();
-    let plan_ids: Vec<String> = subs.iter().map(|s| s.plan_id.clone()).collect();
-    let plans: HashMap<String, plans::Model> = plans::Entity::find()
-        .filter(plans::Column::Id.is_in(plan_ids))
-        .all(&state.db)
-        .await?
-        .into_iter()
-        .map(|p| (p.id.clone(), p))
-        .collect();
+    let renewer = renew_meanwhile(state, token);
+    let (mut charges, ending) = plan_charges(state, subs).await?;
+    resume_earlier(state, &mut charges).await?;
+    // A group at a time: the gate (still claimed, not cancelled), the payment rows, the
+    // acquirer. A subscription that fails the gate is not charged.
+    let mut answers = Vec::with_capacity(charges.len());
+    for group in charges.chunks_mut(CONCURRENT_CHARGES) {
+        write_processing_rows(state, group, token, now).await?;
+        answers.extend(ask_acquirer(state, group, customer_present, now).await);
+    }
+    // The claims are extended once and no longer renewed while the outcomes are recorded (a
+    // renewal would lock the same rows in another order).
+    db::subscriptions::renew_claims(&state.db, token, lease_from_now(state)).await?;
+    drop(renewer);
+    record(state, charges, answers, ending, token, now).await
+}
 
-    let mut charges = Vec::new();
-    let mut ending = Vec::new();
+/// Keeps the claims under `token` alive while the charges run.
+fn renew_meanwhile(state: &AppState, token: &str) -> Renewer {
+    let (db, token) = (state.db.clone(), token.to_string());
+    Renewer::start(state, move |until| {
+        let (db, token) = (db.clone(), token.clone());
+        async move { db::subscriptions::renew_claims(&db, &token, until).await }
+    })
+}
+
+/// Step 1: what is due for each subscription: a charge (with its idempotency key), or the end
+/// of its billing cycles.
+async fn plan_charges(
+    state: &AppState,
+    subs: Vec<subscriptions::Model>,
+) -> Result<(Vec<Charge>, Vec<(subscriptions::Model, Progress)>), DbErr> {
+    let plan_ids: Vec<&str> = subs.iter().map(|s| s.plan_id.as_str()).collect();
+    let plans = db::plans::by_ids_of_any_shop(&state.db, &plan_ids).await?;
+    let (mut charges, mut ending) = (Vec::new(), Vec::new());
     for sub in subs {
         let Some(plan) = plans.get(&sub.plan_id) else { continue };
         let terms = Terms::from(&plan.fields());
@@ -294,97 +342,122 @@ async fn bill(
             }
         }
     }
+    Ok((charges, ending))
+}
 
-    // Payments an interrupted run left: answered ones are not charged again, those still
-    // `processing` are asked again under the same key (the acquirer answers the first result).
+/// Step 2: the payments an interrupted run left. Answered ones are not charged again; those
+/// still `processing` are asked again under the same key (the acquirer answers the first
+/// result).
+async fn resume_earlier(state: &AppState, charges: &mut [Charge]) -> Result<(), DbErr> {
     let keys = charges.iter().map(|c| c.key.clone()).collect();
     let earlier: HashMap<String, _> = db::payments::find_by_billing_keys(&state.db, keys)
         .await?
         .into_iter()
         .filter_map(|p| Some((p.billing_key.clone()?, p)))
         .collect();
-    for c in &mut charges {
+    for c in charges {
         if let Some(p) = earlier.get(&c.key) {
             c.payment_id = Some(p.id.clone());
             c.known = Some(p.status).filter(|s| *s != PaymentStatus::Processing);
         }
     }
+    Ok(())
+}
 
-    // Then, a group at a time: the gate (still claimed, not cancelled), the payment rows, the
-    // acquirer. A subscription that fails the gate is not charged.
-    let mut answers = Vec::with_capacity(charges.len());
-    for group in charges.chunks_mut(CONCURRENT_CHARGES) {
-        let ids = group.iter().filter(|c| c.payment_id.is_none()).map(|c| c.sub.id.clone()).collect::<Vec<_>>();
-        let open = match ids.is_empty() {
-            true => Default::default(),
-            false => db::subscriptions::still_billing(&state.db, ids, token).await?,
-        };
-        let mut rows = Vec::new();
-        for c in group.iter_mut().filter(|c| c.payment_id.is_none() && open.contains(&c.sub.id)) {
-            let new = NewPayment {
-                shop_id: c.sub.shop_id,
-                product_id: None,
-                plan_id: Some(&c.sub.plan_id),
-                subscription_id: Some(&c.sub.id),
-                customer_id: Some(&c.sub.customer_id),
-                amount: c.amount,
-                currency: c.currency,
-                transaction_type: TransactionType::Payment,
-                test: c.sub.test,
-                card: &c.card,
-                billing_key: Some(c.key.clone()),
-            };
-            rows.push(db::payments::processing_row(new, now));
-        }
-        if !rows.is_empty() {
-            let mut written: HashMap<String, String> =
-                rows.iter().filter_map(|r| Some((r.billing_key.clone().unwrap()?, r.id.clone().unwrap()))).collect();
-            if !db::payments::insert_rows(&state.db, rows).await? {
-                // Another run wrote some of these keys first: its rows are the ones that count.
-                let keys = written.keys().cloned().collect();
-                written = db::payments::find_by_billing_keys(&state.db, keys)
-                    .await?
-                    .into_iter()
-                    .filter_map(|p| Some((p.billing_key.clone()?, p.id)))
-                    .collect();
-            }
-            for c in group.iter_mut().filter(|c| c.payment_id.is_none()) {
-                c.payment_id = written.get(&c.key).cloned();
-            }
-        }
-        let calls = group.iter().map(|c| {
-            let acquirer = state.acquirer.clone();
-            let request = ChargeRequest {
-                amount: c.amount,
-                currency: c.currency,
-                capture: true,
-                idempotency_key: &c.key,
-                customer_present,
-                now,
-                simulate: simulated_outcome(&c.sub, now),
-            };
-            let ask = c.payment_id.is_some() && c.known.is_none();
-            async move {
-                match ask {
-                    true => Some(acquirer.charge(&c.card, request).await),
-                    false => None,
-                }
-            }
-        });
-        answers.extend(futures::future::join_all(calls).await);
+/// Step 3: past the gate, the `processing` rows of a group's new charges, written before the
+/// acquirer is asked so that no charge goes unrecorded.
+async fn write_processing_rows(
+    state: &AppState,
+    group: &mut [Charge],
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let ids = group.iter().filter(|c| c.payment_id.is_none()).map(|c| c.sub.id.clone()).collect::<Vec<_>>();
+    if ids.is_empty() {
+        return Ok(());
     }
+    let open = db::subscriptions::still_billing(&state.db, ids, token).await?;
+    let mut rows = Vec::new();
+    for c in group.iter().filter(|c| c.payment_id.is_none() && open.contains(&c.sub.id)) {
+        let new = NewPayment {
+            shop_id: c.sub.shop_id,
+            product_id: None,
+            plan_id: Some(&c.sub.plan_id),
+            subscription_id: Some(&c.sub.id),
+            customer_id: Some(&c.sub.customer_id),
+            amount: c.amount,
+            currency: c.currency,
+            transaction_type: TransactionType::Payment,
+            test: c.sub.test,
+            card: &c.card,
+            billing_key: Some(c.key.clone()),
+        };
+        rows.push(db::payments::processing_row(new, now));
+    }
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut written: HashMap<String, String> =
+        rows.iter().filter_map(|r| Some((r.billing_key.clone().unwrap()?, r.id.clone().unwrap()))).collect();
+    if !db::payments::insert_rows(&state.db, rows).await? {
+        // Another run wrote some of these keys first: its rows are the ones that count.
+        let keys = written.keys().cloned().collect();
+        written = db::payments::find_by_billing_keys(&state.db, keys)
+            .await?
+            .into_iter()
+            .filter_map(|p| Some((p.billing_key.clone()?, p.id)))
+            .collect();
+    }
+    for c in group.iter_mut().filter(|c| c.payment_id.is_none()) {
+        c.payment_id = written.get(&c.key).cloned();
+    }
+    Ok(())
+}
 
-    // Then one transaction: the answers, the new schedules, the timeline. The claims are
-    // extended once and no longer renewed meanwhile (a renewal would lock the same rows in
-    // another order).
-    db::subscriptions::renew_claims(&state.db, token, lease_from_now(state)).await?;
-    drop(renewer);
-    let tz = state.config.timezone;
+/// Step 4: the acquirer's answers for a group, asked at once; `None` where nothing is asked
+/// (no row, or an answer recorded by an earlier run).
+async fn ask_acquirer(
+    state: &AppState,
+    group: &[Charge],
+    customer_present: bool,
+    now: DateTime<Utc>,
+) -> Vec<Option<ChargeOutcome>> {
+    let calls = group.iter().map(|c| {
+        let acquirer = state.acquirer.clone();
+        let request = ChargeRequest {
+            amount: c.amount,
+            currency: c.currency,
+            capture: true,
+            idempotency_key: &c.key,
+            customer_present,
+            now,
+            simulate: simulated_outcome(&c.sub, now),
+        };
+        let ask = c.payment_id.is_some() && c.known.is_none();
+        async move {
+            match ask {
+                true => Some(acquirer.charge(&c.card, request).await),
+                false => None,
+            }
+        }
+    });
+    futures::future::join_all(calls).await
+}
+
+/// Step 5, in one transaction: the answers, the new schedules and the timeline.
+async fn record(
+    state: &AppState,
+    charges: Vec<Charge>,
+    answers: Vec<Option<ChargeOutcome>>,
+    ending: Vec<(subscriptions::Model, Progress)>,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
+    let mut report = Report::default();
+    let (mut saved, mut events) = (Vec::new(), Vec::new());
     let txn = state.db.begin().await?;
-    let mut saved = Vec::new();
-    let mut events = Vec::new();
     for (c, answer) in charges.into_iter().zip(answers) {
-        let Some(payment_id) = c.payment_id else { continue };
+        let Some(payment_id) = c.payment_id.clone() else { continue };
         let status = match (&answer, c.known) {
             (Some(outcome), _) => {
                 report.charged += 1;
@@ -392,68 +465,59 @@ async fn bill(
             }
             (None, known) => known.unwrap_or(PaymentStatus::Error),
         };
-        let outcome = match status {
-            PaymentStatus::Succeeded => Outcome::Succeeded,
-            PaymentStatus::Failed => Outcome::Declined,
-            _ => Outcome::Error,
-        };
-        report.succeeded += usize::from(outcome == Outcome::Succeeded);
-        let anchor = c.sub.anchor_at.unwrap_or(now);
-        let next = rules::after_charge(&c.terms, &c.progress, outcome, anchor, now, tz);
-        let from = c.sub.state;
-        let sub_id = c.sub.id.clone();
-        match db::subscriptions::save_progress(&txn, c.sub, token, &next, Some(payment_id.clone()), now).await? {
-            Some(sub) => {
-                events.push(db::subscriptions::event_row(
-                    &sub,
-                    Some(from),
-                    (sub.state, sub.renew_at),
-                    Some(payment_id),
-                    None,
-                    now,
-                ));
-                saved.push(sub);
-            }
-            None => {
-                // Cancelled while the charge was with the acquirer: the charge is recorded
-                // against the cancelled subscription and changes nothing else.
-                let current =
-                    subscriptions::Entity::find().filter(subscriptions::Column::Id.eq(sub_id)).one(&txn).await?;
-                if let Some(sub) = current.filter(|s| s.state == rules::State::Canceled) {
-                    let reason = Some("charged before the cancel took effect".to_string());
-                    events.push(db::subscriptions::event_row(
-                        &sub,
-                        Some(sub.state),
-                        (sub.state, None),
-                        Some(payment_id),
-                        reason,
-                        now,
-                    ));
-                }
-            }
-        }
+        report.succeeded += usize::from(status == PaymentStatus::Succeeded);
+        let (sub, event) = record_charge(&txn, c, status, payment_id, token, now, state.config.timezone).await?;
+        saved.extend(sub);
+        events.extend(event);
     }
     for (sub, progress) in ending {
         let from = sub.state;
-        let Some(sub) =
-            db::subscriptions::save_progress(&txn, sub, token, &rules::expire(&progress), None, now).await?
-        else {
+        let expired = rules::expire(&progress);
+        let Some(sub) = db::subscriptions::save_progress(&txn, sub, token, &expired, None, now).await? else {
             continue;
         };
         report.expired += 1;
-        events.push(db::subscriptions::event_row(
-            &sub,
-            Some(from),
-            (sub.state, None),
-            None,
-            Some("billing cycles paid".into()),
-            now,
-        ));
+        let reason = Some("billing cycles paid".to_string());
+        events.push(db::subscriptions::event_row(&sub, Some(from), (sub.state, None), None, reason, now));
         saved.push(sub);
     }
     db::subscriptions::insert_events(&txn, events).await?;
     txn.commit().await?;
     Ok((report, saved))
+}
+
+/// The new schedule after a charge that ended with `status`, and its timeline line. A
+/// subscription cancelled while the charge was with the acquirer keeps its cancel: the
+/// charge is recorded against it and changes nothing else.
+async fn record_charge(
+    txn: &impl ConnectionTrait,
+    c: Charge,
+    status: PaymentStatus,
+    payment_id: String,
+    token: &str,
+    now: DateTime<Utc>,
+    tz: chrono_tz::Tz,
+) -> Result<(Option<subscriptions::Model>, Option<subscription_events::ActiveModel>), DbErr> {
+    let outcome = match status {
+        PaymentStatus::Succeeded => Outcome::Succeeded,
+        PaymentStatus::Failed => Outcome::Declined,
+        _ => Outcome::Error,
+    };
+    let anchor = c.sub.anchor_at.unwrap_or(now);
+    let next = rules::after_charge(&c.terms, &c.progress, outcome, anchor, now, tz);
+    let (from, sub_id) = (c.sub.state, c.sub.id.clone());
+    if let Some(sub) = db::subscriptions::save_progress(txn, c.sub, token, &next, Some(payment_id.clone()), now).await?
+    {
+        let event =
+            db::subscriptions::event_row(&sub, Some(from), (sub.state, sub.renew_at), Some(payment_id), None, now);
+        return Ok((Some(sub), Some(event)));
+    }
+    let current = db::find_public::<subscriptions::Entity>(txn, &sub_id).await?;
+    let event = current.filter(|s| s.state == rules::State::Canceled).map(|sub| {
+        let reason = Some("charged before the cancel took effect".to_string());
+        db::subscriptions::event_row(&sub, Some(sub.state), (sub.state, None), Some(payment_id), reason, now)
+    });
+    Ok((None, event))
 }
 
 /// The behaviour a test subscription's card was told to take from some moment on.

@@ -11,10 +11,12 @@ use axum::http::{HeaderValue, Response, header};
 use axum::middleware::Next;
 use axum::response::IntoResponse;
 
-use crate::api::json::BODY_LIMIT;
 use crate::domain::Errors;
 use crate::domain::input::storable;
 use crate::error::AppError;
+
+/// The largest request body accepted.
+pub const BODY_LIMIT: usize = 1024 * 1024;
 
 /// Whether `path` is one of the pages browsers see (HTML errors) rather than the API.
 pub fn is_page(path: &str) -> bool {

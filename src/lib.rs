@@ -10,7 +10,6 @@
 pub mod acquirer;
 pub mod api;
 pub mod app;
-pub mod auth;
 pub mod billing;
 pub mod config;
 pub mod csrf;

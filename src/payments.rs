@@ -275,38 +275,6 @@ async fn charge(
     db::payments::record_outcome(&state.db, payment, &outcome, now).await
 }
 
-/// Settles hosted-page payments whose request stopped before the acquirer's answer was
-/// recorded: asks the acquirer again under the payment's idempotency key (it answers the
-/// first result, never charging twice), records the answer, and gives a finite product its
-/// unit back if the payment did not go through.
-pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, DbErr> {
-    let stale = db::payments::interrupted(&state.db, now - state.config.lease * 2, 500).await?;
-    let count = stale.len();
-    for payment in stale {
-        let card = payment.card();
-        let request = ChargeRequest {
-            amount: payment.amount,
-            currency: payment.currency,
-            capture: payment.transaction_type == TransactionType::Payment,
-            idempotency_key: &payment.id.clone(),
-            customer_present: true,
-            now,
-            simulate: None,
-        };
-        let outcome = state.acquirer.charge(&card, request).await;
-        let (settled, recorded) = db::payments::record_outcome(&state.db, payment, &outcome, now).await?;
-        let failed = [PaymentStatus::Failed.as_str(), PaymentStatus::Error.as_str()].contains(&settled.status.as_str());
-        if recorded
-            && failed
-            && let Some(product_id) = &settled.product_id
-        {
-            db::products::release_unit(&state.db, product_id).await?;
-        }
-        tracing::info!(payment = %settled.id, status = %settled.status, "settled an interrupted payment");
-    }
-    Ok(count)
-}
-
 /// Captures an authorized payment of the shop in full.
 pub async fn capture(
     state: &AppState,

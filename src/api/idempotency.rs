@@ -14,12 +14,12 @@ use chrono::Utc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::json::BODY_LIMIT;
-use crate::auth::ApiShop;
+use super::auth::ApiShop;
 use crate::db::idempotency::{self, Begin};
 use crate::domain::Errors;
 use crate::domain::input::storable;
 use crate::error::AppError;
+use crate::guard::BODY_LIMIT;
 use crate::state::AppState;
 
 /// The request header.

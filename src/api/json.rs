@@ -10,9 +10,6 @@ use crate::domain::Errors;
 use crate::domain::input::storable;
 use crate::error::AppError;
 
-/// The largest request body accepted.
-pub const BODY_LIMIT: usize = 1024 * 1024;
-
 /// A request body that is a JSON object; an empty body reads as `{}`.
 pub struct JsonObject(pub Map<String, Value>);
 

@@ -13,6 +13,7 @@ use crate::domain::Errors;
 use crate::error::AppError;
 use crate::state::AppState;
 
+pub mod auth;
 pub mod customers;
 pub mod idempotency;
 pub mod json;

@@ -7,8 +7,8 @@ use axum::{Json, Router};
 use chrono::Utc;
 use serde::Serialize;
 
+use super::auth::ApiShop;
 use super::{list_response, page_from_query, timestamp};
-use crate::auth::ApiShop;
 use crate::db::{self, entities::payments};
 use crate::domain::currency::Currency;
 use crate::domain::payment::PaymentFilter;

@@ -8,9 +8,9 @@ use axum::{Json, Router};
 use chrono::Utc;
 use serde::Serialize;
 
+use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::{list_response, page_from_query, timestamp};
-use crate::auth::ApiShop;
 use crate::config::Config;
 use crate::db::{self, entities::plans};
 use crate::domain::currency::Currency;

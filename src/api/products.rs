@@ -9,9 +9,9 @@ use chrono::Utc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::{list_response, page_from_query, timestamp};
-use crate::auth::ApiShop;
 use crate::config::Config;
 use crate::db::{self, entities::products};
 use crate::domain::currency::Currency;

@@ -10,13 +10,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::auth::ApiShop;
 use super::customers::CustomerView;
 use super::json::JsonObject;
 use super::payments::PaymentView;
 use super::plans::PlanView;
 use super::{page_from_query, timestamp};
 use crate::acquirer::Behaviour;
-use crate::auth::ApiShop;
 use crate::db::entities::{customers, payments, plans, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;

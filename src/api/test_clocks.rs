@@ -9,10 +9,10 @@ use axum::{Json, Router};
 use chrono::Utc;
 use serde::Serialize;
 
+use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::subscriptions::parse_time;
 use super::{list_response, page_from_query, timestamp};
-use crate::auth::ApiShop;
 use crate::db::{self, entities::test_clocks};
 use crate::domain::Errors;
 use crate::domain::input::Reader;

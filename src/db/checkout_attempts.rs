@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
 
 use super::entities::checkout_attempts::{ActiveModel, Column, Entity};
 
@@ -26,7 +26,7 @@ pub enum Claim {
 
 /// Claims attempt `id` of the page for `target` (a product, plan or subscription id).
 pub async fn claim(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     id: &str,
     target: &str,
     lease_until: DateTime<Utc>,
@@ -68,23 +68,23 @@ pub async fn claim(
 }
 
 /// The payment of attempt `id`, once it was made.
-pub async fn paid_by(db: &DatabaseConnection, id: &str) -> Result<Option<String>, DbErr> {
+pub async fn paid_by(db: &impl ConnectionTrait, id: &str) -> Result<Option<String>, DbErr> {
     let found = Entity::find_by_id(id.to_string()).one(db).await?;
     Ok(found.filter(|a| a.status == Done).and_then(|a| a.payment_id))
 }
 
 /// The attempt paid: `payment_id` is its result from now on.
-pub async fn finish(db: &DatabaseConnection, id: &str, payment_id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn finish(db: &impl ConnectionTrait, id: &str, payment_id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
     set(db, id, Done, Some(payment_id), now).await
 }
 
 /// The attempt was refused before anything was charged: the form may be sent again.
-pub async fn release(db: &DatabaseConnection, id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn release(db: &impl ConnectionTrait, id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
     set(db, id, Open, None, now).await
 }
 
 async fn set(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     id: &str,
     status: AttemptStatus,
     payment: Option<&str>,
@@ -101,6 +101,6 @@ async fn set(
 }
 
 /// Deletes attempts made before `before`.
-pub async fn prune(db: &DatabaseConnection, before: DateTime<Utc>) -> Result<u64, DbErr> {
+pub async fn prune(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
     Ok(Entity::delete_many().filter(Column::CreatedAt.lt(super::now_millis(before))).exec(db).await?.rows_affected)
 }

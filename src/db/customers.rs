@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Set,
 };
 
 use super::entities::customers::{ActiveModel, Column, Entity, Model};
@@ -26,7 +26,7 @@ impl Searchable for Entity {
 
 /// Stores a new customer of the shop.
 pub async fn insert(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     f: CustomerFields,
     now: DateTime<Utc>,
@@ -56,7 +56,7 @@ pub async fn insert(
 
 /// The shop's newest customer with this e-mail, or a new one with `fields`.
 pub async fn find_or_insert_by_email(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     fields: CustomerFields,
     now: DateTime<Utc>,

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
 
 use super::entities::idempotency_keys::{ActiveModel, Column, Entity};
 
@@ -26,7 +26,7 @@ pub enum Begin {
 /// Looks up the shop's `key` for `request` (method and path) with body `fingerprint`, and
 /// takes it when it is new (or its first request stopped and its lease ran out).
 pub async fn begin(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     key: &str,
     request: &str,
@@ -78,7 +78,7 @@ pub async fn begin(
 }
 
 /// Extends the hold of a running request on its key.
-pub async fn renew(db: &DatabaseConnection, seq: i64, until: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn renew(db: &impl ConnectionTrait, seq: i64, until: DateTime<Utc>) -> Result<(), DbErr> {
     Entity::update_many()
         .col_expr(Column::LockedUntil, Expr::value(until))
         .filter(Column::Seq.eq(seq))
@@ -89,7 +89,7 @@ pub async fn renew(db: &DatabaseConnection, seq: i64, until: DateTime<Utc>) -> R
 }
 
 /// Keeps the answer of the key's request.
-pub async fn complete(db: &DatabaseConnection, seq: i64, status: u16, body: String) -> Result<(), DbErr> {
+pub async fn complete(db: &impl ConnectionTrait, seq: i64, status: u16, body: String) -> Result<(), DbErr> {
     Entity::update_many()
         .col_expr(Column::Status, Expr::value(Some(i32::from(status))))
         .col_expr(Column::Body, Expr::value(Some(body)))
@@ -100,12 +100,12 @@ pub async fn complete(db: &DatabaseConnection, seq: i64, status: u16, body: Stri
 }
 
 /// Forgets the key: its request was refused before it ran, so nothing is kept.
-pub async fn abandon(db: &DatabaseConnection, seq: i64) -> Result<(), DbErr> {
+pub async fn abandon(db: &impl ConnectionTrait, seq: i64) -> Result<(), DbErr> {
     Entity::delete_many().filter(Column::Seq.eq(seq)).exec(db).await?;
     Ok(())
 }
 
 /// Deletes keys made before `before`.
-pub async fn prune(db: &DatabaseConnection, before: DateTime<Utc>) -> Result<u64, DbErr> {
+pub async fn prune(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
     Ok(Entity::delete_many().filter(Column::CreatedAt.lt(before)).exec(db).await?.rows_affected)
 }

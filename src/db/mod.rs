@@ -92,7 +92,7 @@ pub enum ListError {
 }
 
 /// The shop's object with this id, if it is the shop's.
-pub async fn find<E: ShopOwned>(db: &DatabaseConnection, shop_id: i64, id: &str) -> Result<Option<E::Model>, DbErr> {
+pub async fn find<E: ShopOwned>(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<E::Model>, DbErr> {
     if !plausible(id) {
         return Ok(None);
     }
@@ -101,7 +101,7 @@ pub async fn find<E: ShopOwned>(db: &DatabaseConnection, shop_id: i64, id: &str)
 
 /// The object with this id, whoever's it is: for the public pages and the engine, which
 /// start from an id rather than a shop.
-pub async fn find_public<E: ShopOwned>(db: &DatabaseConnection, id: &str) -> Result<Option<E::Model>, DbErr> {
+pub async fn find_public<E: ShopOwned>(db: &impl ConnectionTrait, id: &str) -> Result<Option<E::Model>, DbErr> {
     if !plausible(id) {
         return Ok(None);
     }
@@ -110,7 +110,7 @@ pub async fn find_public<E: ShopOwned>(db: &DatabaseConnection, id: &str) -> Res
 
 /// The shop's objects with these ids, in one query, by id.
 pub async fn by_ids<E: ShopOwned>(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     ids: &[&str],
 ) -> Result<std::collections::HashMap<String, E::Model>, DbErr> {

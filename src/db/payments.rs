@@ -3,8 +3,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
-    EntityTrait, QueryFilter, QuerySelect, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
+    QuerySelect, Set,
 };
 
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
@@ -42,7 +42,7 @@ pub struct NewPayment<'a> {
 
 /// A page of the shop's payments that pass `filter`, newest first.
 pub async fn list(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     page: &Page,
     filter: &PaymentFilter,
@@ -86,7 +86,7 @@ pub async fn taken_since(
 
 /// Records an attempt before the acquirer is asked, so that no charge goes unrecorded.
 pub async fn insert_processing(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     new: NewPayment<'_>,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
@@ -142,7 +142,7 @@ pub async fn insert_rows(db: &impl ConnectionTrait, rows: Vec<ActiveModel>) -> R
 }
 
 /// The engine's payments with these billing keys.
-pub async fn find_by_billing_keys(db: &DatabaseConnection, keys: Vec<String>) -> Result<Vec<Model>, DbErr> {
+pub async fn find_by_billing_keys(db: &impl ConnectionTrait, keys: Vec<String>) -> Result<Vec<Model>, DbErr> {
     let mut found = Vec::new();
     for chunk in keys.chunks(500) {
         found.extend(Entity::find().filter(Column::BillingKey.is_in(chunk.to_vec())).all(db).await?);
@@ -192,7 +192,7 @@ pub async fn record_by_id(
 /// answer (a request and the sweeper of interrupted payments may both have asked); answers
 /// the payment as stored, and whether this call recorded it.
 pub async fn record_outcome(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     payment: Model,
     outcome: &Outcome,
     now: DateTime<Utc>,
@@ -238,7 +238,7 @@ impl Model {
 }
 
 /// Names the customer who made the payment (known once the card went through).
-pub async fn set_customer(db: &DatabaseConnection, payment: Model, customer_id: &str) -> Result<Model, DbErr> {
+pub async fn set_customer(db: &impl ConnectionTrait, payment: Model, customer_id: &str) -> Result<Model, DbErr> {
     Entity::update_many()
         .col_expr(Column::CustomerId, Expr::value(Some(customer_id)))
         .filter(Column::Id.eq(payment.id.as_str()))
@@ -249,7 +249,7 @@ pub async fn set_customer(db: &DatabaseConnection, payment: Model, customer_id: 
 
 /// Makes a plan page's first charge the first charge of the subscription it started.
 pub async fn attach(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     id: &str,
     subscription_id: &str,
     customer_id: &str,
@@ -267,7 +267,7 @@ pub async fn attach(
 
 /// Payments of hosted pages still `processing` since before `before`: their request was
 /// interrupted between asking the acquirer and recording its answer.
-pub async fn interrupted(db: &DatabaseConnection, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
+pub async fn interrupted(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
     Entity::find()
         .filter(Column::Status.eq(PaymentStatus::Processing))
         .filter(Column::BillingKey.is_null())
@@ -280,7 +280,7 @@ pub async fn interrupted(db: &DatabaseConnection, before: DateTime<Utc>, limit: 
 /// Moves the shop's payment from one status to another if, and only if, it is still in
 /// `from`: of two concurrent captures, one wins. Returns whether it moved.
 pub async fn transition(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     id: &str,
     from: PaymentStatus,

@@ -1,7 +1,11 @@
 //! Stored subscription plans.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
+use std::collections::HashMap;
+
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
+};
 
 use super::entities::plans::{ActiveModel, Column, Entity, Model};
 use super::{Searchable, ShopOwned};
@@ -21,8 +25,20 @@ impl Searchable for Entity {
     const NAME: Column = Column::Title;
 }
 
+/// The plans with these ids, whichever shop they belong to (the billing engine works for
+/// every shop), by id.
+pub async fn by_ids_of_any_shop(db: &impl ConnectionTrait, ids: &[&str]) -> Result<HashMap<String, Model>, DbErr> {
+    let rows = Entity::find().filter(Column::Id.is_in(ids.iter().copied())).all(db).await?;
+    Ok(rows.into_iter().map(|p| (p.id.clone(), p)).collect())
+}
+
 /// Stores a new plan of the shop.
-pub async fn insert(db: &DatabaseConnection, shop_id: i64, f: &PlanFields, now: DateTime<Utc>) -> Result<Model, DbErr> {
+pub async fn insert(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    f: &PlanFields,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
     let now = super::now_millis(now);
     ActiveModel {
         seq: NotSet,

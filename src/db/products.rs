@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
 };
 
 use super::entities::products::{ActiveModel, Column, Entity, Model};
@@ -26,7 +26,7 @@ impl Searchable for Entity {
 
 /// Stores a new product of the shop.
 pub async fn insert(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     fields: &ProductFields,
     now: DateTime<Utc>,
@@ -71,7 +71,7 @@ impl std::fmt::Display for UpdateRefused {
 /// quantity is applied as the difference from `read.quantity`, so units sold meanwhile stay
 /// sold (units sold + left always equals the stock the merchant set).
 pub async fn update(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     read: &Model,
     fields: &ProductFields,
     now: DateTime<Utc>,
@@ -125,7 +125,7 @@ pub async fn update(
 
 /// Takes one unit of a finite product, if one is left. A single conditional update, so
 /// concurrent payers never take more units than there are.
-pub async fn reserve_unit(db: &DatabaseConnection, id: &str) -> Result<bool, DbErr> {
+pub async fn reserve_unit(db: &impl ConnectionTrait, id: &str) -> Result<bool, DbErr> {
     let result = Entity::update_many()
         .col_expr(Column::Quantity, Expr::col(Column::Quantity).sub(1))
         .filter(Column::Id.eq(id))
@@ -137,7 +137,7 @@ pub async fn reserve_unit(db: &DatabaseConnection, id: &str) -> Result<bool, DbE
 }
 
 /// Gives back a unit taken by [`reserve_unit`] when the payment did not go through.
-pub async fn release_unit(db: &DatabaseConnection, id: &str) -> Result<(), DbErr> {
+pub async fn release_unit(db: &impl ConnectionTrait, id: &str) -> Result<(), DbErr> {
     Entity::update_many()
         .col_expr(Column::Quantity, Expr::col(Column::Quantity).add(1))
         .filter(Column::Id.eq(id))

@@ -2,10 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel,
-    QueryFilter, Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, Set};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -44,7 +41,7 @@ pub async fn create(
 
 /// The shop, if `secret_key` is its key. Takes the same time whether or not the shop exists.
 pub async fn authenticate(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     secret_key: &str,
 ) -> Result<Option<shops::Model>, DbErr> {
@@ -56,13 +53,13 @@ pub async fn authenticate(
 }
 
 /// The shop with this id (for public pages, which show its name).
-pub async fn find(db: &DatabaseConnection, shop_id: i64) -> Result<Option<shops::Model>, DbErr> {
+pub async fn find(db: &impl ConnectionTrait, shop_id: i64) -> Result<Option<shops::Model>, DbErr> {
     shops::Entity::find_by_id(shop_id).one(db).await
 }
 
 /// Changes the shop's name, URL and display time zone.
 pub async fn update_settings(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop: shops::Model,
     settings: &ShopSettings,
     now: DateTime<Utc>,
@@ -86,7 +83,7 @@ pub async fn update_settings(
 /// stops working at once. Returns the new key, which is shown this once; `None` when another
 /// rotation won the race (its key is the one that works).
 pub async fn rotate_secret(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop: shops::Model,
     now: DateTime<Utc>,
 ) -> Result<Option<String>, DbErr> {

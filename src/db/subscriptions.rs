@@ -3,9 +3,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend,
-    DatabaseConnection, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
-    TransactionTrait, TryIntoModel,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
+    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait, TryIntoModel,
 };
 
 use super::entities::subscription_events as events;
@@ -107,7 +106,7 @@ pub struct NewSubscription {
 }
 
 /// Stores a new subscription (in `redirecting` until its card is known).
-pub async fn insert(db: &DatabaseConnection, new: NewSubscription, now: DateTime<Utc>) -> Result<Model, DbErr> {
+pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTime<Utc>) -> Result<Model, DbErr> {
     let now = super::now_millis(now);
     let mut row = ActiveModel {
         seq: NotSet,
@@ -199,7 +198,7 @@ pub fn set_card(row: &mut ActiveModel, card: &CardRef, started_at: DateTime<Utc>
 /// charge, if, and only if, it is still waiting for its card: of two submits of one card
 /// form, one starts it. `None` when another request started it first.
 pub async fn start(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     sub: Model,
     card: &CardRef,
     started_at: DateTime<Utc>,
@@ -267,7 +266,7 @@ pub async fn save_progress(
 /// cancel that succeeded is final (the engine's next save finds the state changed and
 /// stands down). `None` when it had already ended.
 pub async fn cancel(
-    db: &DatabaseConnection,
+    db: &(impl ConnectionTrait + TransactionTrait),
     sub: &Model,
     reason: Option<String>,
     now: DateTime<Utc>,
@@ -304,7 +303,7 @@ pub async fn cancel(
 /// Claims these subscriptions (of a test clock's advance) for `token` until `lease_until`,
 /// unless another run holds an unexpired claim on them; answers the claimed ones.
 pub async fn claim_ids(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     ids: Vec<String>,
     token: &str,
     lease_until: DateTime<Utc>,
@@ -324,7 +323,7 @@ pub async fn claim_ids(
 }
 
 /// Extends the claims of `token` to `lease_until` (while a long batch still runs).
-pub async fn renew_claims(db: &DatabaseConnection, token: &str, lease_until: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn renew_claims(db: &impl ConnectionTrait, token: &str, lease_until: DateTime<Utc>) -> Result<(), DbErr> {
     Entity::update_many()
         .col_expr(Column::ClaimedUntil, Expr::value(super::now_millis(lease_until)))
         .filter(Column::ClaimToken.eq(token))
@@ -337,7 +336,7 @@ pub async fn renew_claims(db: &DatabaseConnection, token: &str, lease_until: Dat
 /// for their first charge): the gate each charge passes just before the acquirer is asked,
 /// so nothing is charged once a cancel has committed.
 pub async fn still_billing(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     ids: Vec<String>,
     token: &str,
 ) -> Result<std::collections::HashSet<String>, DbErr> {
@@ -357,7 +356,7 @@ pub async fn still_billing(
 
 /// Makes a test subscription's card start failing (or succeeding again) from `from`.
 pub async fn set_test_outcome(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     sub: Model,
     outcome: Behaviour,
     from: DateTime<Utc>,
@@ -373,7 +372,7 @@ pub async fn set_test_outcome(
 /// (or overlapping runs), each row goes to one. PostgreSQL skips rows another engine is
 /// claiming; SQLite runs the single UPDATE as one write transaction.
 pub async fn claim_due(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     now: DateTime<Utc>,
     limit: u64,
     token: &str,
@@ -401,7 +400,7 @@ pub async fn claim_due(
 /// The billing subscriptions on a test clock that fall due next (at the earliest due time
 /// up to `until`), at most `limit` of them.
 pub async fn due_next_on_clock(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     clock_id: &str,
     until: DateTime<Utc>,
     limit: u64,

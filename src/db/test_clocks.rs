@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
 };
 
 use super::ShopOwned;
@@ -22,7 +22,7 @@ impl ShopOwned for Entity {
 
 /// Stores a clock frozen at `frozen_time`.
 pub async fn insert(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     shop_id: i64,
     name: Option<String>,
     frozen_time: DateTime<Utc>,
@@ -50,7 +50,7 @@ pub async fn insert(
 /// earlier advance stopped (its lease ran out) and this one takes it over. False if another
 /// advance is running.
 pub async fn begin_advance(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     id: &str,
     to: DateTime<Utc>,
     token: &str,
@@ -74,7 +74,12 @@ pub async fn begin_advance(
 }
 
 /// Extends the lease of a running advance; false if another run took the clock over.
-pub async fn renew(db: &DatabaseConnection, id: &str, token: &str, lease_until: DateTime<Utc>) -> Result<bool, DbErr> {
+pub async fn renew(
+    db: &impl ConnectionTrait,
+    id: &str,
+    token: &str,
+    lease_until: DateTime<Utc>,
+) -> Result<bool, DbErr> {
     let result = Entity::update_many()
         .col_expr(Column::LeaseUntil, Expr::value(Some(super::now_millis(lease_until))))
         .filter(Column::Id.eq(id))
@@ -86,7 +91,7 @@ pub async fn renew(db: &DatabaseConnection, id: &str, token: &str, lease_until: 
 
 /// Moves a running advance's clock to `time`; false if another run took the clock over.
 pub async fn step(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     id: &str,
     token: &str,
     time: DateTime<Utc>,
@@ -105,7 +110,7 @@ pub async fn step(
 /// Ends a running advance: the clock is ready again, at `reached` (where it got to when
 /// `None`), if this run still holds it.
 pub async fn finish(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     id: &str,
     token: &str,
     reached: Option<DateTime<Utc>>,
@@ -126,7 +131,7 @@ pub async fn finish(
 }
 
 /// Clocks left advancing by a run that stopped (their lease has run out).
-pub async fn stalled(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<Vec<Model>, DbErr> {
+pub async fn stalled(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<Vec<Model>, DbErr> {
     Entity::find()
         .filter(Column::Status.eq(ClockStatus::Advancing))
         .filter(Column::LeaseUntil.is_null().or(Column::LeaseUntil.lt(super::now_millis(now))))

@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 
 use super::entities::throttle_hits::{ActiveModel, Column, Entity};
@@ -11,7 +11,7 @@ use crate::domain::throttle::Limit;
 
 /// How long `key` must wait under `limit` at `now`; `None` when it may try.
 pub async fn wait(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     limit: &Limit,
     key: &str,
     now: DateTime<Utc>,
@@ -31,19 +31,19 @@ pub async fn wait(
 }
 
 /// Counts one failure of `key` under `limit`.
-pub async fn fail(db: &DatabaseConnection, limit: &Limit, key: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn fail(db: &impl ConnectionTrait, limit: &Limit, key: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
     let row = ActiveModel { seq: NotSet, scope: Set(limit.scope.into()), key: Set(key.into()), at: Set(now) };
     row.insert(db).await?;
     Ok(())
 }
 
 /// Forgets `key`'s failures (a successful login).
-pub async fn forget(db: &DatabaseConnection, limit: &Limit, key: &str) -> Result<(), DbErr> {
+pub async fn forget(db: &impl ConnectionTrait, limit: &Limit, key: &str) -> Result<(), DbErr> {
     Entity::delete_many().filter(Column::Scope.eq(limit.scope)).filter(Column::Key.eq(key)).exec(db).await?;
     Ok(())
 }
 
 /// Deletes failures older than `before` (no window is that long).
-pub async fn prune(db: &DatabaseConnection, before: DateTime<Utc>) -> Result<u64, DbErr> {
+pub async fn prune(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
     Ok(Entity::delete_many().filter(Column::At.lt(before)).exec(db).await?.rows_affected)
 }

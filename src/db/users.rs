@@ -1,10 +1,10 @@
 //! The merchants' dashboard users: an e-mail and an argon2id password hash (made by
-//! [`crate::passwords`]), in one shop.
+//! the passwords module), in one shop.
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
-    Set, SqlErr, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, Set,
+    SqlErr, TransactionTrait,
 };
 
 use super::entities::{shops, users};
@@ -21,7 +21,7 @@ pub enum NewUserError {
 
 /// Creates a shop and its first user in one transaction (sign-up).
 pub async fn sign_up(
-    db: &DatabaseConnection,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_name: &str,
     email: &str,
     password_hash: String,
@@ -59,23 +59,23 @@ pub async fn insert(
 }
 
 /// The user with this (normalised) e-mail.
-pub async fn by_email(db: &DatabaseConnection, email: &str) -> Result<Option<users::Model>, DbErr> {
+pub async fn by_email(db: &impl ConnectionTrait, email: &str) -> Result<Option<users::Model>, DbErr> {
     users::Entity::find().filter(users::Column::Email.eq(email)).one(db).await
 }
 
 /// The user with this id.
-pub async fn by_id(db: &DatabaseConnection, id: &str) -> Result<Option<users::Model>, DbErr> {
+pub async fn by_id(db: &impl ConnectionTrait, id: &str) -> Result<Option<users::Model>, DbErr> {
     users::Entity::find().filter(users::Column::Id.eq(id)).one(db).await
 }
 
 /// A shop's users, oldest first.
-pub async fn of_shop(db: &DatabaseConnection, shop_id: i64) -> Result<Vec<users::Model>, DbErr> {
+pub async fn of_shop(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<users::Model>, DbErr> {
     users::Entity::find().filter(users::Column::ShopId.eq(shop_id)).order_by_asc(users::Column::Seq).all(db).await
 }
 
 /// Stores a new password hash.
 pub async fn set_password(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     user: users::Model,
     password_hash: String,
     now: DateTime<Utc>,

@@ -6,12 +6,10 @@ use axum::http::request::Parts;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::net::SocketAddr;
 
 use axum::extract::ConnectInfo;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
 use crate::db::{self, entities::shops, shops as shop_db};
 use crate::domain::throttle;
@@ -63,28 +61,6 @@ fn too_many(wait: std::time::Duration) -> AppError {
         "Too many requests with wrong credentials from this address; try again later".into(),
         wait,
     )
-}
-
-/// Addresses refused for a while after too many wrong credentials (this instance's view of
-/// the failures counted in the database).
-#[derive(Debug, Default)]
-pub struct Locks(Mutex<HashMap<IpAddr, DateTime<Utc>>>);
-
-impl Locks {
-    /// How long `address` must still wait, if it is locked.
-    pub fn wait(&self, address: IpAddr, now: DateTime<Utc>) -> Option<std::time::Duration> {
-        let locks = self.0.lock().ok()?;
-        let until = *locks.get(&address)?;
-        (until > now).then(|| (until - now).to_std().ok()).flatten()
-    }
-
-    /// Locks `address` for `wait` from `now`.
-    pub fn lock(&self, address: IpAddr, now: DateTime<Utc>, wait: std::time::Duration) {
-        if let Ok(mut locks) = self.0.lock() {
-            locks.retain(|_, until| *until > now);
-            locks.insert(address, now + chrono::Duration::from_std(wait).unwrap_or_default());
-        }
-    }
 }
 
 fn basic_credentials(parts: &Parts) -> Option<(String, String)> {
