@@ -40,51 +40,8 @@ impl CustomerFields {
         let phone = text("phone", &mut e);
         let external_id = text("external_id", &mut e);
 
-        let country = text("country", &mut e).filter(|c| {
-            let ok = country::is_country(c);
-            if !ok {
-                e.add("country", "is not an ISO 3166-1 alpha-2 code");
-            }
-            ok
-        });
-        let zip = text("zip", &mut e).filter(|z| {
-            let ok = country.as_deref() != Some("US") || is_us_zip(z);
-            if !ok {
-                e.add("zip", "must be NNNNN or NNNNN-NNNN for the US");
-            }
-            ok
-        });
-        let state = text("state", &mut e).filter(|s| match country.as_deref() {
-            Some(c) if country::has_states(c) => {
-                let ok = country::is_state_of(c, s);
-                if !ok {
-                    e.add("state", msg::INVALID);
-                }
-                ok
-            }
-            _ => {
-                e.add("state", "may be sent only when country is US or CA");
-                false
-            }
-        });
-
-        let email = text("email", &mut e).filter(|m| {
-            let ok = m.validate_email();
-            if !ok {
-                e.add("email", msg::INVALID);
-            }
-            ok
-        });
-        e.require("email", email.is_none());
-        let ip = text("ip", &mut e).and_then(|raw| match raw.trim().parse::<IpAddr>() {
-            Ok(ip) => Some(ip.to_string()),
-            Err(_) => {
-                e.add("ip", msg::INVALID);
-                None
-            }
-        });
-        e.require("ip", ip.is_none());
-
+        let (country, zip, state) = read_region(&r, &mut e);
+        let (email, ip) = read_contact(&r, &mut e);
         e.into_result(|| CustomerFields {
             first_name,
             last_name,
@@ -99,6 +56,61 @@ impl CustomerFields {
             external_id,
         })
     }
+}
+
+/// The country, the zip code and the state, each checked against the country.
+fn read_region(r: &Reader, e: &mut Errors) -> (Option<String>, Option<String>, Option<String>) {
+    let text = |field: &str, e: &mut Errors| r.string(field, MAX_SHORT, e);
+    let country = text("country", e).filter(|c| {
+        let ok = country::is_country(c);
+        if !ok {
+            e.add("country", "is not an ISO 3166-1 alpha-2 code");
+        }
+        ok
+    });
+    let zip = text("zip", e).filter(|z| {
+        let ok = country.as_deref() != Some("US") || is_us_zip(z);
+        if !ok {
+            e.add("zip", "must be NNNNN or NNNNN-NNNN for the US");
+        }
+        ok
+    });
+    let state = text("state", e).filter(|s| match country.as_deref() {
+        Some(c) if country::has_states(c) => {
+            let ok = country::is_state_of(c, s);
+            if !ok {
+                e.add("state", msg::INVALID);
+            }
+            ok
+        }
+        _ => {
+            e.add("state", "may be sent only when country is US or CA");
+            false
+        }
+    });
+    (country, zip, state)
+}
+
+/// The e-mail and IP address, both required.
+fn read_contact(r: &Reader, e: &mut Errors) -> (Option<String>, Option<String>) {
+    let text = |field: &str, e: &mut Errors| r.string(field, MAX_SHORT, e);
+    let email = text("email", e).filter(|m| {
+        let ok = m.validate_email();
+        if !ok {
+            e.add("email", msg::INVALID);
+        }
+        ok
+    });
+    e.require("email", email.is_none());
+    let ip = text("ip", e).and_then(|raw| match raw.trim().parse::<IpAddr>() {
+        Ok(ip) => Some(ip.to_string()),
+        Err(_) => {
+            e.add("ip", msg::INVALID);
+            None
+        }
+    });
+    e.require("ip", ip.is_none());
+    (email, ip)
 }
 
 /// `NNNNN` or `NNNNN-NNNN`.

@@ -77,6 +77,87 @@ impl From<&ProductFields> for Draft {
     }
 }
 
+impl Draft {
+    /// What is sold, described, and for how much.
+    fn read_price(&mut self, r: &Reader, e: &mut Errors) {
+        if r.sent("name") {
+            self.name = r.string("name", MAX_SHORT, e);
+        }
+        e.require("name", self.name.is_none());
+        if r.sent("description") {
+            self.description = r.string("description", MAX_DESCRIPTION, e);
+        }
+        e.require("description", self.description.is_none());
+        if r.sent("currency") {
+            self.currency = read_currency(r, "currency", e);
+        }
+        e.require("currency", self.currency.is_none());
+        if r.sent("amount") {
+            self.amount = r.integer_in("amount", 1, MAX_AMOUNT, e);
+        }
+        e.require("amount", self.amount.is_none());
+    }
+
+    /// How many are left: a quantity, or none for an infinite product.
+    fn read_stock(&mut self, r: &Reader, e: &mut Errors) {
+        set(&mut self.infinite, r.boolean("infinite", e));
+        let quantity_sent = r.value("quantity").is_some();
+        if r.sent("quantity") {
+            self.quantity = r.integer_in("quantity", 0, MAX_QUANTITY, e);
+        }
+        if self.infinite {
+            if quantity_sent && !e.has("quantity") {
+                e.add("quantity", msg::MUST_BE_BLANK);
+            }
+            self.quantity = None;
+        }
+        e.require("quantity", !self.infinite && self.quantity.is_none());
+    }
+
+    /// What the pay page asks for, whether it is a test, until when it sells, and where the
+    /// customer goes after paying.
+    fn read_page(&mut self, r: &Reader, e: &mut Errors) {
+        if let Some(fields) = r.strings("visible_fields", e) {
+            self.visible_fields = read_visible_fields(&fields, e);
+        } else if r.sent("visible_fields") && !e.has("visible_fields") {
+            self.visible_fields.clear();
+        }
+        set(&mut self.test, r.boolean("test", e));
+        set(&mut self.immortal, r.boolean("immortal", e));
+        if r.sent("expired_at") {
+            self.expired_at = read_expired_at(r, e);
+        }
+        if self.immortal {
+            self.expired_at = None;
+        }
+        e.require("expired_at", !self.immortal && self.expired_at.is_none());
+        if r.sent("return_url") {
+            self.return_url = read_url(r, "return_url", e);
+        }
+    }
+
+    /// The product, when nothing was wrong.
+    fn finish(self, e: Errors) -> Result<ProductFields, Errors> {
+        // Missing only with an error recorded above.
+        let Some(currency) = self.currency else { return Err(e) };
+        e.into_result(|| ProductFields {
+            name: self.name.unwrap_or_default(),
+            description: self.description.unwrap_or_default(),
+            currency,
+            amount: self.amount.unwrap_or_default(),
+            quantity: self.quantity,
+            infinite: self.infinite,
+            visible_fields: self.visible_fields,
+            test: self.test,
+            immortal: self.immortal,
+            expired_at: self.expired_at,
+            return_url: self.return_url,
+            language: self.language,
+            transaction_type: self.transaction_type.unwrap_or(TransactionType::Payment),
+        })
+    }
+}
+
 impl ProductFields {
     /// Validates a create request (`current` is `None`) or applies an update to the
     /// `current` fields: only the fields sent change, and the result obeys every rule.
@@ -84,54 +165,10 @@ impl ProductFields {
         let r = Reader::new(body);
         let mut e = Errors::default();
         let mut d = current.map(Draft::from).unwrap_or_default();
-
-        if r.sent("name") {
-            d.name = r.string("name", MAX_SHORT, &mut e);
-        }
-        e.require("name", d.name.is_none());
-        if r.sent("description") {
-            d.description = r.string("description", MAX_DESCRIPTION, &mut e);
-        }
-        e.require("description", d.description.is_none());
-        if r.sent("currency") {
-            d.currency = read_currency(&r, "currency", &mut e);
-        }
-        e.require("currency", d.currency.is_none());
-        if r.sent("amount") {
-            d.amount = r.integer_in("amount", 1, MAX_AMOUNT, &mut e);
-        }
-        e.require("amount", d.amount.is_none());
-
-        set(&mut d.infinite, r.boolean("infinite", &mut e));
-        let quantity_sent = r.value("quantity").is_some();
-        if r.sent("quantity") {
-            d.quantity = r.integer_in("quantity", 0, MAX_QUANTITY, &mut e);
-        }
-        if d.infinite {
-            if quantity_sent && !e.has("quantity") {
-                e.add("quantity", msg::MUST_BE_BLANK);
-            }
-            d.quantity = None;
-        }
-        e.require("quantity", !d.infinite && d.quantity.is_none());
-
-        if let Some(fields) = r.strings("visible_fields", &mut e) {
-            d.visible_fields = read_visible_fields(&fields, &mut e);
-        } else if r.sent("visible_fields") && !e.has("visible_fields") {
-            d.visible_fields.clear();
-        }
-        set(&mut d.test, r.boolean("test", &mut e));
-        set(&mut d.immortal, r.boolean("immortal", &mut e));
-        if r.sent("expired_at") {
-            d.expired_at = read_expired_at(&r, &mut e);
-        }
-        if d.immortal {
-            d.expired_at = None;
-        }
-        e.require("expired_at", !d.immortal && d.expired_at.is_none());
-        if r.sent("return_url") {
-            d.return_url = read_url(&r, "return_url", &mut e);
-        }
+        // Each step reads its fields in the order the errors are listed.
+        d.read_price(&r, &mut e);
+        d.read_stock(&r, &mut e);
+        d.read_page(&r, &mut e);
         if let Some(sent) = r.integer("shop_id", &mut e)
             && sent != shop_id
         {
@@ -141,24 +178,7 @@ impl ProductFields {
         if let Some(t) = r.choice("transaction_type", TransactionType::parse, &mut e) {
             d.transaction_type = Some(t);
         }
-
-        // Missing only with an error recorded above.
-        let Some(currency) = d.currency else { return Err(e) };
-        e.into_result(|| ProductFields {
-            name: d.name.unwrap_or_default(),
-            description: d.description.unwrap_or_default(),
-            currency,
-            amount: d.amount.unwrap_or_default(),
-            quantity: d.quantity,
-            infinite: d.infinite,
-            visible_fields: d.visible_fields,
-            test: d.test,
-            immortal: d.immortal,
-            expired_at: d.expired_at,
-            return_url: d.return_url,
-            language: d.language,
-            transaction_type: d.transaction_type.unwrap_or(TransactionType::Payment),
-        })
+        d.finish(e)
     }
 
     /// Whether the product can still be paid at `now` (not past `expired_at`).

@@ -74,49 +74,8 @@ impl SubscriptionRequest {
         };
         e.require(if r.value("plan").is_some() { "plan.id" } else { "plan_id" }, plan_id.is_none());
 
-        let customer = match (r.value("customer"), r.string("customer_id", MAX_SHORT, &mut e)) {
-            (Some(Value::Object(c)), _) => match c.get("id").and_then(Value::as_str) {
-                Some(id) => Some(CustomerRef::Existing(id.to_string())),
-                None => match CustomerFields::parse(c) {
-                    Ok(fields) => Some(CustomerRef::New(Box::new(fields))),
-                    Err(errors) => {
-                        errors.for_each(|field, message| e.add(&format!("customer.{field}"), message));
-                        None
-                    }
-                },
-            },
-            (Some(_), _) => {
-                e.add("customer", msg::NOT_AN_OBJECT);
-                None
-            }
-            (None, Some(id)) => Some(CustomerRef::Existing(id)),
-            (None, None) => {
-                e.add("customer", msg::BLANK);
-                None
-            }
-        };
-
-        let card = r.object("card", "card.", &mut e).and_then(|c| {
-            let text = |field: &str, e: &mut Errors| c.string(field, MAX_SHORT, e).unwrap_or_default();
-            let (number, month, year) = (text("number", &mut e), text("exp_month", &mut e), text("exp_year", &mut e));
-            let cvc =
-                c.string("cvc", 8, &mut e).or_else(|| c.string("verification_value", 8, &mut e)).unwrap_or_default();
-            let holder = text("holder", &mut e);
-            let raw = RawCard { number: &number, exp_month: &month, exp_year: &year, cvc: &cvc, holder: &holder };
-            let mut card_errors = Errors::default();
-            let card = CardInput::parse(raw, now, &mut card_errors);
-            card_errors.for_each(|field, message| {
-                let key = match field {
-                    "card_number" => "card.number",
-                    "card_expiry" => "card.exp_month",
-                    "card_cvc" => "card.cvc",
-                    _ => "card.holder",
-                };
-                e.add(key, message)
-            });
-            card
-        });
-
+        let customer = read_customer(&r, &mut e);
+        let card = read_card(&r, now, &mut e);
         let return_url = read_url(&r, "return_url", &mut e);
         let notification_url = read_url(&r, "notification_url", &mut e);
         let tracking_id = r.string("tracking_id", MAX_SHORT, &mut e);
@@ -144,6 +103,55 @@ impl SubscriptionRequest {
             _ => Err(e),
         }
     }
+}
+
+/// Who subscribes: an existing customer (`customer_id`, or `customer.id`) or a new one
+/// described inline.
+fn read_customer(r: &Reader, e: &mut Errors) -> Option<CustomerRef> {
+    match (r.value("customer"), r.string("customer_id", MAX_SHORT, e)) {
+        (Some(Value::Object(c)), _) => match c.get("id").and_then(Value::as_str) {
+            Some(id) => Some(CustomerRef::Existing(id.to_string())),
+            None => match CustomerFields::parse(c) {
+                Ok(fields) => Some(CustomerRef::New(Box::new(fields))),
+                Err(errors) => {
+                    errors.for_each(|field, message| e.add(&format!("customer.{field}"), message));
+                    None
+                }
+            },
+        },
+        (Some(_), _) => {
+            e.add("customer", msg::NOT_AN_OBJECT);
+            None
+        }
+        (None, Some(id)) => Some(CustomerRef::Existing(id)),
+        (None, None) => {
+            e.add("customer", msg::BLANK);
+            None
+        }
+    }
+}
+
+/// The card, when one is sent: checked as a pay form checks it, its errors named `card.*`.
+fn read_card(r: &Reader, now: DateTime<Utc>, e: &mut Errors) -> Option<CardInput> {
+    r.object("card", "card.", e).and_then(|c| {
+        let text = |field: &str, e: &mut Errors| c.string(field, MAX_SHORT, e).unwrap_or_default();
+        let (number, month, year) = (text("number", e), text("exp_month", e), text("exp_year", e));
+        let cvc = c.string("cvc", 8, e).or_else(|| c.string("verification_value", 8, e)).unwrap_or_default();
+        let holder = text("holder", e);
+        let raw = RawCard { number: &number, exp_month: &month, exp_year: &year, cvc: &cvc, holder: &holder };
+        let mut card_errors = Errors::default();
+        let card = CardInput::parse(raw, now, &mut card_errors);
+        card_errors.for_each(|field, message| {
+            let key = match field {
+                "card_number" => "card.number",
+                "card_expiry" => "card.exp_month",
+                "card_cvc" => "card.cvc",
+                _ => "card.holder",
+            };
+            e.add(key, message)
+        });
+        card
+    })
 }
 
 #[cfg(test)]

@@ -54,6 +54,15 @@ async fn detach_submits(request: axum::extract::Request, next: axum::middleware:
     }
 }
 
+/// The checkout attempt of a submitted form, if the form carries this browser's CSRF token
+/// and a well-formed attempt id.
+fn attempt_of(headers: &HeaderMap, sent: &std::collections::HashMap<String, String>) -> Option<String> {
+    if !csrf::verify(headers, sent.get("csrf").map(String::as_str)) {
+        return None;
+    }
+    sent.get("attempt").filter(|a| a.len() == 32 && a.bytes().all(|b| b.is_ascii_hexdigit())).cloned()
+}
+
 /// Whether the client asked for JSON rather than a page.
 fn wants_json(headers: &HeaderMap) -> bool {
     let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -139,11 +148,7 @@ impl Checkout<'_> {
         Fut: Future<Output = Result<payments::Model, PayError>>,
     {
         let t = self.t;
-        if !csrf::verify(headers, sent.get("csrf").map(String::as_str)) {
-            return Ok(self.notice(StatusCode::FORBIDDEN, t.expired_session, ""));
-        }
-        let attempt = sent.get("attempt").filter(|a| a.len() == 32 && a.bytes().all(|b| b.is_ascii_hexdigit()));
-        let Some(attempt) = attempt.cloned() else {
+        let Some(attempt) = attempt_of(headers, &sent) else {
             return Ok(self.notice(StatusCode::FORBIDDEN, t.expired_session, ""));
         };
         let now = Utc::now();
