@@ -14,6 +14,7 @@ mod dashboard_browser;
 mod engine;
 mod idempotency;
 mod isolation;
+mod layout;
 mod lists;
 mod money;
 mod pages;
