@@ -11,6 +11,7 @@ pub mod acquirer;
 pub mod api;
 pub mod app;
 pub mod billing;
+pub mod cli;
 pub mod config;
 pub mod csrf;
 pub mod dashboard;

@@ -1,0 +1,146 @@
+//! The `paydesk` command: serve, migrate, create a shop or a dashboard user. It lives in the
+//! library, so the binary compiles nothing of its own.
+
+use std::process::ExitCode;
+
+use crate::app;
+use crate::config::{Config, ConfigArgs};
+use chrono::Utc;
+use clap::{Parser, Subcommand};
+use serde_json::json;
+use tracing_subscriber::EnvFilter;
+
+/// A self-hostable payment-acceptance service.
+#[derive(Parser)]
+#[command(name = "paydesk", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    config: ConfigArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply pending migrations, then serve HTTP (the default).
+    Serve,
+    /// Apply pending migrations and exit.
+    Migrate,
+    /// Manage shops.
+    Shop {
+        #[command(subcommand)]
+        command: ShopCommand,
+    },
+    /// Manage dashboard users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Add a dashboard user to a shop; the password is read from the first line of stdin.
+    Create {
+        /// The shop the user belongs to.
+        #[arg(long)]
+        shop_id: i64,
+        /// The user's e-mail address: the login name.
+        #[arg(long)]
+        email: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum ShopCommand {
+    /// Create a shop and print its id and secret key (shown this once) as JSON.
+    Create {
+        /// The shop's name, shown on its pay pages.
+        #[arg(long)]
+        name: String,
+        /// The shop's site: where customers return after paying when a product has no return_url.
+        #[arg(long)]
+        url: Option<String>,
+    },
+}
+
+/// Runs the command line.
+#[tokio::main]
+pub async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::from_args(&cli.config) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("paydesk: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    match run(cli.command.unwrap_or(Command::Serve), config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("paydesk: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error::Error>> {
+    match command {
+        Command::Serve => app::serve(config).await,
+        Command::Migrate => {
+            app::open_database(&config).await?;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Shop { command: ShopCommand::Create { name, url } } => {
+            let name = name.trim();
+            if name.is_empty() || name.chars().count() > 255 {
+                return Err("--name must be 1 to 255 characters".into());
+            }
+            if let Some(url) = &url {
+                let ok = url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+                if !ok {
+                    return Err("--url must be an absolute http:// or https:// URL".into());
+                }
+            }
+            let db = app::open_database(&config).await?;
+            let created = crate::db::shops::create(&db, name, url, Utc::now()).await?;
+            let out = json!({
+                "shop_id": created.shop.id,
+                "secret_key": created.secret_key,
+                "name": created.shop.name,
+            });
+            println!("{out}");
+            Ok(())
+        }
+        Command::User { command: UserCommand::Create { shop_id, email } } => {
+            let mut password = String::new();
+            std::io::stdin().read_line(&mut password)?;
+            let body = json!({"email": email, "password": password.trim_end_matches(['\r', '\n']),
+                              "password_confirmation": password.trim_end_matches(['\r', '\n'])});
+            let body = body.as_object().cloned().unwrap_or_default();
+            let r = crate::domain::input::Reader::new(&body);
+            let mut errors = crate::domain::Errors::default();
+            let email = crate::domain::account::email(&r, "email", &mut errors);
+            let password = crate::domain::account::new_password(&r, "password", &mut errors);
+            let (Some(email), Some(password)) = (email, password) else {
+                return Err(errors.message().into());
+            };
+            let db = app::open_database(&config).await?;
+            if crate::db::shops::find(&db, shop_id).await?.is_none() {
+                return Err(format!("there is no shop {shop_id}").into());
+            }
+            let hash = crate::passwords::hash(password).await?;
+            let user = crate::db::users::insert(&db, shop_id, &email, hash, Utc::now()).await?;
+            println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email}));
+            Ok(())
+        }
+    }
+}
