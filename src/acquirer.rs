@@ -54,6 +54,19 @@ pub trait Acquirer: Send + Sync {
     async fn capture(&self, reference: &str) -> Outcome;
     /// Releases a held authorization.
     async fn void(&self, reference: &str) -> Outcome;
+    /// Gives back `amount` of a captured charge to `card`. Repeating a request with the same
+    /// key never refunds twice.
+    async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome;
+}
+
+/// One refund of a captured charge.
+#[derive(Debug, Clone)]
+pub struct RefundRequest<'a> {
+    /// The acquirer's reference of the charge.
+    pub reference: &'a str,
+    pub amount: i64,
+    pub currency: Currency,
+    pub idempotency_key: &'a str,
 }
 
 impl Behaviour {
@@ -65,6 +78,7 @@ impl Behaviour {
             Behaviour::InsufficientFunds => "funds",
             Behaviour::ProcessingError => "error",
             Behaviour::SucceedsThenDeclines => "later",
+            Behaviour::RefundFails => "norefund",
         }
     }
 
@@ -82,6 +96,7 @@ pub const TEST_CARDS: &[(&str, Behaviour, &str)] = &[
     ("4000000000009995", Behaviour::InsufficientFunds, "declined: insufficient_funds"),
     ("4000000000000119", Behaviour::ProcessingError, "processing error: processing_error"),
     ("4000000000000341", Behaviour::SucceedsThenDeclines, "succeeds now, declines every later charge"),
+    ("4000000000005126", Behaviour::RefundFails, "succeeds; every refund of it fails: refund_failed"),
 ];
 
 /// The simulated acquirer: deterministic by card number, no network, no money. Like a real
@@ -104,7 +119,7 @@ impl SimulatedAcquirer {
             return Outcome::Declined { code: "expired_card", message: "The card has expired." };
         }
         match request.simulate.unwrap_or_else(|| Behaviour::from_token(&card.token)) {
-            Behaviour::Succeeds => approved(request.capture),
+            Behaviour::Succeeds | Behaviour::RefundFails => approved(request.capture),
             Behaviour::SucceedsThenDeclines if request.customer_present => approved(request.capture),
             Behaviour::Declined | Behaviour::SucceedsThenDeclines => {
                 Outcome::Declined { code: "card_declined", message: "The card was declined." }
@@ -156,6 +171,18 @@ impl Acquirer for SimulatedAcquirer {
     async fn void(&self, reference: &str) -> Outcome {
         Outcome::Approved { reference: reference.to_string() }
     }
+
+    async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome {
+        let mut answered = self.answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let answer = || match Behaviour::from_token(&card.token) {
+            Behaviour::RefundFails => Outcome::Declined {
+                code: "refund_failed",
+                message: "The card's issuer refused the refund: give the money back another way.",
+            },
+            _ => Outcome::Approved { reference: format!("sim_re_{}", random_hex(8)) },
+        };
+        answered.entry(format!("refund:{}", request.idempotency_key)).or_insert_with(answer).clone()
+    }
 }
 
 fn approved(capture: bool) -> Outcome {
@@ -199,7 +226,7 @@ mod tests {
             let (now_ok, later_ok) =
                 (matches!(now, Outcome::Approved { .. }), matches!(later, Outcome::Approved { .. }));
             match behaviour {
-                Behaviour::Succeeds => assert!(now_ok && later_ok),
+                Behaviour::Succeeds | Behaviour::RefundFails => assert!(now_ok && later_ok),
                 Behaviour::SucceedsThenDeclines => assert!(now_ok && !later_ok),
                 Behaviour::ProcessingError => assert!(matches!(now, Outcome::Error { .. })),
                 Behaviour::Declined | Behaviour::InsufficientFunds => {
@@ -237,5 +264,20 @@ mod tests {
         assert_eq!(acquirer.charge(&stored, declining.clone()).await, first, "the same key is not charged again");
         let fresh = ChargeRequest { idempotency_key: "k2", ..declining };
         assert!(matches!(acquirer.charge(&stored, fresh).await, Outcome::Declined { .. }));
+    }
+
+    #[tokio::test]
+    async fn refunds_succeed_but_for_the_refund_failing_card_and_repeat_their_first_answer() {
+        let acquirer = SimulatedAcquirer::new(false);
+        for (number, fails) in [("4200000000000000", false), ("4000000000005126", true)] {
+            let stored = acquirer.tokenize(&card(number), true).await.unwrap();
+            let charged = acquirer.charge(&stored, request(true, number)).await;
+            let Outcome::Approved { reference } = charged else { panic!("{number} charges") };
+            let currency = crate::domain::currency::find("EUR").unwrap();
+            let refund = RefundRequest { reference: &reference, amount: 100, currency, idempotency_key: number };
+            let first = acquirer.refund(&stored, refund.clone()).await;
+            assert_eq!(matches!(first, Outcome::Declined { code: "refund_failed", .. }), fails);
+            assert_eq!(acquirer.refund(&stored, refund).await, first);
+        }
     }
 }

@@ -23,6 +23,7 @@ pub mod i18n;
 pub mod passwords;
 pub mod pay;
 pub mod payments;
+pub mod refunds;
 pub mod scheduler;
 pub mod state;
 pub mod subscriptions;

@@ -61,6 +61,11 @@ pub async fn prune(state: &AppState) {
 }
 
 async fn run_billing(state: &AppState) {
+    match crate::refunds::resume_interrupted(state, Utc::now()).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "finished interrupted refunds"),
+        Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
+    }
     match billing::run_due(state, Utc::now()).await {
         Ok(report) if report.charged + report.expired > 0 => {
             tracing::info!(

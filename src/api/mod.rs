@@ -20,6 +20,7 @@ pub mod json;
 pub mod payments;
 pub mod plans;
 pub mod products;
+pub mod refunds;
 pub mod subscriptions;
 pub mod test_clocks;
 
@@ -30,6 +31,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(plans::router())
         .merge(customers::router())
         .merge(payments::router())
+        .merge(refunds::router())
         .merge(subscriptions::router())
         .merge(test_clocks::router())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::idempotent))

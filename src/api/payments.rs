@@ -43,6 +43,8 @@ pub struct PaymentView {
     failure_message: Option<String>,
     captured_at: Option<String>,
     voided_at: Option<String>,
+    /// What refunds gave back, in minimal units.
+    refunded_amount: i64,
     shop_id: i64,
     created_at: String,
     updated_at: String,
@@ -82,6 +84,7 @@ impl From<&payments::Model> for PaymentView {
             failure_message: p.failure_message.clone(),
             captured_at: p.captured_at.map(timestamp),
             voided_at: p.voided_at.map(timestamp),
+            refunded_amount: p.refunded_amount,
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),

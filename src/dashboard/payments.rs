@@ -1,5 +1,5 @@
-//! Payments in the dashboard: the list with its filters, one payment, and capturing or
-//! voiding an authorization.
+//! Payments in the dashboard: the list with its filters, one payment, capturing or voiding
+//! an authorization, and refunding, which asks for a confirmation first.
 
 use askama::Template;
 use axum::Router;
@@ -7,11 +7,14 @@ use axum::extract::{Path, RawQuery, State};
 use axum::routing::{get, post};
 use chrono::Utc;
 
-use super::form::PostedForm;
+use super::form::{FormView, PostedForm, minor_units};
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, local, money, ok, see_other};
-use crate::db::{self, Page as DbPage, entities::customers, entities::payments};
+use crate::db::{self, Page as DbPage, entities::customers, entities::payments, entities::refunds};
+use crate::domain::Errors;
+use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
+use crate::domain::refund::{RefundAsk, Refundable};
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
 use crate::state::AppState;
@@ -22,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/payments/{id}", get(show))
         .route("/dashboard/payments/{id}/capture", post(capture))
         .route("/dashboard/payments/{id}/void", post(void))
+        .route("/dashboard/payments/{id}/refund", post(refund))
 }
 
 /// A payment in a table.
@@ -116,24 +120,76 @@ struct ShowPage {
     captured: Option<String>,
     voided: Option<String>,
     holdable: bool,
+    refunded: String,
+    /// The refund form, while something is left to refund.
+    refund: Option<RefundForm>,
+    refunds: Vec<RefundRow>,
+}
+
+/// The refund form of a payment page: the amount left, prefilled.
+struct RefundForm {
+    form: FormView,
+    left: String,
+    amount_label: String,
+}
+
+/// A refund of the payment.
+struct RefundRow {
+    id: String,
+    amount: String,
+    status: String,
+    reason: String,
+    failure: String,
+    created: String,
 }
 
 async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<payments::Model, AppError> {
     db::find::<payments::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Payment"))
 }
 
+fn refundable(p: &payments::Model) -> Refundable {
+    Refundable { status: p.status, amount: p.amount, refunded: p.refunded_amount, refunding: p.refunding_amount }
+}
+
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
+    show_page(&state, &m, p, None).await
+}
+
+/// The payment's page; `refund_form` refills a refused refund form.
+async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_form: Option<FormView>) -> Page {
+    let refused = refund_form.as_ref().is_some_and(FormView::has_errors);
+    let left = refundable(&p).amount_to_refund(None).ok();
+    let refund = left.map(|left| RefundForm {
+        form: refund_form.unwrap_or_else(|| FormView::filled(vec![("amount", Money::new(left, p.currency).major())])),
+        left: money(left, p.currency),
+        amount_label: format!("Amount to refund ({})", p.currency),
+    });
+    let refunds = db::refunds::of_payment(&state.db, &p.id).await?;
     let page = ShowPage {
         amount: money(p.amount, p.currency),
         created: local(p.created_at, m.tz),
         captured: p.captured_at.map(|t| local(t, m.tz)),
         voided: p.voided_at.map(|t| local(t, m.tz)),
         holdable: p.status == PaymentStatus::Authorized,
+        refunded: money(p.refunded_amount, p.currency),
+        refund,
+        refunds: refunds.iter().map(|r| refund_row(r, m)).collect(),
         chrome: m.chrome("payments").await,
         p,
     };
-    ok(&page)
+    if refused { Ok(super::render(axum::http::StatusCode::UNPROCESSABLE_ENTITY, &page)) } else { ok(&page) }
+}
+
+fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
+    RefundRow {
+        id: r.id.clone(),
+        amount: money(r.amount, r.currency),
+        status: r.status.to_string(),
+        reason: r.reason.clone().unwrap_or_default(),
+        failure: r.failure_message.clone().unwrap_or_default(),
+        created: local(r.created_at, m.tz),
+    }
 }
 
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -147,5 +203,59 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     m.check(form.get("csrf"))?;
     crate::payments::void(&state, m.shop.id, &id, Utc::now()).await?;
     m.flash("The authorization was voided: the funds are released.").await;
+    see_other(&format!("/dashboard/payments/{id}"))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/payments/refund.html")]
+struct ConfirmRefundPage {
+    chrome: Chrome,
+    id: String,
+    card: String,
+    amount: String,
+    /// The amount as the form sends it again (major units).
+    typed: String,
+    reason: String,
+}
+
+/// A refund form: checked and shown for confirmation first, made once confirmed.
+async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let p = find(&state, &m, &id).await?;
+    let mut body = form.to_json(&[], &[]);
+    body.insert("currency".into(), p.currency.to_string().into());
+    minor_units(&mut body, &["amount"]);
+    let asked = RefundAsk::read(&body).and_then(|ask| {
+        let amount = refundable(&p).amount_to_refund(ask.amount).map_err(|refusal| match refusal.explain() {
+            Ok(conflict) => {
+                let mut errors = Errors::default();
+                errors.add("amount", conflict);
+                errors
+            }
+            Err(errors) => errors,
+        })?;
+        Ok((amount, ask))
+    });
+    let (amount, ask) = match asked {
+        Ok(asked) => asked,
+        Err(errors) => return show_page(&state, &m, p, Some(FormView::sent(&form, errors))).await,
+    };
+    if form.get("confirm") != Some("yes") {
+        let page = ConfirmRefundPage {
+            chrome: m.chrome("payments").await,
+            card: format!("{} •••• {}", p.card_brand, p.card_last4),
+            amount: money(amount, p.currency),
+            typed: Money::new(amount, p.currency).major(),
+            reason: ask.reason.unwrap_or_default(),
+            id,
+        };
+        return ok(&page);
+    }
+    let ask = RefundAsk { amount: Some(amount), ..ask };
+    let refund = crate::refunds::refund(&state, m.shop.id, &id, ask, Utc::now()).await?;
+    match refund.failure_message {
+        None => m.flash(&format!("Refunded {}.", money(refund.amount, refund.currency))).await,
+        Some(why) => m.flash(&format!("The refund of {} failed: {why}", money(refund.amount, refund.currency))).await,
+    }
     see_other(&format!("/dashboard/payments/{id}"))
 }

@@ -19,6 +19,7 @@ pub mod idempotency;
 pub mod payments;
 pub mod plans;
 pub mod products;
+pub mod refunds;
 pub mod sessions;
 pub mod shops;
 pub mod subscriptions;

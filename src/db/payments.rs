@@ -64,20 +64,24 @@ pub async fn list(
     super::list_where::<Entity>(db, shop_id, page, condition).await
 }
 
-/// One successful payment as revenue counts it: amount, currency, created, captured, test.
+/// One payment that took money, as revenue counts it: the amount net of refunds, currency,
+/// created, captured, test.
 pub type Taken = (i64, Currency, DateTime<Utc>, Option<DateTime<Utc>>, bool);
 
-/// The shop's successful payments made or captured since `since` (all of them without it).
+/// The shop's payments that took money, made or captured since `since` (all of them
+/// without it).
 pub async fn taken_since(
     db: &impl ConnectionTrait,
     shop_id: i64,
     since: Option<DateTime<Utc>>,
 ) -> Result<Vec<Taken>, DbErr> {
+    let taken = [PaymentStatus::Succeeded, PaymentStatus::PartiallyRefunded, PaymentStatus::Refunded];
     let mut query = Entity::find()
         .select_only()
-        .columns([Column::Amount, Column::Currency, Column::CreatedAt, Column::CapturedAt, Column::Test])
+        .column_as(Expr::col(Column::Amount).sub(Expr::col(Column::RefundedAmount)), "net")
+        .columns([Column::Currency, Column::CreatedAt, Column::CapturedAt, Column::Test])
         .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Status.eq(PaymentStatus::Succeeded));
+        .filter(Column::Status.is_in(taken));
     if let Some(since) = since {
         query = query.filter(Condition::any().add(Column::CreatedAt.gte(since)).add(Column::CapturedAt.gte(since)));
     }
@@ -120,6 +124,8 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         failure_message: Set(None),
         captured_at: Set(None),
         voided_at: Set(None),
+        refunded_amount: Set(0),
+        refunding_amount: Set(0),
         billing_key: Set(new.billing_key),
         created_at: Set(now),
         updated_at: Set(now),

@@ -15,6 +15,8 @@ words! {
         ProcessingError = "processing_error",
         // Succeeds while the customer is present, declines when billed later.
         SucceedsThenDeclines = "succeeds_then_declines",
+        // Charges succeed; every refund of them fails.
+        RefundFails = "refund_fails",
     }
 }
 

@@ -8,6 +8,8 @@ pub const PLAN: &str = "pln_";
 pub const CUSTOMER: &str = "cst_";
 /// Payment ids.
 pub const PAYMENT: &str = "pay_";
+/// Refund ids.
+pub const REFUND: &str = "rfd_";
 /// Subscription ids.
 pub const SUBSCRIPTION: &str = "sbs_";
 /// Subscription timeline event ids.

@@ -15,6 +15,7 @@ pub mod money;
 pub mod payment;
 pub mod plan;
 pub mod product;
+pub mod refund;
 pub mod revenue;
 pub mod subscription;
 pub mod throttle;

@@ -73,11 +73,25 @@ words! {
 }
 
 words! {
-    /// Where a payment stands. `processing` is only seen while the acquirer is asked.
+    /// Where a payment stands. `processing` is only seen while the acquirer is asked; a
+    /// succeeded payment becomes `partially_refunded`, then `refunded` as refunds give it back.
     PaymentStatus {
         Processing = "processing", Succeeded = "succeeded", Authorized = "authorized",
         Voided = "voided", Failed = "failed", Error = "error",
+        PartiallyRefunded = "partially_refunded", Refunded = "refunded",
     }
+}
+
+impl PaymentStatus {
+    /// Whether the money of a payment in this status was taken (some may be given back).
+    pub fn is_taken(self) -> bool {
+        matches!(self, PaymentStatus::Succeeded | PaymentStatus::PartiallyRefunded | PaymentStatus::Refunded)
+    }
+}
+
+words! {
+    /// Where a refund stands: `pending` until the acquirer answers.
+    RefundStatus { Pending = "pending", Succeeded = "succeeded", Failed = "failed" }
 }
 
 words! {

@@ -61,7 +61,8 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     };
     let t = texts(language);
     let headline = match payment.status {
-        PaymentStatus::Succeeded => t.paid.to_string(),
+        // A receipt says what the payment did; refunds given later are the merchant's story.
+        status if status.is_taken() => t.paid.to_string(),
         PaymentStatus::Authorized => t.authorized.to_string(),
         _ => t.failure(
             payment.failure_code.as_deref().unwrap_or(""),

@@ -134,6 +134,13 @@ impl paydesk::acquirer::Acquirer for Counting {
     async fn void(&self, reference: &str) -> paydesk::acquirer::Outcome {
         self.inner.void(reference).await
     }
+    async fn refund(
+        &self,
+        card: &paydesk::acquirer::CardRef,
+        request: paydesk::acquirer::RefundRequest<'_>,
+    ) -> paydesk::acquirer::Outcome {
+        self.inner.refund(card, request).await
+    }
 }
 
 fn counting(app: &TestApp) -> (AppState, std::sync::Arc<Counting>) {

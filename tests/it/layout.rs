@@ -19,6 +19,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("guard", 4),
     ("billing", 5),
     ("payments", 5),
+    ("refunds", 5),
     ("subscriptions", 5),
     ("scheduler", 5),
     ("api", 6),
@@ -34,6 +35,7 @@ const WITHIN: &[(&str, &str)] = &[
     ("payments", "billing"),
     ("subscriptions", "billing"),
     ("scheduler", "billing"),
+    ("scheduler", "refunds"),
     ("subscriptions", "payments"),
     ("cli", "app"),
 ];

@@ -21,5 +21,6 @@ mod pages;
 mod payments;
 mod plans;
 mod products;
+mod refunds;
 mod requests;
 mod subscriptions;

@@ -390,6 +390,13 @@ impl paydesk::acquirer::Acquirer for Refusing {
     async fn void(&self, reference: &str) -> paydesk::acquirer::Outcome {
         self.capture(reference).await
     }
+    async fn refund(
+        &self,
+        card: &paydesk::acquirer::CardRef,
+        request: paydesk::acquirer::RefundRequest<'_>,
+    ) -> paydesk::acquirer::Outcome {
+        self.0.refund(card, request).await
+    }
 }
 
 db_tests! {

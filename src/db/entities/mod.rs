@@ -7,6 +7,7 @@ pub mod idempotency_keys;
 pub mod payments;
 pub mod plans;
 pub mod products;
+pub mod refunds;
 pub mod sessions;
 pub mod shops;
 pub mod subscription_events;

@@ -31,6 +31,10 @@ pub struct Model {
     pub failure_message: Option<String>,
     pub captured_at: Option<DateTimeUtc>,
     pub voided_at: Option<DateTimeUtc>,
+    /// What refunds gave back.
+    pub refunded_amount: i64,
+    /// What refunds under way hold (given back or released once the acquirer answers).
+    pub refunding_amount: i64,
     /// `subscription:period:attempt` for charges of the billing engine: unique.
     pub billing_key: Option<String>,
     pub created_at: DateTimeUtc,

@@ -1,0 +1,100 @@
+//! Refunds: giving back some or all of what a payment took, through the acquirer, never
+//! more than was taken. A refund holds its amount on the payment before the acquirer is
+//! asked, so refunds made at once cannot together exceed the payment; if the request stops
+//! before the answer is recorded, the sweeper asks again under the same key.
+//!
+//! A refund does not restock a finite product: the unit was sold and delivered. Voiding an
+//! authorization, which never took the money, does give the unit back.
+
+use chrono::{DateTime, Utc};
+use sea_orm::TransactionTrait;
+
+use crate::acquirer::RefundRequest;
+use crate::db::{self, entities::payments, entities::refunds};
+use crate::domain::refund::{RefundAsk, Refundable, Refusal};
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// How long a refund may stay pending before the sweeper takes it over.
+const INTERRUPTED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
+
+/// Refunds the shop's payment `payment_id` as asked; answers the refund as recorded
+/// (`succeeded`, or `failed` when the acquirer refused).
+pub async fn refund(
+    state: &AppState,
+    shop_id: i64,
+    payment_id: &str,
+    ask: RefundAsk,
+    now: DateTime<Utc>,
+) -> Result<refunds::Model, AppError> {
+    // In a task of its own: once the amount is held, the acquirer is asked and the answer
+    // recorded even if the client hangs up.
+    let (state, id) = (state.clone(), payment_id.to_string());
+    tokio::spawn(async move { refund_now(&state, shop_id, &id, ask, now).await }).await.map_err(|_| AppError::Panic)?
+}
+
+async fn refund_now(
+    state: &AppState,
+    shop_id: i64,
+    payment_id: &str,
+    ask: RefundAsk,
+    now: DateTime<Utc>,
+) -> Result<refunds::Model, AppError> {
+    // A refund that loses a race for the last of the amount sees the payment again; the
+    // loop ends because every lost race means another refund took part of what is left.
+    loop {
+        let payment =
+            db::find::<payments::Entity>(&state.db, shop_id, payment_id).await?.ok_or(AppError::NotFound("Payment"))?;
+        let amount = refundable(&payment).amount_to_refund(ask.amount).map_err(refused)?;
+        let txn = state.db.begin().await?;
+        let Some(refund) = db::refunds::begin(&txn, &payment, amount, ask.reason.clone(), now).await? else {
+            continue;
+        };
+        txn.commit().await?;
+        return finish(state, &payment, refund, now).await;
+    }
+}
+
+fn refundable(p: &payments::Model) -> Refundable {
+    Refundable { status: p.status, amount: p.amount, refunded: p.refunded_amount, refunding: p.refunding_amount }
+}
+
+fn refused(refusal: Refusal) -> AppError {
+    match refusal.explain() {
+        Ok(conflict) => AppError::Conflict(conflict),
+        Err(errors) => AppError::Validation(errors),
+    }
+}
+
+/// Asks the acquirer for a pending refund and records its answer.
+async fn finish(
+    state: &AppState,
+    payment: &payments::Model,
+    refund: refunds::Model,
+    now: DateTime<Utc>,
+) -> Result<refunds::Model, AppError> {
+    let request = RefundRequest {
+        reference: payment.acquirer_reference.as_deref().unwrap_or_default(),
+        amount: refund.amount,
+        currency: refund.currency,
+        idempotency_key: &refund.id,
+    };
+    let outcome = state.acquirer.refund(&payment.card(), request).await;
+    let txn = state.db.begin().await?;
+    let (refund, _) = db::refunds::finish(&txn, &refund, &outcome, now).await?;
+    txn.commit().await?;
+    Ok(refund)
+}
+
+/// Finishes refunds whose request stopped before the acquirer's answer was recorded.
+pub async fn resume_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, AppError> {
+    let stale = db::refunds::interrupted(&state.db, now - INTERRUPTED_AFTER, 100).await?;
+    let count = stale.len();
+    for refund in stale {
+        let payment = db::find::<payments::Entity>(&state.db, refund.shop_id, &refund.payment_id).await?;
+        let payment = payment.ok_or_else(|| AppError::Internal(format!("refund {} has no payment", refund.id)))?;
+        let refund = finish(state, &payment, refund, now).await?;
+        tracing::info!(refund = %refund.id, status = %refund.status, "finished an interrupted refund");
+    }
+    Ok(count)
+}
