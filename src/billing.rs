@@ -18,14 +18,16 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, TransactionTrait};
 
 use crate::acquirer::{Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
-use crate::db::entities::{subscription_events, subscriptions, test_clocks};
+use crate::db::entities::{payments, subscriptions, test_clocks};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
 use crate::domain::billing::{self as rules, Due, Outcome, Progress, Terms};
 use crate::domain::currency::Currency;
+use crate::domain::event::EventType;
 use crate::domain::ids::random_hex;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 use crate::error::AppError;
+use crate::events;
 use crate::state::AppState;
 
 /// How many due subscriptions one claim takes.
@@ -132,7 +134,7 @@ pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<
             simulate: None,
         };
         let outcome = state.acquirer.charge(&card, request).await;
-        let (settled, recorded) = db::payments::record_outcome(&state.db, payment, &outcome, now).await?;
+        let (settled, recorded) = record_answer(state, payment, &outcome, now).await?;
         let failed = matches!(settled.status, PaymentStatus::Failed | PaymentStatus::Error);
         if recorded
             && failed
@@ -143,6 +145,25 @@ pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<
         tracing::info!(payment = %settled.id, status = %settled.status, "settled an interrupted payment");
     }
     Ok(count)
+}
+
+/// Records the acquirer's answer to a charge made with the customer present, with its
+/// event, if the payment still waits for it (a request and the sweeper of interrupted
+/// payments may both have asked); answers the payment as stored, and whether this call
+/// recorded it.
+pub async fn record_answer(
+    state: &AppState,
+    payment: payments::Model,
+    outcome: &ChargeOutcome,
+    now: DateTime<Utc>,
+) -> Result<(payments::Model, bool), DbErr> {
+    let txn = state.db.begin().await?;
+    let (stored, recorded) = db::payments::record_outcome(&txn, payment, outcome, now).await?;
+    if recorded && let Some(kind) = EventType::of_charge(stored.status) {
+        events::record(&txn, vec![events::payment(kind, &stored)]).await?;
+    }
+    txn.commit().await?;
+    Ok((stored, recorded))
 }
 
 async fn claim_and_bill(state: &AppState, now: DateTime<Utc>) -> Result<Report, DbErr> {
@@ -454,7 +475,7 @@ async fn record(
     now: DateTime<Utc>,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
     let mut report = Report::default();
-    let (mut saved, mut events) = (Vec::new(), Vec::new());
+    let (mut saved, mut lines, mut answered) = (Vec::new(), Vec::new(), Vec::new());
     let txn = state.db.begin().await?;
     for (c, answer) in charges.into_iter().zip(answers) {
         let Some(payment_id) = c.payment_id.clone() else { continue };
@@ -466,9 +487,12 @@ async fn record(
             (None, known) => known.unwrap_or(PaymentStatus::Error),
         };
         report.succeeded += usize::from(status == PaymentStatus::Succeeded);
-        let (sub, event) = record_charge(&txn, c, status, payment_id, token, now, state.config.timezone).await?;
+        if answer.is_some() {
+            answered.push(c.key.clone());
+        }
+        let (sub, line) = record_charge(&txn, c, status, payment_id, token, now, state.config.timezone).await?;
         saved.extend(sub);
-        events.extend(event);
+        lines.extend(line);
     }
     for (sub, progress) in ending {
         let from = sub.state;
@@ -478,15 +502,20 @@ async fn record(
         };
         report.expired += 1;
         let reason = Some("billing cycles paid".to_string());
-        events.push(db::subscriptions::event_row(&sub, Some(from), (sub.state, None), None, reason, now));
+        let row = db::subscriptions::event_row(&sub, Some(from), (sub.state, None), None, reason, now);
+        lines.push(events::Line { row, sub: sub.clone(), charge: None });
         saved.push(sub);
     }
-    db::subscriptions::insert_events(&txn, events).await?;
+    let charged = db::payments::find_by_billing_keys(&txn, answered).await?;
+    let charge_events = charged.iter().filter_map(|p| Some(events::payment(EventType::of_charge(p.status)?, p)));
+    events::record(&txn, charge_events.collect()).await?;
+    events::timeline(&txn, &state.config, lines).await?;
     txn.commit().await?;
     Ok((report, saved))
 }
 
-/// The new schedule after a charge that ended with `status`, and its timeline line. A
+/// The new schedule after a charge that ended with `status`, and its timeline line (with
+/// the subscription as saved). A
 /// subscription cancelled while the charge was with the acquirer keeps its cancel: the
 /// charge is recorded against it and changes nothing else.
 async fn record_charge(
@@ -497,7 +526,7 @@ async fn record_charge(
     token: &str,
     now: DateTime<Utc>,
     tz: chrono_tz::Tz,
-) -> Result<(Option<subscriptions::Model>, Option<subscription_events::ActiveModel>), DbErr> {
+) -> Result<(Option<subscriptions::Model>, Option<events::Line>), DbErr> {
     let outcome = match status {
         PaymentStatus::Succeeded => Outcome::Succeeded,
         PaymentStatus::Failed => Outcome::Declined,
@@ -508,16 +537,18 @@ async fn record_charge(
     let (from, sub_id) = (c.sub.state, c.sub.id.clone());
     if let Some(sub) = db::subscriptions::save_progress(txn, c.sub, token, &next, Some(payment_id.clone()), now).await?
     {
-        let event =
+        let row =
             db::subscriptions::event_row(&sub, Some(from), (sub.state, sub.renew_at), Some(payment_id), None, now);
-        return Ok((Some(sub), Some(event)));
+        let line = events::Line { row, sub: sub.clone(), charge: Some(status) };
+        return Ok((Some(sub), Some(line)));
     }
     let current = db::find_public::<subscriptions::Entity>(txn, &sub_id).await?;
-    let event = current.filter(|s| s.state == rules::State::Canceled).map(|sub| {
+    let line = current.filter(|s| s.state == rules::State::Canceled).map(|sub| {
         let reason = Some("charged before the cancel took effect".to_string());
-        db::subscriptions::event_row(&sub, Some(sub.state), (sub.state, None), Some(payment_id), reason, now)
+        let row = db::subscriptions::event_row(&sub, Some(sub.state), (sub.state, None), Some(payment_id), reason, now);
+        events::Line { row, sub, charge: Some(status) }
     });
-    Ok((None, event))
+    Ok((None, line))
 }
 
 /// The behaviour a test subscription's card was told to take from some moment on.

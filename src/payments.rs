@@ -3,7 +3,7 @@
 //! before the charge and given back if the charge does not go through.
 
 use chrono::{DateTime, Utc};
-use sea_orm::DbErr;
+use sea_orm::{DbErr, TransactionTrait};
 
 use crate::acquirer::{CardRef, ChargeRequest, Outcome};
 use crate::db::entities::{customers, payments, plans, products, subscriptions};
@@ -14,6 +14,7 @@ use crate::domain::Errors;
 use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
 use crate::domain::customer::CustomerFields;
+use crate::domain::event::EventType;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
 use crate::error::AppError;
 use crate::state::AppState;
@@ -60,7 +61,7 @@ pub async fn pay_product(
         return Err(PayError::Expired);
     }
     let card = tokenize(state, &checkout, product.test).await?;
-    if !product.infinite && !db::products::reserve_unit(&state.db, &product.id).await? {
+    if !product.infinite && !take_unit(state, product).await? {
         return Err(PayError::SoldOut);
     }
     let transaction_type = product.fields().transaction_type;
@@ -101,6 +102,21 @@ pub async fn pay_product(
         Some(customer) => Ok(db::payments::set_customer(&state.db, payment, &customer.id).await?),
         None => Ok(payment),
     }
+}
+
+/// Takes one unit of a finite product; selling the last one is the `product.sold_out` event.
+async fn take_unit(state: &AppState, product: &products::Model) -> Result<bool, DbErr> {
+    let txn = state.db.begin().await?;
+    if !db::products::reserve_unit(&txn, &product.id).await? {
+        return Ok(false);
+    }
+    let left = db::find_public::<products::Entity>(&txn, &product.id).await?;
+    if let Some(sold_out) = left.filter(|p| p.quantity == Some(0)) {
+        let event = crate::events::product(EventType::ProductSoldOut, &sold_out, &state.config);
+        crate::events::record(&txn, vec![event]).await?;
+    }
+    txn.commit().await?;
+    Ok(true)
 }
 
 /// Subscribes the customer of a plan's page: the first charge (the trial's, or the first
@@ -159,7 +175,10 @@ pub async fn subscribe(
         additional_data: None,
         progress,
     };
-    let sub = db::subscriptions::insert(&state.db, new, now).await?;
+    let txn = state.db.begin().await?;
+    let sub = db::subscriptions::insert(&txn, new, now).await?;
+    crate::events::timeline(&txn, &state.config, vec![crate::events::created(&sub, now)]).await?;
+    txn.commit().await?;
     // The charge becomes the subscription's first under its billing key: the engine finds it
     // answered and records the start without charging again.
     let key = format!("{}:{period}:{attempt}", sub.id);
@@ -272,7 +291,7 @@ async fn charge(
         simulate: None,
     };
     let outcome = state.acquirer.charge(card, request).await;
-    db::payments::record_outcome(&state.db, payment, &outcome, now).await
+    crate::billing::record_answer(state, payment, &outcome, now).await
 }
 
 /// Captures an authorized payment of the shop in full.
@@ -331,10 +350,15 @@ async fn settle_now(
         db::payments::transition(&state.db, shop_id, id, to, from, now).await?;
         return Err(AppError::Acquirer(message.to_string()));
     }
+    let txn = state.db.begin().await?;
     if to == PaymentStatus::Voided
         && let Some(product_id) = &payment.product_id
     {
-        db::products::release_unit(&state.db, product_id).await?;
+        db::products::release_unit(&txn, product_id).await?;
     }
-    find().await?.ok_or(AppError::NotFound("Payment"))
+    let settled = db::find::<payments::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let kind = if to == PaymentStatus::Voided { EventType::PaymentVoided } else { EventType::PaymentCaptured };
+    crate::events::record(&txn, vec![crate::events::payment(kind, &settled)]).await?;
+    txn.commit().await?;
+    Ok(settled)
 }

@@ -11,8 +11,11 @@ use sea_orm::TransactionTrait;
 
 use crate::acquirer::RefundRequest;
 use crate::db::{self, entities::payments, entities::refunds};
+use crate::domain::event::EventType;
 use crate::domain::refund::{RefundAsk, Refundable, Refusal};
+use crate::domain::vocab::RefundStatus;
 use crate::error::AppError;
+use crate::events;
 use crate::state::AppState;
 
 /// How long a refund may stay pending before the sweeper takes it over.
@@ -81,7 +84,19 @@ async fn finish(
     };
     let outcome = state.acquirer.refund(&payment.card(), request).await;
     let txn = state.db.begin().await?;
-    let (refund, _) = db::refunds::finish(&txn, &refund, &outcome, now).await?;
+    let (refund, recorded) = db::refunds::finish(&txn, &refund, &outcome, now).await?;
+    if recorded {
+        let mut happened = Vec::new();
+        if refund.status == RefundStatus::Succeeded {
+            happened.push(events::refund(EventType::RefundSucceeded, &refund));
+            if let Some(payment) = db::find_public::<payments::Entity>(&txn, &refund.payment_id).await? {
+                happened.push(events::payment(EventType::PaymentRefunded, &payment));
+            }
+        } else {
+            happened.push(events::refund(EventType::RefundFailed, &refund));
+        }
+        events::record(&txn, happened).await?;
+    }
     txn.commit().await?;
     Ok(refund)
 }

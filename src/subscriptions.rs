@@ -2,6 +2,7 @@
 //! charge is made at once with the customer present; the engine makes the rest.
 
 use chrono::{DateTime, Utc};
+use sea_orm::TransactionTrait;
 
 use crate::acquirer::CardRef;
 use crate::db::entities::{customers, plans, subscriptions, test_clocks};
@@ -65,7 +66,10 @@ pub async fn create(
         additional_data: request.additional_data,
         progress: begin(&Terms::from(&plan.fields())),
     };
-    let sub = db::subscriptions::insert(&state.db, new, now).await?;
+    let txn = state.db.begin().await?;
+    let sub = db::subscriptions::insert(&txn, new, now).await?;
+    crate::events::timeline(&txn, &state.config, vec![crate::events::created(&sub, now)]).await?;
+    txn.commit().await?;
     match card {
         Some(card) => crate::billing::start(state, &plan, sub, &card, now)
             .await?
@@ -98,8 +102,14 @@ pub async fn cancel(
         return Err(ended(sub.state));
     }
     let now = now_of(state, &sub).await?;
-    match db::subscriptions::cancel(&state.db, &sub, reason, now).await? {
-        Some(canceled) => Ok(canceled),
+    let txn = state.db.begin().await?;
+    match db::subscriptions::cancel(&txn, &sub, reason, now).await? {
+        Some((canceled, row)) => {
+            let line = crate::events::Line { row, sub: canceled.clone(), charge: None };
+            crate::events::timeline(&txn, &state.config, vec![line]).await?;
+            txn.commit().await?;
+            Ok(canceled)
+        }
         None => {
             let current = db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await?;
             Err(ended(current.map_or(sub.state, |s| s.state)))

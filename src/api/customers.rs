@@ -6,59 +6,19 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use serde::Serialize;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::{list_response, page_from_query, timestamp};
+use super::{list_response, page_from_query};
 use crate::db::{self, entities::customers};
 use crate::domain::customer::CustomerFields;
 use crate::error::AppError;
 use crate::state::AppState;
+use crate::views::CustomerView;
 
 /// Routes of customers.
 pub fn router() -> Router<AppState> {
     Router::new().route("/customers", post(create).get(list)).route("/customers/{id}", get(show))
-}
-
-/// A customer as the API returns it.
-#[derive(Serialize)]
-pub struct CustomerView {
-    id: String,
-    first_name: Option<String>,
-    last_name: Option<String>,
-    address: Option<String>,
-    city: Option<String>,
-    country: Option<String>,
-    zip: Option<String>,
-    state: Option<String>,
-    phone: Option<String>,
-    email: String,
-    ip: String,
-    external_id: Option<String>,
-    created_at: String,
-    updated_at: String,
-}
-
-impl From<&customers::Model> for CustomerView {
-    fn from(c: &customers::Model) -> Self {
-        CustomerView {
-            id: c.id.clone(),
-            first_name: c.first_name.clone(),
-            last_name: c.last_name.clone(),
-            address: c.address.clone(),
-            city: c.city.clone(),
-            country: c.country.clone(),
-            zip: c.zip.clone(),
-            state: c.state.clone(),
-            phone: c.phone.clone(),
-            email: c.email.clone(),
-            ip: c.ip.clone(),
-            external_id: c.external_id.clone(),
-            created_at: timestamp(c.created_at),
-            updated_at: timestamp(c.updated_at),
-        }
-    }
 }
 
 async fn create(
@@ -88,5 +48,5 @@ async fn list(
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
     let listed = db::list::<customers::Entity>(&state.db, shop.id, &page).await;
-    list_response(&state, "/customers", &page, listed, |c| CustomerView::from(c))
+    list_response(&state, "/customers", query.as_deref(), &page, listed, |c| CustomerView::from(c))
 }

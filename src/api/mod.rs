@@ -5,7 +5,6 @@ use axum::Json;
 use axum::Router;
 use axum::http::{HeaderValue, header::LINK};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::db::{ListError, Listed, Page};
@@ -15,6 +14,7 @@ use crate::state::AppState;
 
 pub mod auth;
 pub mod customers;
+pub mod events;
 pub mod idempotency;
 pub mod json;
 pub mod payments;
@@ -30,6 +30,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(products::router())
         .merge(plans::router())
         .merge(customers::router())
+        .merge(events::router())
         .merge(payments::router())
         .merge(refunds::router())
         .merge(subscriptions::router())
@@ -64,35 +65,39 @@ pub fn page_from_query(query: Option<&str>) -> Result<Page, AppError> {
 pub fn list_response<M, T: Serialize>(
     state: &AppState,
     path: &str,
+    query: Option<&str>,
     page: &Page,
     listed: Result<Listed<M>, ListError>,
     view: impl Fn(&M) -> T,
 ) -> Result<Response, AppError> {
     let listed = listed?;
     let items: Vec<T> = listed.rows.iter().map(view).collect();
-    Ok(array_response(state, path, page, &items, listed.next_after.as_deref()))
+    Ok(array_response(state, path, query, page, &items, listed.next_after.as_deref()))
 }
 
-/// The JSON array `items`, with the `Link` header to the page after `next_after`.
+/// The JSON array `items`, with the `Link` header to the page after `next_after` (with the
+/// filters of `query`).
 pub fn array_response<T: Serialize>(
     state: &AppState,
     path: &str,
+    query: Option<&str>,
     page: &Page,
     items: &[T],
     next_after: Option<&str>,
 ) -> Response {
     let mut response = Json(items).into_response();
     if let Some(after) = next_after {
-        let next =
-            format!("<{}{path}?limit={}&starting_after={after}>; rel=\"next\"", state.config.base_url, page.limit);
+        let mut link = url::form_urlencoded::Serializer::new(String::new());
+        for (key, value) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+            if key != "limit" && key != "starting_after" {
+                link.append_pair(&key, &value);
+            }
+        }
+        link.append_pair("limit", &page.limit.to_string()).append_pair("starting_after", after);
+        let next = format!("<{}{path}?{}>; rel=\"next\"", state.config.base_url, link.finish());
         if let Ok(value) = HeaderValue::from_str(&next) {
             response.headers_mut().insert(LINK, value);
         }
     }
     response
-}
-
-/// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }

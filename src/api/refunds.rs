@@ -6,17 +6,15 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use serde::Serialize;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::{list_response, page_from_query, timestamp};
+use super::{list_response, page_from_query};
 use crate::db::{self, entities::refunds};
-use crate::domain::currency::Currency;
 use crate::domain::refund::RefundAsk;
-use crate::domain::vocab::RefundStatus;
 use crate::error::AppError;
 use crate::state::AppState;
+use crate::views::RefundView;
 
 /// Routes of refunds.
 pub fn router() -> Router<AppState> {
@@ -24,42 +22,6 @@ pub fn router() -> Router<AppState> {
         .route("/payments/{id}/refund", post(create))
         .route("/refunds", get(list))
         .route("/refunds/{id}", get(show))
-}
-
-/// A refund as the API returns it.
-#[derive(Serialize)]
-pub struct RefundView {
-    id: String,
-    payment_id: String,
-    status: RefundStatus,
-    amount: i64,
-    currency: Currency,
-    reason: Option<String>,
-    failure_code: Option<String>,
-    failure_message: Option<String>,
-    test: bool,
-    shop_id: i64,
-    created_at: String,
-    updated_at: String,
-}
-
-impl From<&refunds::Model> for RefundView {
-    fn from(r: &refunds::Model) -> Self {
-        RefundView {
-            id: r.id.clone(),
-            payment_id: r.payment_id.clone(),
-            status: r.status,
-            amount: r.amount,
-            currency: r.currency,
-            reason: r.reason.clone(),
-            failure_code: r.failure_code.clone(),
-            failure_message: r.failure_message.clone(),
-            test: r.test,
-            shop_id: r.shop_id,
-            created_at: timestamp(r.created_at),
-            updated_at: timestamp(r.updated_at),
-        }
-    }
 }
 
 async fn create(
@@ -82,7 +44,7 @@ async fn list(
     let pairs = url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes());
     let payment = pairs.filter(|(k, _)| k == "payment" || k == "payment_id").map(|(_, v)| v.into_owned()).last();
     let listed = db::refunds::list(&state.db, shop.id, &page, payment.as_deref()).await;
-    list_response(&state, "/refunds", &page, listed, |r| RefundView::from(r))
+    list_response(&state, "/refunds", query.as_deref(), &page, listed, |r| RefundView::from(r))
 }
 
 async fn show(

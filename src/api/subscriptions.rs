@@ -11,21 +11,18 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::auth::ApiShop;
-use super::customers::CustomerView;
 use super::json::JsonObject;
-use super::payments::PaymentView;
-use super::plans::PlanView;
-use super::{page_from_query, timestamp};
+use super::page_from_query;
 use crate::acquirer::Behaviour;
-use crate::db::entities::{customers, payments, plans, subscriptions};
+use crate::db::entities::{payments, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
-use crate::domain::billing::{State as SubState, Terms};
+use crate::domain::billing::State as SubState;
 use crate::domain::input::Reader;
 use crate::domain::subscription::{SubscriptionFilter, SubscriptionRequest};
 use crate::error::AppError;
 use crate::state::AppState;
-use crate::urls;
+use crate::views::{PaymentView, SubscriptionView, timestamp};
 
 /// Routes of subscriptions.
 pub fn router() -> Router<AppState> {
@@ -37,131 +34,6 @@ pub fn router() -> Router<AppState> {
         .route("/subscriptions/{id}/test_card_outcome", post(test_card_outcome))
 }
 
-/// A subscription as the API returns it.
-#[derive(Serialize)]
-pub struct SubscriptionView {
-    id: String,
-    state: SubState,
-    tracking_id: Option<String>,
-    created_at: String,
-    updated_at: String,
-    renew_at: Option<String>,
-    active_to: Option<String>,
-    trial_ends_at: Option<String>,
-    current_period: Option<Period>,
-    plan: Option<PlanView>,
-    customer: Option<CustomerView>,
-    card: Option<Card>,
-    last_transaction: Option<PaymentView>,
-    paid_billing_cycles: i32,
-    number_failed_payment_attempts: i32,
-    cancel_reason: Option<String>,
-    cancelled_at: Option<String>,
-    test: bool,
-    test_clock: Option<String>,
-    redirect_url: Option<String>,
-    return_url: Option<String>,
-    notification_url: Option<String>,
-    additional_data: Value,
-    shop_id: i64,
-}
-
-#[derive(Serialize)]
-struct Period {
-    start: String,
-    end: String,
-}
-
-#[derive(Serialize)]
-struct Card {
-    brand: String,
-    last_4: String,
-    exp_month: i32,
-    exp_year: i32,
-}
-
-impl SubscriptionView {
-    /// The full view: with its plan, customer and last payment.
-    pub async fn load(state: &AppState, s: &subscriptions::Model) -> Result<Self, AppError> {
-        let mut views = Self::load_all(state, std::slice::from_ref(s)).await?;
-        views.pop().ok_or(AppError::NotFound("Subscription"))
-    }
-
-    /// The full views of several subscriptions of one shop, with three queries in all.
-    pub async fn load_all(state: &AppState, subs: &[subscriptions::Model]) -> Result<Vec<Self>, AppError> {
-        let Some(shop_id) = subs.first().map(|s| s.shop_id) else { return Ok(Vec::new()) };
-        let ids = |f: fn(&subscriptions::Model) -> Option<&str>| subs.iter().filter_map(f).collect::<Vec<_>>();
-        let plans = db::by_ids::<plans::Entity>(&state.db, shop_id, &ids(|s| Some(&s.plan_id))).await?;
-        let customers = db::by_ids::<customers::Entity>(&state.db, shop_id, &ids(|s| Some(&s.customer_id))).await?;
-        let payments =
-            db::by_ids::<payments::Entity>(&state.db, shop_id, &ids(|s| s.last_payment_id.as_deref())).await?;
-        Ok(subs
-            .iter()
-            .map(|s| {
-                let last = s.last_payment_id.as_ref().and_then(|id| payments.get(id));
-                Self::new(state, s, plans.get(&s.plan_id), customers.get(&s.customer_id), last)
-            })
-            .collect())
-    }
-
-    fn new(
-        state: &AppState,
-        s: &subscriptions::Model,
-        plan: Option<&plans::Model>,
-        customer: Option<&customers::Model>,
-        last: Option<&payments::Model>,
-    ) -> Self {
-        let sub_state = Some(s.state);
-        let current_period = match (plan, s.anchor_at, s.active_to, sub_state) {
-            (Some(_), Some(anchor), Some(end), Some(SubState::Trial)) => {
-                Some(Period { start: timestamp(s.started_at.unwrap_or(anchor)), end: timestamp(end.min(anchor)) })
-            }
-            (Some(plan), Some(anchor), Some(end), Some(SubState::Active | SubState::FailedAttempt)) => {
-                let terms = Terms::from(&plan.fields());
-                let start = terms.period_start(anchor, (s.period - 1).max(0), state.config.timezone);
-                Some(Period { start: timestamp(start.min(end)), end: timestamp(end) })
-            }
-            _ => None,
-        };
-        let trial = plan.is_some_and(|p| p.trial_amount.is_some());
-        SubscriptionView {
-            id: s.id.clone(),
-            state: s.state,
-            tracking_id: s.tracking_id.clone(),
-            created_at: timestamp(s.created_at),
-            updated_at: timestamp(s.updated_at),
-            renew_at: s.renew_at.map(timestamp),
-            active_to: s.active_to.map(timestamp),
-            trial_ends_at: s.anchor_at.filter(|_| trial).map(timestamp),
-            current_period,
-            plan: plan.map(|p| PlanView::new(p, &state.config)),
-            customer: customer.map(CustomerView::from),
-            card: s.card().map(|c| Card {
-                brand: c.brand,
-                last_4: c.last4,
-                exp_month: c.exp_month,
-                exp_year: c.exp_year,
-            }),
-            last_transaction: last.map(PaymentView::from),
-            paid_billing_cycles: s.paid_cycles,
-            number_failed_payment_attempts: s.failed_attempts,
-            cancel_reason: s.cancel_reason.clone(),
-            cancelled_at: s.cancelled_at.map(timestamp),
-            test: s.test,
-            test_clock: s.test_clock_id.clone(),
-            redirect_url: (s.state == SubState::Redirecting).then(|| urls::subscription_pay(&state.config, &s.id)),
-            return_url: s.return_url.clone(),
-            notification_url: s.notification_url.clone(),
-            additional_data: s
-                .additional_data
-                .as_deref()
-                .and_then(|d| serde_json::from_str(d).ok())
-                .unwrap_or_else(|| Value::Object(Default::default())),
-            shop_id: s.shop_id,
-        }
-    }
-}
-
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -169,7 +41,7 @@ async fn create(
 ) -> Result<impl IntoResponse, AppError> {
     let request = SubscriptionRequest::parse(&body, Utc::now())?;
     let sub = crate::subscriptions::create(&state, shop.id, request, Utc::now()).await?;
-    Ok((StatusCode::CREATED, Json(SubscriptionView::load(&state, &sub).await?)))
+    Ok((StatusCode::CREATED, Json(SubscriptionView::load(&state.db, &state.config, &sub).await?)))
 }
 
 async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<subscriptions::Model, AppError> {
@@ -182,7 +54,7 @@ async fn show(
     Path(id): Path<String>,
 ) -> Result<Json<SubscriptionView>, AppError> {
     let sub = find(&state, shop.id, &id).await?;
-    Ok(Json(SubscriptionView::load(&state, &sub).await?))
+    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 
 async fn list(
@@ -193,8 +65,8 @@ async fn list(
     let page = page_from_query(query.as_deref())?;
     let filter = SubscriptionFilter::parse(url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()))?;
     let listed = db::subscriptions::list(&state.db, shop.id, &page, &filter).await?;
-    let views = SubscriptionView::load_all(&state, &listed.rows).await?;
-    Ok(super::array_response(&state, "/subscriptions", &page, &views, listed.next_after.as_deref()))
+    let views = SubscriptionView::load_all(&state.db, &state.config, &listed.rows).await?;
+    Ok(super::array_response(&state, "/subscriptions", query.as_deref(), &page, &views, listed.next_after.as_deref()))
 }
 
 /// One line of a subscription's timeline: a change of state or a charge attempt (with its
@@ -241,7 +113,7 @@ async fn events(
         })
         .collect();
     let path = format!("/subscriptions/{}/events", sub.id);
-    Ok(super::array_response(&state, &path, &page, &views, listed.next_after.as_deref()))
+    Ok(super::array_response(&state, &path, query.as_deref(), &page, &views, listed.next_after.as_deref()))
 }
 
 async fn cancel(
@@ -254,7 +126,7 @@ async fn cancel(
     let reason = Reader::new(&body).string("cancel_reason", 255, &mut errors);
     errors.into_result(|| ()).map_err(AppError::from)?;
     let sub = crate::subscriptions::cancel(&state, find(&state, shop.id, &id).await?, reason).await?;
-    Ok(Json(SubscriptionView::load(&state, &sub).await?))
+    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 
 /// Test mode: from `from` (default: the subscription's now), the card behaves as `outcome`
@@ -283,7 +155,7 @@ async fn test_card_outcome(
     };
     let outcome = outcome.unwrap_or(Behaviour::Succeeds);
     let sub = db::subscriptions::set_test_outcome(&state.db, sub, outcome, from).await?;
-    Ok(Json(SubscriptionView::load(&state, &sub).await?))
+    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 
 /// A moment given as RFC 3339 text (`2026-11-22T10:15:30Z`) or Unix seconds.

@@ -12,13 +12,14 @@ use serde::Serialize;
 use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::subscriptions::parse_time;
-use super::{list_response, page_from_query, timestamp};
+use super::{list_response, page_from_query};
 use crate::db::{self, entities::test_clocks};
 use crate::domain::Errors;
 use crate::domain::input::Reader;
 use crate::domain::vocab::ClockStatus;
 use crate::error::AppError;
 use crate::state::AppState;
+use crate::views::timestamp;
 
 /// Routes of test clocks.
 pub fn router() -> Router<AppState> {
@@ -88,7 +89,7 @@ async fn list(
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
     let listed = db::list::<test_clocks::Entity>(&state.db, shop.id, &page).await;
-    list_response(&state, "/test_clocks", &page, listed, |c| ClockView::from(c))
+    list_response(&state, "/test_clocks", query.as_deref(), &page, listed, |c| ClockView::from(c))
 }
 
 /// Moves the clock forward to `frozen_time`, running everything due on the way.

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
-    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait, TryIntoModel,
+    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TryIntoModel,
 };
 
 use super::entities::subscription_events as events;
@@ -105,7 +105,8 @@ pub struct NewSubscription {
     pub progress: Progress,
 }
 
-/// Stores a new subscription (in `redirecting` until its card is known).
+/// Stores a new subscription (in `redirecting` until its card is known); its first
+/// timeline line is the caller's (`events::created`).
 pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTime<Utc>) -> Result<Model, DbErr> {
     let now = super::now_millis(now);
     let mut row = ActiveModel {
@@ -140,9 +141,7 @@ pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTi
         ..Default::default()
     };
     set_progress(&mut row, &new.progress);
-    let sub = row.insert(db).await?;
-    insert_events(db, vec![event_row(&sub, None, (sub.state, None), None, None, now)]).await?;
-    Ok(sub)
+    row.insert(db).await
 }
 
 fn set_progress(row: &mut ActiveModel, p: &Progress) {
@@ -264,16 +263,16 @@ pub async fn save_progress(
 
 /// Cancels by the merchant, if the subscription has not ended yet: one guarded update, so a
 /// cancel that succeeded is final (the engine's next save finds the state changed and
-/// stands down). `None` when it had already ended.
+/// stands down). Answers the cancelled subscription and its timeline line, for the caller
+/// to store in the same transaction; `None` when it had already ended.
 pub async fn cancel(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    txn: &impl ConnectionTrait,
     sub: &Model,
     reason: Option<String>,
     now: DateTime<Utc>,
-) -> Result<Option<Model>, DbErr> {
+) -> Result<Option<(Model, events::ActiveModel)>, DbErr> {
     let at = super::now_millis(now);
     let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt];
-    let txn = db.begin().await?;
     let result = Entity::update_many()
         .col_expr(Column::State, Expr::value(State::Canceled))
         .col_expr(Column::RenewAt, Expr::value(Option::<DateTime<Utc>>::None))
@@ -282,22 +281,21 @@ pub async fn cancel(
         .col_expr(Column::UpdatedAt, Expr::value(at))
         .filter(Column::Id.eq(sub.id.as_str()))
         .filter(Column::State.is_in(open))
-        .exec(&txn)
+        .exec(txn)
         .await?;
     if result.rows_affected != 1 {
         return Ok(None);
     }
-    let sub = Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(&txn).await?;
+    let sub = Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(txn).await?;
     let Some(sub) = sub else { return Ok(None) };
     let from = events::Entity::find()
         .filter(events::Column::SubscriptionId.eq(sub.id.as_str()))
         .order_by_desc(events::Column::Seq)
-        .one(&txn)
+        .one(txn)
         .await?
         .map(|e| e.to_state);
-    insert_events(&txn, vec![event_row(&sub, from, (sub.state, None), None, reason, now)]).await?;
-    txn.commit().await?;
-    Ok(Some(sub))
+    let line = event_row(&sub, from, (sub.state, None), None, reason, now);
+    Ok(Some((sub, line)))
 }
 
 /// Claims these subscriptions (of a test clock's advance) for `token` until `lease_until`,

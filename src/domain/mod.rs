@@ -9,6 +9,7 @@ pub mod country;
 pub mod currency;
 pub mod customer;
 pub mod errors;
+pub mod event;
 pub mod ids;
 pub mod input;
 pub mod money;

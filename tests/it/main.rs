@@ -12,6 +12,7 @@ mod customers;
 mod dashboard;
 mod dashboard_browser;
 mod engine;
+mod events;
 mod idempotency;
 mod isolation;
 mod layout;

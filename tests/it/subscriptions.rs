@@ -72,7 +72,7 @@ fn times(rows: &[(String, i64, String)]) -> Vec<&str> {
     rows.iter().map(|(t, _, _)| t.as_str()).collect()
 }
 
-async fn make_card(app: &TestApp, shop: &Shop, sub: &str, outcome: &str) {
+pub async fn make_card(app: &TestApp, shop: &Shop, sub: &str, outcome: &str) {
     let (status, body) =
         app.post(shop, &format!("/subscriptions/{sub}/test_card_outcome"), &json!({"outcome": outcome})).await;
     assert_eq!(status, StatusCode::OK, "{body}");

@@ -3,6 +3,7 @@
 
 pub mod checkout_attempts;
 pub mod customers;
+pub mod events;
 pub mod idempotency_keys;
 pub mod payments;
 pub mod plans;

@@ -1,0 +1,58 @@
+use sea_orm_migration::prelude::*;
+
+use crate::{seq_column, timestamp};
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+#[derive(DeriveIden, Clone, Copy)]
+enum Events {
+    Table,
+    Seq,
+    Id,
+    ShopId,
+    Type,
+    ObjectId,
+    Test,
+    Data,
+    CreatedAt,
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .create_table(
+                Table::create()
+                    .table(Events::Table)
+                    .col(seq_column(Events::Seq))
+                    .col(ColumnDef::new(Events::Id).string().not_null().unique_key())
+                    .col(ColumnDef::new(Events::ShopId).big_integer().not_null())
+                    .col(ColumnDef::new(Events::Type).string().not_null())
+                    .col(ColumnDef::new(Events::ObjectId).string().not_null())
+                    .col(ColumnDef::new(Events::Test).boolean().not_null())
+                    .col(ColumnDef::new(Events::Data).text().not_null())
+                    .col(timestamp(Events::CreatedAt))
+                    .to_owned(),
+            )
+            .await?;
+        // Lists walk `seq` newest first, narrowed by type, object or time.
+        for (name, columns) in [
+            ("ix_events_shop_seq", vec![Events::ShopId, Events::Seq]),
+            ("ix_events_shop_type_seq", vec![Events::ShopId, Events::Type, Events::Seq]),
+            ("ix_events_shop_object_seq", vec![Events::ShopId, Events::ObjectId, Events::Seq]),
+            ("ix_events_shop_created", vec![Events::ShopId, Events::CreatedAt]),
+        ] {
+            let mut index = Index::create().name(name).table(Events::Table).to_owned();
+            for column in columns {
+                index.col(column);
+            }
+            manager.create_index(index).await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager.drop_table(Table::drop().table(Events::Table).to_owned()).await
+    }
+}

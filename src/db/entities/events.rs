@@ -1,0 +1,25 @@
+use sea_orm::entity::prelude::*;
+
+use crate::domain::event::EventType;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "events")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub seq: i64,
+    #[sea_orm(unique)]
+    pub id: String,
+    pub shop_id: i64,
+    #[sea_orm(column_name = "type")]
+    pub kind: EventType,
+    pub object_id: String,
+    pub test: bool,
+    /// The object as the API showed it at that moment (JSON).
+    pub data: String,
+    pub created_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,85 @@
+//! The event log: append-only, written in the transaction of the change each event records.
+
+use chrono::Utc;
+use sea_orm::{ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, Set};
+
+use super::entities::events::{ActiveModel, Column, Entity, Model};
+use super::{ListError, Listed, Page, ShopOwned};
+use crate::domain::event::{EventFilter, EventType};
+use crate::domain::ids::{EVENT, new_id};
+
+impl ShopOwned for Entity {
+    const SEQ: Column = Column::Seq;
+    const ID: Column = Column::Id;
+    const SHOP: Column = Column::ShopId;
+    fn public_id(row: &Model) -> &str {
+        &row.id
+    }
+}
+
+/// An event about to be recorded: what happened to which object of which shop, and the
+/// object as the API shows it now.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub shop_id: i64,
+    pub kind: EventType,
+    pub object_id: String,
+    pub test: bool,
+    pub data: serde_json::Value,
+}
+
+/// Appends events (with new ids, created now) and answers them as stored.
+pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<Vec<Model>, DbErr> {
+    let now = super::now_millis(Utc::now());
+    let rows: Vec<ActiveModel> = events
+        .into_iter()
+        .map(|e| ActiveModel {
+            seq: NotSet,
+            id: Set(new_id(EVENT)),
+            shop_id: Set(e.shop_id),
+            kind: Set(e.kind),
+            object_id: Set(e.object_id),
+            test: Set(e.test),
+            data: Set(e.data.to_string()),
+            created_at: Set(now),
+        })
+        .collect();
+    let mut stored = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(300) {
+        Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+        stored.extend(chunk.iter().cloned().map(|row| Model {
+            seq: 0,
+            id: row.id.unwrap(),
+            shop_id: row.shop_id.unwrap(),
+            kind: row.kind.unwrap(),
+            object_id: row.object_id.unwrap(),
+            test: row.test.unwrap(),
+            data: row.data.unwrap(),
+            created_at: row.created_at.unwrap(),
+        }));
+    }
+    Ok(stored)
+}
+
+/// A page of the shop's events that pass `filter`, newest first.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    filter: &EventFilter,
+) -> Result<Listed<Model>, ListError> {
+    let mut condition = Condition::all();
+    if !filter.types.is_empty() {
+        condition = condition.add(Column::Kind.is_in(filter.types.iter().map(|t| t.as_str())));
+    }
+    if let Some(object_id) = &filter.object_id {
+        condition = condition.add(Column::ObjectId.eq(object_id.as_str()));
+    }
+    if let Some(since) = filter.since {
+        condition = condition.add(Column::CreatedAt.gte(since));
+    }
+    if let Some(until) = filter.until {
+        condition = condition.add(Column::CreatedAt.lt(until));
+    }
+    super::list_where::<Entity>(db, shop_id, page, condition).await
+}

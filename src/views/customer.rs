@@ -1,0 +1,46 @@
+//! The customer object (spec 2.3).
+
+use serde::Serialize;
+
+use super::timestamp;
+use crate::db::entities::customers;
+
+/// A customer as the API returns it.
+#[derive(Serialize)]
+pub struct CustomerView {
+    id: String,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    address: Option<String>,
+    city: Option<String>,
+    country: Option<String>,
+    zip: Option<String>,
+    state: Option<String>,
+    phone: Option<String>,
+    email: String,
+    ip: String,
+    external_id: Option<String>,
+    created_at: String,
+    updated_at: String,
+}
+
+impl From<&customers::Model> for CustomerView {
+    fn from(c: &customers::Model) -> Self {
+        CustomerView {
+            id: c.id.clone(),
+            first_name: c.first_name.clone(),
+            last_name: c.last_name.clone(),
+            address: c.address.clone(),
+            city: c.city.clone(),
+            country: c.country.clone(),
+            zip: c.zip.clone(),
+            state: c.state.clone(),
+            phone: c.phone.clone(),
+            email: c.email.clone(),
+            ip: c.ip.clone(),
+            external_id: c.external_id.clone(),
+            created_at: timestamp(c.created_at),
+            updated_at: timestamp(c.updated_at),
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The objects as the API shows them: what its answers carry, what the event log keeps as
+//! snapshots and what notifications send. Built from stored rows; only the subscription,
+//! which nests its plan, customer and last payment, reads the database.
+
+use chrono::{DateTime, Utc};
+
+pub mod customer;
+pub mod event;
+pub mod payment;
+pub mod plan;
+pub mod product;
+pub mod refund;
+pub mod subscription;
+
+pub use customer::CustomerView;
+pub use event::EventView;
+pub use payment::PaymentView;
+pub use plan::PlanView;
+pub use product::ProductView;
+pub use refund::RefundView;
+pub use subscription::SubscriptionView;
+
+/// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}

@@ -1,0 +1,75 @@
+//! The payment object: one attempt to pay, whatever its outcome.
+
+use serde::Serialize;
+
+use super::timestamp;
+use crate::db::entities::payments;
+use crate::domain::currency::Currency;
+use crate::domain::vocab::{PaymentStatus, TransactionType};
+
+/// A payment as the API returns it.
+#[derive(Serialize)]
+pub struct PaymentView {
+    id: String,
+    status: PaymentStatus,
+    amount: i64,
+    currency: Currency,
+    transaction_type: TransactionType,
+    test: bool,
+    product_id: Option<String>,
+    plan_id: Option<String>,
+    subscription_id: Option<String>,
+    customer_id: Option<String>,
+    card: CardView,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+    captured_at: Option<String>,
+    voided_at: Option<String>,
+    /// What refunds gave back, in minimal units.
+    refunded_amount: i64,
+    shop_id: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+/// What is kept of a card: never its number or CVC.
+#[derive(Serialize)]
+pub struct CardView {
+    brand: String,
+    last_4: String,
+    exp_month: i32,
+    exp_year: i32,
+    holder: String,
+}
+
+impl From<&payments::Model> for PaymentView {
+    fn from(p: &payments::Model) -> Self {
+        PaymentView {
+            id: p.id.clone(),
+            status: p.status,
+            amount: p.amount,
+            currency: p.currency,
+            transaction_type: p.transaction_type,
+            test: p.test,
+            product_id: p.product_id.clone(),
+            plan_id: p.plan_id.clone(),
+            subscription_id: p.subscription_id.clone(),
+            customer_id: p.customer_id.clone(),
+            card: CardView {
+                brand: p.card_brand.clone(),
+                last_4: p.card_last4.clone(),
+                exp_month: p.card_exp_month,
+                exp_year: p.card_exp_year,
+                holder: p.card_holder.clone(),
+            },
+            failure_code: p.failure_code.clone(),
+            failure_message: p.failure_message.clone(),
+            captured_at: p.captured_at.map(timestamp),
+            voided_at: p.voided_at.map(timestamp),
+            refunded_amount: p.refunded_amount,
+            shop_id: p.shop_id,
+            created_at: timestamp(p.created_at),
+            updated_at: timestamp(p.updated_at),
+        }
+    }
+}

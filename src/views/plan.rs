@@ -1,0 +1,75 @@
+//! The plan object (spec 2.2).
+
+use serde::Serialize;
+
+use super::timestamp;
+use crate::config::Config;
+use crate::db::entities::plans;
+use crate::domain::currency::Currency;
+use crate::domain::vocab::{IntervalUnit, Language};
+use crate::urls;
+
+/// A plan as the API returns it.
+#[derive(Serialize)]
+pub struct PlanView {
+    id: String,
+    title: String,
+    currency: Currency,
+    language: Language,
+    plan: Schedule,
+    trial: TrialView,
+    number_payment_attempts: i32,
+    test: bool,
+    infinite: bool,
+    billing_cycles: Option<i32>,
+    prevent_payments_at_night: bool,
+    pay_url: String,
+    shop_id: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+#[derive(Serialize)]
+struct Schedule {
+    amount: i64,
+    interval: i32,
+    interval_unit: IntervalUnit,
+}
+
+/// The trial section: always an object, with nulls when the plan has no trial.
+#[derive(Serialize)]
+struct TrialView {
+    amount: Option<i64>,
+    interval: Option<i32>,
+    interval_unit: Option<IntervalUnit>,
+    as_first_payment: bool,
+}
+
+impl PlanView {
+    /// The API's view of a stored plan.
+    pub fn new(p: &plans::Model, config: &Config) -> Self {
+        let f = p.fields();
+        PlanView {
+            id: p.id.clone(),
+            title: f.title,
+            currency: f.currency,
+            language: f.language,
+            plan: Schedule { amount: f.amount, interval: f.interval, interval_unit: f.interval_unit },
+            trial: TrialView {
+                amount: f.trial.map(|t| t.amount),
+                interval: f.trial.map(|t| t.interval),
+                interval_unit: f.trial.map(|t| t.interval_unit),
+                as_first_payment: f.trial_as_first_payment,
+            },
+            number_payment_attempts: f.number_payment_attempts,
+            test: f.test,
+            infinite: f.infinite,
+            billing_cycles: f.billing_cycles,
+            prevent_payments_at_night: f.prevent_payments_at_night,
+            pay_url: urls::plan_pay(config, &p.id),
+            shop_id: p.shop_id,
+            created_at: timestamp(p.created_at),
+            updated_at: timestamp(p.updated_at),
+        }
+    }
+}

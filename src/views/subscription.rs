@@ -1,0 +1,142 @@
+//! The subscription object, with its plan, customer and last payment.
+
+use sea_orm::{ConnectionTrait, DbErr};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::customer::CustomerView;
+use super::payment::PaymentView;
+use super::plan::PlanView;
+use super::timestamp;
+use crate::config::Config;
+use crate::db::{self, entities::customers, entities::payments, entities::plans, entities::subscriptions};
+use crate::domain::billing::{State as SubState, Terms};
+use crate::urls;
+
+/// A subscription as the API returns it.
+#[derive(Serialize)]
+pub struct SubscriptionView {
+    id: String,
+    state: SubState,
+    tracking_id: Option<String>,
+    created_at: String,
+    updated_at: String,
+    renew_at: Option<String>,
+    active_to: Option<String>,
+    trial_ends_at: Option<String>,
+    current_period: Option<Period>,
+    plan: Option<PlanView>,
+    customer: Option<CustomerView>,
+    card: Option<Card>,
+    last_transaction: Option<PaymentView>,
+    paid_billing_cycles: i32,
+    number_failed_payment_attempts: i32,
+    cancel_reason: Option<String>,
+    cancelled_at: Option<String>,
+    test: bool,
+    test_clock: Option<String>,
+    redirect_url: Option<String>,
+    return_url: Option<String>,
+    notification_url: Option<String>,
+    additional_data: Value,
+    shop_id: i64,
+}
+
+#[derive(Serialize)]
+struct Period {
+    start: String,
+    end: String,
+}
+
+#[derive(Serialize)]
+struct Card {
+    brand: String,
+    last_4: String,
+    exp_month: i32,
+    exp_year: i32,
+}
+
+impl SubscriptionView {
+    /// The full view: with its plan, customer and last payment.
+    pub async fn load(db: &impl ConnectionTrait, config: &Config, s: &subscriptions::Model) -> Result<Self, DbErr> {
+        let mut views = Self::load_all(db, config, std::slice::from_ref(s)).await?;
+        views.pop().ok_or_else(|| DbErr::RecordNotFound(s.id.clone()))
+    }
+
+    /// The full views of several subscriptions of one shop, with three queries in all.
+    pub async fn load_all(
+        db: &impl ConnectionTrait,
+        config: &Config,
+        subs: &[subscriptions::Model],
+    ) -> Result<Vec<Self>, DbErr> {
+        let Some(shop_id) = subs.first().map(|s| s.shop_id) else { return Ok(Vec::new()) };
+        let ids = |f: fn(&subscriptions::Model) -> Option<&str>| subs.iter().filter_map(f).collect::<Vec<_>>();
+        let plans = db::by_ids::<plans::Entity>(db, shop_id, &ids(|s| Some(&s.plan_id))).await?;
+        let customers = db::by_ids::<customers::Entity>(db, shop_id, &ids(|s| Some(&s.customer_id))).await?;
+        let payments = db::by_ids::<payments::Entity>(db, shop_id, &ids(|s| s.last_payment_id.as_deref())).await?;
+        Ok(subs
+            .iter()
+            .map(|s| {
+                let last = s.last_payment_id.as_ref().and_then(|id| payments.get(id));
+                Self::new(config, s, plans.get(&s.plan_id), customers.get(&s.customer_id), last)
+            })
+            .collect())
+    }
+
+    fn new(
+        config: &Config,
+        s: &subscriptions::Model,
+        plan: Option<&plans::Model>,
+        customer: Option<&customers::Model>,
+        last: Option<&payments::Model>,
+    ) -> Self {
+        let sub_state = Some(s.state);
+        let current_period = match (plan, s.anchor_at, s.active_to, sub_state) {
+            (Some(_), Some(anchor), Some(end), Some(SubState::Trial)) => {
+                Some(Period { start: timestamp(s.started_at.unwrap_or(anchor)), end: timestamp(end.min(anchor)) })
+            }
+            (Some(plan), Some(anchor), Some(end), Some(SubState::Active | SubState::FailedAttempt)) => {
+                let terms = Terms::from(&plan.fields());
+                let start = terms.period_start(anchor, (s.period - 1).max(0), config.timezone);
+                Some(Period { start: timestamp(start.min(end)), end: timestamp(end) })
+            }
+            _ => None,
+        };
+        let trial = plan.is_some_and(|p| p.trial_amount.is_some());
+        SubscriptionView {
+            id: s.id.clone(),
+            state: s.state,
+            tracking_id: s.tracking_id.clone(),
+            created_at: timestamp(s.created_at),
+            updated_at: timestamp(s.updated_at),
+            renew_at: s.renew_at.map(timestamp),
+            active_to: s.active_to.map(timestamp),
+            trial_ends_at: s.anchor_at.filter(|_| trial).map(timestamp),
+            current_period,
+            plan: plan.map(|p| PlanView::new(p, config)),
+            customer: customer.map(CustomerView::from),
+            card: s.card().map(|c| Card {
+                brand: c.brand,
+                last_4: c.last4,
+                exp_month: c.exp_month,
+                exp_year: c.exp_year,
+            }),
+            last_transaction: last.map(PaymentView::from),
+            paid_billing_cycles: s.paid_cycles,
+            number_failed_payment_attempts: s.failed_attempts,
+            cancel_reason: s.cancel_reason.clone(),
+            cancelled_at: s.cancelled_at.map(timestamp),
+            test: s.test,
+            test_clock: s.test_clock_id.clone(),
+            redirect_url: (s.state == SubState::Redirecting).then(|| urls::subscription_pay(config, &s.id)),
+            return_url: s.return_url.clone(),
+            notification_url: s.notification_url.clone(),
+            additional_data: s
+                .additional_data
+                .as_deref()
+                .and_then(|d| serde_json::from_str(d).ok())
+                .unwrap_or_else(|| Value::Object(Default::default())),
+            shop_id: s.shop_id,
+        }
+    }
+}
