@@ -52,10 +52,12 @@ async fn fresh(backend: &str) -> (AppState, tempfile::TempDir) {
             format!("{admin_url}?options=-c%20search_path%3D{schema}")
         }
     };
-    let args = ConfigArgs { database_url: Some(url), scheduler: Some("off".into()), ..Default::default() };
+    let kek = Some("YmVuY2htYXJrLWtleS1lbmNyeXB0aW9uLWtleS0zMiE=".into());
+    let args =
+        ConfigArgs { database_url: Some(url), scheduler: Some("off".into()), key_encryption_key: kek, ..Default::default() };
     let config = Config::from_args(&args).unwrap();
     let db = app::open_database(&config).await.unwrap();
-    (AppState::new(db, config), dir)
+    (AppState::new(db, config).unwrap(), dir)
 }
 
 /// `n` active monthly subscriptions with a test card, all due a minute ago.

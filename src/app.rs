@@ -155,7 +155,7 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %config.listen, base_url = %config.base_url, "paydesk is serving");
-    let state = AppState::new(db, config);
+    let state = AppState::new(db, config)?;
     let scheduler = match state.config.scheduler {
         true => {
             Some(crate::scheduler::start(state.clone()).await.map_err(|e| format!("cannot start the scheduler: {e}"))?)
@@ -169,8 +169,19 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Stops a background task when the server it belongs to stops.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Serves the app on `listener` until Ctrl-C or SIGTERM (the hosted pages see the client's address).
 pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    let deliveries = crate::webhooks::start(state.clone());
+    let _stop_deliveries = AbortOnDrop(deliveries);
     let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await
 }

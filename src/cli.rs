@@ -111,7 +111,8 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 }
             }
             let db = app::open_database(&config).await?;
-            let created = crate::db::shops::create(&db, name, url, Utc::now()).await?;
+            let vault = crate::vault::Vault::load(&config.kek)?;
+            let created = crate::keys::create_shop(&db, &vault, name, url, Utc::now()).await?;
             let out = json!({
                 "shop_id": created.shop.id,
                 "secret_key": created.secret_key,

@@ -37,6 +37,15 @@ pub struct ConfigArgs {
     /// how soon another instance resumes the work of one that stopped.
     #[arg(long, env = "PAYDESK_LEASE_SECONDS", global = true)]
     pub lease_seconds: Option<String>,
+    /// Key-encryption key (base64 of 32 random bytes) that seals secrets at rest; required
+    /// with PostgreSQL, where every instance must share it. With SQLite, a key is kept in a
+    /// file beside the database when this is unset.
+    #[arg(long, env = "PAYDESK_KEY_ENCRYPTION_KEY", global = true, hide_env_values = true)]
+    pub key_encryption_key: Option<String>,
+    /// `on` lets webhooks and notifications go to private, loopback and link-local addresses
+    /// (for tests and closed networks); off by default.
+    #[arg(long, env = "PAYDESK_WEBHOOKS_ALLOW_PRIVATE", global = true)]
+    pub webhooks_allow_private: Option<String>,
 }
 
 /// Checked configuration.
@@ -60,6 +69,48 @@ pub struct Config {
     pub signup: bool,
     /// How long a lease on running work holds unrenewed.
     pub lease: chrono::Duration,
+    /// Where the key-encryption key comes from.
+    pub kek: KekSource,
+    /// Whether webhooks may go to private addresses.
+    pub webhooks_allow_private: bool,
+}
+
+/// Where the key-encryption key comes from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum KekSource {
+    /// Given in the configuration.
+    Given([u8; 32]),
+    /// Kept in this file beside the SQLite database (made on first use).
+    File(std::path::PathBuf),
+    /// A new key for this run only (an in-memory database lives no longer).
+    Ephemeral,
+}
+
+impl std::fmt::Debug for KekSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KekSource::Given(_) => f.write_str("Given(…)"),
+            KekSource::File(path) => write!(f, "File({})", path.display()),
+            KekSource::Ephemeral => f.write_str("Ephemeral"),
+        }
+    }
+}
+
+/// A key-encryption key written as base64 of 32 bytes.
+pub fn parse_kek(text: &str) -> Option<[u8; 32]> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim()).ok()?;
+    bytes.try_into().ok()
+}
+
+/// Where the KEK of `database_url` comes from when none is given.
+fn default_kek(database_url: &str) -> Option<KekSource> {
+    let rest = database_url.strip_prefix("sqlite://").or_else(|| database_url.strip_prefix("sqlite:"))?;
+    let file = rest.split('?').next().unwrap_or("");
+    if file.is_empty() || file.contains(":memory:") || rest.contains("mode=memory") {
+        return Some(KekSource::Ephemeral);
+    }
+    Some(KekSource::File(std::path::PathBuf::from(format!("{file}.kek"))))
 }
 
 /// The default database: a file in the working directory, created on first use.
@@ -116,7 +167,34 @@ impl Config {
                 return Err(bad("PAYDESK_LEASE_SECONDS", lease_raw, "is not a whole number of seconds from 2 to 3600"));
             }
         };
-        Ok(Config { database_url, listen, base_url, checkout_url, timezone, scheduler, simulated_live, signup, lease })
+        let kek = match args.key_encryption_key.as_deref() {
+            Some(raw) => KekSource::Given(
+                parse_kek(raw)
+                    .ok_or_else(|| bad("PAYDESK_KEY_ENCRYPTION_KEY", "…", "is not base64 of 32 bytes (openssl rand -base64 32)"))?,
+            ),
+            None => default_kek(&database_url).ok_or_else(|| {
+                bad(
+                    "PAYDESK_KEY_ENCRYPTION_KEY",
+                    "",
+                    "is required with PostgreSQL so that every instance shares it (openssl rand -base64 32)",
+                )
+            })?,
+        };
+        let webhooks_allow_private =
+            on_off("PAYDESK_WEBHOOKS_ALLOW_PRIVATE", args.webhooks_allow_private.as_deref(), false)?;
+        Ok(Config {
+            database_url,
+            listen,
+            base_url,
+            checkout_url,
+            timezone,
+            scheduler,
+            simulated_live,
+            signup,
+            lease,
+            kek,
+            webhooks_allow_private,
+        })
     }
 }
 
@@ -173,6 +251,23 @@ mod tests {
             assert!(err.starts_with(needle), "{err}");
             assert!(!err.contains('\n'), "{err}");
         }
+    }
+
+    #[test]
+    fn the_key_encryption_key_is_given_kept_beside_sqlite_or_required() {
+        let c = Config::from_args(&args()).unwrap();
+        assert_eq!(c.kek, KekSource::File("paydesk.db.kek".into()));
+        let memory = ConfigArgs { database_url: Some("sqlite::memory:".into()), ..args() };
+        assert_eq!(Config::from_args(&memory).unwrap().kek, KekSource::Ephemeral);
+        let pg = ConfigArgs { database_url: Some("postgres://u@h/db".into()), ..args() };
+        let err = Config::from_args(&pg).unwrap_err().to_string();
+        assert!(err.starts_with("PAYDESK_KEY_ENCRYPTION_KEY") && err.contains("required with PostgreSQL"), "{err}");
+        let given = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=";
+        let pg = ConfigArgs { key_encryption_key: Some(given.into()), ..pg };
+        assert!(matches!(Config::from_args(&pg).unwrap().kek, KekSource::Given(k) if k[0] == 1 && k[31] == 32));
+        let short = ConfigArgs { key_encryption_key: Some("c2hvcnQ=".into()), ..args() };
+        let err = Config::from_args(&short).unwrap_err().to_string();
+        assert!(!err.contains("c2hvcnQ"), "the value is never echoed: {err}");
     }
 
     #[test]

@@ -1,16 +1,22 @@
 //! Recording what happened: every change an integrator would act on becomes an event of the
 //! append-only log, written with a snapshot of the object (as the API shows it) in the same
-//! transaction as the change. A subscription's timeline lines and its events are stored
-//! together by [`timeline`], so the two never disagree.
+//! transaction as the change, together with its deliveries: one per webhook endpoint that
+//! takes its type, and a bePaid notification for a product's payment or a subscription with
+//! a notification URL (the object's, else the shop's). A subscription's timeline lines and
+//! its events are stored together by [`timeline`], so the two never disagree.
 
 use std::collections::BTreeMap;
 
 use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::config::Config;
-use crate::db::entities::{payments, products, refunds, subscription_events, subscriptions};
+use chrono::Utc;
+
+use crate::db::entities::{events, payments, products, refunds, subscription_events, subscriptions, webhook_endpoints};
+use crate::db::webhooks::NewDelivery;
 use crate::db::{self, events::NewEvent};
 use crate::domain::event::EventType;
+use crate::domain::webhook::{EnabledEvents, Scheme};
 use crate::domain::vocab::PaymentStatus;
 use crate::views::{PaymentView, ProductView, RefundView, SubscriptionView};
 
@@ -34,12 +40,94 @@ fn new(shop_id: i64, kind: EventType, id: &str, test: bool, view: &impl serde::S
     NewEvent { shop_id, kind, object_id: id.to_string(), test, data }
 }
 
-/// Appends events to the log.
+/// Appends events to the log and queues their deliveries.
 pub async fn record(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<(), DbErr> {
-    if !events.is_empty() {
-        db::events::append(db, events).await?;
+    if events.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    let notify_urls: Vec<Option<String>> = notification_urls(db, &events).await?;
+    let stored = db::events::append(db, events).await?;
+    let mut shop_ids: Vec<i64> = stored.iter().map(|e| e.shop_id).collect();
+    shop_ids.sort_unstable();
+    shop_ids.dedup();
+    let endpoints = db::webhooks::enabled_endpoints(db, &shop_ids).await?;
+    let mut deliveries = Vec::new();
+    for (event, notify) in stored.iter().zip(notify_urls) {
+        for endpoint in endpoints.iter().filter(|e| e.shop_id == event.shop_id) {
+            if EnabledEvents::from_db(&endpoint.enabled_events).takes(event.kind) {
+                deliveries.push(delivery(event, Some(endpoint.id.clone()), endpoint.url.clone(), Scheme::StandardWebhooks));
+            }
+        }
+        if let Some(url) = notify {
+            deliveries.push(delivery(event, None, url, Scheme::Bepaid));
+        }
+    }
+    db::webhooks::enqueue(db, deliveries, Utc::now()).await
+}
+
+/// Queues an event's deliveries again: to `endpoint` only, or to all its targets as when it
+/// was recorded (the endpoints that take it now, and its notification URL).
+pub async fn redeliver(
+    db: &impl ConnectionTrait,
+    event: &events::Model,
+    endpoint: Option<&webhook_endpoints::Model>,
+) -> Result<usize, DbErr> {
+    let deliveries = match endpoint {
+        Some(e) => vec![delivery(event, Some(e.id.clone()), e.url.clone(), Scheme::StandardWebhooks)],
+        None => {
+            let data = serde_json::from_str(&event.data).unwrap_or_default();
+            let new = NewEvent { shop_id: event.shop_id, kind: event.kind, object_id: event.object_id.clone(), test: event.test, data };
+            let notify = notification_urls(db, std::slice::from_ref(&new)).await?.pop().flatten();
+            let endpoints = db::webhooks::enabled_endpoints(db, &[event.shop_id]).await?;
+            let mut deliveries: Vec<NewDelivery> = endpoints
+                .iter()
+                .filter(|e| EnabledEvents::from_db(&e.enabled_events).takes(event.kind))
+                .map(|e| delivery(event, Some(e.id.clone()), e.url.clone(), Scheme::StandardWebhooks))
+                .collect();
+            deliveries.extend(notify.map(|url| delivery(event, None, url, Scheme::Bepaid)));
+            deliveries
+        }
+    };
+    let count = deliveries.len();
+    db::webhooks::enqueue(db, deliveries, Utc::now()).await?;
+    Ok(count)
+}
+
+fn delivery(event: &events::Model, endpoint_id: Option<String>, url: String, scheme: Scheme) -> NewDelivery {
+    NewDelivery { shop_id: event.shop_id, event_id: event.id.clone(), endpoint_id, url, scheme, test: event.test }
+}
+
+/// Where each event's bePaid notification goes: a product payment's to its product's
+/// `notification_url`, a subscription's to its own; else to the shop's default; none for
+/// other events, or without any URL.
+async fn notification_urls(db: &impl ConnectionTrait, events: &[NewEvent]) -> Result<Vec<Option<String>>, DbErr> {
+    let notified = |e: &NewEvent| match e.kind.object() {
+        "payment" => e.data["product_id"].as_str().is_some(),
+        "subscription" => true,
+        _ => false,
+    };
+    if !events.iter().any(notified) {
+        return Ok(vec![None; events.len()]);
+    }
+    let product_ids: Vec<&str> = events.iter().filter_map(|e| e.data["product_id"].as_str()).collect();
+    let products = db::products::notification_urls(db, &product_ids).await?;
+    let mut shop_ids: Vec<i64> = events.iter().map(|e| e.shop_id).collect();
+    shop_ids.sort_unstable();
+    shop_ids.dedup();
+    let defaults = db::shops::notification_urls(db, &shop_ids).await?;
+    Ok(events
+        .iter()
+        .map(|e| {
+            if !notified(e) {
+                return None;
+            }
+            let own = match e.kind.object() {
+                "payment" => e.data["product_id"].as_str().and_then(|id| products.get(id).cloned().flatten()),
+                _ => e.data["notification_url"].as_str().map(str::to_string),
+            };
+            own.or_else(|| defaults.get(&e.shop_id).cloned().flatten())
+        })
+        .collect())
 }
 
 /// A line of a subscription's timeline about to be stored: the subscription as the change

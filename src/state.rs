@@ -11,6 +11,8 @@ use sea_orm::DatabaseConnection;
 
 use crate::acquirer::{Acquirer, SimulatedAcquirer};
 use crate::config::Config;
+use crate::outbound::Outbound;
+use crate::vault::Vault;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -23,13 +25,28 @@ pub struct AppState {
     pub acquirer: Arc<dyn Acquirer>,
     /// Addresses refused for a while after too many wrong API credentials.
     pub api_locks: Arc<Locks>,
+    /// Seals and opens the secrets kept at rest.
+    pub vault: Vault,
+    /// The HTTP client of webhook deliveries.
+    pub outbound: Outbound,
 }
 
 impl AppState {
-    /// The state of a server: the built-in simulated acquirer, live use as configured.
-    pub fn new(db: DatabaseConnection, config: Config) -> Self {
+    /// The state of a server: the built-in simulated acquirer, live use as configured, the
+    /// vault of the configured key-encryption key (made beside an SQLite database on first
+    /// use); fails with one line when that key cannot be read or made.
+    pub fn new(db: DatabaseConnection, config: Config) -> Result<Self, String> {
         let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
-        AppState { db, config: Arc::new(config), acquirer, api_locks: Default::default() }
+        let vault = Vault::load(&config.kek)?;
+        let outbound = Outbound::new(config.webhooks_allow_private);
+        Ok(AppState {
+            db,
+            config: Arc::new(config),
+            acquirer,
+            api_locks: Default::default(),
+            vault,
+            outbound,
+        })
     }
 }
 

@@ -12,6 +12,7 @@ mod m20261123_000006_dashboard;
 mod m20261123_000007_money_safety;
 mod m20261123_000008_refunds;
 mod m20261123_000009_events;
+mod m20261123_000010_webhooks;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -29,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000007_money_safety::Migration),
             Box::new(m20261123_000008_refunds::Migration),
             Box::new(m20261123_000009_events::Migration),
+            Box::new(m20261123_000010_webhooks::Migration),
         ]
     }
 }

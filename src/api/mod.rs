@@ -23,6 +23,7 @@ pub mod products;
 pub mod refunds;
 pub mod subscriptions;
 pub mod test_clocks;
+pub mod webhooks;
 
 /// Every API route; POSTs honour `Idempotency-Key`.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -35,6 +36,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(refunds::router())
         .merge(subscriptions::router())
         .merge(test_clocks::router())
+        .merge(webhooks::router())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::idempotent))
 }
 

@@ -109,7 +109,8 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
         Err(errors) => return refused(errors),
     };
     let hash = crate::passwords::hash(new.password.clone()).await?;
-    match db::users::sign_up(&state.db, &new.shop_name, &new.email, hash, Utc::now()).await {
+    let (_, secret) = crate::keys::new_secret(&state.vault);
+    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, Utc::now()).await {
         Ok((_, user)) => {
             start_session(&session, &user).await?;
             flash(&session, "Your shop is ready. Create a product to get your first pay link.").await;

@@ -27,6 +27,7 @@ pub mod subscriptions;
 pub mod test_clocks;
 pub mod throttle;
 pub mod users;
+pub mod webhooks;
 
 /// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
 /// or PostgreSQL.

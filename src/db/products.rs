@@ -94,6 +94,7 @@ pub async fn update(
     changed!(immortal, Column::Immortal, fields.immortal);
     changed!(expired_at, Column::ExpiredAt, fields.expired_at.map(super::now_millis));
     changed!(return_url, Column::ReturnUrl, fields.return_url.clone());
+    changed!(notification_url, Column::NotificationUrl, fields.notification_url.clone());
     changed!(language, Column::Language, fields.language.as_str());
     changed!(transaction_type, Column::TransactionType, fields.transaction_type.as_str());
     let mut delta = 0;
@@ -136,6 +137,25 @@ pub async fn reserve_unit(db: &impl ConnectionTrait, id: &str) -> Result<bool, D
     Ok(result.rows_affected == 1)
 }
 
+/// The notification URLs of these products (any shop's: the ids come from stored payments).
+pub async fn notification_urls(
+    db: &impl ConnectionTrait,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, Option<String>>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    use sea_orm::QuerySelect;
+    let rows: Vec<(String, Option<String>)> = Entity::find()
+        .select_only()
+        .columns([Column::Id, Column::NotificationUrl])
+        .filter(Column::Id.is_in(ids.iter().copied()))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Gives back a unit taken by [`reserve_unit`] when the payment did not go through.
 pub async fn release_unit(db: &impl ConnectionTrait, id: &str) -> Result<(), DbErr> {
     Entity::update_many()
@@ -159,6 +179,7 @@ fn apply(row: &mut ActiveModel, f: &ProductFields, now: DateTime<Utc>) {
     row.immortal = Set(f.immortal);
     row.expired_at = Set(f.expired_at.map(super::now_millis));
     row.return_url = Set(f.return_url.clone());
+    row.notification_url = Set(f.notification_url.clone());
     row.language = Set(f.language);
     row.transaction_type = Set(f.transaction_type);
     row.updated_at = Set(now);
@@ -179,6 +200,7 @@ impl Model {
             immortal: self.immortal,
             expired_at: self.expired_at,
             return_url: self.return_url.clone(),
+            notification_url: self.notification_url.clone(),
             language: self.language,
             transaction_type: self.transaction_type,
         }

@@ -10,33 +10,93 @@ use super::entities::shops;
 use crate::domain::account::ShopSettings;
 use crate::domain::ids::random_hex;
 
-/// A new shop and its secret key, which is shown this once and stored only as a digest.
+/// A new shop and its secret key, which is shown this once.
 pub struct CreatedShop {
     pub shop: shops::Model,
     pub secret_key: String,
 }
 
-/// Creates a shop with a fresh secret key.
+/// A secret key as stored: its digest (to check it) and the key sealed under the
+/// key-encryption key (to send it back in notifications).
+pub struct StoredSecret {
+    pub digest: String,
+    pub sealed: String,
+}
+
+/// Creates a shop with this secret key.
 pub async fn create(
     db: &impl ConnectionTrait,
     name: &str,
     url: Option<String>,
+    secret: StoredSecret,
     now: DateTime<Utc>,
-) -> Result<CreatedShop, DbErr> {
-    let secret_key = new_secret();
+) -> Result<shops::Model, DbErr> {
     let now = super::now_millis(now);
-    let shop = shops::ActiveModel {
+    shops::ActiveModel {
         name: Set(name.to_string()),
         url: Set(url),
-        secret_digest: Set(digest(&secret_key)),
+        secret_digest: Set(secret.digest),
+        secret_sealed: Set(Some(secret.sealed)),
         timezone: Set(None),
+        signing_key_sealed: Set(None),
+        public_key: Set(None),
+        notification_url: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
     }
     .insert(db)
-    .await?;
-    Ok(CreatedShop { shop, secret_key })
+    .await
+}
+
+/// Stores the shop's key pair, unless it has one already (another instance made it first);
+/// answers the shop as stored.
+pub async fn set_key_pair(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    private_sealed: String,
+    public_pem: String,
+) -> Result<Option<shops::Model>, DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::SigningKeySealed, Expr::value(Some(private_sealed)))
+        .col_expr(shops::Column::PublicKey, Expr::value(Some(public_pem)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .filter(shops::Column::PublicKey.is_null())
+        .exec(db)
+        .await?;
+    find(db, shop_id).await
+}
+
+/// The default notification URLs of these shops.
+pub async fn notification_urls(
+    db: &impl ConnectionTrait,
+    shop_ids: &[i64],
+) -> Result<std::collections::HashMap<i64, Option<String>>, DbErr> {
+    use sea_orm::QuerySelect;
+    let rows: Vec<(i64, Option<String>)> = shops::Entity::find()
+        .select_only()
+        .columns([shops::Column::Id, shops::Column::NotificationUrl])
+        .filter(shops::Column::Id.is_in(shop_ids.iter().copied()))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Sets where the shop's notifications go by default.
+pub async fn set_notification_url(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    url: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::NotificationUrl, Expr::value(url))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// The shop, if `secret_key` is its key. Takes the same time whether or not the shop exists.
@@ -80,31 +140,32 @@ pub async fn update_settings(
 }
 
 /// Replaces the shop's secret key, if it is still the one `shop` was read with: the old one
-/// stops working at once. Returns the new key, which is shown this once; `None` when another
-/// rotation won the race (its key is the one that works).
+/// stops working at once. Answers false when another rotation won the race (its key is the
+/// one that works).
 pub async fn rotate_secret(
     db: &impl ConnectionTrait,
     shop: shops::Model,
+    secret: StoredSecret,
     now: DateTime<Utc>,
-) -> Result<Option<String>, DbErr> {
-    let secret_key = new_secret();
+) -> Result<bool, DbErr> {
     let rotated = shops::Entity::update_many()
-        .col_expr(shops::Column::SecretDigest, Expr::value(digest(&secret_key)))
+        .col_expr(shops::Column::SecretDigest, Expr::value(secret.digest))
+        .col_expr(shops::Column::SecretSealed, Expr::value(Some(secret.sealed)))
         .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(shops::Column::Id.eq(shop.id))
         .filter(shops::Column::SecretDigest.eq(shop.secret_digest))
         .exec(db)
         .await?;
-    Ok((rotated.rows_affected == 1).then_some(secret_key))
+    Ok(rotated.rows_affected == 1)
 }
 
 /// 256 random bits, with a prefix that makes leaked keys easy to recognise.
-fn new_secret() -> String {
+pub fn new_secret() -> String {
     format!("sk_{}", random_hex(32))
 }
 
 /// SHA-256 of a high-entropy secret: fast enough for every API request, and a stolen table
 /// of digests does not give the keys back.
-fn digest(secret: &str) -> String {
+pub fn digest(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }

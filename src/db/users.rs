@@ -23,12 +23,13 @@ pub enum NewUserError {
 pub async fn sign_up(
     db: &(impl ConnectionTrait + TransactionTrait),
     shop_name: &str,
+    secret: super::shops::StoredSecret,
     email: &str,
     password_hash: String,
     now: DateTime<Utc>,
 ) -> Result<(shops::Model, users::Model), NewUserError> {
     let txn = db.begin().await?;
-    let shop = super::shops::create(&txn, shop_name, None, now).await?.shop;
+    let shop = super::shops::create(&txn, shop_name, None, secret, now).await?;
     let user = insert(&txn, shop.id, email, password_hash, now).await?;
     txn.commit().await?;
     Ok((shop, user))

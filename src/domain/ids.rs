@@ -8,6 +8,10 @@ pub const PLAN: &str = "pln_";
 pub const CUSTOMER: &str = "cst_";
 /// Payment ids.
 pub const PAYMENT: &str = "pay_";
+/// Webhook endpoint ids.
+pub const WEBHOOK_ENDPOINT: &str = "we_";
+/// Webhook delivery ids (Standard Webhooks' `webhook-id`).
+pub const DELIVERY: &str = "msg_";
 /// Refund ids.
 pub const REFUND: &str = "rfd_";
 /// Subscription ids.

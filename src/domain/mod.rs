@@ -21,5 +21,6 @@ pub mod revenue;
 pub mod subscription;
 pub mod throttle;
 pub mod vocab;
+pub mod webhook;
 
 pub use errors::Errors;

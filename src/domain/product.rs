@@ -35,6 +35,8 @@ pub struct ProductFields {
     /// `None` exactly when `immortal`.
     pub expired_at: Option<DateTime<Utc>>,
     pub return_url: Option<String>,
+    /// Where notifications of this product's payments go (else the shop's default).
+    pub notification_url: Option<String>,
     pub language: Language,
     pub transaction_type: TransactionType,
 }
@@ -53,6 +55,7 @@ struct Draft {
     immortal: bool,
     expired_at: Option<DateTime<Utc>>,
     return_url: Option<String>,
+    notification_url: Option<String>,
     language: Language,
     transaction_type: Option<TransactionType>,
 }
@@ -71,6 +74,7 @@ impl From<&ProductFields> for Draft {
             immortal: p.immortal,
             expired_at: p.expired_at,
             return_url: p.return_url.clone(),
+            notification_url: p.notification_url.clone(),
             language: p.language,
             transaction_type: Some(p.transaction_type),
         }
@@ -134,6 +138,9 @@ impl Draft {
         if r.sent("return_url") {
             self.return_url = read_url(r, "return_url", e);
         }
+        if r.sent("notification_url") {
+            self.notification_url = read_url(r, "notification_url", e);
+        }
     }
 
     /// The product, when nothing was wrong.
@@ -152,6 +159,7 @@ impl Draft {
             immortal: self.immortal,
             expired_at: self.expired_at,
             return_url: self.return_url,
+            notification_url: self.notification_url,
             language: self.language,
             transaction_type: self.transaction_type.unwrap_or(TransactionType::Payment),
         })

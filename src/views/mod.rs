@@ -11,6 +11,7 @@ pub mod plan;
 pub mod product;
 pub mod refund;
 pub mod subscription;
+pub mod webhook;
 
 pub use customer::CustomerView;
 pub use event::EventView;
@@ -19,6 +20,7 @@ pub use plan::PlanView;
 pub use product::ProductView;
 pub use refund::RefundView;
 pub use subscription::SubscriptionView;
+pub use webhook::{DeliveryView, EndpointView};
 
 /// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.
 pub fn timestamp(t: DateTime<Utc>) -> String {

@@ -34,6 +34,7 @@ pub struct ProductView {
     immortal: bool,
     expired_at: Option<String>,
     return_url: Option<String>,
+    notification_url: Option<String>,
     shop_id: i64,
 }
 
@@ -62,6 +63,7 @@ impl ProductView {
             immortal: p.immortal,
             expired_at: p.expired_at.map(timestamp),
             return_url: p.return_url.clone(),
+            notification_url: p.notification_url.clone(),
             shop_id: p.shop_id,
         }
     }

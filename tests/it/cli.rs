@@ -10,7 +10,11 @@ use crate::helpers::*;
 
 pub fn paydesk(database_url: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_paydesk"));
-    command.env_clear().env("DATABASE_URL", database_url).env("RUST_LOG", "warn");
+    command
+        .env_clear()
+        .env("DATABASE_URL", database_url)
+        .env("PAYDESK_KEY_ENCRYPTION_KEY", TEST_KEK)
+        .env("RUST_LOG", "warn");
     command
 }
 

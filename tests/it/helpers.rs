@@ -16,6 +16,9 @@ pub enum Backend {
 }
 
 /// The PostgreSQL server the tests use; CI points it at the machine's server.
+/// The key-encryption key of the tests' instances (in-process and child processes alike).
+pub const TEST_KEK: &str = "cGF5ZGVzay10ZXN0LWtleS1lbmNyeXB0aW9uLWtleSE=";
+
 pub fn postgres_url() -> String {
     std::env::var("PAYDESK_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
@@ -106,11 +109,13 @@ impl TestApp {
             database_url: Some(database_url.clone()),
             listen: Some(addr.to_string()),
             checkout_url: Some("https://checkout.paydesk.test".into()),
+            key_encryption_key: args.key_encryption_key.clone().or_else(|| Some(TEST_KEK.into())),
+            webhooks_allow_private: args.webhooks_allow_private.clone().or_else(|| Some("on".into())),
             ..args
         })
         .unwrap();
         let db = app::open_database(&config).await.expect("open and migrate the database");
-        let state = AppState::new(db.clone(), config);
+        let state = AppState::new(db.clone(), config).expect("the state of the app");
         tokio::spawn(app::run(listener, state.clone()));
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         TestApp {
@@ -145,7 +150,9 @@ impl TestApp {
     /// A new shop with a registered URL (where customers return after paying).
     pub async fn shop_with_url(&self, name: &str, url: Option<&str>) -> Shop {
         let created =
-            paydesk::db::shops::create(&self.db, name, url.map(str::to_string), chrono::Utc::now()).await.unwrap();
+            paydesk::keys::create_shop(&self.db, &self.state.vault, name, url.map(str::to_string), chrono::Utc::now())
+                .await
+                .unwrap();
         Shop { id: created.shop.id, secret: created.secret_key }
     }
 

@@ -25,3 +25,4 @@ mod products;
 mod refunds;
 mod requests;
 mod subscriptions;
+mod webhooks;

@@ -16,3 +16,6 @@ pub mod subscriptions;
 pub mod test_clocks;
 pub mod throttle_hits;
 pub mod users;
+pub mod webhook_attempts;
+pub mod webhook_deliveries;
+pub mod webhook_endpoints;

@@ -24,6 +24,8 @@ pub struct Model {
     pub expired_at: Option<DateTimeUtc>,
     #[sea_orm(column_type = "Text", nullable)]
     pub return_url: Option<String>,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub notification_url: Option<String>,
     pub language: Language,
     pub transaction_type: TransactionType,
     pub created_at: DateTimeUtc,

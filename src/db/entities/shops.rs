@@ -9,6 +9,15 @@ pub struct Model {
     pub url: Option<String>,
     pub secret_digest: String,
     pub timezone: Option<String>,
+    /// The API secret sealed under the key-encryption key (for the Basic auth of
+    /// notifications); none for a secret made before paydesk kept it.
+    pub secret_sealed: Option<String>,
+    /// The RSA private key (PKCS#8 DER) that signs notifications, sealed.
+    pub signing_key_sealed: Option<String>,
+    /// Its public key (PEM, SPKI), shown to the merchant.
+    pub public_key: Option<String>,
+    /// Where notifications go when the object names no `notification_url`.
+    pub notification_url: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -1,0 +1,168 @@
+//! `/webhook_endpoints` (Standard Webhooks receivers of the shop), `/webhook_deliveries`
+//! (what was sent, with its attempts), `POST /events/{id}/redeliver`, and `/shop` (the
+//! shop's notification settings and the public key that checks its notifications).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use super::auth::ApiShop;
+use super::json::JsonObject;
+use super::{array_response, list_response, page_from_query};
+use crate::db::{self, entities::webhook_endpoints as endpoints};
+use crate::domain::Errors;
+use crate::domain::input::Reader;
+use crate::domain::webhook::EndpointFields;
+use crate::error::AppError;
+use crate::state::AppState;
+use crate::views::{DeliveryView, EndpointView};
+
+/// Routes of webhooks and the shop's settings.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/webhook_endpoints", post(create).get(list))
+        .route("/webhook_endpoints/{id}", get(show).post(update).put(update).delete(delete))
+        .route("/webhook_endpoints/{id}/rotate_secret", post(rotate))
+        .route("/webhook_deliveries", get(deliveries))
+        .route("/events/{id}/redeliver", post(redeliver))
+        .route("/shop", get(shop).put(update_shop).post(update_shop))
+}
+
+async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<endpoints::Model, AppError> {
+    db::find::<endpoints::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Webhook endpoint"))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    JsonObject(body): JsonObject,
+) -> Result<(StatusCode, Json<EndpointView>), AppError> {
+    let fields = EndpointFields::read(&Reader::new(&body), true)?;
+    let (endpoint, secret) = crate::webhooks::create_endpoint(&state, shop.id, &fields, Utc::now()).await?;
+    Ok((StatusCode::CREATED, Json(EndpointView::new(&endpoint, Some(secret)))))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let page = page_from_query(query.as_deref())?;
+    let listed = db::webhooks::list_endpoints(&state.db, shop.id, &page).await;
+    list_response(&state, "/webhook_endpoints", query.as_deref(), &page, listed, |e| EndpointView::new(e, None))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Json<EndpointView>, AppError> {
+    Ok(Json(EndpointView::new(&find(&state, shop.id, &id).await?, None)))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<EndpointView>, AppError> {
+    let endpoint = find(&state, shop.id, &id).await?;
+    let fields = EndpointFields::read(&Reader::new(&body), false)?;
+    let endpoint = db::webhooks::update_endpoint(&state.db, endpoint, &fields, Utc::now()).await?;
+    Ok(Json(EndpointView::new(&endpoint, None)))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let endpoint = find(&state, shop.id, &id).await?;
+    db::webhooks::delete_endpoint(&state.db, &endpoint).await?;
+    Ok(Json(json!({"id": endpoint.id, "deleted": true})))
+}
+
+async fn rotate(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Json<EndpointView>, AppError> {
+    let endpoint = find(&state, shop.id, &id).await?;
+    let (endpoint, secret) = crate::webhooks::rotate_secret(&state, endpoint, Utc::now()).await?;
+    Ok(Json(EndpointView::new(&endpoint, Some(secret))))
+}
+
+/// `?endpoint_id=` and `?event_id=` narrow the list; each delivery shows its last attempts.
+async fn deliveries(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let page = page_from_query(query.as_deref())?;
+    let pairs: Vec<(String, String)> =
+        url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()).into_owned().collect();
+    let param = |name: &str| pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let listed =
+        db::webhooks::list_deliveries(&state.db, shop.id, &page, param("endpoint_id"), param("event_id")).await?;
+    let ids: Vec<&str> = listed.rows.iter().map(|d| d.id.as_str()).collect();
+    let attempts = db::webhooks::attempts_of(&state.db, &ids, 10 * page.limit).await?;
+    let views: Vec<DeliveryView> = listed.rows.iter().map(|d| DeliveryView::new(d, &attempts)).collect();
+    Ok(array_response(&state, "/webhook_deliveries", query.as_deref(), &page, &views, listed.next_after.as_deref()))
+}
+
+/// Sends an event again: to `endpoint_id` only, or to all of its targets.
+async fn redeliver(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    let endpoint_id = r.string("endpoint_id", 64, &mut errors);
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    let endpoint = match endpoint_id {
+        Some(id) => Some(find(&state, shop.id, &id).await?),
+        None => None,
+    };
+    let count = crate::webhooks::redeliver(&state, shop.id, &id, endpoint.as_ref()).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"event_id": id, "deliveries": count}))))
+}
+
+async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<Value>, AppError> {
+    shop_view(&state, shop).await
+}
+
+/// Sets `notification_url`, where bePaid notifications go when the object names none
+/// (`null` clears it).
+async fn update_shop(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    JsonObject(body): JsonObject,
+) -> Result<Json<Value>, AppError> {
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    if r.sent("notification_url") {
+        let url = crate::domain::product::read_url(&r, "notification_url", &mut errors);
+        errors.into_result(|| ()).map_err(AppError::from)?;
+        db::shops::set_notification_url(&state.db, shop.id, url, Utc::now()).await?;
+    }
+    let shop = db::shops::find(&state.db, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
+    shop_view(&state, shop).await
+}
+
+async fn shop_view(state: &AppState, shop: crate::db::entities::shops::Model) -> Result<Json<Value>, AppError> {
+    let keys = crate::keys::key_pair(&state.db, &state.vault, &shop).await?;
+    Ok(Json(json!({
+        "id": shop.id,
+        "name": shop.name,
+        "url": shop.url,
+        "notification_url": shop.notification_url,
+        "public_key": keys.public_pem,
+        "notifications_authenticated": crate::keys::api_secret(&state.vault, &shop).is_some(),
+    })))
+}

@@ -1,0 +1,337 @@
+//! Webhook endpoints, the outbox of deliveries (filled in the transaction of each event,
+//! emptied by workers that claim rows like the billing engine claims charges) and the log of
+//! every attempt.
+
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
+    EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+};
+
+use super::entities::{webhook_attempts as attempts, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
+use super::{ListError, Listed, Page, ShopOwned};
+use crate::domain::ids::{DELIVERY, WEBHOOK_ENDPOINT, new_id};
+use crate::domain::webhook::{DeliveryStatus, EndpointFields, Scheme};
+
+impl ShopOwned for endpoints::Entity {
+    const SEQ: endpoints::Column = endpoints::Column::Seq;
+    const ID: endpoints::Column = endpoints::Column::Id;
+    const SHOP: endpoints::Column = endpoints::Column::ShopId;
+    fn public_id(row: &endpoints::Model) -> &str {
+        &row.id
+    }
+}
+
+impl ShopOwned for deliveries::Entity {
+    const SEQ: deliveries::Column = deliveries::Column::Seq;
+    const ID: deliveries::Column = deliveries::Column::Id;
+    const SHOP: deliveries::Column = deliveries::Column::ShopId;
+    fn public_id(row: &deliveries::Model) -> &str {
+        &row.id
+    }
+}
+
+/// Stores a new endpoint with its (sealed) secret.
+pub async fn insert_endpoint(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    fields: &EndpointFields,
+    id: String,
+    secret_sealed: String,
+    now: DateTime<Utc>,
+) -> Result<endpoints::Model, DbErr> {
+    let now = super::now_millis(now);
+    endpoints::ActiveModel {
+        seq: NotSet,
+        id: Set(id),
+        shop_id: Set(shop_id),
+        url: Set(fields.url.clone().unwrap_or_default()),
+        description: Set(fields.description.clone().flatten()),
+        enabled_events: Set(fields.enabled_events.as_ref().map(|e| e.to_db()).unwrap_or_else(|| "*".into())),
+        enabled: Set(fields.enabled.unwrap_or(true)),
+        secret_sealed: Set(secret_sealed),
+        previous_secret_sealed: Set(None),
+        previous_secret_until: Set(None),
+        failing_since: Set(None),
+        disabled_reason: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(db)
+    .await
+}
+
+/// A new endpoint's id (chosen before the row, as its secret is sealed to it).
+pub fn new_endpoint_id() -> String {
+    new_id(WEBHOOK_ENDPOINT)
+}
+
+/// Applies an update; enabling an endpoint clears why it was disabled and its failures.
+pub async fn update_endpoint(
+    db: &impl ConnectionTrait,
+    endpoint: endpoints::Model,
+    fields: &EndpointFields,
+    now: DateTime<Utc>,
+) -> Result<endpoints::Model, DbErr> {
+    let mut row: endpoints::ActiveModel = endpoint.into();
+    if let Some(url) = &fields.url {
+        row.url = Set(url.clone());
+    }
+    if let Some(description) = &fields.description {
+        row.description = Set(description.clone());
+    }
+    if let Some(events) = &fields.enabled_events {
+        row.enabled_events = Set(events.to_db());
+    }
+    if let Some(enabled) = fields.enabled {
+        row.enabled = Set(enabled);
+        if enabled {
+            row.disabled_reason = Set(None);
+            row.failing_since = Set(None);
+        }
+    }
+    row.updated_at = Set(super::now_millis(now));
+    row.update(db).await
+}
+
+/// Deletes an endpoint and its deliveries still waiting.
+pub async fn delete_endpoint(db: &impl ConnectionTrait, endpoint: &endpoints::Model) -> Result<(), DbErr> {
+    deliveries::Entity::delete_many()
+        .filter(deliveries::Column::EndpointId.eq(endpoint.id.as_str()))
+        .filter(deliveries::Column::Status.eq(DeliveryStatus::Pending))
+        .exec(db)
+        .await?;
+    endpoints::Entity::delete_many().filter(endpoints::Column::Id.eq(endpoint.id.as_str())).exec(db).await?;
+    Ok(())
+}
+
+/// Replaces the signing secret; the one it replaces keeps signing until `overlap_until`.
+pub async fn rotate_secret(
+    db: &impl ConnectionTrait,
+    endpoint: endpoints::Model,
+    new_sealed: String,
+    overlap_until: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<endpoints::Model, DbErr> {
+    let previous = endpoint.secret_sealed.clone();
+    let mut row: endpoints::ActiveModel = endpoint.into();
+    row.previous_secret_sealed = Set(Some(previous));
+    row.previous_secret_until = Set(Some(super::now_millis(overlap_until)));
+    row.secret_sealed = Set(new_sealed);
+    row.updated_at = Set(super::now_millis(now));
+    row.update(db).await
+}
+
+/// A page of the shop's endpoints, newest first.
+pub async fn list_endpoints(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+) -> Result<Listed<endpoints::Model>, ListError> {
+    super::list::<endpoints::Entity>(db, shop_id, page).await
+}
+
+/// The enabled endpoints of these shops.
+pub async fn enabled_endpoints(db: &impl ConnectionTrait, shop_ids: &[i64]) -> Result<Vec<endpoints::Model>, DbErr> {
+    endpoints::Entity::find()
+        .filter(endpoints::Column::ShopId.is_in(shop_ids.iter().copied()))
+        .filter(endpoints::Column::Enabled.eq(true))
+        .all(db)
+        .await
+}
+
+/// Any endpoint by id (the worker's view).
+pub async fn endpoint(db: &impl ConnectionTrait, id: &str) -> Result<Option<endpoints::Model>, DbErr> {
+    endpoints::Entity::find().filter(endpoints::Column::Id.eq(id)).one(db).await
+}
+
+/// A delivery about to be queued.
+pub struct NewDelivery {
+    pub shop_id: i64,
+    pub event_id: String,
+    pub endpoint_id: Option<String>,
+    pub url: String,
+    pub scheme: Scheme,
+    pub test: bool,
+}
+
+/// Queues deliveries, due at once.
+pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewDelivery>, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let now = super::now_millis(now);
+    let rows: Vec<deliveries::ActiveModel> = new
+        .into_iter()
+        .map(|d| deliveries::ActiveModel {
+            seq: NotSet,
+            id: Set(new_id(DELIVERY)),
+            shop_id: Set(d.shop_id),
+            event_id: Set(d.event_id),
+            endpoint_id: Set(d.endpoint_id),
+            url: Set(d.url),
+            scheme: Set(d.scheme),
+            status: Set(DeliveryStatus::Pending),
+            attempts: Set(0),
+            next_attempt_at: Set(now),
+            claim_token: Set(None),
+            claimed_until: Set(None),
+            last_status_code: Set(None),
+            last_error: Set(None),
+            test: Set(d.test),
+            created_at: Set(now),
+            updated_at: Set(now),
+        })
+        .collect();
+    for chunk in rows.chunks(300) {
+        deliveries::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+    }
+    Ok(())
+}
+
+/// Claims up to `limit` deliveries due by `due_by` for `token` until `lease_until`, unless
+/// another worker holds a claim that has not run out at `now`; answers the claimed ones.
+pub async fn claim_due(
+    db: &impl ConnectionTrait,
+    due_by: DateTime<Utc>,
+    now: DateTime<Utc>,
+    limit: u64,
+    token: &str,
+    lease_until: DateTime<Utc>,
+) -> Result<Vec<deliveries::Model>, DbErr> {
+    let backend = db.get_database_backend();
+    let (p, lock) = match backend {
+        DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4"], " FOR UPDATE SKIP LOCKED"),
+        _ => (["?", "?", "?", "?"], ""),
+    };
+    let sql = format!(
+        "UPDATE webhook_deliveries SET claim_token = {}, claimed_until = {} WHERE seq IN (\
+         SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= {} \
+         AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY next_attempt_at LIMIT {limit}{lock})",
+        p[0], p[1], p[2], p[3]
+    );
+    let (due_by, now) = (super::now_millis(due_by), super::now_millis(now));
+    let values = [token.into(), super::now_millis(lease_until).into(), due_by.into(), now.into()];
+    db.execute(Statement::from_sql_and_values(backend, sql, values)).await?;
+    deliveries::Entity::find()
+        .filter(deliveries::Column::ClaimToken.eq(token))
+        .filter(deliveries::Column::Status.eq(DeliveryStatus::Pending))
+        .order_by_asc(deliveries::Column::Seq)
+        .all(db)
+        .await
+}
+
+/// What one attempt got.
+pub struct Attempted {
+    pub at: DateTime<Utc>,
+    pub status_code: Option<i32>,
+    pub latency_ms: i64,
+    pub response_head: Option<String>,
+    pub error: Option<String>,
+    /// The delivery's status after it, and when it is tried again.
+    pub status: DeliveryStatus,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+/// Records an attempt of a delivery claimed under `token`; answers whether the claim still
+/// held (another worker took over an expired claim otherwise, and this attempt is logged
+/// but changes nothing).
+pub async fn record_attempt(
+    db: &impl ConnectionTrait,
+    delivery: &deliveries::Model,
+    token: &str,
+    attempted: &Attempted,
+) -> Result<bool, DbErr> {
+    attempts::ActiveModel {
+        seq: NotSet,
+        delivery_id: Set(delivery.id.clone()),
+        shop_id: Set(delivery.shop_id),
+        at: Set(super::now_millis(attempted.at)),
+        status_code: Set(attempted.status_code),
+        latency_ms: Set(attempted.latency_ms),
+        response_head: Set(attempted.response_head.clone()),
+        error: Set(attempted.error.clone()),
+    }
+    .insert(db)
+    .await?;
+    let next = super::now_millis(attempted.next_attempt_at.unwrap_or(attempted.at));
+    let none: Option<String> = None;
+    let updated = deliveries::Entity::update_many()
+        .col_expr(deliveries::Column::Status, Expr::value(attempted.status.as_str()))
+        .col_expr(deliveries::Column::Attempts, Expr::col(deliveries::Column::Attempts).add(1))
+        .col_expr(deliveries::Column::NextAttemptAt, Expr::value(next))
+        .col_expr(deliveries::Column::ClaimToken, Expr::value(none))
+        .col_expr(deliveries::Column::ClaimedUntil, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(deliveries::Column::LastStatusCode, Expr::value(attempted.status_code))
+        .col_expr(deliveries::Column::LastError, Expr::value(attempted.error.clone()))
+        .col_expr(deliveries::Column::UpdatedAt, Expr::value(super::now_millis(attempted.at)))
+        .filter(deliveries::Column::Id.eq(delivery.id.as_str()))
+        .filter(deliveries::Column::ClaimToken.eq(token))
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
+}
+
+/// Notes how an endpoint's delivery went: a success clears its failures; a failure starts
+/// them (if not started) and, when they started before `disable_before`, disables it for
+/// `reason`. Answers whether this disabled it.
+pub async fn note_endpoint(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    succeeded: bool,
+    now: DateTime<Utc>,
+    disable_before: DateTime<Utc>,
+    reason: &str,
+) -> Result<bool, DbErr> {
+    let never: Option<DateTime<Utc>> = None;
+    let of = || endpoints::Entity::update_many().filter(endpoints::Column::Id.eq(endpoint_id));
+    if succeeded {
+        of().col_expr(endpoints::Column::FailingSince, Expr::value(never))
+            .filter(endpoints::Column::FailingSince.is_not_null())
+            .exec(db)
+            .await?;
+        return Ok(false);
+    }
+    of().col_expr(endpoints::Column::FailingSince, Expr::value(Some(super::now_millis(now))))
+        .filter(endpoints::Column::FailingSince.is_null())
+        .exec(db)
+        .await?;
+    let disabled = of()
+        .col_expr(endpoints::Column::Enabled, Expr::value(false))
+        .col_expr(endpoints::Column::DisabledReason, Expr::value(Some(reason)))
+        .filter(endpoints::Column::Enabled.eq(true))
+        .filter(endpoints::Column::FailingSince.lt(super::now_millis(disable_before)))
+        .exec(db)
+        .await?;
+    Ok(disabled.rows_affected == 1)
+}
+
+/// A page of the shop's deliveries (of one endpoint or one event, if given), newest first.
+pub async fn list_deliveries(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    endpoint_id: Option<&str>,
+    event_id: Option<&str>,
+) -> Result<Listed<deliveries::Model>, ListError> {
+    let mut condition = Condition::all();
+    if let Some(id) = endpoint_id {
+        condition = condition.add(deliveries::Column::EndpointId.eq(id));
+    }
+    if let Some(id) = event_id {
+        condition = condition.add(deliveries::Column::EventId.eq(id));
+    }
+    super::list_where::<deliveries::Entity>(db, shop_id, page, condition).await
+}
+
+/// The attempts of a delivery, newest first (at most `limit`).
+pub async fn attempts_of(
+    db: &impl ConnectionTrait,
+    delivery_ids: &[&str],
+    limit: u64,
+) -> Result<Vec<attempts::Model>, DbErr> {
+    attempts::Entity::find()
+        .filter(attempts::Column::DeliveryId.is_in(delivery_ids.iter().copied()))
+        .order_by_desc(attempts::Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await
+}

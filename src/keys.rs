@@ -1,0 +1,117 @@
+//! A shop's credentials. Its API secret is kept as a digest, to check it, and sealed, to send
+//! it back in the Basic auth of notifications; its RSA key pair signs notifications
+//! (`Content-Signature`). The key pair is made the first time it is needed (a notification,
+//! the settings page, `GET /shop`), once: instances that make one at the same moment agree
+//! on the first one stored.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use chrono::{DateTime, Utc};
+use ring::rand::SystemRandom;
+use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
+use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+use sea_orm::{ConnectionTrait, DbErr};
+
+use crate::db::entities::shops;
+use crate::db::shops::{CreatedShop, StoredSecret};
+use crate::db::{self};
+use crate::error::AppError;
+use crate::vault::Vault;
+
+fn secret_context(digest: &str) -> String {
+    format!("shop-secret:{digest}")
+}
+
+fn signing_context(shop_id: i64) -> String {
+    format!("shop-signing-key:{shop_id}")
+}
+
+/// A new secret key, and how it is stored.
+pub fn new_secret(vault: &Vault) -> (String, StoredSecret) {
+    let secret_key = db::shops::new_secret();
+    let digest = db::shops::digest(&secret_key);
+    let sealed = vault.seal(secret_key.as_bytes(), &secret_context(&digest));
+    (secret_key, StoredSecret { digest, sealed })
+}
+
+/// Creates a shop with a new secret key (shown this once).
+pub async fn create_shop(
+    db: &impl ConnectionTrait,
+    vault: &Vault,
+    name: &str,
+    url: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<CreatedShop, DbErr> {
+    let (secret_key, stored) = new_secret(vault);
+    let shop = db::shops::create(db, name, url, stored, now).await?;
+    Ok(CreatedShop { shop, secret_key })
+}
+
+/// Replaces the shop's secret key; the new key, or `None` when another rotation won.
+pub async fn rotate_secret(
+    db: &impl ConnectionTrait,
+    vault: &Vault,
+    shop: shops::Model,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, DbErr> {
+    let (secret_key, stored) = new_secret(vault);
+    Ok(db::shops::rotate_secret(db, shop, stored, now).await?.then_some(secret_key))
+}
+
+/// The shop's API secret in clear, for the Basic auth of its notifications; `None` for a
+/// secret made before paydesk kept it (until the key is rotated).
+pub fn api_secret(vault: &Vault, shop: &shops::Model) -> Option<String> {
+    let sealed = shop.secret_sealed.as_deref()?;
+    vault.open_text(sealed, &secret_context(&shop.secret_digest)).ok()
+}
+
+/// The shop's key pair: its private key (PKCS#8 DER) and public key (PEM), made now if the
+/// shop has none yet.
+pub async fn key_pair(db: &impl ConnectionTrait, vault: &Vault, shop: &shops::Model) -> Result<KeyPair, AppError> {
+    let stored = match (&shop.signing_key_sealed, &shop.public_key) {
+        (Some(_), Some(_)) => shop.clone(),
+        _ => {
+            let (private_der, public_pem) = tokio::task::spawn_blocking(generate)
+                .await
+                .map_err(|_| AppError::Internal("generating a key pair stopped".into()))??;
+            let sealed = vault.seal(&private_der, &signing_context(shop.id));
+            db::shops::set_key_pair(db, shop.id, sealed, public_pem).await?.ok_or(AppError::NotFound("Shop"))?
+        }
+    };
+    let (Some(sealed), Some(public_pem)) = (stored.signing_key_sealed, stored.public_key) else {
+        return Err(AppError::Internal(format!("shop {} has no key pair", shop.id)));
+    };
+    let private_der = vault
+        .open(&sealed, &signing_context(shop.id))
+        .map_err(|e| AppError::Internal(format!("the signing key of shop {}: {e}", shop.id)))?;
+    Ok(KeyPair { private_der, public_pem })
+}
+
+/// A shop's RSA key pair.
+pub struct KeyPair {
+    private_der: Vec<u8>,
+    /// The public key, PEM (SPKI, `-----BEGIN PUBLIC KEY-----`).
+    pub public_pem: String,
+}
+
+impl KeyPair {
+    /// The `Content-Signature` of `body`: base64 of its RSA-SHA256 (PKCS#1 v1.5) signature.
+    pub fn sign(&self, body: &[u8]) -> Result<String, AppError> {
+        let key = RsaKeyPair::from_pkcs8(&self.private_der)
+            .map_err(|e| AppError::Internal(format!("an unusable signing key: {e}")))?;
+        let mut signature = vec![0u8; key.public().modulus_len()];
+        key.sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), body, &mut signature)
+            .map_err(|_| AppError::Internal("signing failed".into()))?;
+        Ok(STANDARD.encode(signature))
+    }
+}
+
+/// A new 2048-bit RSA key pair: PKCS#8 DER and public PEM.
+fn generate() -> Result<(Vec<u8>, String), AppError> {
+    let mut rng = argon2::password_hash::rand_core::OsRng;
+    let fail = |e: &dyn std::fmt::Display| AppError::Internal(format!("making a key pair: {e}"));
+    let private = rsa::RsaPrivateKey::new(&mut rng, 2048).map_err(|e| fail(&e))?;
+    let der = private.to_pkcs8_der().map_err(|e| fail(&e))?.as_bytes().to_vec();
+    let pem = rsa::RsaPublicKey::from(&private).to_public_key_pem(LineEnding::LF).map_err(|e| fail(&e))?;
+    Ok((der, pem))
+}

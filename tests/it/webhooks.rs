@@ -1,0 +1,483 @@
+//! Webhooks against receivers the tests start: Standard Webhooks deliveries checked with the
+//! reference library, bePaid notifications checked with bePaid's client library (Python,
+//! from PyPI), retries, timeouts, redelivery, secret rotation, two instances, a receiver that
+//! is down for a while, refused private addresses, and endpoints disabled when they fail.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode as AxumStatus};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::subscriptions::{advance, clock, make_card, plan, subscribe};
+
+/// One request a receiver got.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// An HTTP server that records what it is sent and answers with the statuses it is told
+/// (200 once they run out), after an optional delay.
+#[derive(Clone)]
+pub struct Receiver {
+    pub url: String,
+    pub got: Arc<Mutex<Vec<Received>>>,
+    answers: Arc<Mutex<Vec<u16>>>,
+    delay: Arc<Mutex<Duration>>,
+}
+
+impl Receiver {
+    pub async fn start() -> Receiver {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::on(listener).await
+    }
+
+    async fn on(listener: tokio::net::TcpListener) -> Receiver {
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let receiver = Receiver {
+            url,
+            got: Default::default(),
+            answers: Default::default(),
+            delay: Arc::new(Mutex::new(Duration::ZERO)),
+        };
+        let r = receiver.clone();
+        let app = axum::Router::new().fallback(move |headers: HeaderMap, body: Bytes| {
+            let r = r.clone();
+            async move {
+                let delay = *r.delay.lock().unwrap();
+                tokio::time::sleep(delay).await;
+                r.got.lock().unwrap().push(Received { headers, body });
+                let mut answers = r.answers.lock().unwrap();
+                let status = if answers.is_empty() { 200 } else { answers.remove(0) };
+                (AxumStatus::from_u16(status).unwrap(), "thanks from the receiver")
+            }
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        receiver
+    }
+
+    /// Answers these statuses to the next requests.
+    pub fn answer(&self, statuses: &[u16]) {
+        self.answers.lock().unwrap().extend_from_slice(statuses);
+    }
+
+    pub fn slow(&self, delay: Duration) {
+        *self.delay.lock().unwrap() = delay;
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.got.lock().unwrap().clone()
+    }
+
+    /// The event ids received, with how often each came.
+    pub fn counts(&self) -> HashMap<String, usize> {
+        let mut counts = HashMap::new();
+        for r in self.received() {
+            let id = r.headers.get("webhook-id").map(|v| v.to_str().unwrap().to_string()).unwrap_or_else(|| {
+                let body: Value = serde_json::from_slice(&r.body).unwrap();
+                format!("{}", body)
+            });
+            *counts.entry(id).or_default() += 1;
+        }
+        counts
+    }
+}
+
+/// Waits until no delivery of the shop is pending (up to 30 s).
+pub async fn settled(app: &TestApp, shop: &Shop) -> Vec<Value> {
+    for _ in 0..300 {
+        let (_, list) = app.get(shop, "/webhook_deliveries?limit=1000").await;
+        let list = list.as_array().unwrap().clone();
+        if list.iter().all(|d| d["status"] != "pending") {
+            return list;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("deliveries still pending after 30 s");
+}
+
+pub async fn endpoint(app: &TestApp, shop: &Shop, url: &str, events: Value) -> Value {
+    let (status, endpoint) = app.post(shop, "/webhook_endpoints", &json!({"url": url, "enabled_events": events})).await;
+    assert_eq!(status, StatusCode::CREATED, "{endpoint}");
+    endpoint
+}
+
+/// Checks a Standard Webhooks request with the reference library; answers its JSON.
+fn verify_standard(secret: &str, r: &Received) -> Value {
+    let hook = standardwebhooks::Webhook::new(secret).unwrap();
+    let mut headers = axum::http::HeaderMap::new();
+    for name in ["webhook-id", "webhook-timestamp", "webhook-signature"] {
+        headers.insert(name, r.headers[name].to_str().unwrap().parse().unwrap());
+    }
+    hook.verify(&r.body, &headers).unwrap_or_else(|e| panic!("a valid signature: {e:?}"));
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+/// The Python of the test environment, with bePaid's client library (`.ci/run` sets it up).
+fn python() -> String {
+    std::env::var("PAYDESK_TEST_PYTHON")
+        .unwrap_or_else(|_| format!("{}/.ci/venv/bin/python", env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Checks a bePaid notification with bePaid's client library: its signature, its Basic auth
+/// and that it parses as a transaction notification (for payments).
+fn verify_bepaid(public_key: &str, shop: &Shop, r: &Received, transaction: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, &r.body).unwrap();
+    let script = r#"
+import sys
+from bepaid.client import verify_webhook_signature, verify_webhook_auth, parse_webhook
+pem, signature, auth, shop_id, secret, path, transaction = sys.argv[1:]
+raw = open(path, "rb").read()
+assert verify_webhook_signature(pem, signature, raw), "signature"
+assert verify_webhook_auth(auth, shop_id, secret), "basic auth"
+assert not verify_webhook_signature(pem, signature, raw + b" "), "a changed body fails"
+if transaction == "yes":
+    parse_webhook(raw.decode())
+print("ok")
+"#;
+    let header = |name: &str| r.headers.get(name).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    let output = std::process::Command::new(python())
+        .args(["-c", script, public_key, &header("content-signature"), &header("authorization")])
+        .args([shop.id.to_string().as_str(), &shop.secret, body.to_str().unwrap(), if transaction { "yes" } else { "no" }])
+        .output()
+        .unwrap_or_else(|e| panic!("run {} (python3 -m venv .ci/venv && .ci/venv/bin/pip install bepaid==0.8.0): {e}", python()));
+    assert!(output.status.success(), "bePaid's library refused it: {}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// Makes one event of each type in the shop.
+async fn every_event(app: &TestApp, shop: &Shop) {
+    let mut body = test_product_body();
+    body["quantity"] = json!("1");
+    let product = app.product(shop, &body).await;
+    let pid = product["id"].as_str().unwrap();
+    app.pay(pid, cards::SUCCESS, &[]).await;
+    let (_, paid) = app.get(shop, &format!("/payments?product={pid}")).await;
+    let paid = paid[0]["id"].as_str().unwrap();
+    app.post(shop, &format!("/payments/{paid}/refund"), &json!({"amount": 100})).await;
+    let failing = app.product(shop, &test_product_body()).await;
+    let fid = failing["id"].as_str().unwrap();
+    app.pay(fid, "4000000000005126", &[]).await;
+    app.pay(fid, cards::DECLINED, &[]).await;
+    let (_, list) = app.get(shop, &format!("/payments?product={fid}&status=succeeded")).await;
+    app.post(shop, &format!("/payments/{}/refund", list[0]["id"].as_str().unwrap()), &json!({})).await;
+    let mut body = test_product_body();
+    body["transaction_type"] = json!("authorization");
+    let held = app.product(shop, &body).await;
+    let hid = held["id"].as_str().unwrap();
+    app.pay(hid, cards::SUCCESS, &[]).await;
+    app.pay(hid, cards::SUCCESS, &[]).await;
+    let (_, holds) = app.get(shop, &format!("/payments?product={hid}")).await;
+    app.post(shop, &format!("/payments/{}/capture", holds[0]["id"].as_str().unwrap()), &json!({})).await;
+    app.post(shop, &format!("/payments/{}/void", holds[1]["id"].as_str().unwrap()), &json!({})).await;
+
+    let trial = json!({"trial": {"amount": 100, "interval": 7, "interval_unit": "day"}, "billing_cycles": 2, "infinite": false});
+    let plan_id = plan(app, shop, trial).await;
+    let clock_id = clock(app, shop, "2026-03-10T12:00:00Z").await;
+    let sub = subscribe(app, shop, &plan_id, &clock_id, cards::SUCCESS).await;
+    let id = sub["id"].as_str().unwrap();
+    advance(app, shop, &clock_id, "2026-03-17T12:00:00Z").await;
+    make_card(app, shop, id, "declined").await;
+    advance(app, shop, &clock_id, "2026-04-17T12:00:00Z").await;
+    app.post(shop, &format!("/subscriptions/{id}/cancel"), &json!({})).await;
+    for (plan_change, outcome, until) in [
+        (json!({}), "declined", "2026-05-20T12:00:00Z"),
+        (json!({}), "processing_error", "2026-04-20T12:00:00Z"),
+        (json!({"billing_cycles": 1, "infinite": false}), "succeeds", "2026-05-20T12:00:00Z"),
+    ] {
+        let plan_id = plan(app, shop, plan_change).await;
+        let clock_id = clock(app, shop, "2026-03-10T12:00:00Z").await;
+        let sub = subscribe(app, shop, &plan_id, &clock_id, cards::SUCCESS).await;
+        make_card(app, shop, sub["id"].as_str().unwrap(), outcome).await;
+        advance(app, shop, &clock_id, until).await;
+    }
+}
+
+db_tests! {
+    async fn every_event_is_delivered_once_per_endpoint_under_both_schemes(app) {
+        let shop = app.shop("Books").await;
+        let (all, payments, bepaid) = (Receiver::start().await, Receiver::start().await, Receiver::start().await);
+        let everything = endpoint(&app, &shop, &all.url, json!(["*"])).await;
+        let only_payments = endpoint(&app, &shop, &payments.url, json!(["payment.*"])).await;
+        let (status, shop_view) = app.put(&shop, "/shop", &json!({"notification_url": bepaid.url})).await;
+        assert_eq!(status, StatusCode::OK, "{shop_view}");
+        assert!(shop_view["public_key"].as_str().unwrap().starts_with("-----BEGIN PUBLIC KEY-----"));
+        assert_eq!(shop_view["notifications_authenticated"], true);
+        every_event(&app, &shop).await;
+        let deliveries = settled(&app, &shop).await;
+        assert!(deliveries.iter().all(|d| d["status"] == "delivered"), "{deliveries:?}");
+
+        let (_, events) = app.get(&shop, "/events?limit=1000").await;
+        let events = events.as_array().unwrap();
+        let mut types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        types.sort_unstable();
+        types.dedup();
+        assert_eq!(types.len(), 18, "every event type happened: {types:?}");
+        let counts = all.counts();
+        assert_eq!(counts.len(), events.len(), "every event reached the endpoint that takes all");
+        assert!(counts.values().all(|n| *n == 1), "once each: {counts:?}");
+        let secret = everything["secret"].as_str().unwrap();
+        assert!(secret.starts_with("whsec_"));
+        for r in all.received() {
+            let body = verify_standard(secret, &r);
+            let id = body["id"].as_str().unwrap();
+            assert_eq!(r.headers["webhook-id"], id);
+            let (_, stored) = app.get(&shop, &format!("/events/{id}")).await;
+            assert_eq!(body, stored, "the delivery carries the event object");
+        }
+        let payment_events = events.iter().filter(|e| e["object"] == "payment").count();
+        assert_eq!(payments.received().len(), payment_events);
+        for r in payments.received() {
+            assert!(verify_standard(only_payments["secret"].as_str().unwrap(), &r)["type"].as_str().unwrap().starts_with("payment."));
+        }
+
+        // bePaid: a product payment's events and a subscription's, signed and authenticated.
+        let notified = events.iter().filter(|e| {
+            (e["object"] == "payment" && !e["data"]["object"]["product_id"].is_null()) || e["object"] == "subscription"
+        });
+        assert_eq!(bepaid.received().len(), notified.count());
+        let public_key = shop_view["public_key"].as_str().unwrap();
+        for r in bepaid.received() {
+            let body: Value = serde_json::from_slice(&r.body).unwrap();
+            let transaction = body.get("transaction").is_some();
+            if transaction {
+                assert!(["successful", "failed"].contains(&body["transaction"]["status"].as_str().unwrap()), "{body}");
+                assert!(body["event"].as_str().unwrap().ends_with(".payment"));
+            } else {
+                assert!(body["id"].as_str().unwrap().starts_with("sbs_") && body["event"].as_str().unwrap().ends_with(".subscription"));
+            }
+            verify_bepaid(public_key, &shop, &r, transaction);
+        }
+        assert!(bepaid.received().iter().any(|r| r.body.starts_with(b"{\"id\":\"sbs_")), "subscription notifications came");
+    }
+
+    async fn failed_deliveries_are_retried_on_schedule_and_every_attempt_is_logged(app) {
+        let shop = app.shop("Books").await;
+        let flaky = Receiver::start().await;
+        flaky.answer(&[500, 503]);
+        let created = endpoint(&app, &shop, &flaky.url, json!(["product.sold_out"])).await;
+        let mut body = test_product_body();
+        body["quantity"] = json!("1");
+        let product = app.product(&shop, &body).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        let first = wait_for(&flaky, 1).await;
+        let (_, list) = app.get(&shop, &format!("/webhook_deliveries?endpoint_id={}", created["id"].as_str().unwrap())).await;
+        let delivery = &list[0];
+        assert_eq!((delivery["status"].clone(), delivery["attempts"].clone()), (json!("pending"), json!(1)));
+        assert_eq!(delivery["last_status_code"], 500);
+        assert_eq!(delivery["recent_attempts"][0]["response_head"], "thanks from the receiver");
+        let retry_at: chrono::DateTime<chrono::Utc> = delivery["next_attempt_at"].as_str().unwrap().parse().unwrap();
+        let waited = retry_at - chrono::Utc::now();
+        assert!(waited <= chrono::TimeDelta::seconds(5) && waited > chrono::TimeDelta::seconds(2), "{waited}");
+        // The second attempt comes 5 s later; the third would come 5 minutes after: run it now.
+        wait_for(&flaky, 2).await;
+        let later = chrono::Utc::now() + chrono::TimeDelta::minutes(6);
+        paydesk::webhooks::deliver_due(&app.state, later).await.unwrap();
+        let got = flaky.received();
+        assert_eq!(got.len(), 3);
+        assert!(got.iter().all(|r| r.headers["webhook-id"] == first[0].headers["webhook-id"]), "the same id each time");
+        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        assert_eq!((list[0]["status"].clone(), list[0]["attempts"].clone()), (json!("delivered"), json!(3)));
+        let codes: Vec<i64> = list[0]["recent_attempts"].as_array().unwrap().iter().map(|a| a["status_code"].as_i64().unwrap()).collect();
+        assert_eq!(codes, [200, 503, 500], "newest first");
+
+        // A receiver that does not answer within 10 s: the attempt fails and is retried.
+        let slow = Receiver::start().await;
+        slow.slow(Duration::from_secs(12));
+        let (status, _) = app.put(&shop, &format!("/webhook_endpoints/{}", created["id"].as_str().unwrap()), &json!({"url": slow.url})).await;
+        assert_eq!(status, StatusCode::OK);
+        let (_, events) = app.get(&shop, "/events?type=product.sold_out").await;
+        let event = events[0]["id"].as_str().unwrap();
+        let (status, body) = app.post(&shop, &format!("/events/{event}/redeliver"), &json!({})).await;
+        assert_eq!((status, body["deliveries"].clone()), (StatusCode::ACCEPTED, json!(1)));
+        tokio::time::sleep(Duration::from_secs(11)).await;
+        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        assert_eq!(list[0]["status"], "pending");
+        assert_eq!(list[0]["last_error"], "no answer within 10 s");
+        assert!(list[0]["recent_attempts"][0]["latency_ms"].as_i64().unwrap() >= 10_000);
+    }
+
+    async fn every_attempt_failing_ends_the_delivery_and_a_410_disables_the_endpoint(app) {
+        let shop = app.shop("Books").await;
+        let down = Receiver::start().await;
+        down.answer(&[500; 20]);
+        let created = endpoint(&app, &shop, &down.url, json!(["*"])).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        wait_for(&down, 1).await;
+        paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(4)).await.unwrap();
+        assert_eq!(down.received().len(), 10, "ten attempts over about three days");
+        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        assert_eq!((list[0]["status"].clone(), list[0]["attempts"].clone()), (json!("failed"), json!(10)));
+
+        // Failing for more than 5 days disables it.
+        let id = created["id"].as_str().unwrap();
+        let six_days_ago = chrono::Utc::now() - chrono::TimeDelta::days(6);
+        let backend = app.db.get_database_backend();
+        let sql = if backend == sea_orm::DatabaseBackend::Postgres {
+            "UPDATE webhook_endpoints SET failing_since = $1 WHERE id = $2"
+        } else {
+            "UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?"
+        };
+        use sea_orm::ConnectionTrait;
+        app.db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, [six_days_ago.into(), id.into()])).await.unwrap();
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        wait_for(&down, 11).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (_, disabled) = app.get(&shop, &format!("/webhook_endpoints/{id}")).await;
+        assert_eq!(disabled["enabled"], false, "{disabled}");
+        assert_eq!(disabled["disabled_reason"], "every delivery failed for 5 days");
+        let (_, enabled) = app.put(&shop, &format!("/webhook_endpoints/{id}"), &json!({"enabled": true})).await;
+        assert_eq!((enabled["enabled"].clone(), enabled["disabled_reason"].clone()), (json!(true), Value::Null));
+
+        let gone = Receiver::start().await;
+        gone.answer(&[410]);
+        let created = endpoint(&app, &shop, &gone.url, json!(["*"])).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        wait_for(&gone, 1).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (_, gone_view) = app.get(&shop, &format!("/webhook_endpoints/{}", created["id"].as_str().unwrap())).await;
+        assert_eq!((gone_view["enabled"].clone(), gone_view["disabled_reason"].clone()), (json!(false), json!("the receiver answered 410 Gone")));
+    }
+
+    async fn redelivery_repeats_the_event_and_a_rotated_secret_signs_beside_the_old_one(app) {
+        let shop = app.shop("Books").await;
+        let r = Receiver::start().await;
+        let created = endpoint(&app, &shop, &r.url, json!(["payment.succeeded"])).await;
+        let id = created["id"].as_str().unwrap();
+        let old = created["secret"].as_str().unwrap().to_string();
+        let product = app.product(&shop, &test_product_body()).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        let first = wait_for(&r, 1).await;
+        let (status, rotated) = app.post(&shop, &format!("/webhook_endpoints/{id}/rotate_secret"), &json!({})).await;
+        assert_eq!(status, StatusCode::OK);
+        let new = rotated["secret"].as_str().unwrap().to_string();
+        assert_ne!(new, old);
+        let (_, shown) = app.get(&shop, &format!("/webhook_endpoints/{id}")).await;
+        assert!(shown.get("secret").is_none(), "a secret is shown only once");
+        let event = first[0].headers["webhook-id"].to_str().unwrap().to_string();
+        let (status, _) = app.post(&shop, &format!("/events/{event}/redeliver"), &json!({"endpoint_id": id})).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+        let again = wait_for(&r, 2).await;
+        assert_eq!(again[1].headers["webhook-id"].to_str().unwrap(), event, "the same event, the same id");
+        assert_eq!(again[1].headers["webhook-signature"].to_str().unwrap().split(' ').count(), 2);
+        verify_standard(&old, &again[1]);
+        verify_standard(&new, &again[1]);
+        let other = app.shop("Other").await;
+        assert_eq!(app.post(&other, &format!("/events/{event}/redeliver"), &json!({})).await.0, StatusCode::NOT_FOUND);
+        assert_eq!(app.get(&other, &format!("/webhook_endpoints/{id}")).await.0, StatusCode::NOT_FOUND);
+    }
+
+    async fn nothing_is_lost_while_the_receiver_is_down(app) {
+        let shop = app.shop("Books").await;
+        // A port nothing listens on yet.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(listener);
+        let url = format!("http://{address}/hook");
+        endpoint(&app, &shop, &url, json!(["payment.*"])).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        for _ in 0..5 {
+            app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        }
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        assert_eq!(list.as_array().unwrap().len(), 5);
+        assert!(list.as_array().unwrap().iter().all(|d| d["status"] == "pending" && d["attempts"].as_i64() >= Some(1)), "{list}");
+        assert!(list[0]["last_error"].as_str().unwrap().contains("onnect"), "{list}");
+        let receiver = Receiver::on(tokio::net::TcpListener::bind(address).await.unwrap()).await;
+        paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::hours(1)).await.unwrap();
+        let counts = receiver.counts();
+        assert_eq!(counts.len(), 5);
+        assert!(counts.values().all(|n| *n == 1));
+    }
+
+    async fn two_instances_never_send_a_delivery_twice(app) {
+        let shop = app.shop("Books").await;
+        let r = Receiver::start().await;
+        r.slow(Duration::from_millis(20));
+        endpoint(&app, &shop, &r.url, json!(["payment.succeeded"])).await;
+        let mut body = test_product_body();
+        body.as_object_mut().unwrap().remove("quantity");
+        body["infinite"] = json!(true);
+        let product = app.product(&shop, &body).await;
+        let config = app.state.config.as_ref().clone();
+        let second = paydesk::state::AppState::new(paydesk::db::connect(&config.database_url).await.unwrap(), config).unwrap();
+        let pays = (0..30).map(|_| app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]));
+        futures::future::join_all(pays).await;
+        let now = chrono::Utc::now();
+        let (a, b) = tokio::join!(paydesk::webhooks::deliver_due(&second, now), paydesk::webhooks::deliver_due(&app.state, now));
+        a.unwrap();
+        b.unwrap();
+        settled(&app, &shop).await;
+        let counts = r.counts();
+        assert_eq!(counts.len(), 30);
+        assert!(counts.values().all(|n| *n == 1), "{counts:?}");
+    }
+
+    async fn endpoints_are_managed_through_the_api(app) {
+        let shop = app.shop("Books").await;
+        let (status, body) = app.post(&shop, "/webhook_endpoints", &json!({})).await;
+        assert_invalid(status, &body, "url", &["can't be blank"]);
+        let (status, body) = app.post(&shop, "/webhook_endpoints", &json!({"url": "ftp://x", "enabled_events": ["payment.paid"]})).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(body["errors"]["enabled_events"], json!(["has an unknown event type: payment.paid"]));
+        assert_eq!(body["errors"]["url"], json!(["is not an absolute http or https URL"]));
+        let (status, created) = app.post(&shop, "/webhook_endpoints", &json!({"url": "https://hooks.example/in", "description": "ERP"})).await;
+        assert_eq!(status, StatusCode::CREATED);
+        assert!(created["id"].as_str().unwrap().starts_with("we_"));
+        assert_eq!((created["enabled_events"].clone(), created["enabled"].clone()), (json!(["*"]), json!(true)));
+        let id = created["id"].as_str().unwrap();
+        let (status, updated) = app.post(&shop, &format!("/webhook_endpoints/{id}"), &json!({"enabled_events": ["refund.*"], "description": null})).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!((updated["enabled_events"].clone(), updated["description"].clone()), (json!(["refund.*"]), Value::Null));
+        let (_, listed) = app.get(&shop, "/webhook_endpoints").await;
+        assert_eq!(listed.as_array().unwrap().len(), 1);
+        assert!(listed[0].get("secret").is_none());
+        let other = app.shop("Other").await;
+        assert_eq!(app.get(&other, "/webhook_endpoints").await.1, json!([]));
+        assert_eq!(send(app.req(&other, reqwest::Method::DELETE, &format!("/webhook_endpoints/{id}"))).await.0, StatusCode::NOT_FOUND);
+        let (status, deleted) = send(app.req(&shop, reqwest::Method::DELETE, &format!("/webhook_endpoints/{id}"))).await;
+        assert_eq!((status, deleted), (StatusCode::OK, json!({"id": id, "deleted": true})));
+        assert_eq!(app.get(&shop, &format!("/webhook_endpoints/{id}")).await.0, StatusCode::NOT_FOUND);
+        let (status, body) = app.put(&shop, "/shop", &json!({"notification_url": "not a url"})).await;
+        assert_invalid(status, &body, "notification_url", &["is not an absolute http or https URL"]);
+    }
+}
+
+/// Waits until the receiver got `n` requests (up to 15 s); answers them.
+async fn wait_for(r: &Receiver, n: usize) -> Vec<Received> {
+    for _ in 0..150 {
+        if r.received().len() >= n {
+            return r.received();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the receiver got {} requests, not {n}", r.received().len());
+}
+
+#[tokio::test]
+async fn private_addresses_are_refused_unless_allowed() {
+    let args = paydesk::config::ConfigArgs { webhooks_allow_private: Some("off".into()), ..Default::default() };
+    let app = TestApp::spawn_with(Backend::Sqlite, args).await;
+    let shop = app.shop("Books").await;
+    let r = Receiver::start().await;
+    let localhost = r.url.replace("127.0.0.1", "localhost");
+    endpoint(&app, &shop, &r.url, json!(["*"])).await;
+    endpoint(&app, &shop, &localhost, json!(["*"])).await;
+    let product = app.product(&shop, &test_product_body()).await;
+    app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(r.received().is_empty(), "nothing reached the loopback receiver");
+    let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+    let errors: Vec<&str> = list.as_array().unwrap().iter().map(|d| d["last_error"].as_str().unwrap()).collect();
+    assert!(errors.iter().any(|e| e.contains("127.0.0.1 is not a public address")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.contains("resolves to no public address")), "{errors:?}");
+}
