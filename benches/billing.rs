@@ -53,8 +53,12 @@ async fn fresh(backend: &str) -> (AppState, tempfile::TempDir) {
         }
     };
     let kek = Some("YmVuY2htYXJrLWtleS1lbmNyeXB0aW9uLWtleS0zMiE=".into());
-    let args =
-        ConfigArgs { database_url: Some(url), scheduler: Some("off".into()), key_encryption_key: kek, ..Default::default() };
+    let args = ConfigArgs {
+        database_url: Some(url),
+        scheduler: Some("off".into()),
+        key_encryption_key: kek,
+        ..Default::default()
+    };
     let config = Config::from_args(&args).unwrap();
     let db = app::open_database(&config).await.unwrap();
     (AppState::new(db, config).unwrap(), dir)
@@ -62,7 +66,7 @@ async fn fresh(backend: &str) -> (AppState, tempfile::TempDir) {
 
 /// `n` active monthly subscriptions with a test card, all due a minute ago.
 async fn seed(state: &AppState, n: usize) {
-    let shop = paydesk::db::shops::create(&state.db, "Bench", None, Utc::now()).await.unwrap().shop;
+    let shop = paydesk::keys::create_shop(&state.db, &state.vault, "Bench", None, Utc::now()).await.unwrap().shop;
     let plan_body = json!({"title": "Gold", "currency": "EUR", "test": true,
                            "plan": {"amount": 990, "interval": 1, "interval_unit": "month"}});
     let fields = paydesk::domain::plan::PlanFields::parse(plan_body.as_object().unwrap()).unwrap();

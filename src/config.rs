@@ -168,10 +168,9 @@ impl Config {
             }
         };
         let kek = match args.key_encryption_key.as_deref() {
-            Some(raw) => KekSource::Given(
-                parse_kek(raw)
-                    .ok_or_else(|| bad("PAYDESK_KEY_ENCRYPTION_KEY", "…", "is not base64 of 32 bytes (openssl rand -base64 32)"))?,
-            ),
+            Some(raw) => KekSource::Given(parse_kek(raw).ok_or_else(|| {
+                bad("PAYDESK_KEY_ENCRYPTION_KEY", "…", "is not base64 of 32 bytes (openssl rand -base64 32)")
+            })?),
             None => default_kek(&database_url).ok_or_else(|| {
                 bad(
                     "PAYDESK_KEY_ENCRYPTION_KEY",

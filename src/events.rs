@@ -16,8 +16,8 @@ use crate::db::entities::{events, payments, products, refunds, subscription_even
 use crate::db::webhooks::NewDelivery;
 use crate::db::{self, events::NewEvent};
 use crate::domain::event::EventType;
-use crate::domain::webhook::{EnabledEvents, Scheme};
 use crate::domain::vocab::PaymentStatus;
+use crate::domain::webhook::{EnabledEvents, Scheme};
 use crate::views::{PaymentView, ProductView, RefundView, SubscriptionView};
 
 /// An event about a payment.
@@ -55,7 +55,12 @@ pub async fn record(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<
     for (event, notify) in stored.iter().zip(notify_urls) {
         for endpoint in endpoints.iter().filter(|e| e.shop_id == event.shop_id) {
             if EnabledEvents::from_db(&endpoint.enabled_events).takes(event.kind) {
-                deliveries.push(delivery(event, Some(endpoint.id.clone()), endpoint.url.clone(), Scheme::StandardWebhooks));
+                deliveries.push(delivery(
+                    event,
+                    Some(endpoint.id.clone()),
+                    endpoint.url.clone(),
+                    Scheme::StandardWebhooks,
+                ));
             }
         }
         if let Some(url) = notify {
@@ -76,7 +81,13 @@ pub async fn redeliver(
         Some(e) => vec![delivery(event, Some(e.id.clone()), e.url.clone(), Scheme::StandardWebhooks)],
         None => {
             let data = serde_json::from_str(&event.data).unwrap_or_default();
-            let new = NewEvent { shop_id: event.shop_id, kind: event.kind, object_id: event.object_id.clone(), test: event.test, data };
+            let new = NewEvent {
+                shop_id: event.shop_id,
+                kind: event.kind,
+                object_id: event.object_id.clone(),
+                test: event.test,
+                data,
+            };
             let notify = notification_urls(db, std::slice::from_ref(&new)).await?.pop().flatten();
             let endpoints = db::webhooks::enabled_endpoints(db, &[event.shop_id]).await?;
             let mut deliveries: Vec<NewDelivery> = endpoints

@@ -39,14 +39,7 @@ impl AppState {
         let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
         let vault = Vault::load(&config.kek)?;
         let outbound = Outbound::new(config.webhooks_allow_private);
-        Ok(AppState {
-            db,
-            config: Arc::new(config),
-            acquirer,
-            api_locks: Default::default(),
-            vault,
-            outbound,
-        })
+        Ok(AppState { db, config: Arc::new(config), acquirer, api_locks: Default::default(), vault, outbound })
     }
 }
 

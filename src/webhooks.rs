@@ -26,6 +26,9 @@ use crate::outbound::Answer;
 use crate::state::AppState;
 use crate::views::EventView;
 
+/// A request ready to send: its headers and body.
+type Prepared = (Vec<(HeaderName, String)>, Vec<u8>);
+
 /// Deliveries one claim takes.
 const BATCH: u64 = 50;
 /// Deliveries in flight at once per instance.
@@ -124,7 +127,7 @@ async fn prepare(
     state: &AppState,
     delivery: &deliveries::Model,
     at: DateTime<Utc>,
-) -> Result<Result<(Vec<(HeaderName, String)>, Vec<u8>), String>, AppError> {
+) -> Result<Result<Prepared, String>, AppError> {
     let Some(event) = db::find::<events::Entity>(&state.db, delivery.shop_id, &delivery.event_id).await? else {
         return Ok(Err("the event no longer exists".into()));
     };
@@ -153,7 +156,7 @@ fn standard(
     endpoint: &endpoints::Model,
     event: &events::Model,
     at: DateTime<Utc>,
-) -> Result<(Vec<(HeaderName, String)>, Vec<u8>), String> {
+) -> Result<Prepared, String> {
     let body = serde_json::to_vec(&EventView::from(event)).map_err(|e| e.to_string())?;
     let timestamp = at.timestamp();
     let context = endpoint_secret_context(&endpoint.id);
@@ -178,11 +181,7 @@ fn standard(
 
 /// A bePaid notification: the object as bePaid shapes it, with the shop's Basic auth (when
 /// paydesk keeps its secret) and the RSA `Content-Signature` of the exact body.
-async fn bepaid(
-    state: &AppState,
-    shop: &shops::Model,
-    event: &events::Model,
-) -> Result<(Vec<(HeaderName, String)>, Vec<u8>), AppError> {
+async fn bepaid(state: &AppState, shop: &shops::Model, event: &events::Model) -> Result<Prepared, AppError> {
     let object: serde_json::Value = serde_json::from_str(&event.data).unwrap_or_default();
     let body = serde_json::to_vec(&rules::bepaid_body(event.kind, &object))
         .map_err(|e| AppError::Internal(format!("a notification body: {e}")))?;

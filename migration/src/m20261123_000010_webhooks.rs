@@ -179,7 +179,9 @@ impl MigrationTrait for Migration {
         ] {
             manager.drop_table(Table::drop().table(table).to_owned()).await?;
         }
-        manager.alter_table(Table::alter().table(Products::Table).drop_column(Products::NotificationUrl).to_owned()).await?;
+        manager
+            .alter_table(Table::alter().table(Products::Table).drop_column(Products::NotificationUrl).to_owned())
+            .await?;
         for column in [Shops::NotificationUrl, Shops::PublicKey, Shops::SigningKeySealed, Shops::SecretSealed] {
             manager.alter_table(Table::alter().table(Shops::Table).drop_column(column).to_owned()).await?;
         }

@@ -97,7 +97,8 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         page.rotate_error = true;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    let Some(secret_key) = crate::keys::rotate_secret(&state.db, &state.vault, m.shop.clone(), Utc::now()).await? else {
+    let Some(secret_key) = crate::keys::rotate_secret(&state.db, &state.vault, m.shop.clone(), Utc::now()).await?
+    else {
         let message = "The key was rotated by another request a moment ago; its new key is the one that works.";
         return Err(AppError::Conflict(message.into()));
     };

@@ -245,7 +245,12 @@ mod tests {
     #[test]
     fn the_signature_matches_the_reference_example() {
         // The example of the Standard Webhooks reference libraries.
-        let signed = sign("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, br#"{"test": 2432232314}"#);
+        let signed = sign(
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1614265330,
+            br#"{"test": 2432232314}"#,
+        );
         assert_eq!(signed.as_deref(), Some("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="));
         assert_eq!(sign("whsec_%%%", "m", 1, b""), None);
         assert!(new_secret([1; 32]).starts_with("whsec_AQEB"));
@@ -266,7 +271,9 @@ mod tests {
     fn endpoints_take_the_types_they_name() {
         let mut e = Errors::default();
         let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let events = EnabledEvents::parse(&list(&["payment.*", "refund.failed", "refund.failed"]), "enabled_events", &mut e).unwrap();
+        let events =
+            EnabledEvents::parse(&list(&["payment.*", "refund.failed", "refund.failed"]), "enabled_events", &mut e)
+                .unwrap();
         assert_eq!(events.to_db(), "payment.* refund.failed");
         assert!(events.takes(EventType::PaymentVoided) && events.takes(EventType::RefundFailed));
         assert!(!events.takes(EventType::RefundSucceeded) && !events.takes(EventType::ProductSoldOut));
@@ -279,8 +286,21 @@ mod tests {
 
     #[test]
     fn only_public_addresses_are_reached() {
-        for private in ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-                        "::1", "fc00::1", "fe80::1", "::ffff:127.0.0.1", "224.0.0.1", "255.255.255.255"] {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fc00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "224.0.0.1",
+            "255.255.255.255",
+        ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
         for public in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
@@ -295,7 +315,10 @@ mod tests {
                              "card": {"brand": "visa", "last_4": "0000", "exp_month": 12, "exp_year": 2031, "holder": "Ann"}});
         let body = bepaid_body(EventType::PaymentSucceeded, &payment);
         let tx = &body["transaction"];
-        assert_eq!((tx["uid"].clone(), tx["type"].clone(), tx["status"].clone()), (json!("pay_1"), json!("payment"), json!("successful")));
+        assert_eq!(
+            (tx["uid"].clone(), tx["type"].clone(), tx["status"].clone()),
+            (json!("pay_1"), json!("payment"), json!("successful"))
+        );
         assert_eq!((tx["payment_status"].clone(), tx["amount"].clone()), (json!("succeeded"), json!(990)));
         assert_eq!(tx["credit_card"]["last_4"], "0000");
         assert_eq!(body["event"], "succeeded.payment");
@@ -303,6 +326,9 @@ mod tests {
         let tx = &bepaid_body(EventType::PaymentFailed, &failed)["transaction"];
         assert_eq!((tx["status"].clone(), tx["message"].clone()), (json!("failed"), json!("try later")));
         let sub = json!({"id": "sbs_1", "state": "trial"});
-        assert_eq!(bepaid_body(EventType::SubscriptionCreated, &sub), json!({"id": "sbs_1", "state": "trial", "event": "created.subscription"}));
+        assert_eq!(
+            bepaid_body(EventType::SubscriptionCreated, &sub),
+            json!({"id": "sbs_1", "state": "trial", "event": "created.subscription"})
+        );
     }
 }

@@ -146,9 +146,16 @@ print("ok")
     let header = |name: &str| r.headers.get(name).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     let output = std::process::Command::new(python())
         .args(["-c", script, public_key, &header("content-signature"), &header("authorization")])
-        .args([shop.id.to_string().as_str(), &shop.secret, body.to_str().unwrap(), if transaction { "yes" } else { "no" }])
+        .args([
+            shop.id.to_string().as_str(),
+            &shop.secret,
+            body.to_str().unwrap(),
+            if transaction { "yes" } else { "no" },
+        ])
         .output()
-        .unwrap_or_else(|e| panic!("run {} (python3 -m venv .ci/venv && .ci/venv/bin/pip install bepaid==0.8.0): {e}", python()));
+        .unwrap_or_else(|e| {
+            panic!("run {} (python3 -m venv .ci/venv && .ci/venv/bin/pip install bepaid==0.8.0): {e}", python())
+        });
     assert!(output.status.success(), "bePaid's library refused it: {}", String::from_utf8_lossy(&output.stderr));
 }
 
