@@ -30,6 +30,7 @@ mod plans;
 mod products;
 mod settings;
 mod subscriptions;
+mod webhooks;
 
 pub use form::PostedForm;
 pub use merchant::Merchant;
@@ -59,6 +60,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(payments::router())
         .merge(subscriptions::router())
         .merge(settings::router())
+        .merge(webhooks::router())
         .merge(more)
         .layer(sessions)
 }
@@ -120,6 +122,7 @@ const NAV: &[(&str, &str, &str)] = &[
     ("/dashboard/customers", "Customers", "customers"),
     ("/dashboard/payments", "Payments", "payments"),
     ("/dashboard/subscriptions", "Subscriptions", "subscriptions"),
+    ("/dashboard/webhooks", "Webhooks", "webhooks"),
     ("/dashboard/settings", "Settings", "settings"),
 ];
 

@@ -161,6 +161,7 @@ fn filled(p: &products::Model, tz: Tz) -> FormView {
             p.expired_at.map(|t| t.with_timezone(&tz).format("%Y-%m-%dT%H:%M").to_string()).unwrap_or_default(),
         ),
         ("return_url", p.return_url.clone().unwrap_or_default()),
+        ("notification_url", p.notification_url.clone().unwrap_or_default()),
         ("language", p.language.to_string()),
         ("transaction_type", p.transaction_type.to_string()),
     ];

@@ -21,6 +21,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/settings", get(page).post(save))
         .route("/dashboard/settings/rotate", post(rotate))
+        .route("/dashboard/settings/notifications", post(notifications))
         .route("/dashboard/settings/users", post(add_user))
 }
 
@@ -34,6 +35,11 @@ struct SettingsPage {
     user_form: FormView,
     rotate_error: bool,
     users: Vec<(String, String)>,
+    /// The public key that checks the shop's notifications (PEM).
+    public_key: String,
+    notify_form: FormView,
+    /// Whether notifications carry Basic auth (the secret was made since paydesk keeps it).
+    notifications_authenticated: bool,
 }
 
 impl SettingsPage {
@@ -44,7 +50,14 @@ impl SettingsPage {
         user_form: FormView,
     ) -> Result<Self, super::AppError> {
         let users = db::users::of_shop(&state.db, m.shop.id).await?;
+        let keys = crate::keys::key_pair(&state.db, &state.vault, &m.shop).await?;
         Ok(SettingsPage {
+            public_key: keys.public_pem,
+            notify_form: FormView::filled(vec![(
+                "notification_url",
+                m.shop.notification_url.clone().unwrap_or_default(),
+            )]),
+            notifications_authenticated: crate::keys::api_secret(&state.vault, &m.shop).is_some(),
             chrome: m.chrome("settings").await,
             shop_id: m.shop.id,
             system_zone: state.config.timezone.to_string(),
@@ -104,6 +117,22 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     };
     tracing::info!(shop_id = m.shop.id, "secret key rotated");
     ok(&SecretPage { chrome: m.chrome("settings").await, shop_id: m.shop.id, secret_key })
+}
+
+/// Where bePaid notifications go when a product or subscription names no URL.
+async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let body = form.to_json(&[], &[]);
+    let mut errors = Errors::default();
+    let url = crate::domain::product::read_url(&Reader::new(&body), "notification_url", &mut errors);
+    if !errors.is_empty() {
+        let mut page = SettingsPage::new(&state, &m, None, FormView::default()).await?;
+        page.notify_form = FormView::sent(&form, errors);
+        return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
+    }
+    db::shops::set_notification_url(&state.db, m.shop.id, url, Utc::now()).await?;
+    m.flash("Notification settings saved.").await;
+    see_other("/dashboard/settings")
 }
 
 /// Another user of the shop, with a first password the merchant hands over.

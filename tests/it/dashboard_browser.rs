@@ -88,11 +88,14 @@ db_tests! {
         b.screenshot(&format!("dashboard-payments-{db}")).await;
         b.click("table tbody tr a").await;
         assert!(b.text_of("h1").await.starts_with("25.00 EUR"));
+        assert!(b.text_of("#refund-h").await.contains("Refund"));
+        b.screenshot(&format!("dashboard-payment-{db}")).await;
         b.open(&format!("{}/dashboard", app.base)).await;
         assert_eq!(b.text_of("[data-testid=today-test]").await, "Test mode: 25.00 EUR");
         b.screenshot(&format!("dashboard-overview-{db}")).await;
         for (page, name) in [("/dashboard/customers", "customers"), ("/dashboard/plans/new", "plan-form"),
-                             ("/dashboard/subscriptions", "subscriptions"), ("/dashboard/settings", "settings")] {
+                             ("/dashboard/subscriptions", "subscriptions"), ("/dashboard/settings", "settings"),
+                             ("/dashboard/webhooks", "webhooks")] {
             b.open(&format!("{}{page}", app.base)).await;
             b.text_of("h1").await;
             b.screenshot(&format!("dashboard-{name}-{db}")).await;

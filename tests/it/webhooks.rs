@@ -208,6 +208,60 @@ async fn every_event(app: &TestApp, shop: &Shop) {
 }
 
 db_tests! {
+    async fn the_dashboard_manages_endpoints_and_shows_their_deliveries(app) {
+        use crate::dashboard::{api_shop, sign_up};
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let r = Receiver::start().await;
+        let added = m.post("/dashboard/webhooks", &[("url", r.url.as_str()), ("enabled_events", "payment.*"), ("enabled_events", "refund.failed")]).await;
+        assert_eq!(added.status, StatusCode::CREATED, "{}", added.html);
+        let marker = "value=\"whsec_";
+        let at = added.html.find(marker).expect("the secret, shown once") + "value=\"".len();
+        let secret = added.html[at..].split('"').next().unwrap().to_string();
+        let (_, endpoints) = app.get(&shop, "/webhook_endpoints").await;
+        let id = endpoints[0]["id"].as_str().unwrap().to_string();
+        assert_eq!(endpoints[0]["enabled_events"], json!(["payment.*", "refund.failed"]));
+        let refused = m.post("/dashboard/webhooks", &[("url", "nonsense")]).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+        let product = app.product(&shop, &test_product_body()).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        let got = wait_for(&r, 1).await;
+        verify_standard(&secret, &got[0]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let page = m.get(&format!("/dashboard/webhooks/{id}")).await;
+        assert!(page.html.contains("status-delivered") && page.html.contains("HTTP 200"), "{}", page.html);
+        let delivery = page.html.split("/dashboard/webhooks/msg_").nth(1).unwrap().split('/').next().unwrap();
+        let again = m.post(&format!("/dashboard/webhooks/msg_{delivery}/redeliver"), &[]).await;
+        assert_eq!(again.status, StatusCode::SEE_OTHER);
+        wait_for(&r, 2).await;
+
+        let ask = m.post(&format!("/dashboard/webhooks/{id}/rotate"), &[]).await;
+        assert!(ask.html.contains("Rotate the signing secret?"), "a confirmation first");
+        let rotated = m.post(&format!("/dashboard/webhooks/{id}/rotate"), &[("confirm", "yes")]).await;
+        assert!(rotated.html.contains("data-testid=\"webhook-secret\"") && !rotated.html.contains(&secret));
+        let saved = m.post(&format!("/dashboard/webhooks/{id}"), &[("url", r.url.as_str()), ("enabled_events", "*")]).await;
+        assert_eq!(saved.status, StatusCode::SEE_OTHER);
+        let (_, endpoint) = app.get(&shop, &format!("/webhook_endpoints/{id}")).await;
+        assert_eq!((endpoint["enabled"].clone(), endpoint["enabled_events"].clone()), (json!(false), json!(["*"])), "unticked: disabled");
+        let ask = m.post(&format!("/dashboard/webhooks/{id}/delete"), &[]).await;
+        assert!(ask.html.contains("Delete this endpoint?"));
+        assert_eq!(app.get(&shop, &format!("/webhook_endpoints/{id}")).await.0, StatusCode::OK, "not before the confirmation");
+        let deleted = m.post(&format!("/dashboard/webhooks/{id}/delete"), &[("confirm", "yes")]).await;
+        assert_eq!((deleted.status, deleted.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/webhooks"));
+        assert_eq!(app.get(&shop, &format!("/webhook_endpoints/{id}")).await.0, StatusCode::NOT_FOUND);
+
+        let settings = m.get("/dashboard/settings").await;
+        assert!(settings.html.contains("-----BEGIN PUBLIC KEY-----"), "{}", settings.html);
+        assert!(!settings.html.contains("No Basic auth yet"), "a key made by this version is kept");
+        let saved = m.post("/dashboard/settings/notifications", &[("notification_url", "https://erp.example/notify")]).await;
+        assert_eq!(saved.status, StatusCode::SEE_OTHER);
+        let (_, view) = app.get(&shop, "/shop").await;
+        assert_eq!(view["notification_url"], "https://erp.example/notify");
+        let (_, api_key) = (0, view["public_key"].as_str().unwrap().to_string());
+        assert!(m.get("/dashboard/settings").await.html.contains(api_key.lines().nth(1).unwrap()), "the same key in both");
+    }
+
     async fn every_event_is_delivered_once_per_endpoint_under_both_schemes(app) {
         let shop = app.shop("Books").await;
         let (all, payments, bepaid) = (Receiver::start().await, Receiver::start().await, Receiver::start().await);

@@ -1,0 +1,276 @@
+//! Webhooks in the dashboard: the shop's endpoints, each with its events, its recent
+//! deliveries and their attempts; adding, editing, disabling, rotating a secret and deleting
+//! (the last two after a confirmation), and sending a delivery's event again.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use chrono::Utc;
+use serde_json::Value;
+
+use super::form::{FormView, PostedForm};
+use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use crate::db::entities::{webhook_attempts, webhook_deliveries, webhook_endpoints as endpoints};
+use crate::db::{self, Page as DbPage};
+use crate::domain::event::EventType;
+use crate::domain::input::Reader;
+use crate::domain::webhook::{EnabledEvents, EndpointFields};
+use crate::error::AppError;
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/webhooks", get(list).post(create))
+        .route("/dashboard/webhooks/{id}", get(show).post(update))
+        .route("/dashboard/webhooks/{id}/rotate", post(rotate))
+        .route("/dashboard/webhooks/{id}/delete", post(delete))
+        .route("/dashboard/webhooks/{id}/redeliver", post(redeliver))
+}
+
+/// The choices of the events field: `*`, each object's `object.*`, then each type.
+fn event_choices() -> Vec<String> {
+    let mut choices = vec!["*".to_string()];
+    for t in EventType::ALL {
+        let all_of = format!("{}.*", t.object());
+        if !choices.contains(&all_of) {
+            choices.push(all_of);
+        }
+    }
+    choices.extend(EventType::WORDS.iter().map(|w| w.to_string()));
+    choices
+}
+
+/// An endpoint in the list.
+struct Row {
+    id: String,
+    url: String,
+    events: String,
+    enabled: bool,
+    disabled_reason: String,
+}
+
+fn row(e: &endpoints::Model) -> Row {
+    Row {
+        id: e.id.clone(),
+        url: e.url.clone(),
+        events: EnabledEvents::from_db(&e.enabled_events).entries().join(", "),
+        enabled: e.enabled,
+        disabled_reason: e.disabled_reason.clone().unwrap_or_default(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/webhooks/list.html")]
+struct ListPage {
+    chrome: Chrome,
+    rows: Vec<Row>,
+    form: FormView,
+    choices: Vec<String>,
+    deliveries: Vec<DeliveryRow>,
+}
+
+async fn list_page(state: &AppState, m: &Merchant, form: FormView) -> Result<ListPage, AppError> {
+    let page = DbPage { limit: 100, starting_after: None };
+    let listed = db::webhooks::list_endpoints(&state.db, m.shop.id, &page).await?;
+    let deliveries = deliveries(state, m, None).await?;
+    Ok(ListPage {
+        chrome: m.chrome("webhooks").await,
+        rows: listed.rows.iter().map(row).collect(),
+        form,
+        choices: event_choices(),
+        deliveries,
+    })
+}
+
+async fn list(State(state): State<AppState>, m: Merchant) -> Page {
+    let form = FormView::filled(vec![("enabled_events", "*".into())]);
+    ok(&list_page(&state, &m, form).await?)
+}
+
+/// The form as the API's request: the ticked events as a list.
+fn request(form: &PostedForm) -> serde_json::Map<String, Value> {
+    form.to_json(&["enabled"], &["enabled_events"])
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/webhooks/secret.html")]
+struct SecretPage {
+    chrome: Chrome,
+    id: String,
+    url: String,
+    secret: String,
+    rotated: bool,
+}
+
+async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let mut body = request(&form);
+    body.remove("enabled");
+    match EndpointFields::read(&Reader::new(&body), true) {
+        Ok(fields) => {
+            let (endpoint, secret) = crate::webhooks::create_endpoint(&state, m.shop.id, &fields, Utc::now()).await?;
+            let page = SecretPage {
+                chrome: m.chrome("webhooks").await,
+                id: endpoint.id,
+                url: endpoint.url,
+                secret,
+                rotated: false,
+            };
+            Ok(render(StatusCode::CREATED, &page))
+        }
+        Err(errors) => {
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &list_page(&state, &m, FormView::sent(&form, errors)).await?))
+        }
+    }
+}
+
+/// A delivery in a table, with its last attempt.
+struct DeliveryRow {
+    id: String,
+    event_id: String,
+    url: String,
+    status: String,
+    attempts: i32,
+    last: String,
+    next: String,
+    created: String,
+}
+
+async fn deliveries(state: &AppState, m: &Merchant, endpoint_id: Option<&str>) -> Result<Vec<DeliveryRow>, AppError> {
+    let page = DbPage { limit: 20, starting_after: None };
+    let listed = db::webhooks::list_deliveries(&state.db, m.shop.id, &page, endpoint_id, None).await?;
+    let ids: Vec<&str> = listed.rows.iter().map(|d| d.id.as_str()).collect();
+    let attempts = db::webhooks::attempts_of(&state.db, &ids, 200).await?;
+    Ok(listed.rows.iter().map(|d| delivery_row(d, &attempts, m)).collect())
+}
+
+fn delivery_row(d: &webhook_deliveries::Model, attempts: &[webhook_attempts::Model], m: &Merchant) -> DeliveryRow {
+    let last = attempts.iter().find(|a| a.delivery_id == d.id).map(|a| {
+        let outcome = match (a.status_code, &a.error) {
+            (Some(code), _) => format!("HTTP {code}"),
+            (None, Some(error)) => error.clone(),
+            (None, None) => "no answer".into(),
+        };
+        format!("{outcome} in {} ms, {}", a.latency_ms, local(a.at, m.tz))
+    });
+    DeliveryRow {
+        id: d.id.clone(),
+        event_id: d.event_id.clone(),
+        url: d.url.clone(),
+        status: d.status.to_string(),
+        attempts: d.attempts,
+        last: last.unwrap_or_else(|| "not tried yet".into()),
+        next: match d.status {
+            crate::domain::webhook::DeliveryStatus::Pending => local(d.next_attempt_at, m.tz),
+            _ => String::new(),
+        },
+        created: local(d.created_at, m.tz),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/webhooks/show.html")]
+struct ShowPage {
+    chrome: Chrome,
+    e: Row,
+    form: FormView,
+    choices: Vec<String>,
+    deliveries: Vec<DeliveryRow>,
+    /// Which irreversible action waits for its confirmation: `rotate` or `delete`.
+    confirm: &'static str,
+}
+
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<endpoints::Model, AppError> {
+    db::find::<endpoints::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Webhook endpoint"))
+}
+
+fn filled(e: &endpoints::Model) -> FormView {
+    let mut values = vec![("url", e.url.clone()), ("description", e.description.clone().unwrap_or_default())];
+    if e.enabled {
+        values.push(("enabled", "true".into()));
+    }
+    let events = EnabledEvents::from_db(&e.enabled_events);
+    values.extend(events.entries().iter().map(|entry| ("enabled_events", entry.clone())));
+    FormView::filled(values)
+}
+
+async fn show_page(
+    state: &AppState,
+    m: &Merchant,
+    e: endpoints::Model,
+    form: Option<FormView>,
+    confirm: &'static str,
+) -> Result<ShowPage, AppError> {
+    Ok(ShowPage {
+        chrome: m.chrome("webhooks").await,
+        form: form.unwrap_or_else(|| filled(&e)),
+        choices: event_choices(),
+        deliveries: deliveries(state, m, Some(&e.id)).await?,
+        e: row(&e),
+        confirm,
+    })
+}
+
+async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let e = find(&state, &m, &id).await?;
+    ok(&show_page(&state, &m, e, None, "").await?)
+}
+
+async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let e = find(&state, &m, &id).await?;
+    let body = request(&form);
+    match EndpointFields::read(&Reader::new(&body), false) {
+        Ok(fields) => {
+            db::webhooks::update_endpoint(&state.db, e, &fields, Utc::now()).await?;
+            m.flash("The endpoint was saved.").await;
+            see_other(&format!("/dashboard/webhooks/{id}"))
+        }
+        Err(errors) => {
+            let page = show_page(&state, &m, e, Some(FormView::sent(&form, errors)), "").await?;
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+        }
+    }
+}
+
+async fn rotate(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let e = find(&state, &m, &id).await?;
+    if form.get("confirm") != Some("yes") {
+        return ok(&show_page(&state, &m, e, None, "rotate").await?);
+    }
+    let (e, secret) = crate::webhooks::rotate_secret(&state, e, Utc::now()).await?;
+    ok(&SecretPage { chrome: m.chrome("webhooks").await, id: e.id, url: e.url, secret, rotated: true })
+}
+
+async fn delete(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let e = find(&state, &m, &id).await?;
+    if form.get("confirm") != Some("yes") {
+        return ok(&show_page(&state, &m, e, None, "delete").await?);
+    }
+    db::webhooks::delete_endpoint(&state.db, &e).await?;
+    m.flash(&format!("The endpoint {} was deleted.", e.url)).await;
+    see_other("/dashboard/webhooks")
+}
+
+/// Sends a delivery's event again (to its endpoint, or as a notification to its targets).
+async fn redeliver(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let delivery = db::find::<webhook_deliveries::Entity>(&state.db, m.shop.id, &id)
+        .await?
+        .ok_or(AppError::NotFound("Delivery"))?;
+    let endpoint = match &delivery.endpoint_id {
+        Some(endpoint_id) => db::find::<endpoints::Entity>(&state.db, m.shop.id, endpoint_id).await?,
+        None => None,
+    };
+    let count = crate::webhooks::redeliver(&state, m.shop.id, &delivery.event_id, endpoint.as_ref()).await?;
+    m.flash(&format!("The event {} is being sent again ({count} deliveries).", delivery.event_id)).await;
+    let back = match &delivery.endpoint_id {
+        Some(endpoint_id) => format!("/dashboard/webhooks/{endpoint_id}"),
+        None => "/dashboard/webhooks".into(),
+    };
+    see_other(&back)
+}
