@@ -1,5 +1,9 @@
 //! How long one run of the billing engine takes for 10,000 and 100,000 due subscriptions,
-//! on SQLite and on PostgreSQL (`PAYDESK_TEST_POSTGRES_URL`, default the local server).
+//! on SQLite and on PostgreSQL (`PAYDESK_TEST_POSTGRES_URL`, default the local server),
+//! without webhooks and with a webhook endpoint and a notification URL taking every event
+//! (the run writes the same events either way: workers fan them out to their deliveries
+//! later); then how fast one instance fans out and sends those deliveries to a receiver on
+//! loopback.
 //! Run with `cargo bench --bench billing`; pass sizes to change them:
 //! `cargo bench --bench billing -- 1000 5000`.
 
@@ -19,24 +23,63 @@ async fn main() {
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![10_000, 100_000] } else { sizes };
     println!("billing engine: one run over N due subscriptions (release build)");
+    let receiver = receiver().await;
     for &n in &sizes {
         for backend in ["sqlite", "postgres"] {
-            let (state, _dir) = fresh(backend).await;
-            let setup = Instant::now();
-            seed(&state, n).await;
-            let seeded = setup.elapsed();
-            let started = Instant::now();
-            let report = paydesk::billing::run_due(&state, Utc::now()).await.expect("engine run");
-            let took = started.elapsed();
-            assert_eq!(report.charged, n);
-            println!(
-                "{backend:>8} n={n:>7}: run {:>7.2} s ({:>6.0} charges/s); seeding took {:.1} s",
-                took.as_secs_f64(),
-                n as f64 / took.as_secs_f64(),
-                seeded.as_secs_f64()
-            );
+            let mut runs = Vec::new();
+            for webhooks in [false, true] {
+                let (state, _dir) = fresh(backend).await;
+                let shop = seed(&state, n).await;
+                if webhooks {
+                    listen(&state, shop, &receiver).await;
+                }
+                let started = Instant::now();
+                let report = paydesk::billing::run_due(&state, Utc::now()).await.expect("engine run");
+                let took = started.elapsed();
+                assert_eq!(report.charged, n);
+                runs.push(took.as_secs_f64());
+                println!(
+                    "{backend:>8} n={n:>7} webhooks {:>3}: run {:>7.2} s ({:>6.0} charges/s)",
+                    if webhooks { "on" } else { "off" },
+                    took.as_secs_f64(),
+                    n as f64 / took.as_secs_f64(),
+                );
+                if webhooks {
+                    let started = Instant::now();
+                    let sent = paydesk::webhooks::deliver_due(&state, Utc::now()).await.expect("deliveries");
+                    let took = started.elapsed().as_secs_f64();
+                    println!(
+                        "{backend:>8} n={n:>7}: {sent} deliveries ({} Standard Webhooks, {} bePaid) sent in {took:.2} s: {:.0}/s",
+                        2 * n,
+                        n,
+                        sent as f64 / took
+                    );
+                }
+            }
+            println!("{backend:>8} n={n:>7}: run with webhooks / without = {:.2}", runs[1] / runs[0]);
         }
     }
+}
+
+/// A receiver on loopback that answers every POST with 200 at once.
+async fn receiver() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let app = axum::Router::new().fallback(|| async { "ok" });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+/// An endpoint taking every event, and the shop's notification URL, both at `url`.
+async fn listen(state: &AppState, shop_id: i64, url: &str) {
+    let body = json!({"url": url});
+    let fields = paydesk::domain::webhook::EndpointFields::read(
+        &paydesk::domain::input::Reader::new(body.as_object().unwrap()),
+        true,
+    )
+    .unwrap();
+    paydesk::webhooks::create_endpoint(state, shop_id, &fields, Utc::now()).await.unwrap();
+    paydesk::db::shops::set_notification_url(&state.db, shop_id, Some(url.into()), Utc::now()).await.unwrap();
 }
 
 async fn fresh(backend: &str) -> (AppState, tempfile::TempDir) {
@@ -57,6 +100,7 @@ async fn fresh(backend: &str) -> (AppState, tempfile::TempDir) {
         database_url: Some(url),
         scheduler: Some("off".into()),
         key_encryption_key: kek,
+        webhooks_allow_private: Some("on".into()),
         ..Default::default()
     };
     let config = Config::from_args(&args).unwrap();
@@ -64,8 +108,8 @@ async fn fresh(backend: &str) -> (AppState, tempfile::TempDir) {
     (AppState::new(db, config).unwrap(), dir)
 }
 
-/// `n` active monthly subscriptions with a test card, all due a minute ago.
-async fn seed(state: &AppState, n: usize) {
+/// `n` active monthly subscriptions with a test card, all due a minute ago; answers the shop.
+async fn seed(state: &AppState, n: usize) -> i64 {
     let shop = paydesk::keys::create_shop(&state.db, &state.vault, "Bench", None, Utc::now()).await.unwrap().shop;
     let plan_body = json!({"title": "Gold", "currency": "EUR", "test": true,
                            "plan": {"amount": 990, "interval": 1, "interval_unit": "month"}});
@@ -114,4 +158,5 @@ async fn seed(state: &AppState, n: usize) {
     for chunk in rows.chunks(500) {
         subscriptions::Entity::insert_many(chunk.to_vec()).exec(&state.db).await.unwrap();
     }
+    shop.id
 }

@@ -1,13 +1,14 @@
 //! Recording what happened: every change an integrator would act on becomes an event of the
 //! append-only log, written with a snapshot of the object (as the API shows it) in the same
-//! transaction as the change, together with its deliveries: one per webhook endpoint that
-//! takes its type, and a bePaid notification for a product's payment or a subscription with
-//! a notification URL (the object's, else the shop's). A subscription's timeline lines and
-//! its events are stored together by [`timeline`], so the two never disagree.
+//! transaction as the change. The log is the webhooks' outbox: [`fan_out`] queues each
+//! event's deliveries, one per webhook endpoint that takes its type, and a bePaid
+//! notification for a product's payment or a subscription with a notification URL (the
+//! object's, else the shop's). A subscription's timeline lines and its events are stored
+//! together by [`timeline`], so the two never disagree.
 
 use std::collections::BTreeMap;
 
-use sea_orm::{ConnectionTrait, DbErr};
+use sea_orm::{ConnectionTrait, DbErr, TransactionTrait};
 
 use crate::config::Config;
 use chrono::Utc;
@@ -40,87 +41,111 @@ fn new(shop_id: i64, kind: EventType, id: &str, test: bool, view: &impl serde::S
     NewEvent { shop_id, kind, object_id: id.to_string(), test, data }
 }
 
-/// Appends events to the log and queues their deliveries.
+/// Appends events to the log. Their deliveries are queued by [`fan_out`]: the event rows
+/// are the outbox, so recording costs a request or a billing run the same with or without
+/// webhooks.
 pub async fn record(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<(), DbErr> {
-    if events.is_empty() {
-        return Ok(());
+    if !events.is_empty() {
+        db::events::append(db, events).await?;
     }
-    let notify_urls: Vec<Option<String>> = notification_urls(db, &events).await?;
-    let stored = db::events::append(db, events).await?;
-    let mut shop_ids: Vec<i64> = stored.iter().map(|e| e.shop_id).collect();
+    Ok(())
+}
+
+/// Queues the deliveries of the oldest `limit` events not fanned out yet: one to each
+/// enabled endpoint that takes the event's type, and a bePaid notification where the object
+/// (or the shop) has a notification URL. Workers may fan out at once: each event's
+/// delivery to each target is queued once. Answers how many events were fanned out.
+pub async fn fan_out(db: &(impl ConnectionTrait + TransactionTrait), limit: u64) -> Result<usize, DbErr> {
+    let events = db::events::not_fanned_out(db, limit).await?;
+    if events.is_empty() {
+        return Ok(0);
+    }
+    let deliveries = targets(db, &events).await?;
+    let txn = db.begin().await?;
+    db::webhooks::enqueue(&txn, deliveries, Utc::now()).await?;
+    db::events::mark_fanned_out(&txn, events.iter().map(|e| e.id.clone()).collect()).await?;
+    txn.commit().await?;
+    Ok(events.len())
+}
+
+/// The deliveries of `events` to their targets as they are now.
+async fn targets(db: &impl ConnectionTrait, events: &[events::Model]) -> Result<Vec<NewDelivery>, DbErr> {
+    let data: Vec<serde_json::Value> =
+        events.iter().map(|e| serde_json::from_str(&e.data).unwrap_or_default()).collect();
+    let notify = notification_urls(db, events, &data).await?;
+    let mut shop_ids: Vec<i64> = events.iter().map(|e| e.shop_id).collect();
     shop_ids.sort_unstable();
     shop_ids.dedup();
     let endpoints = db::webhooks::enabled_endpoints(db, &shop_ids).await?;
     let mut deliveries = Vec::new();
-    for (event, notify) in stored.iter().zip(notify_urls) {
+    for (event, notify) in events.iter().zip(notify) {
         for endpoint in endpoints.iter().filter(|e| e.shop_id == event.shop_id) {
             if EnabledEvents::from_db(&endpoint.enabled_events).takes(event.kind) {
-                deliveries.push(delivery(
-                    event,
-                    Some(endpoint.id.clone()),
-                    endpoint.url.clone(),
-                    Scheme::StandardWebhooks,
-                ));
+                let key = format!("{}:{}", event.id, endpoint.id);
+                let target = (Some(endpoint.id.clone()), endpoint.url.clone(), Scheme::StandardWebhooks);
+                deliveries.push(delivery(event, target, Some(key)));
             }
         }
         if let Some(url) = notify {
-            deliveries.push(delivery(event, None, url, Scheme::Bepaid));
+            deliveries.push(delivery(event, (None, url, Scheme::Bepaid), Some(format!("{}:bepaid", event.id))));
         }
     }
-    db::webhooks::enqueue(db, deliveries, Utc::now()).await
+    Ok(deliveries)
 }
 
-/// Queues an event's deliveries again: to `endpoint` only, or to all its targets as when it
-/// was recorded (the endpoints that take it now, and its notification URL).
+/// Queues an event's deliveries again: to `endpoint` only, or to all its targets as they
+/// are now (the endpoints that take it, and its notification URL).
 pub async fn redeliver(
     db: &impl ConnectionTrait,
     event: &events::Model,
     endpoint: Option<&webhook_endpoints::Model>,
 ) -> Result<usize, DbErr> {
-    let deliveries = match endpoint {
-        Some(e) => vec![delivery(event, Some(e.id.clone()), e.url.clone(), Scheme::StandardWebhooks)],
-        None => {
-            let data = serde_json::from_str(&event.data).unwrap_or_default();
-            let new = NewEvent {
-                shop_id: event.shop_id,
-                kind: event.kind,
-                object_id: event.object_id.clone(),
-                test: event.test,
-                data,
-            };
-            let notify = notification_urls(db, std::slice::from_ref(&new)).await?.pop().flatten();
-            let endpoints = db::webhooks::enabled_endpoints(db, &[event.shop_id]).await?;
-            let mut deliveries: Vec<NewDelivery> = endpoints
-                .iter()
-                .filter(|e| EnabledEvents::from_db(&e.enabled_events).takes(event.kind))
-                .map(|e| delivery(event, Some(e.id.clone()), e.url.clone(), Scheme::StandardWebhooks))
-                .collect();
-            deliveries.extend(notify.map(|url| delivery(event, None, url, Scheme::Bepaid)));
-            deliveries
-        }
+    let mut deliveries = match endpoint {
+        Some(e) => vec![delivery(event, (Some(e.id.clone()), e.url.clone(), Scheme::StandardWebhooks), None)],
+        None => targets(db, std::slice::from_ref(event)).await?,
     };
+    for d in &mut deliveries {
+        d.dedupe_key = None;
+    }
     let count = deliveries.len();
     db::webhooks::enqueue(db, deliveries, Utc::now()).await?;
     Ok(count)
 }
 
-fn delivery(event: &events::Model, endpoint_id: Option<String>, url: String, scheme: Scheme) -> NewDelivery {
-    NewDelivery { shop_id: event.shop_id, event_id: event.id.clone(), endpoint_id, url, scheme, test: event.test }
+fn delivery(
+    event: &events::Model,
+    target: (Option<String>, String, Scheme),
+    dedupe_key: Option<String>,
+) -> NewDelivery {
+    let (endpoint_id, url, scheme) = target;
+    NewDelivery {
+        shop_id: event.shop_id,
+        event_id: event.id.clone(),
+        endpoint_id,
+        url,
+        scheme,
+        dedupe_key,
+        test: event.test,
+    }
 }
 
 /// Where each event's bePaid notification goes: a product payment's to its product's
 /// `notification_url`, a subscription's to its own; else to the shop's default; none for
 /// other events, or without any URL.
-async fn notification_urls(db: &impl ConnectionTrait, events: &[NewEvent]) -> Result<Vec<Option<String>>, DbErr> {
-    let notified = |e: &NewEvent| match e.kind.object() {
-        "payment" => e.data["product_id"].as_str().is_some(),
+async fn notification_urls(
+    db: &impl ConnectionTrait,
+    events: &[events::Model],
+    data: &[serde_json::Value],
+) -> Result<Vec<Option<String>>, DbErr> {
+    let notified = |e: &events::Model, d: &serde_json::Value| match e.kind.object() {
+        "payment" => d["product_id"].as_str().is_some(),
         "subscription" => true,
         _ => false,
     };
-    if !events.iter().any(notified) {
+    if !events.iter().zip(data).any(|(e, d)| notified(e, d)) {
         return Ok(vec![None; events.len()]);
     }
-    let product_ids: Vec<&str> = events.iter().filter_map(|e| e.data["product_id"].as_str()).collect();
+    let product_ids: Vec<&str> = data.iter().filter_map(|d| d["product_id"].as_str()).collect();
     let products = db::products::notification_urls(db, &product_ids).await?;
     let mut shop_ids: Vec<i64> = events.iter().map(|e| e.shop_id).collect();
     shop_ids.sort_unstable();
@@ -128,13 +153,14 @@ async fn notification_urls(db: &impl ConnectionTrait, events: &[NewEvent]) -> Re
     let defaults = db::shops::notification_urls(db, &shop_ids).await?;
     Ok(events
         .iter()
-        .map(|e| {
-            if !notified(e) {
+        .zip(data)
+        .map(|(e, d)| {
+            if !notified(e, d) {
                 return None;
             }
             let own = match e.kind.object() {
-                "payment" => e.data["product_id"].as_str().and_then(|id| products.get(id).cloned().flatten()),
-                _ => e.data["notification_url"].as_str().map(str::to_string),
+                "payment" => d["product_id"].as_str().and_then(|id| products.get(id).cloned().flatten()),
+                _ => d["notification_url"].as_str().map(str::to_string),
             };
             own.or_else(|| defaults.get(&e.shop_id).cloned().flatten())
         })

@@ -84,12 +84,14 @@ pub async fn key_pair(db: &impl ConnectionTrait, vault: &Vault, shop: &shops::Mo
     let private_der = vault
         .open(&sealed, &signing_context(shop.id))
         .map_err(|e| AppError::Internal(format!("the signing key of shop {}: {e}", shop.id)))?;
-    Ok(KeyPair { private_der, public_pem })
+    let private = RsaKeyPair::from_pkcs8(&private_der)
+        .map_err(|e| AppError::Internal(format!("an unusable signing key of shop {}: {e}", shop.id)))?;
+    Ok(KeyPair { private, public_pem })
 }
 
 /// A shop's RSA key pair.
 pub struct KeyPair {
-    private_der: Vec<u8>,
+    private: RsaKeyPair,
     /// The public key, PEM (SPKI, `-----BEGIN PUBLIC KEY-----`).
     pub public_pem: String,
 }
@@ -97,8 +99,7 @@ pub struct KeyPair {
 impl KeyPair {
     /// The `Content-Signature` of `body`: base64 of its RSA-SHA256 (PKCS#1 v1.5) signature.
     pub fn sign(&self, body: &[u8]) -> Result<String, AppError> {
-        let key = RsaKeyPair::from_pkcs8(&self.private_der)
-            .map_err(|e| AppError::Internal(format!("an unusable signing key: {e}")))?;
+        let key = &self.private;
         let mut signature = vec![0u8; key.public().modulus_len()];
         key.sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), body, &mut signature)
             .map_err(|_| AppError::Internal("signing failed".into()))?;

@@ -8,6 +8,7 @@
 //! both secrets for a day after a rotation). bePaid notifications carry the object as bePaid
 //! shapes it, HTTP Basic with the shop id and secret key, and `Content-Signature`.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::http::{HeaderName, header};
@@ -16,12 +17,13 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use sea_orm::TransactionTrait;
 
-use crate::db::entities::{events, shops, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
+use crate::db::entities::{events, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
 use crate::db::webhooks::Attempted;
 use crate::db::{self};
 use crate::domain::ids::random_hex;
 use crate::domain::webhook::{self as rules, DeliveryStatus, EndpointFields, Scheme};
 use crate::error::AppError;
+use crate::keys::KeyPair;
 use crate::outbound::Answer;
 use crate::state::AppState;
 use crate::views::EventView;
@@ -29,6 +31,8 @@ use crate::views::EventView;
 /// A request ready to send: its headers and body.
 type Prepared = (Vec<(HeaderName, String)>, Vec<u8>);
 
+/// Events one fan-out takes.
+const FAN_OUT: u64 = 500;
 /// Deliveries one claim takes.
 const BATCH: u64 = 50;
 /// Deliveries in flight at once per instance.
@@ -50,9 +54,12 @@ pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// Sends every delivery due by `due_by` (now, or later to send retries early); answers how
-/// many attempts were made.
+/// Fans out the events recorded meanwhile, then sends every delivery due by `due_by` (now,
+/// or later to send retries early); answers how many attempts were made.
 pub async fn deliver_due(state: &AppState, due_by: DateTime<Utc>) -> Result<usize, AppError> {
+    while crate::events::fan_out(&state.db, FAN_OUT).await? > 0 {}
+    // What was fanned out just now is due too.
+    let due_by = due_by.max(Utc::now());
     let mut made = 0;
     loop {
         let token = random_hex(12);
@@ -62,17 +69,66 @@ pub async fn deliver_due(state: &AppState, due_by: DateTime<Utc>) -> Result<usiz
             return Ok(made);
         }
         made += claimed.len();
-        let attempts = futures::stream::iter(claimed).map(|d| attempt(state, d, &token)).buffer_unordered(CONCURRENT);
-        let results: Vec<Result<(), AppError>> = attempts.collect().await;
-        results.into_iter().collect::<Result<Vec<()>, AppError>>()?;
+        let context = Context::load(state, &claimed).await?;
+        let attempts = futures::stream::iter(claimed).map(|d| attempt(state, &context, d)).buffer_unordered(CONCURRENT);
+        let attempted: Vec<(deliveries::Model, Attempted)> = attempts.collect().await;
+        record(state, &token, attempted).await?;
+    }
+}
+
+/// What a batch of deliveries needs, read once: their events, endpoints, and the shops'
+/// keys for notifications.
+struct Context {
+    events: HashMap<String, events::Model>,
+    endpoints: HashMap<String, endpoints::Model>,
+    /// Per shop: its id, key pair and secret key (if kept).
+    shops: HashMap<i64, (KeyPair, Option<String>)>,
+}
+
+impl Context {
+    async fn load(state: &AppState, batch: &[deliveries::Model]) -> Result<Context, AppError> {
+        let event_ids = batch.iter().map(|d| d.event_id.clone()).collect();
+        let events = db::events::by_ids(&state.db, event_ids).await?;
+        let endpoint_ids = batch.iter().filter_map(|d| d.endpoint_id.clone()).collect();
+        let endpoints = db::webhooks::endpoints_by_ids(&state.db, endpoint_ids).await?;
+        let mut shop_ids: Vec<i64> = batch.iter().filter(|d| d.scheme == Scheme::Bepaid).map(|d| d.shop_id).collect();
+        shop_ids.sort_unstable();
+        shop_ids.dedup();
+        let mut shops = HashMap::new();
+        for shop_id in shop_ids {
+            let shop = db::shops::find(&state.db, shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+            let keys = crate::keys::key_pair(&state.db, &state.vault, &shop).await?;
+            shops.insert(shop_id, (keys, crate::keys::api_secret(&state.vault, &shop)));
+        }
+        Ok(Context {
+            events: events.into_iter().map(|e| (e.id.clone(), e)).collect(),
+            endpoints: endpoints.into_iter().map(|e| (e.id.clone(), e)).collect(),
+            shops,
+        })
+    }
+
+    /// The headers and body of a delivery; `Err` with the reason when it cannot be sent at
+    /// all (its endpoint was disabled or deleted, its event is gone).
+    fn prepare(&self, state: &AppState, delivery: &deliveries::Model, at: DateTime<Utc>) -> Result<Prepared, String> {
+        let event = self.events.get(&delivery.event_id).ok_or("the event no longer exists")?;
+        match delivery.scheme {
+            Scheme::StandardWebhooks => {
+                let endpoint = delivery.endpoint_id.as_ref().and_then(|id| self.endpoints.get(id));
+                let endpoint = endpoint.filter(|e| e.enabled).ok_or("the endpoint is disabled or deleted")?;
+                standard(state, endpoint, event, at)
+            }
+            Scheme::Bepaid => {
+                let (keys, secret) = self.shops.get(&delivery.shop_id).ok_or("the shop is gone")?;
+                bepaid(delivery.shop_id, keys, secret.as_deref(), event).map_err(|e| e.to_string())
+            }
+        }
     }
 }
 
 /// One attempt of a claimed delivery, recorded with its outcome.
-async fn attempt(state: &AppState, delivery: deliveries::Model, token: &str) -> Result<(), AppError> {
+async fn attempt(state: &AppState, context: &Context, delivery: deliveries::Model) -> (deliveries::Model, Attempted) {
     let at = Utc::now();
-    let prepared = prepare(state, &delivery, at).await?;
-    let (answer, took) = match prepared {
+    let (answer, took) = match context.prepare(state, &delivery, at) {
         Ok((headers, body)) => {
             let (answer, took) = state.outbound.post(&delivery.url, &headers, body, rules::TIMEOUT).await;
             (answer.map_err(|e| e.0), took)
@@ -80,7 +136,7 @@ async fn attempt(state: &AppState, delivery: deliveries::Model, token: &str) -> 
         Err(why) => (Err(why), Duration::ZERO),
     };
     let delivered = matches!(&answer, Ok(a) if (200..300).contains(&a.status));
-    let gone = matches!(&answer, Ok(a) if a.status == 410);
+    let gone = matches!(&answer, Ok(a) if a.status == GONE);
     let attempts = delivery.attempts + 1;
     let next = if delivered || gone { None } else { rules::next_attempt(attempts, at) };
     let status = match (delivered, next) {
@@ -101,52 +157,37 @@ async fn attempt(state: &AppState, delivery: deliveries::Model, token: &str) -> 
         status,
         next_attempt_at: next,
     };
+    (delivery, attempted)
+}
+
+/// 410 Gone: the receiver asks for no more deliveries.
+const GONE: u16 = 410;
+
+/// Records the attempts of a batch in one transaction, and notes how each endpoint fared.
+async fn record(state: &AppState, token: &str, attempted: Vec<(deliveries::Model, Attempted)>) -> Result<(), AppError> {
     let txn = state.db.begin().await?;
-    let held = db::webhooks::record_attempt(&txn, &delivery, token, &attempted).await?;
-    if held && let Some(endpoint_id) = &delivery.endpoint_id {
-        let (disable_before, reason) = match gone {
-            true => (at + chrono::TimeDelta::days(1), "the receiver answered 410 Gone"),
-            false => (at - rules::DISABLE_AFTER, "every delivery failed for 5 days"),
-        };
-        if db::webhooks::note_endpoint(&txn, endpoint_id, delivered, at, disable_before, reason).await? {
-            tracing::warn!(endpoint = %endpoint_id, "disabled a webhook endpoint that keeps failing");
+    for (delivery, attempted) in &attempted {
+        let held = db::webhooks::record_attempt(&txn, delivery, token, attempted).await?;
+        if held && let Some(endpoint_id) = &delivery.endpoint_id {
+            let (at, delivered) = (attempted.at, attempted.status == DeliveryStatus::Delivered);
+            let (disable_before, reason) = match attempted.status_code == Some(i32::from(GONE)) {
+                true => (at + chrono::TimeDelta::days(1), "the receiver answered 410 Gone"),
+                false => (at - rules::DISABLE_AFTER, "every delivery failed for 5 days"),
+            };
+            if db::webhooks::note_endpoint(&txn, endpoint_id, delivered, at, disable_before, reason).await? {
+                tracing::warn!(endpoint = %endpoint_id, "disabled a webhook endpoint that keeps failing");
+            }
         }
     }
     txn.commit().await?;
-    tracing::info!(
-        delivery = %delivery.id, event = %delivery.event_id, url = %delivery.url, status = %status,
-        http_status = ?attempted.status_code, latency_ms = attempted.latency_ms, error = ?attempted.error,
-        "webhook attempt"
-    );
-    Ok(())
-}
-
-/// The headers and body of a delivery; `Err` with the reason when it cannot be sent at all
-/// (its endpoint was disabled, its event is gone).
-async fn prepare(
-    state: &AppState,
-    delivery: &deliveries::Model,
-    at: DateTime<Utc>,
-) -> Result<Result<Prepared, String>, AppError> {
-    let Some(event) = db::find::<events::Entity>(&state.db, delivery.shop_id, &delivery.event_id).await? else {
-        return Ok(Err("the event no longer exists".into()));
-    };
-    match delivery.scheme {
-        Scheme::StandardWebhooks => {
-            let endpoint = match &delivery.endpoint_id {
-                Some(id) => db::webhooks::endpoint(&state.db, id).await?,
-                None => None,
-            };
-            let Some(endpoint) = endpoint.filter(|e| e.enabled) else {
-                return Ok(Err("the endpoint is disabled or deleted".into()));
-            };
-            Ok(standard(state, &endpoint, &event, at))
-        }
-        Scheme::Bepaid => {
-            let shop = db::shops::find(&state.db, delivery.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
-            Ok(Ok(bepaid(state, &shop, &event).await?))
-        }
+    for (delivery, attempted) in &attempted {
+        tracing::info!(
+            delivery = %delivery.id, event = %delivery.event_id, url = %delivery.url, status = %attempted.status,
+            http_status = ?attempted.status_code, latency_ms = attempted.latency_ms, error = ?attempted.error,
+            "webhook attempt"
+        );
     }
+    Ok(())
 }
 
 /// A Standard Webhooks delivery: the event object, signed with the endpoint's secret (and
@@ -181,14 +222,13 @@ fn standard(
 
 /// A bePaid notification: the object as bePaid shapes it, with the shop's Basic auth (when
 /// paydesk keeps its secret) and the RSA `Content-Signature` of the exact body.
-async fn bepaid(state: &AppState, shop: &shops::Model, event: &events::Model) -> Result<Prepared, AppError> {
+fn bepaid(shop_id: i64, keys: &KeyPair, secret: Option<&str>, event: &events::Model) -> Result<Prepared, AppError> {
     let object: serde_json::Value = serde_json::from_str(&event.data).unwrap_or_default();
     let body = serde_json::to_vec(&rules::bepaid_body(event.kind, &object))
         .map_err(|e| AppError::Internal(format!("a notification body: {e}")))?;
-    let keys = crate::keys::key_pair(&state.db, &state.vault, shop).await?;
     let mut headers = vec![(HeaderName::from_static("content-signature"), keys.sign(&body)?)];
-    if let Some(secret) = crate::keys::api_secret(&state.vault, shop) {
-        let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{}:{secret}", shop.id));
+    if let Some(secret) = secret {
+        let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{shop_id}:{secret}"));
         headers.push((header::AUTHORIZATION, format!("Basic {credentials}")));
     }
     Ok((headers, body))

@@ -15,6 +15,7 @@ enum Events {
     ObjectId,
     Test,
     Data,
+    FannedOut,
     CreatedAt,
 }
 
@@ -32,6 +33,7 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(Events::ObjectId).string().not_null())
                     .col(ColumnDef::new(Events::Test).boolean().not_null())
                     .col(ColumnDef::new(Events::Data).text().not_null())
+                    .col(ColumnDef::new(Events::FannedOut).boolean().not_null().default(false))
                     .col(timestamp(Events::CreatedAt))
                     .to_owned(),
             )
@@ -42,6 +44,7 @@ impl MigrationTrait for Migration {
             ("ix_events_shop_type_seq", vec![Events::ShopId, Events::Type, Events::Seq]),
             ("ix_events_shop_object_seq", vec![Events::ShopId, Events::ObjectId, Events::Seq]),
             ("ix_events_shop_created", vec![Events::ShopId, Events::CreatedAt]),
+            ("ix_events_fanned_out", vec![Events::FannedOut, Events::Seq]),
         ] {
             let mut index = Index::create().name(name).table(Events::Table).to_owned();
             for column in columns {

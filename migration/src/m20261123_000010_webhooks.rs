@@ -49,6 +49,7 @@ enum WebhookDeliveries {
     EndpointId,
     Url,
     Scheme,
+    DedupeKey,
     Status,
     Attempts,
     NextAttemptAt,
@@ -129,6 +130,7 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(D::EndpointId).string().null())
                     .col(ColumnDef::new(D::Url).text().not_null())
                     .col(ColumnDef::new(D::Scheme).string().not_null())
+                    .col(ColumnDef::new(D::DedupeKey).string().not_null().unique_key())
                     .col(ColumnDef::new(D::Status).string().not_null())
                     .col(ColumnDef::new(D::Attempts).integer().not_null())
                     .col(timestamp(D::NextAttemptAt))

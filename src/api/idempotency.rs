@@ -95,6 +95,22 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
     running.await.map_err(|_| AppError::Panic.into_response())?
 }
 
+/// Marks an answer that shows a secret once (`secret`): it is kept for the key without it,
+/// so no secret lies in the table of kept answers, and a retry is answered without it.
+#[derive(Clone, Copy)]
+pub struct ShownOnce;
+
+/// The answer as kept: without its `secret` when it shows one once.
+fn as_kept(parts: &axum::http::response::Parts, body: &[u8]) -> String {
+    if parts.extensions.get::<ShownOnce>().is_some()
+        && let Ok(Value::Object(mut object)) = serde_json::from_slice::<Value>(body)
+    {
+        object.remove("secret");
+        return Value::Object(object).to_string();
+    }
+    String::from_utf8_lossy(body).into_owned()
+}
+
 /// Keeps the answer under the key (or forgets the key if the request was refused).
 async fn keep(db: &sea_orm::DatabaseConnection, seq: i64, response: Response) -> Result<Response, Response> {
     let status = response.status();
@@ -104,8 +120,7 @@ async fn keep(db: &sea_orm::DatabaseConnection, seq: i64, response: Response) ->
     }
     let (parts, body) = response.into_parts();
     let body = to_bytes(body, usize::MAX).await.map_err(|_| AppError::PayloadTooLarge.into_response())?;
-    let text = String::from_utf8_lossy(&body).into_owned();
-    idempotency::complete(db, seq, status.as_u16(), text).await.map_err(fault)?;
+    idempotency::complete(db, seq, status.as_u16(), as_kept(&parts, &body)).await.map_err(fault)?;
     Ok(Response::from_parts(parts, Body::from(body)))
 }
 

@@ -4,7 +4,7 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
@@ -40,10 +40,17 @@ async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     JsonObject(body): JsonObject,
-) -> Result<(StatusCode, Json<EndpointView>), AppError> {
+) -> Result<Response, AppError> {
     let fields = EndpointFields::read(&Reader::new(&body), true)?;
     let (endpoint, secret) = crate::webhooks::create_endpoint(&state, shop.id, &fields, Utc::now()).await?;
-    Ok((StatusCode::CREATED, Json(EndpointView::new(&endpoint, Some(secret)))))
+    Ok(shown_once(StatusCode::CREATED, EndpointView::new(&endpoint, Some(secret))))
+}
+
+/// An answer with a secret shown this once (kept for `Idempotency-Key` without it).
+fn shown_once(status: StatusCode, view: EndpointView) -> Response {
+    let mut response = (status, Json(view)).into_response();
+    response.extensions_mut().insert(super::idempotency::ShownOnce);
+    response
 }
 
 async fn list(
@@ -90,10 +97,10 @@ async fn rotate(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
-) -> Result<Json<EndpointView>, AppError> {
+) -> Result<Response, AppError> {
     let endpoint = find(&state, shop.id, &id).await?;
     let (endpoint, secret) = crate::webhooks::rotate_secret(&state, endpoint, Utc::now()).await?;
-    Ok(Json(EndpointView::new(&endpoint, Some(secret))))
+    Ok(shown_once(StatusCode::OK, EndpointView::new(&endpoint, Some(secret))))
 }
 
 /// `?endpoint_id=` and `?event_id=` narrow the list; each delivery shows its last attempts.

@@ -1,7 +1,7 @@
 //! The event log: append-only, written in the transaction of the change each event records.
 
 use chrono::Utc;
-use sea_orm::{ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, Set};
+use sea_orm::{ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
 
 use super::entities::events::{ActiveModel, Column, Entity, Model};
 use super::{ListError, Listed, Page, ShopOwned};
@@ -41,6 +41,7 @@ pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<
             object_id: Set(e.object_id),
             test: Set(e.test),
             data: Set(e.data.to_string()),
+            fanned_out: Set(false),
             created_at: Set(now),
         })
         .collect();
@@ -55,10 +56,29 @@ pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<
             object_id: row.object_id.unwrap(),
             test: row.test.unwrap(),
             data: row.data.unwrap(),
+            fanned_out: false,
             created_at: row.created_at.unwrap(),
         }));
     }
     Ok(stored)
+}
+
+/// The oldest events whose deliveries are not queued yet (at most `limit`).
+pub async fn not_fanned_out(db: &impl ConnectionTrait, limit: u64) -> Result<Vec<Model>, DbErr> {
+    use sea_orm::{QueryOrder, QuerySelect};
+    Entity::find().filter(Column::FannedOut.eq(false)).order_by_asc(Column::Seq).limit(limit).all(db).await
+}
+
+/// Marks events as having their deliveries queued.
+pub async fn mark_fanned_out(db: &impl ConnectionTrait, ids: Vec<String>) -> Result<(), DbErr> {
+    use sea_orm::sea_query::Expr;
+    Entity::update_many().col_expr(Column::FannedOut, Expr::value(true)).filter(Column::Id.is_in(ids)).exec(db).await?;
+    Ok(())
+}
+
+/// Events by id, whoever's they are (the delivery worker's view).
+pub async fn by_ids(db: &impl ConnectionTrait, ids: Vec<String>) -> Result<Vec<Model>, DbErr> {
+    Entity::find().filter(Column::Id.is_in(ids)).all(db).await
 }
 
 /// A page of the shop's events that pass `filter`, newest first.

@@ -3,7 +3,7 @@
 //! every attempt.
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
     EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
@@ -141,11 +141,6 @@ pub async fn enabled_endpoints(db: &impl ConnectionTrait, shop_ids: &[i64]) -> R
         .await
 }
 
-/// Any endpoint by id (the worker's view).
-pub async fn endpoint(db: &impl ConnectionTrait, id: &str) -> Result<Option<endpoints::Model>, DbErr> {
-    endpoints::Entity::find().filter(endpoints::Column::Id.eq(id)).one(db).await
-}
-
 /// A delivery about to be queued.
 pub struct NewDelivery {
     pub shop_id: i64,
@@ -153,10 +148,12 @@ pub struct NewDelivery {
     pub endpoint_id: Option<String>,
     pub url: String,
     pub scheme: Scheme,
+    /// Set for the deliveries of a fan-out (one per event and target); none for a redelivery.
+    pub dedupe_key: Option<String>,
     pub test: bool,
 }
 
-/// Queues deliveries, due at once.
+/// Queues deliveries, due at once; one whose key is queued already is left out.
 pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewDelivery>, now: DateTime<Utc>) -> Result<(), DbErr> {
     let now = super::now_millis(now);
     let rows: Vec<deliveries::ActiveModel> = new
@@ -169,6 +166,7 @@ pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewDelivery>, now: Date
             endpoint_id: Set(d.endpoint_id),
             url: Set(d.url),
             scheme: Set(d.scheme),
+            dedupe_key: Set(d.dedupe_key.unwrap_or_else(|| new_id("redelivery_"))),
             status: Set(DeliveryStatus::Pending),
             attempts: Set(0),
             next_attempt_at: Set(now),
@@ -181,10 +179,20 @@ pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewDelivery>, now: Date
             updated_at: Set(now),
         })
         .collect();
+    let once = OnConflict::column(deliveries::Column::DedupeKey).do_nothing().to_owned();
     for chunk in rows.chunks(300) {
-        deliveries::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+        match deliveries::Entity::insert_many(chunk.to_vec()).on_conflict(once.clone()).exec_without_returning(db).await
+        {
+            Ok(_) | Err(DbErr::RecordNotInserted) => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
+}
+
+/// Endpoints by id (the delivery worker's view).
+pub async fn endpoints_by_ids(db: &impl ConnectionTrait, ids: Vec<String>) -> Result<Vec<endpoints::Model>, DbErr> {
+    endpoints::Entity::find().filter(endpoints::Column::Id.is_in(ids)).all(db).await
 }
 
 /// Claims up to `limit` deliveries due by `due_by` for `token` until `lease_until`, unless

@@ -89,8 +89,9 @@ impl Receiver {
     }
 }
 
-/// Waits until no delivery of the shop is pending (up to 30 s).
+/// Fans out what was recorded and waits until no delivery of the shop is pending (up to 30 s).
 pub async fn settled(app: &TestApp, shop: &Shop) -> Vec<Value> {
+    paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now()).await.unwrap();
     for _ in 0..300 {
         let (_, list) = app.get(shop, "/webhook_deliveries?limit=1000").await;
         let list = list.as_array().unwrap().clone();
@@ -329,7 +330,7 @@ db_tests! {
         let product = app.product(&shop, &body).await;
         app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         let first = wait_for(&flaky, 1).await;
-        let (_, list) = app.get(&shop, &format!("/webhook_deliveries?endpoint_id={}", created["id"].as_str().unwrap())).await;
+        let list = attempts_recorded(&app, &shop, 1).await;
         let delivery = &list[0];
         assert_eq!((delivery["status"].clone(), delivery["attempts"].clone()), (json!("pending"), json!(1)));
         assert_eq!(delivery["last_status_code"], 500);
@@ -339,6 +340,7 @@ db_tests! {
         assert!(waited <= chrono::TimeDelta::seconds(5) && waited > chrono::TimeDelta::seconds(2), "{waited}");
         // The second attempt comes 5 s later; the third would come 5 minutes after: run it now.
         wait_for(&flaky, 2).await;
+        attempts_recorded(&app, &shop, 2).await;
         let later = chrono::Utc::now() + chrono::TimeDelta::minutes(6);
         paydesk::webhooks::deliver_due(&app.state, later).await.unwrap();
         let got = flaky.received();
@@ -373,6 +375,7 @@ db_tests! {
         let product = app.product(&shop, &test_product_body()).await;
         app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         wait_for(&down, 1).await;
+        attempts_recorded(&app, &shop, 1).await;
         paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(4)).await.unwrap();
         assert_eq!(down.received().len(), 10, "ten attempts over about three days");
         let (_, list) = app.get(&shop, "/webhook_deliveries").await;
@@ -508,9 +511,33 @@ db_tests! {
         let (status, deleted) = send(app.req(&shop, reqwest::Method::DELETE, &format!("/webhook_endpoints/{id}"))).await;
         assert_eq!((status, deleted), (StatusCode::OK, json!({"id": id, "deleted": true})));
         assert_eq!(app.get(&shop, &format!("/webhook_endpoints/{id}")).await.0, StatusCode::NOT_FOUND);
+        // A retry under the same Idempotency-Key answers the same endpoint without its secret:
+        // no secret is kept with the answers of idempotent requests.
+        let request = || app.req(&shop, reqwest::Method::POST, "/webhook_endpoints")
+            .header("idempotency-key", "hook-1").json(&json!({"url": "https://hooks.example/two"}));
+        let (first_status, first) = send(request()).await;
+        let (_, again) = send(request()).await;
+        assert_eq!(first_status, StatusCode::CREATED);
+        assert!(first["secret"].as_str().unwrap().starts_with("whsec_"));
+        assert_eq!((again["id"].clone(), again.get("secret")), (first["id"].clone(), None));
+        use sea_orm::ConnectionTrait;
+        let kept = app.db.query_all(sea_orm::Statement::from_string(app.db.get_database_backend(), "SELECT body FROM idempotency_keys")).await.unwrap();
+        assert!(kept.iter().all(|row| !row.try_get::<Option<String>>("", "body").unwrap().unwrap_or_default().contains("whsec_")));
         let (status, body) = app.put(&shop, "/shop", &json!({"notification_url": "not a url"})).await;
         assert_invalid(status, &body, "notification_url", &["is not an absolute http or https URL"]);
     }
+}
+
+/// Waits until the newest delivery's `n`th attempt is recorded; answers the deliveries.
+async fn attempts_recorded(app: &TestApp, shop: &Shop, n: i64) -> Value {
+    for _ in 0..100 {
+        let (_, list) = app.get(shop, "/webhook_deliveries").await;
+        if list[0]["attempts"].as_i64() >= Some(n) {
+            return list;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("attempt {n} was not recorded");
 }
 
 /// Waits until the receiver got `n` requests (up to 15 s); answers them.

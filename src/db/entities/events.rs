@@ -16,6 +16,8 @@ pub struct Model {
     pub test: bool,
     /// The object as the API showed it at that moment (JSON).
     pub data: String,
+    /// Whether its deliveries were queued (by a worker, soon after it was recorded).
+    pub fanned_out: bool,
     pub created_at: DateTimeUtc,
 }
 

@@ -16,6 +16,9 @@ pub struct Model {
     #[sea_orm(column_type = "Text")]
     pub url: String,
     pub scheme: Scheme,
+    /// One delivery per event and target when fanned out (`event:target`); a redelivery's
+    /// is its own.
+    pub dedupe_key: String,
     pub status: DeliveryStatus,
     pub attempts: i32,
     pub next_attempt_at: DateTimeUtc,
