@@ -97,6 +97,12 @@ pub struct KeyPair {
 }
 
 impl KeyPair {
+    /// The public key as bePaid's back office shows it: the base64 of the PEM without its
+    /// header lines and line breaks (what bePaid's PHP and Ruby libraries take).
+    pub fn public_base64(&self) -> String {
+        self.public_pem.lines().filter(|l| !l.starts_with("-----")).collect()
+    }
+
     /// The `Content-Signature` of `body`: base64 of its RSA-SHA256 (PKCS#1 v1.5) signature.
     pub fn sign(&self, body: &[u8]) -> Result<String, AppError> {
         let key = &self.private;

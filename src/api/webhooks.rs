@@ -170,6 +170,7 @@ async fn shop_view(state: &AppState, shop: crate::db::entities::shops::Model) ->
         "url": shop.url,
         "notification_url": shop.notification_url,
         "public_key": keys.public_pem,
+        "public_key_base64": keys.public_base64(),
         "notifications_authenticated": crate::keys::api_secret(&state.vault, &shop).is_some(),
     })))
 }

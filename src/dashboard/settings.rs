@@ -35,8 +35,9 @@ struct SettingsPage {
     user_form: FormView,
     rotate_error: bool,
     users: Vec<(String, String)>,
-    /// The public key that checks the shop's notifications (PEM).
+    /// The public key that checks the shop's notifications (PEM, and bare base64).
     public_key: String,
+    public_key_base64: String,
     notify_form: FormView,
     /// Whether notifications carry Basic auth (the secret was made since paydesk keeps it).
     notifications_authenticated: bool,
@@ -52,6 +53,7 @@ impl SettingsPage {
         let users = db::users::of_shop(&state.db, m.shop.id).await?;
         let keys = crate::keys::key_pair(&state.db, &state.vault, &m.shop).await?;
         Ok(SettingsPage {
+            public_key_base64: keys.public_base64(),
             public_key: keys.public_pem,
             notify_form: FormView::filled(vec![(
                 "notification_url",

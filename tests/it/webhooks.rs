@@ -271,6 +271,8 @@ db_tests! {
         let (status, shop_view) = app.put(&shop, "/shop", &json!({"notification_url": bepaid.url})).await;
         assert_eq!(status, StatusCode::OK, "{shop_view}");
         assert!(shop_view["public_key"].as_str().unwrap().starts_with("-----BEGIN PUBLIC KEY-----"));
+        let bare = shop_view["public_key_base64"].as_str().unwrap();
+        assert!(!bare.contains('-') && !bare.contains('\n') && shop_view["public_key"].as_str().unwrap().contains(&bare[..64]));
         assert_eq!(shop_view["notifications_authenticated"], true);
         every_event(&app, &shop).await;
         let deliveries = settled(&app, &shop).await;
