@@ -12,7 +12,7 @@ use sea_orm::TransactionTrait;
 use crate::acquirer::RefundRequest;
 use crate::db::{self, entities::payments, entities::refunds};
 use crate::domain::event::EventType;
-use crate::domain::refund::{RefundAsk, Refundable, Refusal};
+use crate::domain::refund::{RefundAsk, Refusal};
 use crate::domain::vocab::RefundStatus;
 use crate::error::AppError;
 use crate::events;
@@ -48,7 +48,7 @@ async fn refund_now(
     loop {
         let payment =
             db::find::<payments::Entity>(&state.db, shop_id, payment_id).await?.ok_or(AppError::NotFound("Payment"))?;
-        let amount = refundable(&payment).amount_to_refund(ask.amount).map_err(refused)?;
+        let amount = payment.refundable().amount_to_refund(ask.amount).map_err(refused)?;
         let txn = state.db.begin().await?;
         let Some(refund) = db::refunds::begin(&txn, &payment, amount, ask.reason.clone(), now).await? else {
             continue;
@@ -56,10 +56,6 @@ async fn refund_now(
         txn.commit().await?;
         return finish(state, &payment, refund, now).await;
     }
-}
-
-fn refundable(p: &payments::Model) -> Refundable {
-    Refundable { status: p.status, amount: p.amount, refunded: p.refunded_amount, refunding: p.refunding_amount }
 }
 
 fn refused(refusal: Refusal) -> AppError {

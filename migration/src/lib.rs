@@ -40,6 +40,15 @@ pub(crate) fn seq_column<T: IntoIden>(name: T) -> ColumnDef {
     ColumnDef::new(name).big_integer().not_null().auto_increment().primary_key().to_owned()
 }
 
+/// A plain index `name` of `table` on `columns`, in that order.
+pub(crate) fn index<T: IntoIden + Copy + 'static>(name: &str, table: T, columns: &[T]) -> IndexCreateStatement {
+    let mut index = Index::create().name(name).table(table).to_owned();
+    for column in columns {
+        index.col(*column);
+    }
+    index
+}
+
 /// A timestamp column stored in UTC.
 pub(crate) fn timestamp<T: IntoIden>(name: T) -> ColumnDef {
     ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned()

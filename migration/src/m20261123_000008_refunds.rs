@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{seq_column, timestamp};
+use crate::{index, seq_column, timestamp};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -66,11 +66,7 @@ impl MigrationTrait for Migration {
             ("ix_refunds_payment", vec![Refunds::PaymentId, Refunds::Seq]),
             ("ix_refunds_status_updated", vec![Refunds::Status, Refunds::UpdatedAt]),
         ] {
-            let mut index = Index::create().name(name).table(Refunds::Table).to_owned();
-            for column in columns {
-                index.col(column);
-            }
-            manager.create_index(index).await?;
+            manager.create_index(index(name, Refunds::Table, &columns)).await?;
         }
         Ok(())
     }

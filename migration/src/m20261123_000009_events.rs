@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{seq_column, timestamp};
+use crate::{index, seq_column, timestamp};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -46,11 +46,7 @@ impl MigrationTrait for Migration {
             ("ix_events_shop_created", vec![Events::ShopId, Events::CreatedAt]),
             ("ix_events_fanned_out", vec![Events::FannedOut, Events::Seq]),
         ] {
-            let mut index = Index::create().name(name).table(Events::Table).to_owned();
-            for column in columns {
-                index.col(column);
-            }
-            manager.create_index(index).await?;
+            manager.create_index(index(name, Events::Table, &columns)).await?;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 use sea_orm_migration::prelude::*;
 
-use crate::{seq_column, timestamp};
+use crate::{index, seq_column, timestamp};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -73,14 +73,6 @@ enum WebhookAttempts {
     LatencyMs,
     ResponseHead,
     Error,
-}
-
-fn index<T: IntoIden + Copy + 'static>(name: &str, table: T, columns: &[T]) -> IndexCreateStatement {
-    let mut index = Index::create().name(name).table(table).to_owned();
-    for column in columns {
-        index.col(*column);
-    }
-    index
 }
 
 #[async_trait::async_trait]

@@ -59,7 +59,7 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, AppError> {
     let page = page_from_query(query.as_deref())?;
-    let listed = db::webhooks::list_endpoints(&state.db, shop.id, &page).await;
+    let listed = db::list::<endpoints::Entity>(&state.db, shop.id, &page).await;
     list_response(&state, "/webhook_endpoints", query.as_deref(), &page, listed, |e| EndpointView::new(e, None))
 }
 

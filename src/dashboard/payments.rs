@@ -11,10 +11,9 @@ use super::form::{FormView, PostedForm, minor_units};
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, local, money, ok, see_other};
 use crate::db::{self, Page as DbPage, entities::customers, entities::payments, entities::refunds};
-use crate::domain::Errors;
 use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
-use crate::domain::refund::{RefundAsk, Refundable};
+use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
 use crate::state::AppState;
@@ -147,10 +146,6 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<payments::Mode
     db::find::<payments::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Payment"))
 }
 
-fn refundable(p: &payments::Model) -> Refundable {
-    Refundable { status: p.status, amount: p.amount, refunded: p.refunded_amount, refunding: p.refunding_amount }
-}
-
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
     show_page(&state, &m, p, None).await
@@ -159,7 +154,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 /// The payment's page; `refund_form` refills a refused refund form.
 async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_form: Option<FormView>) -> Page {
     let refused = refund_form.as_ref().is_some_and(FormView::has_errors);
-    let left = refundable(&p).amount_to_refund(None).ok();
+    let left = p.refundable().amount_to_refund(None).ok();
     let refund = left.map(|left| RefundForm {
         form: refund_form.unwrap_or_else(|| FormView::filled(vec![("amount", Money::new(left, p.currency).major())])),
         left: money(left, p.currency),
@@ -226,14 +221,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     body.insert("currency".into(), p.currency.to_string().into());
     minor_units(&mut body, &["amount"]);
     let asked = RefundAsk::read(&body).and_then(|ask| {
-        let amount = refundable(&p).amount_to_refund(ask.amount).map_err(|refusal| match refusal.explain() {
-            Ok(conflict) => {
-                let mut errors = Errors::default();
-                errors.add("amount", conflict);
-                errors
-            }
-            Err(errors) => errors,
-        })?;
+        let amount = p.refundable().amount_to_refund(ask.amount).map_err(|refusal| refusal.as_field_errors())?;
         Ok((amount, ask))
     });
     let (amount, ask) = match asked {

@@ -73,7 +73,7 @@ struct ListPage {
 
 async fn list_page(state: &AppState, m: &Merchant, form: FormView) -> Result<ListPage, AppError> {
     let page = DbPage { limit: 100, starting_after: None };
-    let listed = db::webhooks::list_endpoints(&state.db, m.shop.id, &page).await?;
+    let listed = db::list::<endpoints::Entity>(&state.db, m.shop.id, &page).await?;
     let deliveries = deliveries(state, m, None).await?;
     Ok(ListPage {
         chrome: m.chrome("webhooks").await,

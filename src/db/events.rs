@@ -28,8 +28,8 @@ pub struct NewEvent {
     pub data: serde_json::Value,
 }
 
-/// Appends events (with new ids, created now) and answers them as stored.
-pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<Vec<Model>, DbErr> {
+/// Appends events (with new ids, created now).
+pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<(), DbErr> {
     let now = super::now_millis(Utc::now());
     let rows: Vec<ActiveModel> = events
         .into_iter()
@@ -45,22 +45,10 @@ pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<
             created_at: Set(now),
         })
         .collect();
-    let mut stored = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(300) {
         Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
-        stored.extend(chunk.iter().cloned().map(|row| Model {
-            seq: 0,
-            id: row.id.unwrap(),
-            shop_id: row.shop_id.unwrap(),
-            kind: row.kind.unwrap(),
-            object_id: row.object_id.unwrap(),
-            test: row.test.unwrap(),
-            data: row.data.unwrap(),
-            fanned_out: false,
-            created_at: row.created_at.unwrap(),
-        }));
     }
-    Ok(stored)
+    Ok(())
 }
 
 /// The oldest events whose deliveries are not queued yet (at most `limit`).

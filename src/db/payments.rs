@@ -13,6 +13,7 @@ use crate::domain::card::{CardRef, Outcome};
 use crate::domain::currency::Currency;
 use crate::domain::ids::{PAYMENT, new_id};
 use crate::domain::payment::PaymentFilter;
+use crate::domain::refund::Refundable;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 impl ShopOwned for Entity {
@@ -75,7 +76,7 @@ pub async fn taken_since(
     shop_id: i64,
     since: Option<DateTime<Utc>>,
 ) -> Result<Vec<Taken>, DbErr> {
-    let taken = [PaymentStatus::Succeeded, PaymentStatus::PartiallyRefunded, PaymentStatus::Refunded];
+    let taken = PaymentStatus::ALL.iter().copied().filter(|s| s.is_taken());
     let mut query = Entity::find()
         .select_only()
         .column_as(Expr::col(Column::Amount).sub(Expr::col(Column::RefundedAmount)), "net")
@@ -230,6 +231,16 @@ pub async fn record_outcome(
 }
 
 impl Model {
+    /// Where the payment stands as refunds see it.
+    pub fn refundable(&self) -> Refundable {
+        Refundable {
+            status: self.status,
+            amount: self.amount,
+            refunded: self.refunded_amount,
+            refunding: self.refunding_amount,
+        }
+    }
+
     /// The card the payment was made with, as the acquirer knows it.
     pub fn card(&self) -> CardRef {
         CardRef {

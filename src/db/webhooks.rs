@@ -123,15 +123,6 @@ pub async fn rotate_secret(
     row.update(db).await
 }
 
-/// A page of the shop's endpoints, newest first.
-pub async fn list_endpoints(
-    db: &impl ConnectionTrait,
-    shop_id: i64,
-    page: &Page,
-) -> Result<Listed<endpoints::Model>, ListError> {
-    super::list::<endpoints::Entity>(db, shop_id, page).await
-}
-
 /// The enabled endpoints of these shops.
 pub async fn enabled_endpoints(db: &impl ConnectionTrait, shop_ids: &[i64]) -> Result<Vec<endpoints::Model>, DbErr> {
     endpoints::Entity::find()
