@@ -1,16 +1,14 @@
 //! The application: the router of all three faces, and the server.
 
+use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
 use migration::{Migrator, MigratorTrait};
 use sea_orm::DatabaseConnection;
-use serde_json::json;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
 use crate::db::entities::products;
@@ -18,7 +16,7 @@ use crate::error::{AppError, Failure};
 use crate::guard::BODY_LIMIT;
 use crate::guard::csp;
 use crate::state::AppState;
-use crate::{api, dashboard, db, guard, pay};
+use crate::{api, dashboard, db, guard, ops, pay};
 
 /// The whole HTTP app.
 pub fn router(state: AppState) -> Router {
@@ -32,13 +30,14 @@ pub fn router(state: AppState) -> Router {
     let mut app = Router::new()
         .merge(api::router(&state))
         .merge(pay::router())
-        .route("/healthz", get(healthz))
+        .merge(ops::router())
         .merge(dashboard::router(&state, Router::new().route("/dashboard/products/{id}/preview", get(preview))))
         .route("/static/paydesk.css", get(|| asset("text/css", include_str!("../static/paydesk.css"))))
         .route("/static/dashboard.css", get(|| asset("text/css", include_str!("../static/dashboard.css"))))
         .route("/static/dashboard.js", get(|| asset("text/javascript", include_str!("../static/dashboard.js"))))
         .fallback(|| async { AppError::NotFound("Page") })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
+        .layer(axum::middleware::from_fn(guard::mark_route))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn(guard::refuse_unstorable))
         .layer(CatchPanicLayer::custom(guard::panic_answer))
@@ -54,7 +53,7 @@ pub fn router(state: AppState) -> Router {
     for (name, value) in headers {
         app = app.layer(SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value)));
     }
-    app.layer(TraceLayer::new_for_http())
+    app.layer(axum::middleware::from_fn(guard::observe))
 }
 
 /// Who a request is for, which decides how its errors look.
@@ -82,7 +81,7 @@ fn face(path: &str, accept: &str) -> Face {
 
 /// The first segments of the API's paths.
 const API_PATHS: &[&str] =
-    &["/products", "/plans", "/customers", "/payments", "/subscriptions", "/test_clocks", "/healthz"];
+    &["/products", "/plans", "/customers", "/payments", "/subscriptions", "/test_clocks", "/healthz", "/metrics"];
 
 /// One error path: every error is an [`AppError`] answered as JSON and marked with a
 /// [`Failure`]; for the dashboard and the hosted pages that answer becomes their error page,
@@ -90,8 +89,8 @@ const API_PATHS: &[&str] =
 async fn error_pages(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
     let face = face(request.uri().path(), accept);
-    let mut response = next.run(request).await;
-    let Some(failure) = response.extensions_mut().remove::<Failure>() else { return response };
+    let response = next.run(request).await;
+    let Some(failure) = response.extensions().get::<Failure>().cloned() else { return response };
     let page = match face {
         Face::Api => return response,
         Face::Pay => pay::error_page(response.status(), failure.message),
@@ -106,17 +105,6 @@ async fn error_pages(request: axum::extract::Request, next: axum::middleware::Ne
         }
     }
     Response::from_parts(parts, body)
-}
-
-/// For load balancers: 200 while the database answers, 503 when it does not.
-async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.db.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({"status": "ok"}))),
-        Err(e) => {
-            tracing::error!(error = %e, "health check: database unreachable");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"message": "database unreachable"})))
-        }
-    }
 }
 
 /// The dashboard's preview of a product's pay page: the merchant signed in as the dashboard
@@ -162,10 +150,16 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         }
         false => None,
     };
+    let lifecycle = state.lifecycle.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        lifecycle.stop();
+    });
     run(listener, state).await?;
     if let Some(mut scheduler) = scheduler {
         scheduler.shutdown().await.ok();
     }
+    tracing::info!("stopped");
     Ok(())
 }
 
@@ -178,12 +172,35 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Serves the app on `listener` until Ctrl-C or SIGTERM (the hosted pages see the client's address).
+/// Serves the app on `listener` (the hosted pages see the client's address) until the
+/// state's lifecycle stops: then it accepts no more connections, lets the requests in
+/// flight, the running billing batch and the delivery batch finish (each wait bounded by
+/// `PAYDESK_SHUTDOWN_SECONDS`), and returns.
 pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     let deliveries = crate::webhooks::start(state.clone());
     let _stop_deliveries = AbortOnDrop(deliveries);
+    let _upkeep = AbortOnDrop(tokio::spawn(async {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            crate::telemetry::upkeep();
+        }
+    }));
+    let (lifecycle, timeout) = (state.lifecycle.clone(), state.config.shutdown_timeout);
     let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await
+    let stopping = lifecycle.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move { stopping.stopping().await });
+    let overdue = async {
+        lifecycle.stopping().await;
+        tokio::time::sleep(timeout).await;
+    };
+    tokio::select! {
+        served = server => served?,
+        () = overdue => tracing::warn!(seconds = timeout.as_secs(), "requests still running at the end of the shutdown timeout"),
+    }
+    if tokio::time::timeout(timeout, lifecycle.drained()).await.is_err() {
+        tracing::warn!(seconds = timeout.as_secs(), "background work still running at the end of the shutdown timeout");
+    }
+    Ok(())
 }
 
 async fn shutdown_signal() {
@@ -199,5 +216,5 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
-    tracing::info!("shutting down");
+    tracing::info!("stopping: no new connections; finishing the requests and work in flight");
 }

@@ -29,6 +29,7 @@ use crate::domain::vocab::{PaymentStatus, TransactionType};
 use crate::error::AppError;
 use crate::events;
 use crate::state::AppState;
+use crate::telemetry;
 
 /// How many due subscriptions one claim takes.
 const BATCH: u64 = 500;
@@ -163,6 +164,9 @@ pub async fn record_answer(
         events::record(&txn, vec![events::payment(kind, &stored)]).await?;
     }
     txn.commit().await?;
+    if recorded {
+        telemetry::payment(stored.status.as_str(), "hosted");
+    }
     Ok((stored, recorded))
 }
 
@@ -171,6 +175,10 @@ async fn claim_and_bill(state: &AppState, now: DateTime<Utc>) -> Result<Report, 
     loop {
         let token = random_hex(12);
         let lease = now.max(Utc::now()) + state.config.lease;
+        // A stopping instance finishes the batch it holds and claims no more.
+        if state.lifecycle.is_stopping() {
+            return Ok(report);
+        }
         let batch = db::subscriptions::claim_due(&state.db, now, BATCH, &token, lease).await?;
         if batch.is_empty() {
             return Ok(report);
@@ -511,6 +519,9 @@ async fn record(
     events::record(&txn, charge_events.collect()).await?;
     events::timeline(&txn, &state.config, lines).await?;
     txn.commit().await?;
+    for payment in &charged {
+        telemetry::payment(payment.status.as_str(), "billing");
+    }
     Ok((report, saved))
 }
 

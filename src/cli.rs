@@ -8,7 +8,6 @@ use crate::config::{Config, ConfigArgs};
 use chrono::Utc;
 use clap::{Parser, Subcommand};
 use serde_json::json;
-use tracing_subscriber::EnvFilter;
 
 /// A self-hostable payment-acceptance service.
 #[derive(Parser)]
@@ -75,13 +74,7 @@ pub async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    crate::telemetry::init_logs(config.log_format);
     match run(cli.command.unwrap_or(Command::Serve), config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -46,6 +46,16 @@ pub struct ConfigArgs {
     /// (for tests and closed networks); off by default.
     #[arg(long, env = "PAYDESK_WEBHOOKS_ALLOW_PRIVATE", global = true)]
     pub webhooks_allow_private: Option<String>,
+    /// `text` (default) or `json`: JSON lines for log collectors.
+    #[arg(long, env = "PAYDESK_LOG_FORMAT", global = true)]
+    pub log_format: Option<String>,
+    /// Bearer token that `GET /metrics` requires; metrics are off (404) while it is unset.
+    #[arg(long, env = "PAYDESK_METRICS_TOKEN", global = true, hide_env_values = true)]
+    pub metrics_token: Option<String>,
+    /// Seconds a stopping instance waits for in-flight requests and the running billing
+    /// batch (default 30).
+    #[arg(long, env = "PAYDESK_SHUTDOWN_SECONDS", global = true)]
+    pub shutdown_seconds: Option<String>,
 }
 
 /// Checked configuration.
@@ -73,6 +83,22 @@ pub struct Config {
     pub kek: KekSource,
     /// Whether webhooks may go to private addresses.
     pub webhooks_allow_private: bool,
+    /// How log lines are written.
+    pub log_format: LogFormat,
+    /// The token `GET /metrics` requires; `None`: metrics are off.
+    pub metrics_token: Option<String>,
+    /// How long a stop waits for work in flight.
+    pub shutdown_timeout: std::time::Duration,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Where the key-encryption key comes from.
@@ -181,7 +207,31 @@ impl Config {
         };
         let webhooks_allow_private =
             on_off("PAYDESK_WEBHOOKS_ALLOW_PRIVATE", args.webhooks_allow_private.as_deref(), false)?;
+        let log_format = match args.log_format.as_deref().map(str::trim) {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => return Err(bad("PAYDESK_LOG_FORMAT", other, "is not text or json")),
+        };
+        let metrics_token = match args.metrics_token.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(token) if token.len() >= 16 && token.bytes().all(|b| b.is_ascii_graphic()) => Some(token.to_string()),
+            Some(_) => return Err(bad("PAYDESK_METRICS_TOKEN", "…", "must be at least 16 visible ASCII characters")),
+        };
+        let shutdown_raw = args.shutdown_seconds.as_deref().unwrap_or("30");
+        let shutdown_timeout = match shutdown_raw.trim().parse::<u64>() {
+            Ok(seconds) if (1..=3600).contains(&seconds) => std::time::Duration::from_secs(seconds),
+            _ => {
+                return Err(bad(
+                    "PAYDESK_SHUTDOWN_SECONDS",
+                    shutdown_raw,
+                    "is not a whole number of seconds from 1 to 3600",
+                ));
+            }
+        };
         Ok(Config {
+            log_format,
+            metrics_token,
+            shutdown_timeout,
             database_url,
             listen,
             base_url,

@@ -33,7 +33,16 @@ pub enum AppError {
     /// The object is not in a state that allows this: 409.
     #[error("{0}")]
     Conflict(String),
-    /// The acquirer refused or failed: 502.
+    /// A misused `Idempotency-Key` (invalid, or reused with another request): 422.
+    #[error("{}", .0.message())]
+    Idempotency(Errors),
+    /// The request with this `Idempotency-Key` is still running: 409.
+    #[error("A request with this Idempotency-Key is still being processed; retry when it has finished")]
+    IdempotencyRunning,
+    /// The acquirer declined: 502.
+    #[error("The acquirer declined: {0}")]
+    Declined(String),
+    /// The acquirer failed: 502.
     #[error("The acquirer refused: {0}")]
     Acquirer(String),
     /// The path exists, the method does not: 405.
@@ -88,14 +97,37 @@ impl AppError {
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
-            AppError::Conflict(_) => StatusCode::CONFLICT,
-            AppError::Acquirer(_) => StatusCode::BAD_GATEWAY,
+            AppError::Conflict(_) | AppError::IdempotencyRunning => StatusCode::CONFLICT,
+            AppError::Idempotency(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            AppError::Acquirer(_) | AppError::Declined(_) => StatusCode::BAD_GATEWAY,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::Db(e) if duplicate(e) => StatusCode::CONFLICT,
             AppError::Db(_) | AppError::Panic | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
+        }
+    }
+
+    /// The machine-readable `code` of the answer: one of [`ERROR_CODES`], stable across
+    /// versions, for programs to branch on (the `message` is for people and may change).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::Validation(_) => "parameter_invalid",
+            AppError::BadRequest(_) => "invalid_request",
+            AppError::Unauthorized => "authentication_failed",
+            AppError::Forbidden(_) => "forbidden",
+            AppError::NotFound(_) => "resource_missing",
+            AppError::Conflict(_) => "invalid_state",
+            AppError::Idempotency(_) | AppError::IdempotencyRunning => "idempotency_error",
+            AppError::Declined(_) => "card_declined",
+            AppError::Acquirer(_) => "acquirer_error",
+            AppError::MethodNotAllowed => "method_not_allowed",
+            AppError::PayloadTooLarge => "payload_too_large",
+            AppError::UnsupportedMediaType => "unsupported_media_type",
+            AppError::TooManyRequests(..) => "rate_limited",
+            AppError::Db(e) if duplicate(e) => "concurrent_request",
+            AppError::Db(_) | AppError::Panic | AppError::Internal(_) => "internal_error",
         }
     }
 
@@ -123,10 +155,13 @@ impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status = self.status();
         let message = self.public_message();
+        let code = self.code();
         let body = match &self {
-            AppError::Validation(errors) => json!({"message": message, "errors": errors}),
-            AppError::BadRequest(_) => json!({"message": message, "errors": {"base": [message]}}),
-            _ => json!({"message": message}),
+            AppError::Validation(errors) | AppError::Idempotency(errors) => {
+                json!({"message": message, "errors": errors, "code": code})
+            }
+            AppError::BadRequest(_) => json!({"message": message, "errors": {"base": [message]}, "code": code}),
+            _ => json!({"message": message, "code": code}),
         };
         let mut response = (status, Json(body)).into_response();
         response.extensions_mut().insert(Failure { message });
@@ -141,6 +176,26 @@ impl IntoResponse for AppError {
         response
     }
 }
+
+/// Every `code` an error answer can carry.
+pub const ERROR_CODES: &[&str] = &[
+    "parameter_invalid",
+    "invalid_request",
+    "authentication_failed",
+    "forbidden",
+    "resource_missing",
+    "invalid_state",
+    "idempotency_error",
+    "card_declined",
+    "acquirer_error",
+    "method_not_allowed",
+    "payload_too_large",
+    "unsupported_media_type",
+    "rate_limited",
+    "concurrent_request",
+    "internal_error",
+    "service_unavailable",
+];
 
 /// The mark of an error answer: what the client is told. The app renders a page from it
 /// for the dashboard and the hosted pages.

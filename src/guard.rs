@@ -1,19 +1,80 @@
 //! What every request passes before a handler sees it, and what every answer carries:
 //! text the database cannot store is refused at the door (a path that cannot name anything
 //! is 404, a query or form with a NUL is 422), a panic is answered as a 500 and logged, and
-//! the security headers are set.
+//! the security headers are set; every request is named by an id, logged and counted.
 
 use std::any::Any;
+use std::time::Instant;
 
 use axum::body::{Body, to_bytes};
-use axum::extract::Request;
-use axum::http::{HeaderValue, Response, header};
+use axum::extract::{MatchedPath, Request};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Response, header};
 use axum::middleware::Next;
 use axum::response::IntoResponse;
+use tracing::Instrument;
 
 use crate::domain::Errors;
+use crate::domain::ids::random_hex;
 use crate::domain::input::storable;
-use crate::error::AppError;
+use crate::error::{AppError, Failure};
+use crate::telemetry;
+
+/// The header that names a request, in its answer and in every log line it causes.
+pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The longest request id kept from a client.
+const MAX_REQUEST_ID: usize = 128;
+
+/// The request's id: the client's `X-Request-Id` when it is 1 to 128 characters of letters,
+/// digits and `-_.:+=/@`, otherwise a new `req_` id.
+fn request_id(headers: &HeaderMap) -> String {
+    let given = headers.get(&X_REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::trim).filter(|id| {
+        (1..=MAX_REQUEST_ID).contains(&id.len())
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:+=/@".contains(&b))
+    });
+    given.map_or_else(|| format!("req_{}", random_hex(12)), str::to_string)
+}
+
+/// The route pattern a request matched, marked on its answer for [`observe`].
+#[derive(Debug, Clone)]
+pub struct RouteLabel(pub MatchedPath);
+
+/// Marks an answer with the route its request matched (layered on every route).
+pub async fn mark_route(request: Request, next: Next) -> Response<Body> {
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let mut response = next.run(request).await;
+    if let Some(route) = route {
+        response.extensions_mut().insert(RouteLabel(route));
+    }
+    response
+}
+
+/// Names the request (`X-Request-Id`, kept when the client sent a usable one), runs it in a
+/// span carrying that id so every log line of it does, answers the id, counts the request
+/// by route and status, and logs its end: server errors as errors (their cause was logged
+/// where it happened), refusals and the rest at debug.
+pub async fn observe(request: Request, next: Next) -> Response<Body> {
+    let id = request_id(request.headers());
+    let method = request.method().clone();
+    let span = tracing::info_span!("request", request_id = %id, method = %method, path = %request.uri().path());
+    let started = Instant::now();
+    let mut response = next.run(request).instrument(span.clone()).await;
+    let elapsed = started.elapsed();
+    let status = response.status();
+    let route = response.extensions().get::<RouteLabel>().map_or("unmatched", |r| r.0.as_str());
+    telemetry::request(method.as_str(), route, status.as_u16(), elapsed.as_secs_f64());
+    let reason = response.extensions().get::<Failure>().map_or("", |f| f.message.as_str());
+    let ms = elapsed.as_secs_f64() * 1000.0;
+    span.in_scope(|| match status.as_u16() {
+        500.. => tracing::error!(status = status.as_u16(), ms, reason, "answered with a server error"),
+        400.. => tracing::debug!(status = status.as_u16(), ms, reason, "refused"),
+        _ => tracing::debug!(status = status.as_u16(), ms, "answered"),
+    });
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(X_REQUEST_ID.clone(), value);
+    }
+    response
+}
 
 /// The largest request body accepted.
 pub const BODY_LIMIT: usize = 1024 * 1024;
@@ -85,7 +146,7 @@ pub async fn detached<F>(work: F) -> axum::response::Response
 where
     F: Future<Output = axum::response::Response> + Send + 'static,
 {
-    match tokio::spawn(work).await {
+    match tokio::spawn(work.in_current_span()).await {
         Ok(response) => response,
         Err(_) => AppError::Panic.into_response(),
     }

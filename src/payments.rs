@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::{DbErr, TransactionTrait};
+use tracing::Instrument;
 
 use crate::acquirer::{CardRef, ChargeRequest, Outcome};
 use crate::db::entities::{customers, payments, plans, products, subscriptions};
@@ -321,7 +322,9 @@ async fn settle(
     // In a task of its own: once the status moved, the acquirer is asked and the answer
     // recorded even if the client hangs up.
     let (state, id) = (state.clone(), id.to_string());
-    tokio::spawn(async move { settle_now(&state, shop_id, &id, to, now).await }).await.map_err(|_| AppError::Panic)?
+    tokio::spawn(async move { settle_now(&state, shop_id, &id, to, now).await }.in_current_span())
+        .await
+        .map_err(|_| AppError::Panic)?
 }
 
 async fn settle_now(
@@ -346,9 +349,14 @@ async fn settle_now(
         PaymentStatus::Voided => state.acquirer.void(&reference).await,
         _ => state.acquirer.capture(&reference).await,
     };
-    if let Outcome::Declined { message, .. } | Outcome::Error { message, .. } = outcome {
+    let refused = match outcome {
+        Outcome::Declined { message, .. } => Some(AppError::Declined(message.to_string())),
+        Outcome::Error { message, .. } => Some(AppError::Acquirer(message.to_string())),
+        _ => None,
+    };
+    if let Some(refused) = refused {
         db::payments::transition(&state.db, shop_id, id, to, from, now).await?;
-        return Err(AppError::Acquirer(message.to_string()));
+        return Err(refused);
     }
     let txn = state.db.begin().await?;
     if to == PaymentStatus::Voided

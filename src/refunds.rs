@@ -8,6 +8,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::TransactionTrait;
+use tracing::Instrument;
 
 use crate::acquirer::RefundRequest;
 use crate::db::{self, entities::payments, entities::refunds};
@@ -33,7 +34,9 @@ pub async fn refund(
     // In a task of its own: once the amount is held, the acquirer is asked and the answer
     // recorded even if the client hangs up.
     let (state, id) = (state.clone(), payment_id.to_string());
-    tokio::spawn(async move { refund_now(&state, shop_id, &id, ask, now).await }).await.map_err(|_| AppError::Panic)?
+    tokio::spawn(async move { refund_now(&state, shop_id, &id, ask, now).await }.in_current_span())
+        .await
+        .map_err(|_| AppError::Panic)?
 }
 
 async fn refund_now(

@@ -61,12 +61,17 @@ pub async fn prune(state: &AppState) {
 }
 
 async fn run_billing(state: &AppState) {
+    let Some(_working) = state.lifecycle.work().await else { return };
+    let started = std::time::Instant::now();
     match crate::refunds::resume_interrupted(state, Utc::now()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "finished interrupted refunds"),
         Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
     }
-    match billing::run_due(state, Utc::now()).await {
+    let ran = billing::run_due(state, Utc::now()).await;
+    let charged = ran.as_ref().map_or(0, |report| report.charged);
+    crate::telemetry::billing_run(started.elapsed().as_secs_f64(), charged);
+    match ran {
         Ok(report) if report.charged + report.expired > 0 => {
             tracing::info!(
                 charged = report.charged,

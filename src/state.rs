@@ -29,6 +29,8 @@ pub struct AppState {
     pub vault: Vault,
     /// The HTTP client of webhook deliveries.
     pub outbound: Outbound,
+    /// Whether the instance is stopping, and the background work it waits for.
+    pub lifecycle: Arc<Lifecycle>,
 }
 
 impl AppState {
@@ -39,7 +41,16 @@ impl AppState {
         let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
         let vault = Vault::load(&config.kek)?;
         let outbound = Outbound::new(config.webhooks_allow_private);
-        Ok(AppState { db, config: Arc::new(config), acquirer, api_locks: Default::default(), vault, outbound })
+        crate::telemetry::metrics();
+        Ok(AppState {
+            db,
+            config: Arc::new(config),
+            acquirer,
+            api_locks: Default::default(),
+            vault,
+            outbound,
+            lifecycle: Default::default(),
+        })
     }
 }
 
@@ -62,5 +73,54 @@ impl Locks {
             locks.retain(|_, until| *until > now);
             locks.insert(address, now + chrono::Duration::from_std(wait).unwrap_or_default());
         }
+    }
+}
+
+/// A stop in progress, and the background work (billing runs, delivery batches) that it
+/// lets finish: work takes a [`Working`] mark while it runs and checks
+/// [`Lifecycle::is_stopping`] between batches; the stop waits until no mark is held.
+#[derive(Debug)]
+pub struct Lifecycle {
+    stop: tokio::sync::watch::Sender<bool>,
+    work: tokio::sync::RwLock<()>,
+}
+
+/// Held by background work while it runs.
+pub type Working<'a> = tokio::sync::RwLockReadGuard<'a, ()>;
+
+impl Default for Lifecycle {
+    fn default() -> Self {
+        Lifecycle { stop: tokio::sync::watch::Sender::new(false), work: Default::default() }
+    }
+}
+
+impl Lifecycle {
+    /// Begins the stop: no new work starts.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Whether the stop has begun.
+    pub fn is_stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Resolves when the stop begins.
+    pub async fn stopping(&self) {
+        let mut watch = self.stop.subscribe();
+        let _ = watch.wait_for(|stopping| *stopping).await;
+    }
+
+    /// A mark for work about to start; `None` once the stop has begun.
+    pub async fn work(&self) -> Option<Working<'_>> {
+        match self.is_stopping() {
+            true => None,
+            false => Some(self.work.read().await),
+        }
+    }
+
+    /// Resolves when no work runs any more (call after [`Lifecycle::stop`]).
+    pub async fn drained(&self) {
+        drop(self.work.write().await);
     }
 }

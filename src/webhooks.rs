@@ -26,6 +26,7 @@ use crate::error::AppError;
 use crate::keys::KeyPair;
 use crate::outbound::Answer;
 use crate::state::AppState;
+use crate::telemetry;
 use crate::views::EventView;
 
 /// A request ready to send: its headers and body.
@@ -46,10 +47,15 @@ const POLL: Duration = Duration::from_millis(500);
 pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
+            let Some(working) = state.lifecycle.work().await else { return };
             if let Err(e) = deliver_due(&state, Utc::now()).await {
                 tracing::error!(error = %e, "webhook deliveries failed");
             }
-            tokio::time::sleep(POLL).await;
+            drop(working);
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                _ = state.lifecycle.stopping() => return,
+            }
         }
     })
 }
@@ -62,6 +68,10 @@ pub async fn deliver_due(state: &AppState, due_by: DateTime<Utc>) -> Result<usiz
     let due_by = due_by.max(Utc::now());
     let mut made = 0;
     loop {
+        // A stopping instance records the batch it holds and claims no more.
+        if state.lifecycle.is_stopping() {
+            return Ok(made);
+        }
         let token = random_hex(12);
         let now = Utc::now();
         let claimed = db::webhooks::claim_due(&state.db, due_by, now, BATCH, &token, now + CLAIM).await?;
@@ -181,6 +191,11 @@ async fn record(state: &AppState, token: &str, attempted: Vec<(deliveries::Model
     }
     txn.commit().await?;
     for (delivery, attempted) in &attempted {
+        telemetry::delivery(match attempted.status {
+            DeliveryStatus::Delivered => "delivered",
+            DeliveryStatus::Failed => "failed",
+            _ => "retrying",
+        });
         tracing::info!(
             delivery = %delivery.id, event = %delivery.event_id, url = %delivery.url, status = %attempted.status,
             http_status = ?attempted.status_code, latency_ms = attempted.latency_ms, error = ?attempted.error,

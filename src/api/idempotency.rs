@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 
 use super::auth::ApiShop;
 use crate::db::idempotency::{self, Begin};
@@ -47,7 +48,7 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
     if key.is_empty() || key.chars().count() > MAX_KEY || !storable(&key) {
         let mut errors = Errors::default();
         errors.add("Idempotency-Key", format!("must be 1 to {MAX_KEY} visible characters"));
-        return Err(AppError::Validation(errors).into_response());
+        return Err(AppError::Idempotency(errors).into_response());
     }
     let ApiShop(shop) = ApiShop::from_request_parts(&mut parts, state).await.map_err(IntoResponse::into_response)?;
     let bytes = to_bytes(body, BODY_LIMIT).await.map_err(|_| AppError::PayloadTooLarge.into_response())?;
@@ -65,33 +66,33 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
                 "Idempotency-Key",
                 "was already used with another request: a key may be reused only with the same path and parameters",
             );
-            return Err(AppError::Validation(errors).into_response());
+            return Err(AppError::Idempotency(errors).into_response());
         }
-        Begin::Running => {
-            let message = "A request with this Idempotency-Key is still being processed; retry when it has finished";
-            return Err(AppError::Conflict(message.into()).into_response());
-        }
+        Begin::Running => return Err(AppError::IdempotencyRunning.into_response()),
     };
     parts.extensions.insert(ApiShop(shop));
     // The request runs to its end in a task of its own, even if the client hangs up, holding
     // its key meanwhile; its answer is kept, so a retry never runs it a second time.
     let db = db.clone();
-    let running = tokio::spawn(async move {
-        let renewing = {
-            let db = db.clone();
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep((LEASE / 4).to_std().unwrap_or_default()).await;
-                    if let Err(e) = idempotency::renew(&db, seq, Utc::now() + LEASE).await {
-                        tracing::warn!(error = %e, "renewing an idempotency key failed");
+    let running = tokio::spawn(
+        async move {
+            let renewing = {
+                let db = db.clone();
+                tokio::spawn(async move {
+                    loop {
+                        tokio::time::sleep((LEASE / 4).to_std().unwrap_or_default()).await;
+                        if let Err(e) = idempotency::renew(&db, seq, Utc::now() + LEASE).await {
+                            tracing::warn!(error = %e, "renewing an idempotency key failed");
+                        }
                     }
-                }
-            })
-        };
-        let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-        renewing.abort();
-        keep(&db, seq, response).await
-    });
+                })
+            };
+            let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+            renewing.abort();
+            keep(&db, seq, response).await
+        }
+        .in_current_span(),
+    );
     running.await.map_err(|_| AppError::Panic.into_response())?
 }
 

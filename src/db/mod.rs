@@ -52,6 +52,22 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     }
 }
 
+/// Connections of the pool: (in use, idle).
+pub fn pool_use(db: &DatabaseConnection) -> (u64, u64) {
+    let (size, idle) = match db.get_database_backend() {
+        sea_orm::DatabaseBackend::Postgres => {
+            let pool = db.get_postgres_connection_pool();
+            (pool.size(), pool.num_idle())
+        }
+        _ => {
+            let pool = db.get_sqlite_connection_pool();
+            (pool.size(), pool.num_idle())
+        }
+    };
+    let idle = idle as u64;
+    (u64::from(size).saturating_sub(idle), idle)
+}
+
 /// A table of a shop's objects: a public `id`, the owning `shop_id`, and `seq`, the
 /// insertion order that lists walk newest first.
 pub trait ShopOwned: EntityTrait {

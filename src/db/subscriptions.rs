@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
-    EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TryIntoModel,
+    EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TryIntoModel,
 };
 
 use super::entities::subscription_events as events;
@@ -393,6 +393,16 @@ pub async fn claim_due(
     let values = [token.into(), super::now_millis(lease_until).into(), now.into(), now.into()];
     db.execute(Statement::from_sql_and_values(backend, sql, values)).await?;
     Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await
+}
+
+/// How many real-time subscriptions are due at `now` and not yet charged.
+pub async fn count_due(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<u64, DbErr> {
+    Entity::find()
+        .filter(Column::TestClockId.is_null())
+        .filter(Column::State.is_in(State::BILLING.map(State::as_str)))
+        .filter(Column::RenewAt.lte(super::now_millis(now)))
+        .count(db)
+        .await
 }
 
 /// The billing subscriptions on a test clock that fall due next (at the earliest due time

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
-    EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
 };
 
 use super::entities::{webhook_attempts as attempts, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
@@ -216,6 +216,11 @@ pub async fn claim_due(
         .order_by_asc(deliveries::Column::Seq)
         .all(db)
         .await
+}
+
+/// How many deliveries wait to be sent (first attempts and retries).
+pub async fn count_waiting(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
+    deliveries::Entity::find().filter(deliveries::Column::Status.eq(DeliveryStatus::Pending)).count(db).await
 }
 
 /// What one attempt got.

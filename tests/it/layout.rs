@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("urls", 2),
     ("vault", 2),
     ("outbound", 2),
+    ("telemetry", 2),
     ("error", 3),
     ("state", 3),
     ("views", 3),
@@ -31,6 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("api", 6),
     ("pay", 6),
     ("dashboard", 6),
+    ("ops", 6),
     ("app", 7),
     ("cli", 7),
 ];

@@ -18,6 +18,7 @@ mod isolation;
 mod layout;
 mod lists;
 mod money;
+mod ops;
 mod pages;
 mod payments;
 mod plans;

@@ -58,7 +58,7 @@ db_tests! {
         assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(
             response.text().await.unwrap(),
-            r#"{"message":"Title can't be blank. Currency is not in alpha-3 format","errors":{"title":["can't be blank"],"currency":["is not in alpha-3 format","is an unknown code"]}}"#
+            r#"{"message":"Title can't be blank. Currency is not in alpha-3 format","errors":{"title":["can't be blank"],"currency":["is not in alpha-3 format","is an unknown code"]},"code":"parameter_invalid"}"#
         );
     }
 

@@ -77,7 +77,7 @@ db_tests! {
         app.db.clone().close().await.unwrap();
         let (status, body) = send(app.anon(Method::GET, "/healthz")).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(body, json!({"message": "database unreachable"}));
+        assert_eq!(body, json!({"message": "database unreachable", "code": "service_unavailable"}));
     }
 
     async fn errors_answer_in_the_shape_of_the_face_they_hit(app) {
