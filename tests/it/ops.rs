@@ -167,7 +167,8 @@ async fn serve(app: &TestApp, env: &[(&str, &str)], log: &std::path::Path) -> (s
     for (name, value) in env {
         command.env(name, value);
     }
-    let child = command.arg("serve").stdout(Stdio::null()).stderr(std::fs::File::create(log).unwrap()).spawn().unwrap();
+    let mut child =
+        command.arg("serve").stdout(Stdio::null()).stderr(std::fs::File::create(log).unwrap()).spawn().unwrap();
     let served = app.pointed_at(format!("http://127.0.0.1:{port}"));
     for _ in 0..200 {
         if served.client.get(format!("{}/healthz", served.base)).send().await.is_ok() {
@@ -175,6 +176,8 @@ async fn serve(app: &TestApp, env: &[(&str, &str)], log: &std::path::Path) -> (s
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    child.kill().ok();
+    child.wait().ok();
     panic!("paydesk serve did not start");
 }
 
