@@ -31,9 +31,11 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router(&state))
         .merge(pay::router())
         .merge(ops::router())
+        .merge(crate::openapi::router())
         .merge(dashboard::router(&state, Router::new().route("/dashboard/products/{id}/preview", get(preview))))
         .route("/static/paydesk.css", get(|| asset("text/css", include_str!("../static/paydesk.css"))))
         .route("/static/dashboard.css", get(|| asset("text/css", include_str!("../static/dashboard.css"))))
+        .route("/static/docs.css", get(|| asset("text/css", include_str!("../static/docs.css"))))
         .route("/static/dashboard.js", get(|| asset("text/javascript", include_str!("../static/dashboard.js"))))
         .fallback(|| async { AppError::NotFound("Page") })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
@@ -80,8 +82,17 @@ fn face(path: &str, accept: &str) -> Face {
 }
 
 /// The first segments of the API's paths.
-const API_PATHS: &[&str] =
-    &["/products", "/plans", "/customers", "/payments", "/subscriptions", "/test_clocks", "/healthz", "/metrics"];
+const API_PATHS: &[&str] = &[
+    "/products",
+    "/plans",
+    "/customers",
+    "/payments",
+    "/subscriptions",
+    "/test_clocks",
+    "/healthz",
+    "/metrics",
+    "/openapi.json",
+];
 
 /// One error path: every error is an [`AppError`] answered as JSON and marked with a
 /// [`Failure`]; for the dashboard and the hosted pages that answer becomes their error page,

@@ -7,7 +7,6 @@ use axum::Json;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sea_orm::DbErr;
-use serde_json::json;
 
 use crate::db::ListError;
 use crate::domain::Errors;
@@ -155,14 +154,18 @@ impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status = self.status();
         let message = self.public_message();
-        let code = self.code();
-        let body = match &self {
-            AppError::Validation(errors) | AppError::Idempotency(errors) => {
-                json!({"message": message, "errors": errors, "code": code})
+        let base;
+        let errors = match &self {
+            AppError::Validation(errors) | AppError::Idempotency(errors) => Some(errors),
+            AppError::BadRequest(_) => {
+                let mut errors = Errors::default();
+                errors.add("base", message.clone());
+                base = errors;
+                Some(&base)
             }
-            AppError::BadRequest(_) => json!({"message": message, "errors": {"base": [message]}, "code": code}),
-            _ => json!({"message": message, "code": code}),
+            _ => None,
         };
+        let body = ErrorBody { message: &message, errors, code: self.code() };
         let mut response = (status, Json(body)).into_response();
         response.extensions_mut().insert(Failure { message });
         if let AppError::TooManyRequests(_, wait) = &self {
@@ -176,6 +179,39 @@ impl IntoResponse for AppError {
         response
     }
 }
+
+/// The body of an error answer (in the OpenAPI document: `Error`).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody<'a> {
+    /// What went wrong, for people: for invalid parameters, each field with its first
+    /// problem, joined by ". ". Wording may change.
+    #[schema(value_type = String, example = "Title can't be blank")]
+    message: &'a str,
+    /// 400 and 422 only: each field (nested ones as `plan.interval`, the body as `base`,
+    /// headers by name) with every problem found, in the order of the fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<std::collections::BTreeMap<String, Vec<String>>>, nullable = false)]
+    errors: Option<&'a Errors>,
+    /// What went wrong, for programs: one of the stable codes of README's Errors.
+    #[schema(value_type = ErrorCode)]
+    code: &'static str,
+}
+
+/// The `code` of an error answer, in the OpenAPI document.
+pub struct ErrorCode;
+
+impl utoipa::PartialSchema for ErrorCode {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(ERROR_CODES.iter().copied()))
+            .description(Some("What went wrong, for programs; stable across versions"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ErrorCode {}
 
 /// Every `code` an error answer can carry.
 pub const ERROR_CODES: &[&str] = &[

@@ -14,6 +14,7 @@ use crate::db;
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::telemetry::{self, Levels};
+use crate::views::Health;
 
 /// The operators' routes.
 pub fn router() -> Router<AppState> {
@@ -22,13 +23,19 @@ pub fn router() -> Router<AppState> {
 
 /// For load balancers: 200 while the database answers, 503 when it does not (or while the
 /// instance is stopping, so that the balancer sends its traffic elsewhere).
+/// Health check
+#[utoipa::path(get, path = "/healthz", tag = "Operations", security(()),
+    responses(
+        (status = 200, description = "The database answers", body = Health),
+        (status = 503, description = "The database does not answer, or the instance is stopping", body = crate::error::ErrorBody),
+    ))]
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     if state.lifecycle.is_stopping() {
         let body = json!({"message": "stopping", "code": "service_unavailable"});
         return (StatusCode::SERVICE_UNAVAILABLE, Json(body));
     }
     match state.db.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({"status": "ok"}))),
+        Ok(()) => (StatusCode::OK, Json(json!(Health { status: "ok" }))),
         Err(e) => {
             tracing::error!(error = %e, "health check: database unreachable");
             let body = json!({"message": "database unreachable", "code": "service_unavailable"});

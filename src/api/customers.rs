@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::{list_response, page_from_query};
+use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::customers};
 use crate::domain::customer::CustomerFields;
 use crate::error::AppError;
@@ -21,6 +21,10 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/customers", post(create).get(list)).route("/customers/{id}", get(show))
 }
 
+/// Create a customer
+#[utoipa::path(post, path = "/customers", tag = "Customers",
+    request_body = schemas::CustomerCreate,
+    responses((status = 201, description = "The customer", body = CustomerView)))]
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -31,6 +35,9 @@ async fn create(
     Ok((StatusCode::CREATED, Json(CustomerView::from(&customer))))
 }
 
+/// Read a customer
+#[utoipa::path(get, path = "/customers/{id}", tag = "Customers", params(("id" = String, Path, description = "The customer's id (`cst_…`)")),
+    responses((status = 200, description = "The customer", body = CustomerView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -41,6 +48,9 @@ async fn show(
     Ok(Json(CustomerView::from(&customer)))
 }
 
+/// List customers
+#[utoipa::path(get, path = "/customers", tag = "Customers", params(schemas::Paging),
+    responses((status = 200, description = "A page of customers, newest first", body = [CustomerView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

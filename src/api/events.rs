@@ -6,7 +6,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 
 use super::auth::ApiShop;
-use super::{list_response, page_from_query};
+use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::events};
 use crate::domain::event::EventFilter;
 use crate::error::AppError;
@@ -18,6 +18,9 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/events", get(list)).route("/events/{id}", get(show))
 }
 
+/// List events
+#[utoipa::path(get, path = "/events", tag = "Events", params(schemas::EventFilterParams),
+    responses((status = 200, description = "A page of events, newest first", body = [EventView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -29,6 +32,9 @@ async fn list(
     list_response(&state, "/events", query.as_deref(), &page, listed, |e| EventView::from(e))
 }
 
+/// Read an event
+#[utoipa::path(get, path = "/events/{id}", tag = "Events", params(("id" = String, Path, description = "The event's id (`evt_…`)")),
+    responses((status = 200, description = "The event", body = EventView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

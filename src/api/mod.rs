@@ -21,6 +21,7 @@ pub mod payments;
 pub mod plans;
 pub mod products;
 pub mod refunds;
+pub mod schemas;
 pub mod subscriptions;
 pub mod test_clocks;
 pub mod webhooks;

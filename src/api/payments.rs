@@ -7,6 +7,7 @@ use axum::{Json, Router};
 use chrono::Utc;
 
 use super::auth::ApiShop;
+use super::schemas;
 use super::{list_response, page_from_query};
 use crate::db::{self, entities::payments};
 use crate::domain::payment::PaymentFilter;
@@ -23,6 +24,11 @@ pub fn router() -> Router<AppState> {
         .route("/payments/{id}/void", post(void))
 }
 
+/// List payments
+///
+/// Every attempt to pay, newest first, from pay pages and the billing engine.
+#[utoipa::path(get, path = "/payments", tag = "Payments", params(schemas::PaymentFilterParams),
+    responses((status = 200, description = "A page of payments", body = [PaymentView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -34,6 +40,9 @@ async fn list(
     list_response(&state, "/payments", query.as_deref(), &page, listed, |p| PaymentView::from(p))
 }
 
+/// Read a payment
+#[utoipa::path(get, path = "/payments/{id}", tag = "Payments", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
+    responses((status = 200, description = "The payment", body = PaymentView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -43,6 +52,15 @@ async fn show(
     Ok(Json(PaymentView::from(&payment)))
 }
 
+/// Capture an authorization
+///
+/// Takes the held funds of an `authorized` payment: it becomes `succeeded`.
+#[utoipa::path(post, path = "/payments/{id}/capture", tag = "Payments", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
+    responses(
+        (status = 200, description = "The captured payment", body = PaymentView),
+        (status = 409, description = "The payment is not `authorized`", body = crate::error::ErrorBody),
+        (status = 502, description = "The acquirer declined or failed; the payment stays `authorized`", body = crate::error::ErrorBody),
+    ))]
 async fn capture(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -52,6 +70,16 @@ async fn capture(
     Ok(Json(PaymentView::from(&payment)))
 }
 
+/// Void an authorization
+///
+/// Releases the held funds of an `authorized` payment: it becomes `voided`, and a finite
+/// product gets its unit back.
+#[utoipa::path(post, path = "/payments/{id}/void", tag = "Payments", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
+    responses(
+        (status = 200, description = "The voided payment", body = PaymentView),
+        (status = 409, description = "The payment is not `authorized`", body = crate::error::ErrorBody),
+        (status = 502, description = "The acquirer declined or failed; the payment stays `authorized`", body = crate::error::ErrorBody),
+    ))]
 async fn void(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::{list_response, page_from_query};
+use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::plans};
 use crate::domain::plan::PlanFields;
 use crate::error::AppError;
@@ -21,6 +21,10 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/plans", post(create).get(list)).route("/plans/{id}", get(show))
 }
 
+/// Create a plan
+#[utoipa::path(post, path = "/plans", tag = "Plans",
+    request_body = schemas::PlanCreate,
+    responses((status = 201, description = "The plan", body = PlanView)))]
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -31,6 +35,9 @@ async fn create(
     Ok((StatusCode::CREATED, Json(PlanView::new(&plan, &state.config))))
 }
 
+/// Read a plan
+#[utoipa::path(get, path = "/plans/{id}", tag = "Plans", params(("id" = String, Path, description = "The plan's id (`pln_…`)")),
+    responses((status = 200, description = "The plan", body = PlanView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -40,6 +47,9 @@ async fn show(
     Ok(Json(PlanView::new(&plan, &state.config)))
 }
 
+/// List plans
+#[utoipa::path(get, path = "/plans", tag = "Plans", params(schemas::Paging),
+    responses((status = 200, description = "A page of plans, newest first", body = [PlanView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

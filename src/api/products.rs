@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::{list_response, page_from_query};
+use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::products};
 use crate::domain::product::ProductFields;
 use crate::error::AppError;
@@ -21,6 +21,13 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/products", post(create).get(list)).route("/products/{id}", get(show).put(update))
 }
 
+/// Create a product
+///
+/// The product and its payment links (`pay_url`, `confirm_url`). `amount` and `quantity`
+/// may be sent as strings of digits (as the spec shows) or as integers.
+#[utoipa::path(post, path = "/products", tag = "Products",
+    request_body = schemas::ProductCreate,
+    responses((status = 201, description = "The product", body = ProductView)))]
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -31,6 +38,10 @@ async fn create(
     Ok((StatusCode::CREATED, Json(ProductView::new(&product, &state.config))))
 }
 
+/// Read a product
+#[utoipa::path(get, path = "/products/{id}", tag = "Products",
+    params(("id" = String, Path, description = "The product's id (`prd_…`)")),
+    responses((status = 200, description = "The product", body = ProductView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -40,6 +51,12 @@ async fn show(
     Ok(Json(ProductView::new(&product, &state.config)))
 }
 
+/// List products
+///
+/// Newest first. `quantity` is `null` for an infinite product.
+#[utoipa::path(get, path = "/products", tag = "Products",
+    params(schemas::Paging),
+    responses((status = 200, description = "A page of products", body = [ProductView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -50,6 +67,17 @@ async fn list(
     list_response(&state, "/products", query.as_deref(), &page, listed, |p| ProductView::new(p, &state.config))
 }
 
+/// Update a product
+///
+/// Any of the create fields; those not sent keep their values. A `quantity` below what
+/// customers bought meanwhile is refused with 409.
+#[utoipa::path(put, path = "/products/{id}", tag = "Products",
+    params(("id" = String, Path, description = "The product's id (`prd_…`)")),
+    request_body = schemas::ProductUpdate,
+    responses(
+        (status = 204, description = "Updated; no body"),
+        (status = 409, description = "Customers' purchases overtook the new quantity", body = crate::error::ErrorBody),
+    ))]
 async fn update(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

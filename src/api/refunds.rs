@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::{list_response, page_from_query};
+use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::refunds};
 use crate::domain::refund::RefundAsk;
 use crate::error::AppError;
@@ -24,6 +24,16 @@ pub fn router() -> Router<AppState> {
         .route("/refunds/{id}", get(show))
 }
 
+/// Refund a payment
+///
+/// Gives back `amount` (default: all that is left) of a `succeeded` or `partially_refunded`
+/// payment. A refund the acquirer refuses is answered 201 with `status: failed`.
+#[utoipa::path(post, path = "/payments/{id}/refund", tag = "Refunds", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
+    request_body = schemas::RefundCreate,
+    responses(
+        (status = 201, description = "The refund", body = RefundView),
+        (status = 409, description = "The payment cannot be refunded (an authorization, failed, or refunded)", body = crate::error::ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -35,6 +45,9 @@ async fn create(
     Ok((StatusCode::CREATED, Json(RefundView::from(&refund))))
 }
 
+/// List refunds
+#[utoipa::path(get, path = "/refunds", tag = "Refunds", params(schemas::RefundFilterParams),
+    responses((status = 200, description = "A page of refunds, newest first", body = [RefundView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -47,6 +60,9 @@ async fn list(
     list_response(&state, "/refunds", query.as_deref(), &page, listed, |r| RefundView::from(r))
 }
 
+/// Read a refund
+#[utoipa::path(get, path = "/refunds/{id}", tag = "Refunds", params(("id" = String, Path, description = "The refund's id (`rfd_…`)")),
+    responses((status = 200, description = "The refund", body = RefundView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

@@ -9,10 +9,11 @@ use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::page_from_query;
+use super::{page_from_query, schemas};
 use crate::acquirer::Behaviour;
 use crate::db::entities::{payments, subscriptions};
 use crate::db::{self};
@@ -34,6 +35,17 @@ pub fn router() -> Router<AppState> {
         .route("/subscriptions/{id}/test_card_outcome", post(test_card_outcome))
 }
 
+/// Create a subscription
+///
+/// Subscribes a customer (given inline or by id) to a plan. With a `card`, the first (or
+/// trial) charge is made at once; without one, the subscription waits in `redirecting`
+/// until the customer enters a card at `redirect_url`.
+#[utoipa::path(post, path = "/subscriptions", tag = "Subscriptions",
+    request_body = schemas::SubscriptionCreate,
+    responses(
+        (status = 201, description = "The subscription", body = SubscriptionView),
+        (status = 404, description = "No such plan, customer or test clock", body = crate::error::ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -48,6 +60,9 @@ async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<subscriptions:
     db::find::<subscriptions::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Subscription"))
 }
 
+/// Read a subscription
+#[utoipa::path(get, path = "/subscriptions/{id}", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    responses((status = 200, description = "The subscription", body = SubscriptionView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -57,6 +72,9 @@ async fn show(
     Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 
+/// List subscriptions
+#[utoipa::path(get, path = "/subscriptions", tag = "Subscriptions", params(schemas::SubscriptionFilterParams),
+    responses((status = 200, description = "A page of subscriptions, newest first", body = [SubscriptionView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -71,21 +89,35 @@ async fn list(
 
 /// One line of a subscription's timeline: a change of state or a charge attempt (with its
 /// payment), and the next charge time it left.
-#[derive(Serialize)]
-struct EventView {
+#[derive(Serialize, ToSchema)]
+#[schema(as = TimelineLine)]
+struct TimelineView {
     id: String,
+    /// `charge` (a charge attempt, with its payment) or `state_change`.
     #[serde(rename = "type")]
+    #[schema(value_type = String, example = "charge")]
     kind: &'static str,
     from_state: Option<SubState>,
     to_state: SubState,
     payment: Option<PaymentView>,
     reason: Option<String>,
+    /// The next charge time this line left.
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     renew_at: Option<String>,
+    /// When it happened (on the subscription's test clock, if it has one).
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     occurred_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
 }
 
 /// `GET /subscriptions/{id}/events`: the timeline, newest first, paged like every list.
+/// A subscription's timeline
+///
+/// Its charges and changes of state, newest first.
+#[utoipa::path(get, path = "/subscriptions/{id}/events", tag = "Subscriptions",
+    params(("id" = String, Path, description = "The subscription's id (`sbs_…`)"), schemas::Paging),
+    responses((status = 200, description = "A page of the timeline", body = [TimelineView])))]
 async fn events(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -97,10 +129,10 @@ async fn events(
     let listed = db::subscriptions::events_page(&state.db, shop.id, &sub.id, &page).await?;
     let payment_ids: Vec<&str> = listed.rows.iter().filter_map(|e| e.payment_id.as_deref()).collect();
     let payments = db::by_ids::<payments::Entity>(&state.db, shop.id, &payment_ids).await?;
-    let views: Vec<EventView> = listed
+    let views: Vec<TimelineView> = listed
         .rows
         .iter()
-        .map(|e| EventView {
+        .map(|e| TimelineView {
             id: e.id.clone(),
             kind: if e.payment_id.is_some() { "charge" } else { "state_change" },
             from_state: e.from_state,
@@ -116,6 +148,13 @@ async fn events(
     Ok(super::array_response(&state, &path, query.as_deref(), &page, &views, listed.next_after.as_deref()))
 }
 
+/// Cancel a subscription
+#[utoipa::path(post, path = "/subscriptions/{id}/cancel", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    request_body = schemas::SubscriptionCancel,
+    responses(
+        (status = 200, description = "The cancelled subscription", body = SubscriptionView),
+        (status = 409, description = "The subscription has already ended", body = crate::error::ErrorBody),
+    ))]
 async fn cancel(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -131,6 +170,10 @@ async fn cancel(
 
 /// Test mode: from `from` (default: the subscription's now), the card behaves as `outcome`
 /// (`succeeds`, `declined`, `insufficient_funds`, `processing_error`).
+/// Test mode: how the card behaves
+#[utoipa::path(post, path = "/subscriptions/{id}/test_card_outcome", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    request_body = schemas::TestCardOutcome,
+    responses((status = 200, description = "The subscription", body = SubscriptionView)))]
 async fn test_card_outcome(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

@@ -8,11 +8,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::subscriptions::parse_time;
-use super::{list_response, page_from_query};
+use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::test_clocks};
 use crate::domain::Errors;
 use crate::domain::input::Reader;
@@ -30,14 +31,20 @@ pub fn router() -> Router<AppState> {
 }
 
 /// A test clock as the API returns it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = TestClock)]
 pub struct ClockView {
     id: String,
+    /// Always `test_clock`.
+    #[schema(value_type = String, example = "test_clock")]
     object: &'static str,
     name: Option<String>,
+    /// The clock's time: what its subscriptions take as now.
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     frozen_time: String,
     status: ClockStatus,
     shop_id: i64,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
 }
 
@@ -55,6 +62,10 @@ impl From<&test_clocks::Model> for ClockView {
     }
 }
 
+/// Create a test clock
+#[utoipa::path(post, path = "/test_clocks", tag = "Test clocks",
+    request_body = schemas::TestClockCreate,
+    responses((status = 201, description = "The clock", body = ClockView)))]
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -74,6 +85,9 @@ async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<test_clocks::M
     db::find::<test_clocks::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Test clock"))
 }
 
+/// Read a test clock
+#[utoipa::path(get, path = "/test_clocks/{id}", tag = "Test clocks", params(("id" = String, Path, description = "The test clock's id (`clk_…`)")),
+    responses((status = 200, description = "The clock", body = ClockView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -82,6 +96,9 @@ async fn show(
     Ok(Json(ClockView::from(&find(&state, shop.id, &id).await?)))
 }
 
+/// List test clocks
+#[utoipa::path(get, path = "/test_clocks", tag = "Test clocks", params(schemas::Paging),
+    responses((status = 200, description = "A page of clocks, newest first", body = [ClockView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -93,6 +110,16 @@ async fn list(
 }
 
 /// Moves the clock forward to `frozen_time`, running everything due on the way.
+/// Advance a test clock
+///
+/// Runs, in order, every charge and retry of the clock's subscriptions that falls due up to
+/// `frozen_time`, and answers when done.
+#[utoipa::path(post, path = "/test_clocks/{id}/advance", tag = "Test clocks", params(("id" = String, Path, description = "The test clock's id (`clk_…`)")),
+    request_body = schemas::TestClockAdvance,
+    responses(
+        (status = 200, description = "The clock at its new time", body = ClockView),
+        (status = 409, description = "The clock is already advancing", body = crate::error::ErrorBody),
+    ))]
 async fn advance(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,

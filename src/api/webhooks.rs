@@ -8,17 +8,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use serde_json::{Value, json};
 
 use super::auth::ApiShop;
 use super::json::JsonObject;
-use super::{array_response, list_response, page_from_query};
+use super::{array_response, list_response, page_from_query, schemas};
 use crate::db::{self, entities::webhook_endpoints as endpoints};
 use crate::domain::Errors;
 use crate::domain::input::Reader;
 use crate::domain::webhook::EndpointFields;
 use crate::error::AppError;
 use crate::state::AppState;
+use crate::views::webhook::{Deleted, Redelivered, ShopView};
 use crate::views::{DeliveryView, EndpointView};
 
 /// Routes of webhooks and the shop's settings.
@@ -36,6 +36,12 @@ async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<endpoints::Mod
     db::find::<endpoints::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Webhook endpoint"))
 }
 
+/// Create a webhook endpoint
+///
+/// Its signing `secret` (`whsec_…`) is shown in this answer only.
+#[utoipa::path(post, path = "/webhook_endpoints", tag = "Webhooks",
+    request_body = schemas::WebhookEndpointCreate,
+    responses((status = 201, description = "The endpoint, with its secret", body = EndpointView)))]
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -53,6 +59,9 @@ fn shown_once(status: StatusCode, view: EndpointView) -> Response {
     response
 }
 
+/// List webhook endpoints
+#[utoipa::path(get, path = "/webhook_endpoints", tag = "Webhooks", params(schemas::Paging),
+    responses((status = 200, description = "A page of endpoints, newest first", body = [EndpointView])))]
 async fn list(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -63,6 +72,9 @@ async fn list(
     list_response(&state, "/webhook_endpoints", query.as_deref(), &page, listed, |e| EndpointView::new(e, None))
 }
 
+/// Read a webhook endpoint
+#[utoipa::path(get, path = "/webhook_endpoints/{id}", tag = "Webhooks", params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    responses((status = 200, description = "The endpoint", body = EndpointView)))]
 async fn show(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -71,6 +83,12 @@ async fn show(
     Ok(Json(EndpointView::new(&find(&state, shop.id, &id).await?, None)))
 }
 
+/// Update a webhook endpoint
+///
+/// Any of the create fields, and `enabled` (turning a disabled endpoint back on).
+#[utoipa::path(method(post, put), path = "/webhook_endpoints/{id}", tag = "Webhooks", params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    request_body = schemas::WebhookEndpointUpdate,
+    responses((status = 200, description = "The endpoint", body = EndpointView)))]
 async fn update(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -83,16 +101,24 @@ async fn update(
     Ok(Json(EndpointView::new(&endpoint, None)))
 }
 
+/// Delete a webhook endpoint
+#[utoipa::path(delete, path = "/webhook_endpoints/{id}", tag = "Webhooks", params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<Deleted>, AppError> {
     let endpoint = find(&state, shop.id, &id).await?;
     db::webhooks::delete_endpoint(&state.db, &endpoint).await?;
-    Ok(Json(json!({"id": endpoint.id, "deleted": true})))
+    Ok(Json(Deleted { id: endpoint.id, deleted: true }))
 }
 
+/// Rotate an endpoint's secret
+///
+/// A new secret, shown in this answer only; for 24 hours deliveries are signed with both.
+#[utoipa::path(post, path = "/webhook_endpoints/{id}/rotate_secret", tag = "Webhooks", params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    responses((status = 200, description = "The endpoint, with its new secret", body = EndpointView)))]
 async fn rotate(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -104,6 +130,9 @@ async fn rotate(
 }
 
 /// `?endpoint_id=` and `?event_id=` narrow the list; each delivery shows its last attempts.
+/// List webhook deliveries
+#[utoipa::path(get, path = "/webhook_deliveries", tag = "Webhooks", params(schemas::DeliveryFilterParams),
+    responses((status = 200, description = "A page of deliveries, newest first", body = [DeliveryView])))]
 async fn deliveries(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -122,12 +151,16 @@ async fn deliveries(
 }
 
 /// Sends an event again: to `endpoint_id` only, or to all of its targets.
+/// Send an event again
+#[utoipa::path(post, path = "/events/{id}/redeliver", tag = "Webhooks", params(("id" = String, Path, description = "The event's id (`evt_…`)")),
+    request_body = schemas::Redeliver,
+    responses((status = 202, description = "Queued", body = Redelivered)))]
 async fn redeliver(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
-) -> Result<(StatusCode, Json<Value>), AppError> {
+) -> Result<(StatusCode, Json<Redelivered>), AppError> {
     let r = Reader::new(&body);
     let mut errors = Errors::default();
     let endpoint_id = r.string("endpoint_id", 64, &mut errors);
@@ -137,20 +170,29 @@ async fn redeliver(
         None => None,
     };
     let count = crate::webhooks::redeliver(&state, shop.id, &id, endpoint.as_ref()).await?;
-    Ok((StatusCode::ACCEPTED, Json(json!({"event_id": id, "deliveries": count}))))
+    Ok((StatusCode::ACCEPTED, Json(Redelivered { event_id: id, deliveries: count })))
 }
 
-async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<Value>, AppError> {
+/// Read the shop's settings
+///
+/// Its notification URL and the public key that verifies notification signatures.
+#[utoipa::path(get, path = "/shop", tag = "Webhooks",
+    responses((status = 200, description = "The shop", body = ShopView)))]
+async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<ShopView>, AppError> {
     shop_view(&state, shop).await
 }
 
 /// Sets `notification_url`, where bePaid notifications go when the object names none
 /// (`null` clears it).
+/// Update the shop's settings
+#[utoipa::path(method(post, put), path = "/shop", tag = "Webhooks",
+    request_body = schemas::ShopUpdate,
+    responses((status = 200, description = "The shop", body = ShopView)))]
 async fn update_shop(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     JsonObject(body): JsonObject,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<ShopView>, AppError> {
     let r = Reader::new(&body);
     let mut errors = Errors::default();
     if r.sent("notification_url") {
@@ -162,15 +204,15 @@ async fn update_shop(
     shop_view(&state, shop).await
 }
 
-async fn shop_view(state: &AppState, shop: crate::db::entities::shops::Model) -> Result<Json<Value>, AppError> {
+async fn shop_view(state: &AppState, shop: crate::db::entities::shops::Model) -> Result<Json<ShopView>, AppError> {
     let keys = crate::keys::key_pair(&state.db, &state.vault, &shop).await?;
-    Ok(Json(json!({
-        "id": shop.id,
-        "name": shop.name,
-        "url": shop.url,
-        "notification_url": shop.notification_url,
-        "public_key": keys.public_pem,
-        "public_key_base64": keys.public_base64(),
-        "notifications_authenticated": crate::keys::api_secret(&state.vault, &shop).is_some(),
-    })))
+    Ok(Json(ShopView {
+        public_key_base64: keys.public_base64(),
+        public_key: keys.public_pem.clone(),
+        notifications_authenticated: crate::keys::api_secret(&state.vault, &shop).is_some(),
+        id: shop.id,
+        name: shop.name,
+        url: shop.url,
+        notification_url: shop.notification_url,
+    }))
 }

@@ -48,11 +48,12 @@ pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
     match tz.from_local_datetime(&local).earliest() {
         Some(t) => t.with_timezone(&Utc),
         None => {
-            // In a gap: read the wall time with the offset in force just before it.
-            let before =
-                local.checked_sub_signed(Duration::hours(3)).and_then(|t| tz.from_local_datetime(&t).earliest());
-            let offset = before.map_or(0, |t| chrono::Offset::fix(t.offset()).local_minus_utc());
-            plus(local.and_utc(), -Duration::seconds(offset.into()))
+            // In a gap: read the wall time with the offset in force before it. The gap may
+            // be a whole day (Kiritimati crossed the date line), so the offset is read a
+            // day and a half before, where no other change of offset lies.
+            let before = plus(local.and_utc(), -Duration::hours(36));
+            let offset = tz.offset_from_utc_datetime(&before.naive_utc());
+            plus(local.and_utc(), -Duration::seconds(chrono::Offset::fix(&offset).local_minus_utc().into()))
         }
     }
 }
@@ -91,6 +92,11 @@ pub fn error_retry_at(now: DateTime<Utc>, night: bool, tz: Tz) -> DateTime<Utc> 
 
 /// Adds `n` units to `from`: hours exactly, days and months at the same local time.
 pub fn add_interval(from: DateTime<Utc>, n: i64, unit: IntervalUnit, tz: Tz) -> DateTime<Utc> {
+    // Nothing to add is `from` itself, also when its local time happens twice (read back,
+    // that time would be the earlier of the two).
+    if n <= 0 && unit != IntervalUnit::Hour {
+        return from;
+    }
     let local = from.with_timezone(&tz).naive_local();
     let moved = match unit {
         IntervalUnit::Hour => return plus(from, Duration::try_hours(n).unwrap_or(Duration::MAX)),

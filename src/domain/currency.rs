@@ -191,6 +191,24 @@ impl serde::Serialize for Currency {
     }
 }
 
+/// In the OpenAPI document: an ISO 4217 alpha-3 code of [`CURRENCIES`].
+impl utoipa::PartialSchema for Currency {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(CURRENCIES.iter().map(|c| c.code)))
+            .description(Some("ISO 4217 alpha-3 currency code, upper case"))
+            .examples(["EUR"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Currency {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Currency")
+    }
+}
+
 // Stored as its code. A stored code that is not in the table is an error when the row is
 // read, never a guess.
 impl From<Currency> for sea_orm::Value {

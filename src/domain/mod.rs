@@ -24,3 +24,6 @@ pub mod vocab;
 pub mod webhook;
 
 pub use errors::Errors;
+
+#[cfg(test)]
+mod properties;

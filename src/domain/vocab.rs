@@ -5,8 +5,8 @@
 /// read through sea-orm's string-backed `ActiveEnum`, so a stored word outside the
 /// vocabulary is an error when the row is read, never a silent default.
 macro_rules! words {
-    ($(#[$doc:meta])* $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
-        $(#[$doc])*
+    ($(#[doc = $doc:literal])* $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[doc = $doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sea_orm::EnumIter, sea_orm::DeriveActiveEnum)]
         #[sea_orm(rs_type = "String", db_type = "Text")]
         pub enum $name { $(#[sea_orm(string_value = $word)] $variant),+ }
@@ -37,6 +37,24 @@ macro_rules! words {
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
+            }
+        }
+
+        /// In the OpenAPI document: a string, one of the words.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                let description = concat!($($doc, "\n"),*).lines().map(str::trim).collect::<Vec<_>>().join(" ");
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some($name::WORDS.iter().copied()))
+                    .description(Some(description).filter(|d| !d.is_empty()))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(stringify!($name))
             }
         }
     };

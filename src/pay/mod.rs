@@ -23,8 +23,8 @@ use crate::state::AppState;
 
 mod form;
 mod page;
-mod plans;
-mod products;
+pub mod plans;
+pub mod products;
 mod receipts;
 mod subscriptions;
 
@@ -72,9 +72,7 @@ fn wants_json(headers: &HeaderMap) -> bool {
 /// The JSON form of a pay link for API clients, or the error in JSON.
 fn link_json(loaded: Result<(String, &'static str, String), AppError>) -> Response {
     match loaded {
-        Ok((id, object, pay_url)) => {
-            axum::Json(serde_json::json!({"id": id, "object": object, "pay_url": pay_url})).into_response()
-        }
+        Ok((id, object, pay_url)) => axum::Json(crate::views::PayLink { id, object, pay_url }).into_response(),
         Err(e) => e.into_response(),
     }
 }

@@ -63,7 +63,20 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -
     }
 }
 
-async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+/// A plan's pay link
+///
+/// The hosted payment page for the customer's browser (HTML). A program that accepts only
+/// `application/json` gets the link itself as JSON. The page answers 503 when live payments are off.
+#[utoipa::path(get, path = "/plans/{id}/pay", tag = "Pay links", security(()),
+    params(("id" = String, Path, description = "The plan's id (`pln_…`)")),
+    responses(
+        (status = 200, description = "The page (`text/html`) or the link (`application/json`)", content(
+            (crate::views::PayLink = "application/json"),
+            (String = "text/html"),
+        )),
+        (status = 503, description = "Live payments are off on this instance (the page says so)", content_type = "text/html"),
+    ))]
+pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     page(&state, &id, &headers, Default::default()).await
 }
 

@@ -82,7 +82,22 @@ fn unavailable(
     }
 }
 
-async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+/// A product's pay link
+///
+/// The hosted payment page for the customer's browser (HTML). A program that accepts only
+/// `application/json` gets the link itself as JSON. The page answers 409 when the product is sold out, 410 when it has expired and 503 when live payments are off.
+#[utoipa::path(get, path = "/products/{id}/pay", tag = "Pay links", security(()),
+    params(("id" = String, Path, description = "The product's id (`prd_…`)")),
+    responses(
+        (status = 200, description = "The page (`text/html`) or the link (`application/json`)", content(
+            (crate::views::PayLink = "application/json"),
+            (String = "text/html"),
+        )),
+        (status = 409, description = "Sold out (the page says so)", content_type = "text/html"),
+        (status = 410, description = "Expired (the page says so)", content_type = "text/html"),
+        (status = 503, description = "Live payments are off on this instance (the page says so)", content_type = "text/html"),
+    ))]
+pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let loaded = load(&state, &id).await;
     if wants_json(&headers) {
         return link_json(loaded.map(|(p, _)| (p.id.clone(), "product", urls::product_pay(&state.config, &p.id))));

@@ -1,12 +1,14 @@
 //! The customer object (spec 2.3).
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::timestamp;
 use crate::db::entities::customers;
 
 /// A customer as the API returns it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Customer)]
 pub struct CustomerView {
     id: String,
     first_name: Option<String>,
@@ -20,7 +22,9 @@ pub struct CustomerView {
     email: String,
     ip: String,
     external_id: Option<String>,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
 }
 

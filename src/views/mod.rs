@@ -22,6 +22,27 @@ pub use refund::RefundView;
 pub use subscription::SubscriptionView;
 pub use webhook::{DeliveryView, EndpointView};
 
+/// A pay link as programs read it: what is paid for, and where to send the customer.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct PayLink {
+    /// The product's or plan's id.
+    pub id: String,
+    /// `product` or `plan`.
+    #[schema(value_type = String, example = "product")]
+    pub object: &'static str,
+    /// The hosted page to send the customer's browser to.
+    #[schema(format = "uri")]
+    pub pay_url: String,
+}
+
+/// The health check's answer.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// Always `ok`.
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+}
+
 /// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.
 pub fn timestamp(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()

@@ -1,6 +1,7 @@
 //! The payment object: one attempt to pay, whatever its outcome.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::timestamp;
 use crate::db::entities::payments;
@@ -8,7 +9,8 @@ use crate::domain::currency::Currency;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 /// A payment as the API returns it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Payment)]
 pub struct PaymentView {
     id: String,
     status: PaymentStatus,
@@ -23,17 +25,22 @@ pub struct PaymentView {
     card: CardView,
     failure_code: Option<String>,
     failure_message: Option<String>,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     captured_at: Option<String>,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     voided_at: Option<String>,
     /// What refunds gave back, in minimal units.
     refunded_amount: i64,
     shop_id: i64,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
 }
 
 /// What is kept of a card: never its number or CVC.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = PaymentCard)]
 pub struct CardView {
     brand: String,
     last_4: String,

@@ -1,6 +1,7 @@
 //! The plan object (spec 2.2).
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::timestamp;
 use crate::config::Config;
@@ -10,7 +11,8 @@ use crate::domain::vocab::{IntervalUnit, Language};
 use crate::urls;
 
 /// A plan as the API returns it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Plan)]
 pub struct PlanView {
     id: String,
     title: String,
@@ -25,11 +27,14 @@ pub struct PlanView {
     prevent_payments_at_night: bool,
     pay_url: String,
     shop_id: i64,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = PlanTerms)]
 struct Schedule {
     amount: i64,
     interval: i32,
@@ -37,7 +42,8 @@ struct Schedule {
 }
 
 /// The trial section: always an object, with nulls when the plan has no trial.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = PlanTrialTerms)]
 struct TrialView {
     amount: Option<i64>,
     interval: Option<i32>,

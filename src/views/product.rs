@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::timestamp;
 use crate::config::Config;
@@ -12,7 +13,8 @@ use crate::domain::vocab::{Language, TransactionType};
 use crate::urls;
 
 /// A product as the API returns it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Product)]
 pub struct ProductView {
     id: String,
     name: String,
@@ -23,15 +25,20 @@ pub struct ProductView {
     infinite: bool,
     language: Language,
     transaction_type: TransactionType,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
     test: bool,
+    #[schema(value_type = Object)]
     additional_data: Map<String, Value>,
     pay_url: String,
     payment_url: String,
     confirm_url: String,
+    #[schema(value_type = Vec<crate::domain::vocab::VisibleField>)]
     visible_fields: Vec<&'static str>,
     immortal: bool,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     expired_at: Option<String>,
     return_url: Option<String>,
     notification_url: Option<String>,

@@ -1,6 +1,7 @@
 //! The refund object.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::timestamp;
 use crate::db::entities::refunds;
@@ -8,7 +9,8 @@ use crate::domain::currency::Currency;
 use crate::domain::vocab::RefundStatus;
 
 /// A refund as the API returns it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Refund)]
 pub struct RefundView {
     id: String,
     payment_id: String,
@@ -20,7 +22,9 @@ pub struct RefundView {
     failure_message: Option<String>,
     test: bool,
     shop_id: i64,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
 }
 

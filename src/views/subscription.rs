@@ -3,6 +3,7 @@
 use sea_orm::{ConnectionTrait, DbErr};
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::customer::CustomerView;
 use super::payment::PaymentView;
@@ -14,15 +15,21 @@ use crate::domain::billing::{State as SubState, Terms};
 use crate::urls;
 
 /// A subscription as the API returns it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Subscription)]
 pub struct SubscriptionView {
     id: String,
     state: SubState,
     tracking_id: Option<String>,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     renew_at: Option<String>,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     active_to: Option<String>,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     trial_ends_at: Option<String>,
     current_period: Option<Period>,
     plan: Option<PlanView>,
@@ -32,23 +39,30 @@ pub struct SubscriptionView {
     paid_billing_cycles: i32,
     number_failed_payment_attempts: i32,
     cancel_reason: Option<String>,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     cancelled_at: Option<String>,
     test: bool,
     test_clock: Option<String>,
     redirect_url: Option<String>,
     return_url: Option<String>,
     notification_url: Option<String>,
+    #[schema(value_type = Object)]
+    #[schema(value_type = Object)]
     additional_data: Value,
     shop_id: i64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = BillingPeriod)]
 struct Period {
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     start: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     end: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = SavedCard)]
 struct Card {
     brand: String,
     last_4: String,

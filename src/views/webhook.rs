@@ -1,13 +1,15 @@
 //! Webhook endpoints and deliveries as the API shows them.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::timestamp;
 use crate::db::entities::{webhook_attempts, webhook_deliveries, webhook_endpoints};
 use crate::domain::webhook::{DeliveryStatus, EnabledEvents, Scheme};
 
 /// A webhook endpoint; `secret` only in the answer that made it (create, rotation).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = WebhookEndpoint)]
 pub struct EndpointView {
     id: String,
     url: String,
@@ -19,7 +21,9 @@ pub struct EndpointView {
     #[serde(skip_serializing_if = "Option::is_none")]
     secret: Option<String>,
     shop_id: i64,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
 }
 
@@ -42,7 +46,8 @@ impl EndpointView {
 }
 
 /// A delivery of an event, with its latest attempts.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = WebhookDelivery)]
 pub struct DeliveryView {
     id: String,
     event_id: String,
@@ -51,17 +56,21 @@ pub struct DeliveryView {
     scheme: Scheme,
     status: DeliveryStatus,
     attempts: i32,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     next_attempt_at: Option<String>,
     last_status_code: Option<i32>,
     last_error: Option<String>,
     test: bool,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
     recent_attempts: Vec<AttemptView>,
 }
 
 /// One attempt of a delivery.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = WebhookAttempt)]
 pub struct AttemptView {
     at: String,
     status_code: Option<i32>,
@@ -100,4 +109,38 @@ impl DeliveryView {
                 .collect(),
         }
     }
+}
+
+/// A deleted object.
+#[derive(Serialize, ToSchema)]
+pub struct Deleted {
+    pub id: String,
+    /// Always `true`.
+    pub deleted: bool,
+}
+
+/// An event queued to be sent again.
+#[derive(Serialize, ToSchema)]
+pub struct Redelivered {
+    pub event_id: String,
+    /// How many deliveries were queued.
+    pub deliveries: usize,
+}
+
+/// The shop's settings that integrations read.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Shop)]
+pub struct ShopView {
+    pub id: i64,
+    pub name: String,
+    /// The shop's site: where customers return when a product has no `return_url`.
+    pub url: Option<String>,
+    /// Where bePaid-style notifications go when the product or subscription names none.
+    pub notification_url: Option<String>,
+    /// PEM of the RSA key that verifies notifications' `Content-Signature`.
+    pub public_key: String,
+    /// The same key as bare base64 (as bePaid's back office shows it).
+    pub public_key_base64: String,
+    /// Whether notifications carry Basic auth (the shop's secret key is kept sealed).
+    pub notifications_authenticated: bool,
 }

@@ -35,6 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("ops", 6),
     ("app", 7),
     ("cli", 7),
+    ("openapi", 7),
 ];
 
 /// Imports within a layer that are allowed: among the services, the engine lies below those
@@ -46,6 +47,7 @@ const WITHIN: &[(&str, &str)] = &[
     ("scheduler", "refunds"),
     ("subscriptions", "payments"),
     ("cli", "app"),
+    ("app", "openapi"),
 ];
 
 fn layer(module: &str) -> u8 {

@@ -18,6 +18,7 @@ mod isolation;
 mod layout;
 mod lists;
 mod money;
+mod openapi;
 mod ops;
 mod pages;
 mod payments;

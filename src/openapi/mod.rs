@@ -1,0 +1,221 @@
+//! The API's OpenAPI 3.1 document, made from the handlers' `#[utoipa::path]` annotations and
+//! the views' schemas, served at `/openapi.json`. What every operation shares (Basic auth,
+//! `Idempotency-Key` on POSTs, `X-Request-Id` on answers, the error answers) is added here
+//! once, by [`Conventions`], rather than on each handler.
+
+use std::sync::LazyLock;
+
+use askama::Template;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{Html, IntoResponse};
+use axum::routing::get;
+use axum::{Json, Router};
+
+use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{
+    Components, ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi as Document, RefOr, Required, Response,
+    ResponseBuilder, Server, Type,
+};
+use utoipa::{Modify, OpenApi};
+
+use crate::api::{customers, events, payments, plans, products, refunds, subscriptions, test_clocks, webhooks};
+use crate::error::AppError;
+use crate::error::{ErrorBody, ErrorCode};
+use crate::state::AppState;
+use crate::{ops, pay};
+
+pub mod reference;
+
+/// The document, made once per process; [`document`] adds the server's address.
+static DOCUMENT: LazyLock<Document> = LazyLock::new(ApiDoc::openapi);
+
+/// The document for a server at `base_url`.
+pub fn document(base_url: &str) -> Document {
+    let mut document = DOCUMENT.clone();
+    document.servers = Some(vec![Server::new(base_url)]);
+    document
+}
+
+/// `/openapi.json` and `/docs`, public like the rest of the documentation.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/openapi.json",
+            get(|State(state): State<AppState>| async move { Json(document(&state.config.base_url)) }),
+        )
+        .route("/docs", get(docs))
+}
+
+/// The reference page, made from the document.
+async fn docs(State(state): State<AppState>) -> Result<axum::response::Response, AppError> {
+    let document = serde_json::to_value(document(&state.config.base_url))
+        .map_err(|e| AppError::Internal(format!("the OpenAPI document: {e}")))?;
+    let page = reference::reference(&document, &state.config.base_url)
+        .render()
+        .map_err(|e| AppError::Internal(format!("the reference page: {e}")))?;
+    Ok(([(header::CACHE_CONTROL, "public, max-age=300")], Html(page)).into_response())
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "paydesk API",
+        description = "Products with payment links, subscription plans, customers, payments, refunds, \
+            subscriptions, events and webhooks of one shop. Authenticate every request with HTTP Basic: \
+            the shop id as the user name, the shop's secret key as the password. Bodies are JSON \
+            (`Content-Type: application/json`); amounts are integers in minimal currency units; times \
+            are RFC 3339 in UTC with milliseconds. Lists are JSON arrays, newest first, paged with \
+            `limit` and `starting_after`; a `Link: <…>; rel=\"next\"` header points to the next page. \
+            Every POST may carry an `Idempotency-Key`: a retry with the same key and body gets the first \
+            answer again instead of acting twice.",
+        license(name = "MIT"),
+    ),
+    paths(
+        products::create, products::list, products::show, products::update,
+        plans::create, plans::list, plans::show,
+        customers::create, customers::list, customers::show,
+        payments::list, payments::show, payments::capture, payments::void,
+        refunds::create, refunds::list, refunds::show,
+        subscriptions::create, subscriptions::list, subscriptions::show, subscriptions::cancel,
+        subscriptions::events, subscriptions::test_card_outcome,
+        test_clocks::create, test_clocks::list, test_clocks::show, test_clocks::advance,
+        events::list, events::show,
+        webhooks::create, webhooks::list, webhooks::show, webhooks::update, webhooks::delete,
+        webhooks::rotate, webhooks::deliveries, webhooks::redeliver, webhooks::shop, webhooks::update_shop,
+        pay::products::show, pay::plans::show,
+        ops::healthz,
+    ),
+    components(schemas(ErrorBody, ErrorCode)),
+    modifiers(&Conventions),
+    security(("basic" = [])),
+    tags(
+        (name = "Products", description = "One-off products and their payment links (spec 2.1, 4.1)."),
+        (name = "Plans", description = "Subscription plans (spec 2.2, 4.2)."),
+        (name = "Customers", description = "The shop's customers (spec 2.3, 4.3)."),
+        (name = "Payments", description = "Every attempt to pay, from pay pages and the billing engine."),
+        (name = "Refunds", description = "Money given back, in part or in full."),
+        (name = "Subscriptions", description = "A customer's subscription to a plan, billed by the engine."),
+        (name = "Test clocks", description = "Simulated time for test-mode subscriptions."),
+        (name = "Events", description = "What happened, with the object as it was then."),
+        (name = "Webhooks", description = "Endpoints that receive events, their deliveries, and the shop's \
+            notification settings."),
+        (name = "Pay links", description = "The hosted pages customers pay on; programs may ask them for JSON."),
+        (name = "Operations", description = "For load balancers and operators."),
+    ),
+)]
+struct ApiDoc;
+
+/// What every operation shares, added to each.
+struct Conventions;
+
+impl Modify for Conventions {
+    fn modify(&self, document: &mut Document) {
+        let components = document.components.get_or_insert_with(Components::new);
+        let basic = Http::builder()
+            .scheme(HttpAuthScheme::Basic)
+            .description(Some("The shop id as the user name, the shop's secret key as the password"))
+            .build();
+        components.add_security_scheme("basic", SecurityScheme::Http(basic));
+        for (path, item) in document.paths.paths.iter_mut() {
+            let methods = [
+                ("get", &mut item.get),
+                ("post", &mut item.post),
+                ("put", &mut item.put),
+                ("delete", &mut item.delete),
+            ];
+            for (method, operation) in methods {
+                if let Some(operation) = operation {
+                    conventions(path, method, operation);
+                }
+            }
+        }
+    }
+}
+
+/// The shared parts of one operation.
+fn conventions(path: &str, method: &str, operation: &mut Operation) {
+    let public = operation.security.as_ref().is_some_and(|s| s.iter().all(|r| r == &Default::default()));
+    let mut errors: Vec<(&str, &str)> = vec![("500", "A fault of paydesk (logged with the request id)")];
+    if !public {
+        errors.push(("401", "Missing or wrong credentials (`WWW-Authenticate: Basic realm=\"paydesk\"`)"));
+        errors.push(("429", "Too many wrong credentials from this address; retry after `Retry-After` seconds"));
+    }
+    if path.contains('{') {
+        errors.push(("404", "No such object of this shop"));
+    }
+    if operation.request_body.is_some() {
+        errors.push(("400", "The body is not JSON, or not a JSON object"));
+        errors.push(("413", "The body is over 1 MiB"));
+        errors.push(("415", "`Content-Type` is not JSON"));
+        errors.push(("422", "Invalid or missing parameters: `errors` names each field with its problems"));
+    }
+    if method == "get" && !public {
+        errors.push(("422", "An invalid query parameter (`limit`, `starting_after` or a filter)"));
+    }
+    if method == "post" {
+        errors.push(("409", "A request with the same `Idempotency-Key` is still running"));
+        errors.push(("422", "An invalid `Idempotency-Key`, or one used before with another request"));
+        let key = ParameterBuilder::new()
+            .name("Idempotency-Key")
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(
+                "Makes a retry safe: the first answer to this key (with this path and body) is kept for \
+                 24 hours and answered again instead of acting twice. 1 to 255 visible characters.",
+            ))
+            .schema(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(255))))
+            .build();
+        operation.parameters.get_or_insert_with(Vec::new).push(key);
+    }
+    for (status, description) in errors {
+        operation.responses.responses.entry(status.to_string()).or_insert_with(|| error(description).into());
+    }
+    for (status, response) in operation.responses.responses.iter_mut() {
+        if let RefOr::T(response) = response {
+            if status == "200" && method == "get" && is_array(response) {
+                link(response);
+            }
+            request_id(response);
+        }
+    }
+}
+
+/// An error answer with `description`.
+fn error(description: &str) -> Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new().schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name("Error")))).build(),
+        )
+        .build()
+}
+
+/// Adds `X-Request-Id` to an answer's headers.
+fn request_id(response: &mut Response) {
+    let header = HeaderBuilder::new()
+        .schema(ObjectBuilder::new().schema_type(Type::String))
+        .description(Some("The request's id: the client's own `X-Request-Id` when usable, otherwise a new `req_…`"))
+        .build();
+    response.headers.insert("X-Request-Id".into(), header);
+}
+
+/// Whether an answer is a JSON array (a page of a list).
+fn is_array(response: &Response) -> bool {
+    let schema = response.content.get("application/json").and_then(|c| c.schema.as_ref());
+    matches!(schema, Some(RefOr::T(utoipa::openapi::schema::Schema::Array(_))))
+}
+
+/// Adds the `Link` header of lists to an answer.
+fn link(response: &mut Response) {
+    let header = HeaderBuilder::new()
+        .schema(ObjectBuilder::new().schema_type(Type::String))
+        .description(Some(
+            "When more follow: the next page, `<{base_url}/path?…&limit=N&starting_after=ID>; rel=\"next\"` \
+             (the filters of this request kept)",
+        ))
+        .build();
+    response.headers.insert("Link".into(), header);
+}
