@@ -52,6 +52,10 @@ pub struct ConfigArgs {
     /// Bearer token that `GET /metrics` requires; metrics are off (404) while it is unset.
     #[arg(long, env = "PAYDESK_METRICS_TOKEN", global = true, hide_env_values = true)]
     pub metrics_token: Option<String>,
+    /// Wrong API credentials one address may send in 10 minutes before it is answered 429
+    /// (default 30).
+    #[arg(long, env = "PAYDESK_API_AUTH_FAILURES", global = true)]
+    pub api_auth_failures: Option<String>,
     /// Seconds a stopping instance waits for in-flight requests and the running billing
     /// batch (default 30).
     #[arg(long, env = "PAYDESK_SHUTDOWN_SECONDS", global = true)]
@@ -89,6 +93,8 @@ pub struct Config {
     pub metrics_token: Option<String>,
     /// How long a stop waits for work in flight.
     pub shutdown_timeout: std::time::Duration,
+    /// Wrong API credentials allowed per address in the window of `throttle::API_AUTH`.
+    pub api_auth_failures: usize,
 }
 
 /// How log lines are written.
@@ -228,7 +234,13 @@ impl Config {
                 ));
             }
         };
+        let failures_raw = args.api_auth_failures.as_deref().unwrap_or("30");
+        let api_auth_failures = match failures_raw.trim().parse::<usize>() {
+            Ok(n) if (1..=1_000_000).contains(&n) => n,
+            _ => return Err(bad("PAYDESK_API_AUTH_FAILURES", failures_raw, "is not a whole number from 1 to 1000000")),
+        };
         Ok(Config {
+            api_auth_failures,
             log_format,
             metrics_token,
             shutdown_timeout,

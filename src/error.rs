@@ -29,6 +29,10 @@ pub enum AppError {
     /// No such object (of this shop): 404.
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// A list's `starting_after` names no object of the list: 404 (the id is well formed,
+    /// the object missing).
+    #[error("Starting after is not an id of this list")]
+    UnknownCursor,
     /// The object is not in a state that allows this: 409.
     #[error("{0}")]
     Conflict(String),
@@ -77,11 +81,7 @@ impl From<Errors> for AppError {
 impl From<ListError> for AppError {
     fn from(e: ListError) -> Self {
         match e {
-            ListError::UnknownCursor => {
-                let mut errors = Errors::default();
-                errors.add("starting_after", "is not an id of this list");
-                AppError::Validation(errors)
-            }
+            ListError::UnknownCursor => AppError::UnknownCursor,
             ListError::Db(e) => AppError::Db(e),
         }
     }
@@ -95,7 +95,7 @@ impl AppError {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
-            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::NotFound(_) | AppError::UnknownCursor => StatusCode::NOT_FOUND,
             AppError::Conflict(_) | AppError::IdempotencyRunning => StatusCode::CONFLICT,
             AppError::Idempotency(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::Acquirer(_) | AppError::Declined(_) => StatusCode::BAD_GATEWAY,
@@ -116,7 +116,7 @@ impl AppError {
             AppError::BadRequest(_) => "invalid_request",
             AppError::Unauthorized => "authentication_failed",
             AppError::Forbidden(_) => "forbidden",
-            AppError::NotFound(_) => "resource_missing",
+            AppError::NotFound(_) | AppError::UnknownCursor => "resource_missing",
             AppError::Conflict(_) => "invalid_state",
             AppError::Idempotency(_) | AppError::IdempotencyRunning => "idempotency_error",
             AppError::Declined(_) => "card_declined",
@@ -157,10 +157,12 @@ impl IntoResponse for AppError {
         let base;
         let errors = match &self {
             AppError::Validation(errors) | AppError::Idempotency(errors) => Some(errors),
+            AppError::UnknownCursor => {
+                base = Errors::one("starting_after", "is not an id of this list");
+                Some(&base)
+            }
             AppError::BadRequest(_) => {
-                let mut errors = Errors::default();
-                errors.add("base", message.clone());
-                base = errors;
+                base = Errors::one("base", message.clone());
                 Some(&base)
             }
             _ => None,

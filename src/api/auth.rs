@@ -47,8 +47,9 @@ impl FromRequestParts<AppState> for ApiShop {
         // limit is then refused here without asking the database again.
         if let Some(address) = address {
             let key = address.to_string();
-            db::throttle::fail(&state.db, &throttle::API_AUTH, &key, now).await?;
-            if let Some(wait) = db::throttle::wait(&state.db, &throttle::API_AUTH, &key, now).await? {
+            let limit = throttle::Limit { max: state.config.api_auth_failures, ..throttle::API_AUTH };
+            db::throttle::fail(&state.db, &limit, &key, now).await?;
+            if let Some(wait) = db::throttle::wait(&state.db, &limit, &key, now).await? {
                 state.api_locks.lock(address, now, wait);
             }
         }

@@ -10,7 +10,7 @@ use crate::domain::Errors;
 use crate::domain::input::storable;
 use crate::error::AppError;
 
-/// A request body that is a JSON object; an empty body reads as `{}`.
+/// A request body that is a JSON object; an empty body, or `null`, reads as `{}`.
 pub struct JsonObject(pub Map<String, Value>);
 
 impl<S: Send + Sync> FromRequest<S> for JsonObject {
@@ -35,6 +35,8 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
             return Ok(JsonObject(Map::new()));
         }
         match serde_json::from_slice(&bytes) {
+            // `null` is a body with nothing in it, as an empty one.
+            Ok(Value::Null) => Ok(JsonObject(Map::new())),
             Ok(Value::Object(map)) => {
                 let mut errors = Errors::default();
                 unstorable(&map, "", &mut errors);

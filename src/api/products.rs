@@ -73,7 +73,7 @@ async fn list(
 /// customers bought meanwhile is refused with 409.
 #[utoipa::path(put, path = "/products/{id}", tag = "Products",
     params(("id" = String, Path, description = "The product's id (`prd_…`)")),
-    request_body = schemas::ProductUpdate,
+    request_body = Option<schemas::ProductUpdate>,
     responses(
         (status = 204, description = "Updated; no body"),
         (status = 409, description = "Customers' purchases overtook the new quantity", body = crate::error::ErrorBody),

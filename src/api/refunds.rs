@@ -29,7 +29,7 @@ pub fn router() -> Router<AppState> {
 /// Gives back `amount` (default: all that is left) of a `succeeded` or `partially_refunded`
 /// payment. A refund the acquirer refuses is answered 201 with `status: failed`.
 #[utoipa::path(post, path = "/payments/{id}/refund", tag = "Refunds", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
-    request_body = schemas::RefundCreate,
+    request_body = Option<schemas::RefundCreate>,
     responses(
         (status = 201, description = "The refund", body = RefundView),
         (status = 409, description = "The payment cannot be refunded (an authorization, failed, or refunded)", body = crate::error::ErrorBody),

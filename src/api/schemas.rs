@@ -91,17 +91,15 @@ pub struct ProductCreate {
     /// Where the customer goes after paying: an absolute `http` or `https` URL of at most
     /// 2048 characters. Without it the shop's own URL is used.
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     return_url: Option<String>,
     /// Where bePaid-style notifications of this product's payments go (else the shop's
     /// `notification_url`): an absolute `http` or `https` URL of at most 2048 characters.
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     notification_url: Option<String>,
     /// The pay page's language.
@@ -147,7 +145,6 @@ pub struct ProductUpdate {
     /// Units left to sell. Must not be sent together with `"infinite": true`. A new value is
     /// applied as the difference from the quantity read, so units sold meanwhile stay sold
     /// (409 when they would leave fewer than zero).
-    #[schema(nullable = false)]
     quantity: Option<ProductQuantity>,
     /// True makes the stock unlimited (and clears `quantity`); false needs a `quantity` if the
     /// product has none.
@@ -164,16 +161,14 @@ pub struct ProductUpdate {
     expired_at: Option<String>,
     /// Where the customer goes after paying (`null` removes it).
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     return_url: Option<String>,
     /// Where notifications of this product's payments go (`null` removes it).
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     notification_url: Option<String>,
     /// The pay page's language.
@@ -223,6 +218,7 @@ pub struct PlanCreate {
     infinite: Option<FlexibleBoolean>,
     /// How many charges a finite plan makes (1 to 100,000). Required when `infinite` is false;
     /// ignored (not even checked) otherwise.
+    #[schema(value_type = Option<serde_json::Value>)]
     billing_cycles: Option<BillingCycleCount>,
     /// Failed attempts of one charge before the subscription fails (1 to 100).
     #[schema(default = 3)]
@@ -282,7 +278,10 @@ pub struct PlanTrial {
 }))]
 pub struct CustomerCreate {
     /// The customer's e-mail address (an HTML5-valid address: no quoted local parts).
-    #[schema(format = Email, max_length = 255, pattern = r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")]
+    #[schema(
+        max_length = 255,
+        pattern = r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+    )]
     email: String,
     /// The customer's IP address.
     ip: IpAddress,
@@ -308,8 +307,9 @@ pub struct CustomerCreate {
     /// Phone number, as typed.
     #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
     phone: Option<String>,
-    /// The merchant's own reference for the customer.
-    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    /// The merchant's own reference for the customer: text, or a whole number (kept as its
+    /// digits).
+    #[schema(schema_with = merchant_reference)]
     external_id: Option<String>,
     // `state` only for US and CA, US zip codes.
     #[serde(flatten)]
@@ -349,20 +349,19 @@ pub struct SubscriptionCreate {
     card: Option<SubscriptionCard>,
     /// Where the customer goes after entering a card on the hosted page.
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     return_url: Option<String>,
     /// Where bePaid-style notifications of this subscription go (else the shop's).
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     notification_url: Option<String>,
-    /// The merchant's own reference, returned with the subscription.
-    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    /// The merchant's own reference, returned with the subscription: text, or a whole number
+    /// (kept as its digits).
+    #[schema(schema_with = merchant_reference)]
     tracking_id: Option<String>,
     /// Any JSON object, kept and returned as sent. No key or text in it may contain NUL.
     additional_data: Option<HashMap<String, Value>>,
@@ -493,7 +492,6 @@ pub struct WebhookEndpointCreate {
     /// Where deliveries are POSTed: an absolute `http` or `https` URL of at most 2048
     /// characters. Private and loopback addresses are accepted here but never delivered to.
     #[schema(
-        format = "uri",
         max_length = 2048,
         pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
@@ -517,9 +515,8 @@ pub struct WebhookEndpointCreate {
 pub struct WebhookEndpointUpdate {
     /// Where deliveries are POSTed: an absolute `http` or `https` URL.
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     url: Option<String>,
     /// A note for the merchant, at most 1000 characters (`null` or blank clears it).
@@ -539,9 +536,8 @@ pub struct ShopUpdate {
     /// Where bePaid-style notifications go when the product or subscription names none: an
     /// absolute `http` or `https` URL; `null` or blank clears it, absent leaves it.
     #[schema(
-        format = "uri",
         max_length = 2048,
-        pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     notification_url: Option<String>,
 }
@@ -822,6 +818,14 @@ impl PartialSchema for FlexibleBoolean {
 
 named!(FlexibleBoolean);
 
+/// A reference in the merchant's system: at most 255 characters of text, or a whole number.
+fn merchant_reference() -> OneOfBuilder {
+    OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::String).max_length(Some(255)).pattern(Some(r"^[^\x00]*$")))
+        .item(ObjectBuilder::new().schema_type(Type::Integer))
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+}
+
 /// The last second of 9999 in Unix seconds.
 const LAST_SECOND_9999: i64 = 253_402_300_799;
 
@@ -862,8 +866,8 @@ impl PartialSchema for TimeInput {
 named!(TimeInput);
 
 /// The first and last Unix seconds chrono can represent.
-const FIRST_FILTER_SECOND: i64 = -8_334_601_315_200;
-const LAST_FILTER_SECOND: i64 = 8_210_266_876_799;
+const FIRST_FILTER_SECOND: i64 = -62_167_219_200;
+const LAST_FILTER_SECOND: i64 = 253_402_300_799;
 
 /// A moment of the events filter: RFC 3339 text or Unix seconds (the value is trimmed).
 pub struct FilterTime;
@@ -1129,7 +1133,7 @@ fn plan_create_rules() -> OneOfBuilder {
                 .title(Some("A fixed number of charges"))
                 .property("infinite", values([json!(false), json!("false")]))
                 .required("infinite")
-                .property("billing_cycles", given_number())
+                .property("billing_cycles", <BillingCycleCount as PartialSchema>::schema())
                 .required("billing_cycles"),
         )
         .description(Some("`billing_cycles` is required when `infinite` is false."))

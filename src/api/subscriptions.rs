@@ -150,7 +150,7 @@ async fn events(
 
 /// Cancel a subscription
 #[utoipa::path(post, path = "/subscriptions/{id}/cancel", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
-    request_body = schemas::SubscriptionCancel,
+    request_body = Option<schemas::SubscriptionCancel>,
     responses(
         (status = 200, description = "The cancelled subscription", body = SubscriptionView),
         (status = 409, description = "The subscription has already ended", body = crate::error::ErrorBody),
@@ -173,7 +173,10 @@ async fn cancel(
 /// Test mode: how the card behaves
 #[utoipa::path(post, path = "/subscriptions/{id}/test_card_outcome", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
     request_body = schemas::TestCardOutcome,
-    responses((status = 200, description = "The subscription", body = SubscriptionView)))]
+    responses(
+        (status = 200, description = "The subscription", body = SubscriptionView),
+        (status = 409, description = "A live subscription: only test ones can be told", body = crate::error::ErrorBody),
+    ))]
 async fn test_card_outcome(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
@@ -188,10 +191,10 @@ async fn test_card_outcome(
     let outcome = r.choice("outcome", of_charges, &mut errors);
     errors.require("outcome", outcome.is_none());
     let from = parse_time(&r, "from", &mut errors);
-    if !sub.test {
-        errors.add("test", "only test subscriptions can be told how their card behaves");
-    }
     errors.into_result(|| ()).map_err(AppError::from)?;
+    if !sub.test {
+        return Err(AppError::Conflict("Only test subscriptions can be told how their card behaves".into()));
+    }
     let from = match from {
         Some(t) => t,
         None => crate::subscriptions::now_of(&state, &sub).await?,
@@ -205,7 +208,10 @@ async fn test_card_outcome(
 pub fn parse_time(r: &Reader, field: &str, errors: &mut Errors) -> Option<DateTime<Utc>> {
     let value = r.value(field)?;
     let parsed = match value {
-        Value::Number(n) => n.as_i64().and_then(|s| DateTime::from_timestamp(s, 0)),
+        Value::Number(n) => {
+            let whole = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64);
+            n.as_i64().or(whole).and_then(|s| DateTime::from_timestamp(s, 0))
+        }
         Value::String(s) => DateTime::parse_from_rfc3339(s.trim()).ok().map(|t| t.with_timezone(&Utc)),
         _ => None,
     };

@@ -118,7 +118,7 @@ async fn list(
     request_body = schemas::TestClockAdvance,
     responses(
         (status = 200, description = "The clock at its new time", body = ClockView),
-        (status = 409, description = "The clock is already advancing", body = crate::error::ErrorBody),
+        (status = 409, description = "The clock is already advancing, or is later than `frozen_time` (clocks only move forward)", body = crate::error::ErrorBody),
     ))]
 async fn advance(
     State(state): State<AppState>,
@@ -130,12 +130,17 @@ async fn advance(
     let mut errors = Errors::default();
     let to = parse_time(&Reader::new(&body), "frozen_time", &mut errors);
     errors.require("frozen_time", to.is_none());
-    if let Some(to) = to
-        && to <= clock.frozen_time
-    {
-        errors.add("frozen_time", "must be later than the clock's current time");
-    }
     let to = errors.into_result(|| to.unwrap_or_default())?;
+    // Advancing to the clock's own time does nothing; a clock never goes back.
+    if to == clock.frozen_time {
+        return Ok(Json(ClockView::from(&clock)));
+    }
+    if to < clock.frozen_time {
+        return Err(AppError::Conflict(format!(
+            "The clock is at {}; it only moves forward",
+            crate::views::timestamp(clock.frozen_time)
+        )));
+    }
     // The advance runs in a task of its own under a renewed lease: it finishes even if this
     // client hangs up, and another run takes it over if this instance stops.
     if crate::billing::advance_clock(&state, &clock, to).await?.is_none() {

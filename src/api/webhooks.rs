@@ -87,7 +87,7 @@ async fn show(
 ///
 /// Any of the create fields, and `enabled` (turning a disabled endpoint back on).
 #[utoipa::path(method(post, put), path = "/webhook_endpoints/{id}", tag = "Webhooks", params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
-    request_body = schemas::WebhookEndpointUpdate,
+    request_body = Option<schemas::WebhookEndpointUpdate>,
     responses((status = 200, description = "The endpoint", body = EndpointView)))]
 async fn update(
     State(state): State<AppState>,
@@ -153,7 +153,7 @@ async fn deliveries(
 /// Sends an event again: to `endpoint_id` only, or to all of its targets.
 /// Send an event again
 #[utoipa::path(post, path = "/events/{id}/redeliver", tag = "Webhooks", params(("id" = String, Path, description = "The event's id (`evt_…`)")),
-    request_body = schemas::Redeliver,
+    request_body = Option<schemas::Redeliver>,
     responses((status = 202, description = "Queued", body = Redelivered)))]
 async fn redeliver(
     State(state): State<AppState>,
@@ -186,7 +186,7 @@ async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 /// (`null` clears it).
 /// Update the shop's settings
 #[utoipa::path(method(post, put), path = "/shop", tag = "Webhooks",
-    request_body = schemas::ShopUpdate,
+    request_body = Option<schemas::ShopUpdate>,
     responses((status = 200, description = "The shop", body = ShopView)))]
 async fn update_shop(
     State(state): State<AppState>,

@@ -38,7 +38,7 @@ impl CustomerFields {
         let address = text("address", &mut e);
         let city = text("city", &mut e);
         let phone = text("phone", &mut e);
-        let external_id = text("external_id", &mut e);
+        let external_id = r.identifier("external_id", MAX_SHORT, &mut e);
 
         let (country, zip, state) = read_region(&r, &mut e);
         let (email, ip) = read_contact(&r, &mut e);

@@ -8,6 +8,13 @@ use serde::ser::SerializeMap;
 pub struct Errors(Vec<(String, Vec<String>)>);
 
 impl Errors {
+    /// The errors of one problem of one field.
+    pub fn one(field: &str, message: impl Into<String>) -> Self {
+        let mut errors = Errors::default();
+        errors.add(field, message);
+        errors
+    }
+
     /// Records one problem for a field (nested fields are keyed `plan.interval`).
     pub fn add(&mut self, field: &str, message: impl Into<String>) {
         let message = message.into();

@@ -73,7 +73,6 @@ impl<'a> Reader<'a> {
                 None
             }
             Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
             _ => {
                 errors.add(&self.key(field), msg::NOT_A_STRING);
                 None
@@ -81,13 +80,25 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A reference in another system: a string as [`Reader::string`] reads it, or a whole
+    /// number kept as its digits (merchants' ids are often numbers).
+    pub fn identifier(&self, field: &str, max: usize, errors: &mut Errors) -> Option<String> {
+        match self.value(field)? {
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+            _ => self.string(field, max, errors),
+        }
+    }
+
     /// An integer given as a JSON integer or a string of digits (optionally signed).
     pub fn integer(&self, field: &str, errors: &mut Errors) -> Option<i64> {
         let parsed = match self.value(field)? {
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => Ok(i),
-                None if n.is_f64() && n.as_f64().is_some_and(|f| f.fract() != 0.0) => Err(msg::NOT_AN_INTEGER),
-                None => Err(msg::NOT_A_NUMBER),
+            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => Ok(i),
+                (None, Some(f)) if f.fract() != 0.0 => Err(msg::NOT_AN_INTEGER),
+                // A whole number written with a fraction (`12.0`) is that number, as JSON
+                // Schema reads it, within the range of integers.
+                (None, Some(f)) if n.is_f64() && f.abs() < 9.0e15 => Ok(f as i64),
+                _ => Err(msg::NOT_A_NUMBER),
             },
             Value::String(s) => parse_integer(s.trim()),
             _ => Err(msg::NOT_A_NUMBER),

@@ -78,7 +78,7 @@ impl SubscriptionRequest {
         let card = read_card(&r, now, &mut e);
         let return_url = read_url(&r, "return_url", &mut e);
         let notification_url = read_url(&r, "notification_url", &mut e);
-        let tracking_id = r.string("tracking_id", MAX_SHORT, &mut e);
+        let tracking_id = r.identifier("tracking_id", MAX_SHORT, &mut e);
         let additional_data = match r.value("additional_data") {
             Some(Value::Object(data)) => Some(Value::Object(data.clone()).to_string()),
             Some(_) => {
@@ -134,10 +134,11 @@ fn read_customer(r: &Reader, e: &mut Errors) -> Option<CustomerRef> {
 /// The card, when one is sent: checked as a pay form checks it, its errors named `card.*`.
 fn read_card(r: &Reader, now: DateTime<Utc>, e: &mut Errors) -> Option<CardInput> {
     r.object("card", "card.", e).and_then(|c| {
-        let text = |field: &str, e: &mut Errors| c.string(field, MAX_SHORT, e).unwrap_or_default();
-        let (number, month, year) = (text("number", e), text("exp_month", e), text("exp_year", e));
-        let cvc = c.string("cvc", 8, e).or_else(|| c.string("verification_value", 8, e)).unwrap_or_default();
-        let holder = text("holder", e);
+        // Numbers as digits or JSON integers, as card forms and libraries send them.
+        let digits = |field: &str, e: &mut Errors| c.identifier(field, MAX_SHORT, e).unwrap_or_default();
+        let (number, month, year) = (digits("number", e), digits("exp_month", e), digits("exp_year", e));
+        let cvc = c.identifier("cvc", 8, e).or_else(|| c.identifier("verification_value", 8, e)).unwrap_or_default();
+        let holder = c.string("holder", MAX_SHORT, e).unwrap_or_default();
         let raw = RawCard { number: &number, exp_month: &month, exp_year: &year, cvc: &cvc, holder: &holder };
         let mut card_errors = Errors::default();
         let card = CardInput::parse(raw, now, &mut card_errors);

@@ -31,11 +31,26 @@ pub mod reference;
 /// The document, made once per process; [`document`] adds the server's address.
 static DOCUMENT: LazyLock<Document> = LazyLock::new(ApiDoc::openapi);
 
-/// The document for a server at `base_url`.
-pub fn document(base_url: &str) -> Document {
+/// The document for a server at `base_url`, as JSON.
+pub fn document(base_url: &str) -> serde_json::Value {
     let mut document = DOCUMENT.clone();
     document.servers = Some(vec![Server::new(base_url)]);
-    document
+    let mut json = serde_json::to_value(document).unwrap_or_default();
+    // utoipa 5 writes a link's `operationId` as `operation_id`: renamed to the standard's.
+    if let Some(paths) = json.get_mut("paths").and_then(|p| p.as_object_mut()) {
+        for operation in paths.values_mut().filter_map(|i| i.as_object_mut()).flat_map(|i| i.values_mut()) {
+            let responses = operation.get_mut("responses").and_then(|r| r.as_object_mut());
+            for response in responses.into_iter().flat_map(|r| r.values_mut()) {
+                let links = response.get_mut("links").and_then(|l| l.as_object_mut());
+                for link in links.into_iter().flat_map(|l| l.values_mut()).filter_map(|l| l.as_object_mut()) {
+                    if let Some(id) = link.remove("operation_id") {
+                        link.insert("operationId".into(), id);
+                    }
+                }
+            }
+        }
+    }
+    json
 }
 
 /// `/openapi.json` and `/docs`, public like the rest of the documentation.
@@ -50,8 +65,7 @@ pub fn router() -> Router<AppState> {
 
 /// The reference page, made from the document.
 async fn docs(State(state): State<AppState>) -> Result<axum::response::Response, AppError> {
-    let document = serde_json::to_value(document(&state.config.base_url))
-        .map_err(|e| AppError::Internal(format!("the OpenAPI document: {e}")))?;
+    let document = document(&state.config.base_url);
     let page = reference::reference(&document, &state.config.base_url)
         .render()
         .map_err(|e| AppError::Internal(format!("the reference page: {e}")))?;
@@ -84,7 +98,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         events::list, events::show,
         webhooks::create, webhooks::list, webhooks::show, webhooks::update, webhooks::delete,
         webhooks::rotate, webhooks::deliveries, webhooks::redeliver, webhooks::shop, webhooks::update_shop,
-        pay::products::show, pay::plans::show,
+        pay::products::show, pay::products::submit, pay::plans::show, pay::plans::submit,
         ops::healthz,
     ),
     components(schemas(ErrorBody, ErrorCode)),
@@ -127,15 +141,65 @@ impl Modify for Conventions {
             ];
             for (method, operation) in methods {
                 if let Some(operation) = operation {
+                    operation.operation_id = Some(operation_id(method, path));
                     conventions(path, method, operation);
                 }
             }
+        }
+        links(document);
+    }
+}
+
+/// A unique operation id from the method and path: `get_products_id`, `post_payments_id_refund`.
+fn operation_id(method: &str, path: &str) -> String {
+    let words: Vec<&str> =
+        path.split('/').filter(|w| !w.is_empty()).map(|w| w.trim_matches(|c| c == '{' || c == '}')).collect();
+    format!("{method}_{}", words.join("_"))
+}
+
+/// Where the object an operation makes can be used next: from each create (`POST /things`,
+/// and a refund of a payment) to every operation on `/things/{id}`, with `id` from the answer.
+/// Testers such as schemathesis follow them to chain create, read, update and delete.
+fn links(document: &mut Document) {
+    let paths: Vec<String> = document.paths.paths.keys().cloned().collect();
+    let creates = paths.iter().filter(|p| !p.contains('{')).map(|p| (p.clone(), format!("{p}/{{id}}")));
+    let refund = std::iter::once(("/payments/{id}/refund".to_string(), "/refunds/{id}".to_string()));
+    for (create, item_path) in creates.chain(refund).collect::<Vec<_>>() {
+        let targets: Vec<(String, String)> = paths
+            .iter()
+            .filter(|p| *p == &item_path || p.starts_with(&format!("{item_path}/")))
+            .flat_map(|p| {
+                let item = &document.paths.paths[p];
+                [("get", &item.get), ("post", &item.post), ("put", &item.put), ("delete", &item.delete)]
+                    .into_iter()
+                    .filter(|(_, op)| op.is_some())
+                    .map(|(m, _)| (operation_id(m, p), p.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let Some(RefOr::T(created)) = document
+            .paths
+            .paths
+            .get_mut(&create)
+            .and_then(|i| i.post.as_mut())
+            .and_then(|o| o.responses.responses.get_mut("201"))
+        else {
+            continue;
+        };
+        for (id, _) in targets {
+            let link = utoipa::openapi::link::LinkBuilder::new()
+                .operation_id(id.clone())
+                .parameter("id", "$response.body#/id")
+                .build();
+            created.links.insert(id, RefOr::T(link));
         }
     }
 }
 
 /// The shared parts of one operation.
 fn conventions(path: &str, method: &str, operation: &mut Operation) {
+    // Public operations are the hosted pages: their errors are pages for browsers and JSON
+    // for programs that ask for it; they take no Idempotency-Key (the form's attempt is one).
     let public = operation.security.as_ref().is_some_and(|s| s.iter().all(|r| r == &Default::default()));
     let mut errors: Vec<(&str, &str)> = vec![("500", "A fault of paydesk (logged with the request id)")];
     if !public {
@@ -146,15 +210,18 @@ fn conventions(path: &str, method: &str, operation: &mut Operation) {
         errors.push(("404", "No such object of this shop"));
     }
     if operation.request_body.is_some() {
-        errors.push(("400", "The body is not JSON, or not a JSON object"));
         errors.push(("413", "The body is over 1 MiB"));
-        errors.push(("415", "`Content-Type` is not JSON"));
-        errors.push(("422", "Invalid or missing parameters: `errors` names each field with its problems"));
+        if !public {
+            errors.push(("400", "The body is not JSON, or not a JSON object"));
+            errors.push(("415", "`Content-Type` is not JSON"));
+            errors.push(("422", "Invalid or missing parameters: `errors` names each field with its problems"));
+        }
     }
     if method == "get" && !public {
         errors.push(("422", "An invalid query parameter (`limit`, `starting_after` or a filter)"));
+        errors.push(("404", "`starting_after` is not an id of this list"));
     }
-    if method == "post" {
+    if method == "post" && !public {
         errors.push(("409", "A request with the same `Idempotency-Key` is still running"));
         errors.push(("422", "An invalid `Idempotency-Key`, or one used before with another request"));
         let key = ParameterBuilder::new()
@@ -170,7 +237,7 @@ fn conventions(path: &str, method: &str, operation: &mut Operation) {
         operation.parameters.get_or_insert_with(Vec::new).push(key);
     }
     for (status, description) in errors {
-        operation.responses.responses.entry(status.to_string()).or_insert_with(|| error(description).into());
+        operation.responses.responses.entry(status.to_string()).or_insert_with(|| error(description, public).into());
     }
     for (status, response) in operation.responses.responses.iter_mut() {
         if let RefOr::T(response) = response {
@@ -182,15 +249,15 @@ fn conventions(path: &str, method: &str, operation: &mut Operation) {
     }
 }
 
-/// An error answer with `description`.
-fn error(description: &str) -> Response {
-    ResponseBuilder::new()
-        .description(description)
-        .content(
-            "application/json",
-            ContentBuilder::new().schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name("Error")))).build(),
-        )
-        .build()
+/// An error answer with `description`: JSON, and for the hosted pages also a page.
+fn error(description: &str, page: bool) -> Response {
+    let json = ContentBuilder::new().schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name("Error")))).build();
+    let mut answer = ResponseBuilder::new().description(description).content("application/json", json);
+    if page {
+        let html = ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::String))).build();
+        answer = answer.content("text/html", html);
+    }
+    answer.build()
 }
 
 /// Adds `X-Request-Id` to an answer's headers.

@@ -118,6 +118,24 @@ pub fn preview(state: &AppState, product: &products::Model, shop: &shops::Model,
     checkout(state, product, shop).preview(headers)
 }
 
+/// Pay a product
+///
+/// The hosted form's submission, made by the customer's browser with the page's `csrf`
+/// token, its cookie and the form's `attempt` (one payment per attempt, however often it is
+/// sent). Without them the page answers 403 and asks to reload.
+#[utoipa::path(post, path = "/products/{id}/pay", tag = "Pay links", security(()),
+    params(("id" = String, Path, description = "The product's id (`prd_…`)")),
+    request_body(content = crate::views::PayForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 303, description = "Paid: on to the receipt, or the product's `return_url`", headers(("Location" = String))),
+        (status = 402, description = "The card was declined: the form again, with the reason", content_type = "text/html"),
+        (status = 403, description = "No valid `csrf` token and cookie, or no `attempt`: the page asks to reload", content_type = "text/html"),
+        (status = 409, description = "Sold out, or this attempt is being paid by another request", content_type = "text/html"),
+        (status = 410, description = "Expired", content_type = "text/html"),
+        (status = 422, description = "Invalid fields: the form again, each with its problem", content_type = "text/html"),
+        (status = 429, description = "Too many declined cards from this address; retry after `Retry-After` seconds", content_type = "text/html"),
+        (status = 503, description = "Live payments are off on this instance", content_type = "text/html"),
+    ))]
 async fn submit(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -35,6 +35,38 @@ pub struct PayLink {
     pub pay_url: String,
 }
 
+/// The fields of a hosted pay form, as the browser sends them. Which customer fields the
+/// page asks for is the product's `visible_fields` (a plan's page asks for `email`).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct PayForm {
+    /// The page's anti-forgery token (with its cookie).
+    csrf: String,
+    /// The form's attempt: 32 hex digits, one payment per attempt.
+    attempt: String,
+    /// The card number, spaces allowed.
+    card_number: String,
+    /// 1 to 12.
+    card_exp_month: String,
+    /// Two or four digits.
+    card_exp_year: String,
+    /// Three or four digits.
+    card_cvc: String,
+    card_holder: String,
+    email: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    country: Option<String>,
+    state: Option<String>,
+    city: Option<String>,
+    address: Option<String>,
+    zip: Option<String>,
+    phone: Option<String>,
+    /// `YYYY-MM-DD`.
+    birth_date: Option<String>,
+    taxpayer_id: Option<String>,
+}
+
 /// The health check's answer.
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct Health {

@@ -50,7 +50,8 @@ db_tests! {
                 assert_invalid(status, &body, "limit", &["must be a whole number from 1 to 1000"]);
             }
             let (status, body) = app.get(&shop, &format!("{path}?starting_after=nope")).await;
-            assert_invalid(status, &body, "starting_after", &["is not an id of this list"]);
+            assert_eq!((status, &body["code"]), (StatusCode::NOT_FOUND, &json!("resource_missing")));
+            assert_eq!(body["errors"]["starting_after"], json!(["is not an id of this list"]));
         }
         let response = app.req(&shop, Method::GET, "/products?limit=1").send().await.unwrap();
         assert!(response.headers().get(header::LINK).is_some());

@@ -11,8 +11,6 @@ use crate::helpers::*;
 /// Routes of the front ends that are not the API: the hosted pages' forms and receipts, the
 /// checkout's confirm link, operators' metrics and the documentation itself.
 const NOT_API: &[(&str, &str)] = &[
-    ("POST", "/products/{id}/pay"),
-    ("POST", "/plans/{id}/pay"),
     ("GET", "/subscriptions/{id}/pay"),
     ("POST", "/subscriptions/{id}/pay"),
     ("GET", "/receipts/{id}"),
@@ -124,11 +122,11 @@ db_tests! {
                 if path.contains('{') {
                     assert!(responses.contains_key("404"), "{what}");
                 }
-                if method == "post" {
+                if method == "post" && !public {
                     let params = operation["parameters"].as_array().unwrap();
                     assert!(params.iter().any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header"), "{what}");
                 }
-                if operation["requestBody"].is_object() {
+                if operation["requestBody"].is_object() && !public {
                     for status in ["400", "413", "415", "422"] {
                         assert!(responses.contains_key(status), "{what} {status}");
                     }
@@ -139,6 +137,18 @@ db_tests! {
                 }
             }
         }
+        // Operation ids are unique, and each create links to what can be done with its object.
+        let ids: Vec<&str> = document["paths"].as_object().unwrap().values()
+            .flat_map(|item| item.as_object().unwrap().values().filter_map(|op| op["operationId"].as_str()))
+            .collect();
+        assert_eq!(ids.len(), ids.iter().collect::<BTreeSet<_>>().len(), "{ids:?}");
+        let links = &document["paths"]["/products"]["post"]["responses"]["201"]["links"];
+        for target in ["get_products_id", "put_products_id", "get_products_id_pay"] {
+            assert_eq!(links[target]["operationId"], target);
+            assert_eq!(links[target]["parameters"]["id"], "$response.body#/id");
+        }
+        let refund = &document["paths"]["/payments/{id}/refund"]["post"]["responses"]["201"]["links"];
+        assert_eq!(refund["get_refunds_id"]["parameters"]["id"], "$response.body#/id");
         let error = &document["components"]["schemas"]["Error"];
         assert_eq!(error["required"], serde_json::json!(["message", "code"]));
         let codes = document["components"]["schemas"]["ErrorCode"]["enum"].as_array().unwrap();
