@@ -147,8 +147,6 @@ async fn seed(state: &AppState, n: usize) -> i64 {
         last_payment_id: Set(None),
         cancel_reason: Set(None),
         cancelled_at: Set(None),
-        test_outcome: Set(None),
-        test_outcome_from: Set(None),
         claim_token: Set(None),
         claimed_until: Set(None),
         created_at: Set(anchor),

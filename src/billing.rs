@@ -300,6 +300,8 @@ struct Charge {
     payment_id: Option<String>,
     /// Known already (recorded before an interruption): no charge is made.
     known: Option<PaymentStatus>,
+    /// How a test subscription's card was told to behave now.
+    simulate: Option<Behaviour>,
 }
 
 /// Does what is due for `subs` (claimed under `token`) at `now`: charges (or ends) them and
@@ -315,6 +317,7 @@ async fn bill(
     let renewer = renew_meanwhile(state, token);
     let (mut charges, ending) = plan_charges(state, subs).await?;
     resume_earlier(state, &mut charges).await?;
+    simulate_test_cards(state, &mut charges, now).await?;
     // A group at a time: the gate (still claimed, not cancelled), the payment rows, the
     // acquirer. A subscription that fails the gate is not charged.
     let mut answers = Vec::with_capacity(charges.len());
@@ -355,7 +358,7 @@ async fn plan_charges(
             Due::Expire => ending.push((sub, progress)),
             Due::Charge { amount, period, attempt } => {
                 let Some(card) = sub.card() else { continue };
-                let key = format!("{}:{period}:{attempt}", sub.id);
+                let key = rules::charge_key(&sub.id, period, attempt);
                 let currency = plan.currency;
                 charges.push(Charge {
                     sub,
@@ -367,6 +370,7 @@ async fn plan_charges(
                     key,
                     payment_id: None,
                     known: None,
+                    simulate: None,
                 });
             }
         }
@@ -460,7 +464,7 @@ async fn ask_acquirer(
             idempotency_key: &c.key,
             customer_present,
             now,
-            simulate: simulated_outcome(&c.sub, now),
+            simulate: c.simulate,
         };
         let ask = c.payment_id.is_some() && c.known.is_none();
         async move {
@@ -545,11 +549,12 @@ async fn record_charge(
     };
     let anchor = c.sub.anchor_at.unwrap_or(now);
     let next = rules::after_charge(&c.terms, &c.progress, outcome, anchor, now, tz);
-    let (from, sub_id) = (c.sub.state, c.sub.id.clone());
+    // The first charge of a subscription created with its card is where its timeline begins.
+    let first = c.sub.state == rules::State::Redirecting && c.sub.created_with_card();
+    let (from, sub_id) = ((!first).then_some(c.sub.state), c.sub.id.clone());
     if let Some(sub) = db::subscriptions::save_progress(txn, c.sub, token, &next, Some(payment_id.clone()), now).await?
     {
-        let row =
-            db::subscriptions::event_row(&sub, Some(from), (sub.state, sub.renew_at), Some(payment_id), None, now);
+        let row = db::subscriptions::event_row(&sub, from, (sub.state, sub.renew_at), Some(payment_id), None, now);
         let line = events::Line { row, sub: sub.clone(), charge: Some(status) };
         return Ok((Some(sub), Some(line)));
     }
@@ -562,8 +567,14 @@ async fn record_charge(
     Ok((None, line))
 }
 
-/// The behaviour a test subscription's card was told to take from some moment on.
-fn simulated_outcome(sub: &subscriptions::Model, now: DateTime<Utc>) -> Option<Behaviour> {
-    let from = sub.test_outcome_from?;
-    sub.test_outcome.filter(|_| sub.test && from <= now)
+/// How the cards of test subscriptions behave at `now`, as their schedules say (the latest
+/// entry from before `now`); one query for the batch.
+async fn simulate_test_cards(state: &AppState, charges: &mut [Charge], now: DateTime<Utc>) -> Result<(), DbErr> {
+    let test: Vec<&str> = charges.iter().filter(|c| c.sub.test).map(|c| c.sub.id.as_str()).collect();
+    let schedules = db::subscriptions::test_outcomes_of(&state.db, &test).await?;
+    for c in charges.iter_mut() {
+        let schedule = schedules.get(&c.sub.id).map_or(&[][..], Vec::as_slice);
+        c.simulate = schedule.iter().rev().find(|e| e.effective_from <= now).map(|e| e.outcome);
+    }
+    Ok(())
 }

@@ -176,13 +176,12 @@ pub async fn subscribe(
         additional_data: None,
         progress,
     };
-    let txn = state.db.begin().await?;
-    let sub = db::subscriptions::insert(&txn, new, now).await?;
-    crate::events::timeline(&txn, &state.config, vec![crate::events::created(&sub, now)]).await?;
-    txn.commit().await?;
+    // Created with its card: the first charge's line begins the timeline (and says it was
+    // created).
+    let sub = db::subscriptions::insert(&state.db, new, now).await?;
     // The charge becomes the subscription's first under its billing key: the engine finds it
     // answered and records the start without charging again.
-    let key = format!("{}:{period}:{attempt}", sub.id);
+    let key = billing_rules::charge_key(&sub.id, period, attempt);
     db::payments::attach(&state.db, &payment.id, &sub.id, &customer.id, &key).await?;
     start_subscription(state, plan, sub, &card, now).await
 }

@@ -68,7 +68,10 @@ pub async fn create(
     };
     let txn = state.db.begin().await?;
     let sub = db::subscriptions::insert(&txn, new, now).await?;
-    crate::events::timeline(&txn, &state.config, vec![crate::events::created(&sub, now)]).await?;
+    // With a card, the first charge's line begins the timeline (and says it was created).
+    if card.is_none() {
+        crate::events::timeline(&txn, &state.config, vec![crate::events::created(&sub, now)]).await?;
+    }
     txn.commit().await?;
     match card {
         Some(card) => crate::billing::start(state, &plan, sub, &card, now)

@@ -13,6 +13,7 @@ mod m20261123_000007_money_safety;
 mod m20261123_000008_refunds;
 mod m20261123_000009_events;
 mod m20261123_000010_webhooks;
+mod m20261124_000011_test_card_schedule;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -31,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000008_refunds::Migration),
             Box::new(m20261123_000009_events::Migration),
             Box::new(m20261123_000010_webhooks::Migration),
+            Box::new(m20261124_000011_test_card_schedule::Migration),
         ]
     }
 }

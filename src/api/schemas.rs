@@ -431,9 +431,10 @@ pub struct SubscriptionCancel {
 #[derive(ToSchema)]
 #[schema(example = json!({"outcome": "declined", "from": "2026-12-01T00:00:00Z"}))]
 pub struct TestCardOutcome {
-    /// What every charge from `from` on does.
+    /// What every charge from `from` on does (until a later entry of the schedule).
     outcome: ChargeOutcome,
-    /// From when; defaults to the subscription's current time (its test clock's, if it has one).
+    /// From when; defaults to the subscription's current time (its test clock's, if it has
+    /// one), and must not be before it. The same `from` again replaces that entry.
     from: Option<TimeInput>,
 }
 

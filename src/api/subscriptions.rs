@@ -171,6 +171,10 @@ async fn cancel(
 /// Test mode: from `from` (default: the subscription's now), the card behaves as `outcome`
 /// (`succeeds`, `declined`, `insufficient_funds`, `processing_error`).
 /// Test mode: how the card behaves
+///
+/// Adds to the card's schedule: from `from` (default: the subscription's current time, its
+/// clock's) the card behaves as `outcome`, until a later entry. The same `from` again
+/// replaces that entry; a `from` before the current time is 422.
 #[utoipa::path(post, path = "/subscriptions/{id}/test_card_outcome", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
     request_body = schemas::TestCardOutcome,
     responses(
@@ -195,12 +199,15 @@ async fn test_card_outcome(
     if !sub.test {
         return Err(AppError::Conflict("Only test subscriptions can be told how their card behaves".into()));
     }
-    let from = match from {
-        Some(t) => t,
-        None => crate::subscriptions::now_of(&state, &sub).await?,
-    };
+    // The schedule is of what is to come: from the subscription's now (its clock's time).
+    let now = crate::subscriptions::now_of(&state, &sub).await?;
+    let from = from.unwrap_or(now);
+    if from < now {
+        let message = format!("must not be before the subscription's current time, {}", timestamp(now));
+        return Err(AppError::Validation(Errors::one("from", message)));
+    }
     let outcome = outcome.unwrap_or(Behaviour::Succeeds);
-    let sub = db::subscriptions::set_test_outcome(&state.db, sub, outcome, from).await?;
+    db::subscriptions::schedule_test_outcome(&state.db, &sub.id, outcome, from, Utc::now()).await?;
     Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 

@@ -140,7 +140,8 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions:
 fn describe_event(e: &subscription_events::Model) -> String {
     let to = e.to_state.as_str().replace('_', " ");
     let what = match (&e.from_state, &e.payment_id) {
-        (None, _) => format!("Created ({to})"),
+        (None, Some(_)) => format!("Created with its first charge → {to}"),
+        (None, None) => format!("Created ({to})"),
         (Some(_), Some(_)) => format!("Charge attempt → {to}"),
         (Some(from), None) => format!("{} → {to}", from.as_str().replace('_', " ")),
     };

@@ -1,7 +1,9 @@
 //! Stored subscriptions, and the claims that let several engines share the work safely.
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::Expr;
+use std::collections::HashMap;
+
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
     EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TryIntoModel,
@@ -9,6 +11,7 @@ use sea_orm::{
 
 use super::entities::subscription_events as events;
 use super::entities::subscriptions::{ActiveModel, Column, Entity, Model};
+use super::entities::test_card_outcomes as outcomes;
 use super::{ListError, Listed, Page, ShopOwned};
 use crate::domain::billing::{Progress, State};
 use crate::domain::card::{Behaviour, CardRef};
@@ -132,8 +135,6 @@ pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTi
         last_payment_id: Set(None),
         cancel_reason: Set(None),
         cancelled_at: Set(None),
-        test_outcome: Set(None),
-        test_outcome_from: Set(None),
         claim_token: Set(None),
         claimed_until: Set(None),
         created_at: Set(now),
@@ -166,6 +167,12 @@ impl Model {
             renew_at: self.renew_at,
             active_to: self.active_to,
         }
+    }
+
+    /// Whether it was created with its card and started at once (its timeline then begins
+    /// with its first charge rather than a wait for a card).
+    pub fn created_with_card(&self) -> bool {
+        self.started_at == Some(self.created_at)
     }
 
     /// The stored card, once the customer gave one.
@@ -240,9 +247,9 @@ pub async fn save_progress(
     if let Some(id) = last_payment_id {
         row.last_payment_id = Set(Some(id));
     }
-    if matches!(progress.state, State::Failed | State::Error) {
+    if let Some(reason) = crate::domain::billing::end_reason(progress) {
         row.cancelled_at = Set(Some(super::now_millis(now)));
-        row.cancel_reason = Set(Some("payment attempts exhausted".into()));
+        row.cancel_reason = Set(Some(reason.into()));
     }
     row.claim_token = Set(None);
     row.claimed_until = Set(None);
@@ -352,17 +359,47 @@ pub async fn still_billing(
     Ok(found.into_iter().collect())
 }
 
-/// Makes a test subscription's card start failing (or succeeding again) from `from`.
-pub async fn set_test_outcome(
+/// Adds to a test subscription's card schedule: from `from` on, the card behaves as
+/// `outcome` (an entry at the same moment is replaced, in one statement, whatever runs at once).
+pub async fn schedule_test_outcome(
     db: &impl ConnectionTrait,
-    sub: Model,
+    subscription_id: &str,
     outcome: Behaviour,
     from: DateTime<Utc>,
-) -> Result<Model, DbErr> {
-    let mut row = sub.into_active_model();
-    row.test_outcome = Set(Some(outcome));
-    row.test_outcome_from = Set(Some(super::now_millis(from)));
-    row.update(db).await
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let entry = outcomes::ActiveModel {
+        seq: NotSet,
+        subscription_id: Set(subscription_id.to_string()),
+        effective_from: Set(super::now_millis(from)),
+        outcome: Set(outcome),
+        created_at: Set(super::now_millis(now)),
+    };
+    let upsert = OnConflict::columns([outcomes::Column::SubscriptionId, outcomes::Column::EffectiveFrom])
+        .update_columns([outcomes::Column::Outcome, outcomes::Column::CreatedAt])
+        .to_owned();
+    outcomes::Entity::insert(entry).on_conflict(upsert).exec_without_returning(db).await?;
+    Ok(())
+}
+
+/// The card schedules of `subscription_ids`, each in time order.
+pub async fn test_outcomes_of(
+    db: &impl ConnectionTrait,
+    subscription_ids: &[&str],
+) -> Result<HashMap<String, Vec<outcomes::Model>>, DbErr> {
+    let mut schedules: HashMap<String, Vec<outcomes::Model>> = HashMap::new();
+    if subscription_ids.is_empty() {
+        return Ok(schedules);
+    }
+    let entries = outcomes::Entity::find()
+        .filter(outcomes::Column::SubscriptionId.is_in(subscription_ids.iter().copied()))
+        .order_by_asc(outcomes::Column::EffectiveFrom)
+        .all(db)
+        .await?;
+    for entry in entries {
+        schedules.entry(entry.subscription_id.clone()).or_default().push(entry);
+    }
+    Ok(schedules)
 }
 
 /// Claims up to `limit` real-time subscriptions due at `now` for `lease` (and those whose first

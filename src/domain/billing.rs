@@ -221,6 +221,31 @@ pub enum Due {
     Expire,
 }
 
+/// Why a subscription that ran out of attempts ended: its first payment never went through,
+/// or the retries of a later one were used up.
+pub fn end_reason(progress: &Progress) -> Option<&'static str> {
+    match progress.state {
+        State::Failed | State::Error if !progress.has_success => Some("first payment failed"),
+        State::Failed | State::Error => Some("payment attempts exhausted"),
+        _ => None,
+    }
+}
+
+/// The key of a subscription's charge: unique per period and attempt, and the acquirer's
+/// idempotency key, so a charge is made once whatever is retried.
+pub fn charge_key(subscription_id: &str, period: i64, attempt: i32) -> String {
+    format!("{subscription_id}:{period}:{attempt}")
+}
+
+/// The period (`-1`: the trial) and attempt (from 1) a charge key names.
+pub fn charge_of_key(key: &str) -> Option<(i64, i32)> {
+    let mut parts = key.rsplitn(3, ':');
+    let attempt = parts.next()?.parse().ok()?;
+    let period = parts.next()?.parse().ok()?;
+    parts.next()?;
+    Some((period, attempt))
+}
+
 /// A new subscription, before its first (customer-present) charge.
 pub fn begin(terms: &Terms) -> Progress {
     Progress {

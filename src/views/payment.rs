@@ -5,6 +5,7 @@ use utoipa::ToSchema;
 
 use super::timestamp;
 use crate::db::entities::payments;
+use crate::domain::billing::charge_of_key;
 use crate::domain::currency::Currency;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
@@ -31,11 +32,32 @@ pub struct PaymentView {
     voided_at: Option<String>,
     /// What refunds gave back, in minimal units.
     refunded_amount: i64,
+    /// For a subscription's charge: which period it pays and which attempt it is.
+    billing: Option<ChargeOfPeriod>,
     shop_id: i64,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
+}
+
+/// Which period of its subscription a charge pays, and which attempt at it it is.
+#[derive(Serialize, ToSchema)]
+pub struct ChargeOfPeriod {
+    /// Whether it is the trial's charge.
+    trial: bool,
+    /// The plan period it pays, counted from 1; `null` for the trial.
+    period: Option<i64>,
+    /// The attempt at this period's charge, counted from 1 (retries after a decline or an
+    /// error count up).
+    attempt: i32,
+}
+
+impl ChargeOfPeriod {
+    fn of_key(key: &str) -> Option<Self> {
+        let (period, attempt) = charge_of_key(key)?;
+        Some(ChargeOfPeriod { trial: period < 0, period: (period >= 0).then_some(period + 1), attempt })
+    }
 }
 
 /// What is kept of a card: never its number or CVC.
@@ -74,6 +96,7 @@ impl From<&payments::Model> for PaymentView {
             captured_at: p.captured_at.map(timestamp),
             voided_at: p.voided_at.map(timestamp),
             refunded_amount: p.refunded_amount,
+            billing: p.billing_key.as_deref().and_then(ChargeOfPeriod::of_key),
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),

@@ -10,8 +10,10 @@ use super::payment::PaymentView;
 use super::plan::PlanView;
 use super::timestamp;
 use crate::config::Config;
-use crate::db::{self, entities::customers, entities::payments, entities::plans, entities::subscriptions};
+use crate::db::entities::{customers, payments, plans, subscriptions, test_card_outcomes};
+use crate::db::{self};
 use crate::domain::billing::{State as SubState, Terms};
+use crate::domain::card::Behaviour;
 use crate::urls;
 
 /// A subscription as the API returns it.
@@ -50,6 +52,23 @@ pub struct SubscriptionView {
     #[schema(value_type = Object)]
     additional_data: Value,
     shop_id: i64,
+    /// Test subscriptions: how the card behaves from which moment on
+    /// (`POST /subscriptions/{id}/test_card_outcome`), in time order; empty otherwise.
+    test_card_schedule: Vec<ScheduledOutcome>,
+}
+
+/// From `from` on (until a later entry), a test subscription's card behaves as `outcome`.
+#[derive(Serialize, ToSchema)]
+pub struct ScheduledOutcome {
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    from: String,
+    outcome: Behaviour,
+}
+
+impl From<&test_card_outcomes::Model> for ScheduledOutcome {
+    fn from(entry: &test_card_outcomes::Model) -> Self {
+        ScheduledOutcome { from: timestamp(entry.effective_from), outcome: entry.outcome }
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -77,7 +96,7 @@ impl SubscriptionView {
         views.pop().ok_or_else(|| DbErr::RecordNotFound(s.id.clone()))
     }
 
-    /// The full views of several subscriptions of one shop, with three queries in all.
+    /// The full views of several subscriptions of one shop, with four queries in all.
     pub async fn load_all(
         db: &impl ConnectionTrait,
         config: &Config,
@@ -88,11 +107,16 @@ impl SubscriptionView {
         let plans = db::by_ids::<plans::Entity>(db, shop_id, &ids(|s| Some(&s.plan_id))).await?;
         let customers = db::by_ids::<customers::Entity>(db, shop_id, &ids(|s| Some(&s.customer_id))).await?;
         let payments = db::by_ids::<payments::Entity>(db, shop_id, &ids(|s| s.last_payment_id.as_deref())).await?;
+        let schedules = db::subscriptions::test_outcomes_of(db, &ids(|s| s.test.then_some(s.id.as_str()))).await?;
         Ok(subs
             .iter()
             .map(|s| {
                 let last = s.last_payment_id.as_ref().and_then(|id| payments.get(id));
-                Self::new(config, s, plans.get(&s.plan_id), customers.get(&s.customer_id), last)
+                let mut view = Self::new(config, s, plans.get(&s.plan_id), customers.get(&s.customer_id), last);
+                if let Some(schedule) = schedules.get(&s.id) {
+                    view.test_card_schedule = schedule.iter().map(ScheduledOutcome::from).collect();
+                }
+                view
             })
             .collect())
     }
@@ -151,6 +175,7 @@ impl SubscriptionView {
                 .and_then(|d| serde_json::from_str(d).ok())
                 .unwrap_or_else(|| Value::Object(Default::default())),
             shop_id: s.shop_id,
+            test_card_schedule: Vec::new(),
         }
     }
 }

@@ -6,6 +6,35 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 db_tests! {
+    async fn bodies_are_read_as_their_json_schema_says(app) {
+        let shop = app.shop("Shop").await;
+        // Text fields take text: a number is refused, not turned into text.
+        let mut plan = plan_body();
+        plan["title"] = json!(42);
+        let (status, body) = app.post(&shop, "/plans", &plan).await;
+        assert_invalid(status, &body, "title", &["must be a string"]);
+        // A merchant's own reference may be a number (kept as its digits).
+        let mut customer = customer_body();
+        customer["external_id"] = json!(1042);
+        let (status, body) = app.post(&shop, "/customers", &customer).await;
+        assert_eq!((status, &body["external_id"]), (StatusCode::CREATED, &json!("1042")));
+        // A whole number written with a fraction is that number; a real fraction is refused.
+        let mut plan = plan_body();
+        plan["plan"]["amount"] = json!(990.0);
+        let (status, body) = app.post(&shop, "/plans", &plan).await;
+        assert_eq!((status, &body["plan"]["amount"]), (StatusCode::CREATED, &json!(990)));
+        plan["plan"]["amount"] = json!(990.5);
+        let (status, body) = app.post(&shop, "/plans", &plan).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        // `null` as the whole body is a body with nothing in it.
+        let (status, body) = send(app.req(&shop, Method::PUT, "/shop").header("content-type", "application/json").body("null")).await;
+        assert_eq!((status, &body["id"]), (StatusCode::OK, &json!(shop.id)));
+        let (status, body) = send(app.req(&shop, Method::POST, "/customers").header("content-type", "application/json").body("null")).await;
+        assert_invalid(status, &body, "email", &["can't be blank"]);
+        let (status, body) = send(app.req(&shop, Method::POST, "/customers").header("content-type", "application/json").body("[]")).await;
+        assert_eq!((status, &body["code"]), (StatusCode::BAD_REQUEST, &json!("invalid_request")));
+    }
+
     async fn malformed_bodies_get_json_errors(app) {
         let shop = app.shop("Shop").await;
         for path in ["/products", "/plans", "/customers"] {

@@ -319,10 +319,18 @@ db_tests! {
                 line("charge", "failed_attempt", "failed", "2026-04-11T03:00:00.000Z"),
                 line("charge", "failed_attempt", "failed", "2026-04-10T12:00:00.000Z"),
                 line("charge", "active", "succeeded", "2026-03-10T12:00:00.000Z"),
-                line("state_change", "redirecting", "-", "2026-03-10T12:00:00.000Z"),
             ],
             "{events:#}"
         );
+        // Created with its card: the timeline begins with that first charge.
+        assert_eq!(events[3]["from_state"], Value::Null);
+        // Each charge says which period it pays and which attempt it is.
+        let billing: Vec<Value> = events.as_array().unwrap().iter().filter_map(|e| e["payment"].get("billing").cloned()).collect();
+        assert_eq!(billing, vec![
+            json!({"trial": false, "period": 2, "attempt": 2}),
+            json!({"trial": false, "period": 2, "attempt": 1}),
+            json!({"trial": false, "period": 1, "attempt": 1}),
+        ]);
         assert_eq!(events[0]["reason"], "card lost");
         assert_eq!(events[1]["renew_at"], "2026-04-12T03:00:00.000Z", "the next retry");
         assert_eq!(events[1]["payment"]["amount"], 990);
@@ -374,5 +382,74 @@ async fn a_daily_plan_keeps_its_local_time_across_the_berlin_dst_change() {
             ],
             "{backend:?}: 09:30 local before and after the change"
         );
+    }
+}
+
+db_tests! {
+    async fn a_test_card_follows_a_schedule_of_outcomes(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-10T12:00:00Z").await;
+        let sub = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap();
+        assert_eq!(sub["test_card_schedule"], json!([]));
+        let path = format!("/subscriptions/{id}/test_card_outcome");
+        let tell = |body: Value| send(app.req(&shop, reqwest::Method::POST, &path).json(&body));
+        // Declines from April, succeeds again from the day after the April charge.
+        let (status, _) = tell(json!({"outcome": "succeeds", "from": "2026-04-11T00:00:00Z"})).await;
+        assert_eq!(status, StatusCode::OK);
+        let (status, told) = tell(json!({"outcome": "declined", "from": "2026-04-01T00:00:00Z"})).await;
+        assert_eq!(status, StatusCode::OK, "{told}");
+        assert_eq!(told["test_card_schedule"], json!([
+            {"from": "2026-04-01T00:00:00.000Z", "outcome": "declined"},
+            {"from": "2026-04-11T00:00:00.000Z", "outcome": "succeeds"},
+        ]));
+        // A moment before the clock's time is refused; nothing changes.
+        let (status, errors) = tell(json!({"outcome": "declined", "from": "2026-03-01T00:00:00Z"})).await;
+        assert_invalid(status, &errors, "from", &["must not be before the subscription's current time, 2026-03-10T12:00:00.000Z"]);
+        assert_eq!(get_sub(&app, &shop, id).await["test_card_schedule"].as_array().unwrap().len(), 2);
+        // The same moment again replaces its outcome.
+        let (_, told) = tell(json!({"outcome": "insufficient_funds", "from": "2026-04-01T00:00:00Z"})).await;
+        assert_eq!(told["test_card_schedule"][0]["outcome"], "insufficient_funds");
+
+        advance(&app, &shop, &clock, "2026-04-12T00:00:00Z").await;
+        let rows = charges(&app, &shop, id).await;
+        let statuses: Vec<&str> = rows.iter().map(|(_, _, s)| s.as_str()).collect();
+        assert_eq!(statuses, ["succeeded", "failed", "succeeded"], "{rows:?}");
+        assert_eq!(times(&rows)[1..], ["2026-04-10T12:00:00.000Z", "2026-04-11T03:00:00.000Z"]);
+        let sub = get_sub(&app, &shop, id).await;
+        assert_eq!(sub["state"], "active");
+        assert_eq!(sub["last_transaction"]["billing"], json!({"trial": false, "period": 2, "attempt": 2}));
+        // A live subscription has no card to tell.
+        let live_plan = {
+            let mut body = plan_body();
+            body["test"] = json!(false);
+            app.post(&shop, "/plans", &body).await.1
+        };
+        let (_, live) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": live_plan["id"]}, "customer": customer_body()})).await;
+        let path = format!("/subscriptions/{}/test_card_outcome", live["id"].as_str().unwrap());
+        let (status, body) = app.post(&shop, &path, &json!({"outcome": "declined"})).await;
+        assert_eq!((status, &body["code"]), (StatusCode::CONFLICT, &json!("invalid_state")));
+    }
+
+    async fn a_subscription_whose_first_charge_fails_says_so(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-10T12:00:00Z").await;
+        let sub = subscribe(&app, &shop, &plan, &clock, cards::DECLINED).await;
+        assert_eq!((sub["state"].as_str(), sub["cancel_reason"].as_str()), (Some("failed"), Some("first payment failed")));
+        assert_eq!(sub["last_transaction"]["billing"], json!({"trial": false, "period": 1, "attempt": 1}));
+        let id = sub["id"].as_str().unwrap();
+        let (_, events) = app.get(&shop, &format!("/subscriptions/{id}/events")).await;
+        let events = events.as_array().unwrap();
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!((events[0]["type"].as_str(), &events[0]["from_state"]), (Some("charge"), &Value::Null));
+        // One that paid and later ran out of attempts says that instead.
+        let sub = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap();
+        make_card(&app, &shop, id, "declined").await;
+        advance(&app, &shop, &clock, "2026-04-14T00:00:00Z").await;
+        let sub = get_sub(&app, &shop, id).await;
+        assert_eq!((sub["state"].as_str(), sub["cancel_reason"].as_str()), (Some("failed"), Some("payment attempts exhausted")));
     }
 }

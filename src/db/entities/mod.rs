@@ -13,6 +13,7 @@ pub mod sessions;
 pub mod shops;
 pub mod subscription_events;
 pub mod subscriptions;
+pub mod test_card_outcomes;
 pub mod test_clocks;
 pub mod throttle_hits;
 pub mod users;

@@ -1,7 +1,6 @@
 use sea_orm::entity::prelude::*;
 
 use crate::domain::billing::State;
-use crate::domain::card::Behaviour;
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "subscriptions")]
@@ -40,8 +39,6 @@ pub struct Model {
     pub last_payment_id: Option<String>,
     pub cancel_reason: Option<String>,
     pub cancelled_at: Option<DateTimeUtc>,
-    pub test_outcome: Option<Behaviour>,
-    pub test_outcome_from: Option<DateTimeUtc>,
     pub claim_token: Option<String>,
     pub claimed_until: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,

@@ -204,8 +204,8 @@ db_tests! {
         assert!(!m.get("/dashboard/subscriptions?state=canceled").await.html.contains(id));
         let page = m.get(&format!("/dashboard/subscriptions/{id}")).await;
         assert!(page.html.contains("data-testid=\"next-charge\">2026-05-10 12:00"), "{}", page.html);
-        assert_eq!(page.html.matches("Charge attempt → active").count(), 2);
-        assert!(page.html.contains("Created (redirecting)"));
+        assert_eq!(page.html.matches("Charge attempt → active").count(), 1);
+        assert!(page.html.contains("Created with its first charge → active"), "{}", page.html);
         let cancelled = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("cancel_reason", "moved away")]).await;
         assert_eq!(cancelled.status, StatusCode::SEE_OTHER);
         let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
