@@ -200,15 +200,20 @@ pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io:
     let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     let stopping = lifecycle.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move { stopping.stopping().await });
-    let overdue = async {
-        lifecycle.stopping().await;
-        tokio::time::sleep(timeout).await;
-    };
+    let mut server = tokio::spawn(async move { server.await });
     tokio::select! {
-        served = server => served?,
-        () = overdue => tracing::warn!(seconds = timeout.as_secs(), "requests still running at the end of the shutdown timeout"),
+        served = &mut server => return served.map_err(std::io::Error::other)?,
+        () = lifecycle.stopping() => {}
     }
-    if tokio::time::timeout(timeout, lifecycle.drained()).await.is_err() {
+    // One deadline from the moment the stop began bounds both waits.
+    let deadline = tokio::time::Instant::now() + timeout;
+    match tokio::time::timeout_at(deadline, server).await {
+        Ok(served) => served.map_err(std::io::Error::other)??,
+        Err(_) => {
+            tracing::warn!(seconds = timeout.as_secs(), "requests still running at the end of the shutdown timeout")
+        }
+    }
+    if tokio::time::timeout_at(deadline, lifecycle.drained()).await.is_err() {
         tracing::warn!(seconds = timeout.as_secs(), "background work still running at the end of the shutdown timeout");
     }
     Ok(())

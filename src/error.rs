@@ -57,6 +57,9 @@ pub enum AppError {
     /// A body that is not JSON: 415.
     #[error("Content-Type must be application/json")]
     UnsupportedMediaType,
+    /// The instance cannot serve now (its database is unreachable, or it is stopping): 503.
+    #[error("{0}")]
+    Unavailable(&'static str),
     /// A bug: a handler panicked. 500; the cause is logged.
     #[error("Internal server error")]
     Panic,
@@ -105,6 +108,7 @@ impl AppError {
             AppError::Db(e) if duplicate(e) => StatusCode::CONFLICT,
             AppError::Db(_) | AppError::Panic | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
+            AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -127,6 +131,7 @@ impl AppError {
             AppError::TooManyRequests(..) => "rate_limited",
             AppError::Db(e) if duplicate(e) => "concurrent_request",
             AppError::Db(_) | AppError::Panic | AppError::Internal(_) => "internal_error",
+            AppError::Unavailable(_) => "service_unavailable",
         }
     }
 

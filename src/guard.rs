@@ -66,6 +66,8 @@ pub async fn observe(request: Request, next: Next) -> Response<Body> {
     let reason = response.extensions().get::<Failure>().map_or("", |f| f.message.as_str());
     let ms = elapsed.as_secs_f64() * 1000.0;
     span.in_scope(|| match status.as_u16() {
+        // The acquirer's refusals and an unavailable instance are not paydesk's faults.
+        502 | 503 => tracing::warn!(status = status.as_u16(), ms, reason, "answered unavailable"),
         500.. => tracing::error!(status = status.as_u16(), ms, reason, "answered with a server error"),
         400.. => tracing::debug!(status = status.as_u16(), ms, reason, "refused"),
         _ => tracing::debug!(status = status.as_u16(), ms, "answered"),

@@ -2,12 +2,11 @@
 //! `GET /metrics` (Prometheus text, behind `PAYDESK_METRICS_TOKEN`; off while it is unset).
 
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use chrono::Utc;
-use serde_json::json;
 use subtle::ConstantTimeEq;
 
 use crate::db;
@@ -29,17 +28,15 @@ pub fn router() -> Router<AppState> {
         (status = 200, description = "The database answers", body = Health),
         (status = 503, description = "The database does not answer, or the instance is stopping", body = crate::error::ErrorBody),
     ))]
-async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+async fn healthz(State(state): State<AppState>) -> Result<Json<Health>, AppError> {
     if state.lifecycle.is_stopping() {
-        let body = json!({"message": "stopping", "code": "service_unavailable"});
-        return (StatusCode::SERVICE_UNAVAILABLE, Json(body));
+        return Err(AppError::Unavailable("stopping"));
     }
     match state.db.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!(Health { status: "ok" }))),
+        Ok(()) => Ok(Json(Health { status: "ok" })),
         Err(e) => {
             tracing::error!(error = %e, "health check: database unreachable");
-            let body = json!({"message": "database unreachable", "code": "service_unavailable"});
-            (StatusCode::SERVICE_UNAVAILABLE, Json(body))
+            Err(AppError::Unavailable("database unreachable"))
         }
     }
 }

@@ -113,10 +113,12 @@ impl Lifecycle {
 
     /// A mark for work about to start; `None` once the stop has begun.
     pub async fn work(&self) -> Option<Working<'_>> {
-        match self.is_stopping() {
-            true => None,
-            false => Some(self.work.read().await),
+        if self.is_stopping() {
+            return None;
         }
+        let working = self.work.read().await;
+        // The stop may have begun (and drained) while this waited.
+        (!self.is_stopping()).then_some(working)
     }
 
     /// Resolves when no work runs any more (call after [`Lifecycle::stop`]).

@@ -396,18 +396,19 @@ pub struct CustomerRef {
 /// (`4200000000000000` succeeds); a live plan takes a card only with a real acquirer.
 #[derive(ToSchema)]
 pub struct SubscriptionCard {
-    /// 12 to 19 digits passing the Luhn check; spaces and dashes are ignored.
-    #[schema(max_length = 255, pattern = r"^[0-9]{12,19}$", example = "4200000000000000")]
+    /// 12 to 19 digits passing the Luhn check (spaces and dashes are ignored), as text or a
+    /// JSON integer.
+    #[schema(schema_with = card_number)]
     number: String,
     /// Expiry month.
     exp_month: CardExpMonth,
     /// Expiry year.
     exp_year: CardExpYear,
-    /// The 3 or 4 digits on the card.
-    #[schema(max_length = 8, pattern = r"^[0-9]{3,4}$", example = "123")]
+    /// The 3 or 4 digits on the card, as text (a JSON integer loses leading zeros).
+    #[schema(schema_with = card_code)]
     cvc: String,
     /// Another name for `cvc`, read when `cvc` is absent or blank.
-    #[schema(max_length = 8, pattern = r"^[0-9]{3,4}$")]
+    #[schema(schema_with = card_code)]
     verification_value: Option<String>,
     /// The name on the card: 1 to 100 characters, not only spaces.
     #[schema(
@@ -458,7 +459,7 @@ pub struct TestClockCreate {
 #[derive(ToSchema)]
 #[schema(example = json!({"frozen_time": "2026-12-22T10:15:30Z"}))]
 pub struct TestClockAdvance {
-    /// The new time: later than the clock's current `frozen_time`.
+    /// The new time: the clock's own time does nothing; an earlier one is 409.
     frozen_time: TimeInput,
 }
 
@@ -565,7 +566,7 @@ pub struct Paging {
     #[param(minimum = 1, maximum = 1000, default = 100)]
     limit: Option<u64>,
     /// The last id of the previous page: the page starts after it. It must be an id of this
-    /// list (422 otherwise); empty means the first page.
+    /// list (404 otherwise); empty means the first page.
     #[param(max_length = 64, pattern = r"^[A-Za-z0-9_]{0,64}$")]
     starting_after: Option<String>,
 }
@@ -578,7 +579,7 @@ pub struct PaymentFilterParams {
     /// Page size, 1 to 1000.
     #[param(minimum = 1, maximum = 1000, default = 100)]
     limit: Option<u64>,
-    /// The last id of the previous page (an id of this list, else 422); empty means the first.
+    /// The last id of the previous page (an id of this list, else 404); empty means the first.
     #[param(max_length = 64, pattern = r"^[A-Za-z0-9_]{0,64}$")]
     starting_after: Option<String>,
     /// Payments of this product (`prd_…`).
@@ -609,7 +610,7 @@ pub struct SubscriptionFilterParams {
     /// Page size, 1 to 1000.
     #[param(minimum = 1, maximum = 1000, default = 100)]
     limit: Option<u64>,
-    /// The last id of the previous page (an id of this list, else 422); empty means the first.
+    /// The last id of the previous page (an id of this list, else 404); empty means the first.
     #[param(max_length = 64, pattern = r"^[A-Za-z0-9_]{0,64}$")]
     starting_after: Option<String>,
     /// Subscriptions in this state.
@@ -633,7 +634,7 @@ pub struct EventFilterParams {
     /// Page size, 1 to 1000.
     #[param(minimum = 1, maximum = 1000, default = 100)]
     limit: Option<u64>,
-    /// The last id of the previous page (an id of this list, else 422); empty means the first.
+    /// The last id of the previous page (an id of this list, else 404); empty means the first.
     #[param(max_length = 64, pattern = r"^[A-Za-z0-9_]{0,64}$")]
     starting_after: Option<String>,
     /// One event type, or every type of an object (`payment.*`).
@@ -667,7 +668,7 @@ pub struct RefundFilterParams {
     /// Page size, 1 to 1000.
     #[param(minimum = 1, maximum = 1000, default = 100)]
     limit: Option<u64>,
-    /// The last id of the previous page (an id of this list, else 422); empty means the first.
+    /// The last id of the previous page (an id of this list, else 404); empty means the first.
     #[param(max_length = 64, pattern = r"^[A-Za-z0-9_]{0,64}$")]
     starting_after: Option<String>,
     /// Refunds of this payment (`pay_…`).
@@ -683,7 +684,7 @@ pub struct DeliveryFilterParams {
     /// Page size, 1 to 1000.
     #[param(minimum = 1, maximum = 1000, default = 100)]
     limit: Option<u64>,
-    /// The last id of the previous page (an id of this list, else 422); empty means the first.
+    /// The last id of the previous page (an id of this list, else 404); empty means the first.
     #[param(max_length = 64, pattern = r"^[A-Za-z0-9_]{0,64}$")]
     starting_after: Option<String>,
     /// Deliveries to this endpoint (`we_…`).
@@ -819,11 +820,36 @@ impl PartialSchema for FlexibleBoolean {
 
 named!(FlexibleBoolean);
 
-/// A reference in the merchant's system: at most 255 characters of text, or a whole number.
+/// A card number: its digits as text, or a JSON integer of 12 to 19 digits.
+fn card_number() -> OneOfBuilder {
+    OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::String).max_length(Some(255)).pattern(Some(r"^[0-9]{12,19}$")))
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(100_000_000_000i64))
+                .maximum(Some(SAFE_INTEGER)),
+        )
+        .examples([json!("4200000000000000")])
+}
+
+/// A card's 3 or 4 digit code: as text, or a JSON integer (100 to 9999).
+fn card_code() -> OneOfBuilder {
+    OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::String).max_length(Some(8)).pattern(Some(r"^[0-9]{3,4}$")))
+        .item(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(100)).maximum(Some(9999)))
+        .examples([json!("123")])
+}
+
+/// The largest integer every JSON reader keeps exactly (2^53 - 1).
+const SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// A reference in the merchant's system: at most 255 characters of text, or a whole number
+/// (within ±2^53, which every JSON reader keeps exactly).
 fn merchant_reference() -> OneOfBuilder {
     OneOfBuilder::new()
         .item(ObjectBuilder::new().schema_type(Type::String).max_length(Some(255)).pattern(Some(r"^[^\x00]*$")))
-        .item(ObjectBuilder::new().schema_type(Type::Integer))
+        .item(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(-SAFE_INTEGER)).maximum(Some(SAFE_INTEGER)))
         .item(ObjectBuilder::new().schema_type(Type::Null))
 }
 
@@ -1259,8 +1285,10 @@ fn subscription_rules() -> OneOfBuilder {
 //   needs a real acquirer, and a test plan takes only the test card numbers (422 on
 //   `card.number`); the card must pass Luhn and not be expired (`exp_year`/`exp_month` at or
 //   after the current month, at most 25 years ahead).
-// - TestCardOutcome: only for a test subscription (422 on `test`).
-// - TestClockAdvance: `frozen_time` later than the clock's current time (422); 409 while advancing.
+// - TestCardOutcome: only for a test subscription (409); `from` not before the subscription's
+//   current time (422).
+// - TestClockAdvance: `frozen_time` not earlier than the clock's time (409; the same time is a
+//   no-op); 409 while advancing.
 // - RefundCreate: `amount` at most what is left (422); the payment must have taken money (409).
 // - Redeliver: `endpoint_id` must exist (404).
-// - Lists: `starting_after` must be an id of that list (422).
+// - Lists: `starting_after` must be an id of that list (404).

@@ -25,6 +25,9 @@ use crate::error::AppError;
 use crate::state::AppState;
 use crate::views::{PaymentView, SubscriptionView, timestamp};
 
+/// The most entries a test card's schedule holds.
+const MAX_SCHEDULE: usize = 50;
+
 /// Routes of subscriptions.
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -44,7 +47,6 @@ pub fn router() -> Router<AppState> {
     request_body = schemas::SubscriptionCreate,
     responses(
         (status = 201, description = "The subscription", body = SubscriptionView),
-        (status = 404, description = "No such plan, customer or test clock", body = crate::error::ErrorBody),
     ))]
 async fn create(
     State(state): State<AppState>,
@@ -111,7 +113,6 @@ struct TimelineView {
     created_at: String,
 }
 
-/// `GET /subscriptions/{id}/events`: the timeline, newest first, paged like every list.
 /// A subscription's timeline
 ///
 /// Its charges and changes of state, newest first.
@@ -168,8 +169,6 @@ async fn cancel(
     Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 
-/// Test mode: from `from` (default: the subscription's now), the card behaves as `outcome`
-/// (`succeeds`, `declined`, `insufficient_funds`, `processing_error`).
 /// Test mode: how the card behaves
 ///
 /// Adds to the card's schedule: from `from` (default: the subscription's current time, its
@@ -204,6 +203,13 @@ async fn test_card_outcome(
     let from = from.unwrap_or(now);
     if from < now {
         let message = format!("must not be before the subscription's current time, {}", timestamp(now));
+        return Err(AppError::Validation(Errors::one("from", message)));
+    }
+    let schedules = db::subscriptions::test_outcomes_of(&state.db, &[sub.id.as_str()]).await?;
+    let schedule = schedules.get(&sub.id).map_or(&[][..], Vec::as_slice);
+    let replaces = schedule.iter().any(|e| e.effective_from == crate::db::now_millis(from));
+    if schedule.len() >= MAX_SCHEDULE && !replaces {
+        let message = format!("the card's schedule holds at most {MAX_SCHEDULE} entries");
         return Err(AppError::Validation(Errors::one("from", message)));
     }
     let outcome = outcome.unwrap_or(Behaviour::Succeeds);

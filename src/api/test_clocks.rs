@@ -109,7 +109,6 @@ async fn list(
     list_response(&state, "/test_clocks", query.as_deref(), &page, listed, |c| ClockView::from(c))
 }
 
-/// Moves the clock forward to `frozen_time`, running everything due on the way.
 /// Advance a test clock
 ///
 /// Runs, in order, every charge and retry of the clock's subscriptions that falls due up to

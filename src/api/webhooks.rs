@@ -129,8 +129,9 @@ async fn rotate(
     Ok(shown_once(StatusCode::OK, EndpointView::new(&endpoint, Some(secret))))
 }
 
-/// `?endpoint_id=` and `?event_id=` narrow the list; each delivery shows its last attempts.
 /// List webhook deliveries
+///
+/// `endpoint_id` and `event_id` narrow the list; each delivery shows its last attempts.
 #[utoipa::path(get, path = "/webhook_deliveries", tag = "Webhooks", params(schemas::DeliveryFilterParams),
     responses((status = 200, description = "A page of deliveries, newest first", body = [DeliveryView])))]
 async fn deliveries(
@@ -150,8 +151,9 @@ async fn deliveries(
     Ok(array_response(&state, "/webhook_deliveries", query.as_deref(), &page, &views, listed.next_after.as_deref()))
 }
 
-/// Sends an event again: to `endpoint_id` only, or to all of its targets.
 /// Send an event again
+///
+/// To `endpoint_id` only, or to all of the event's targets.
 #[utoipa::path(post, path = "/events/{id}/redeliver", tag = "Webhooks", params(("id" = String, Path, description = "The event's id (`evt_…`)")),
     request_body = Option<schemas::Redeliver>,
     responses((status = 202, description = "Queued", body = Redelivered)))]
@@ -182,9 +184,10 @@ async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
     shop_view(&state, shop).await
 }
 
+/// Update the shop's settings
+///
 /// Sets `notification_url`, where bePaid notifications go when the object names none
 /// (`null` clears it).
-/// Update the shop's settings
 #[utoipa::path(method(post, put), path = "/shop", tag = "Webhooks",
     request_body = Option<schemas::ShopUpdate>,
     responses((status = 200, description = "The shop", body = ShopView)))]

@@ -83,8 +83,12 @@ impl<'a> Reader<'a> {
     /// A reference in another system: a string as [`Reader::string`] reads it, or a whole
     /// number kept as its digits (merchants' ids are often numbers).
     pub fn identifier(&self, field: &str, max: usize, errors: &mut Errors) -> Option<String> {
+        // Within ±(2^53 - 1), which every JSON reader keeps exactly.
+        const SAFE: f64 = 9_007_199_254_740_991.0;
         match self.value(field)? {
-            Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+            Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() <= SAFE) => {
+                Some(n.as_i64().map_or_else(|| format!("{:.0}", n.as_f64().unwrap_or_default()), |i| i.to_string()))
+            }
             _ => self.string(field, max, errors),
         }
     }

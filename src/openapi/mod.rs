@@ -217,7 +217,13 @@ fn conventions(path: &str, method: &str, operation: &mut Operation) {
             errors.push(("422", "Invalid or missing parameters: `errors` names each field with its problems"));
         }
     }
-    if method == "get" && !public {
+    if method == "get"
+        && !public
+        && operation.responses.responses.get("200").is_some_and(|r| match r {
+            RefOr::T(response) => is_array(response),
+            RefOr::Ref(_) => false,
+        })
+    {
         errors.push(("422", "An invalid query parameter (`limit`, `starting_after` or a filter)"));
         errors.push(("404", "`starting_after` is not an id of this list"));
     }

@@ -49,7 +49,6 @@ pub struct SubscriptionView {
     return_url: Option<String>,
     notification_url: Option<String>,
     #[schema(value_type = Object)]
-    #[schema(value_type = Object)]
     additional_data: Value,
     shop_id: i64,
     /// Test subscriptions: how the card behaves from which moment on
