@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG="${PAYDESK_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+export PGOPTIONS="--client-min-messages=warning"
 BIN=target/debug/paydesk
 cargo build --quiet --bin paydesk
 WORK=$(mktemp -d)

@@ -856,71 +856,62 @@ fn merchant_reference() -> OneOfBuilder {
 /// The last second of 9999 in Unix seconds.
 const LAST_SECOND_9999: i64 = 253_402_300_799;
 
+/// A moment as RFC 3339 text matching `pattern`, or Unix seconds from `first` to `last`.
+fn moment(pattern: &str, first: i64, last: i64, description: &str) -> RefOr<Schema> {
+    OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+                .pattern(Some(pattern))
+                .description(Some("RFC 3339 (`2026-11-22T10:15:30Z`, `2026-11-22T12:15:30.5+02:00`)"))
+                .examples(["2026-11-22T10:15:30Z"]),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                .minimum(Some(first))
+                .maximum(Some(last))
+                .description(Some("Unix seconds")),
+        )
+        .description(Some(description))
+        .into()
+}
+
 /// A moment of a request body (test clocks, card outcomes): RFC 3339 text or Unix seconds,
 /// between 1970 and 9999 (in UTC).
 pub struct TimeInput;
 
 impl PartialSchema for TimeInput {
     fn schema() -> RefOr<Schema> {
-        OneOfBuilder::new()
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-                    // Years 1971 to 9998 (1970 and 9999 are accepted only where the offset
-                    // keeps the UTC year in range).
-                    .pattern(Some(
-                        r"^(197[1-9]|19[89][0-9]|[2-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
-                    ))
-                    .description(Some("RFC 3339 (`2026-11-22T10:15:30Z`, `2026-11-22T12:15:30.5+02:00`)"))
-                    .examples(["2026-11-22T10:15:30Z"]),
-            )
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::Integer)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
-                    .minimum(Some(0))
-                    .maximum(Some(LAST_SECOND_9999))
-                    .description(Some("Unix seconds")),
-            )
-            .description(Some(
-                "A moment: RFC 3339 text or Unix seconds (a JSON integer), in the years 1970 to 9999 (UTC).",
-            ))
-            .into()
+        // Years 1971 to 9998 as text (1970 and 9999 are accepted only where the offset keeps
+        // the UTC year in range).
+        moment(
+            r"^(197[1-9]|19[89][0-9]|[2-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
+            0,
+            LAST_SECOND_9999,
+            "A moment: RFC 3339 text or Unix seconds (a JSON integer), in the years 1970 to 9999 (UTC).",
+        )
     }
 }
 
 named!(TimeInput);
 
-/// The first and last Unix seconds chrono can represent.
-const FIRST_FILTER_SECOND: i64 = -62_167_219_200;
-const LAST_FILTER_SECOND: i64 = 253_402_300_799;
+/// The first second of the year 0 in Unix seconds.
+const FIRST_SECOND_0: i64 = -62_167_219_200;
 
-/// A moment of the events filter: RFC 3339 text or Unix seconds (the value is trimmed).
+/// A moment of the events filter: RFC 3339 text or Unix seconds, in the years 0 to 9999.
 pub struct FilterTime;
 
 impl PartialSchema for FilterTime {
     fn schema() -> RefOr<Schema> {
-        OneOfBuilder::new()
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-                    .pattern(Some(
-                        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
-                    ))
-                    .description(Some("RFC 3339 (`2026-11-01T00:00:00Z`)")),
-            )
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::Integer)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
-                    .minimum(Some(FIRST_FILTER_SECOND))
-                    .maximum(Some(LAST_FILTER_SECOND))
-                    .description(Some("Unix seconds")),
-            )
-            .description(Some("A moment: RFC 3339 text or Unix seconds."))
-            .into()
+        moment(
+            r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
+            FIRST_SECOND_0,
+            LAST_SECOND_9999,
+            "A moment: RFC 3339 text or Unix seconds, in the years 0 to 9999.",
+        )
     }
 }
 
@@ -1006,20 +997,7 @@ macro_rules! word_list {
     };
 }
 
-// A copy of `domain::country`'s private lists: keep them in step.
-const COUNTRIES: &str = "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI \
-BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ \
-DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ \
-GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN \
-KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS \
-MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT \
-PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF \
-TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM \
-ZW";
-const US_STATES: &str = "AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS \
-MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC AS GU MP PR VI \
-UM FM MH PW AA AE AP";
-const CA_PROVINCES: &str = "AB BC MB NB NL NS NT NU ON PE QC SK YT";
+use crate::domain::country::{CA_PROVINCES, COUNTRIES, US_STATES};
 
 word_list!(
     CountryCode,

@@ -1,6 +1,7 @@
 //! ISO 3166-1 alpha-2 country codes and the state codes of the US and Canada.
 
-const COUNTRIES: &str = "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI \
+/// Every assigned ISO 3166-1 alpha-2 code, separated by spaces.
+pub const COUNTRIES: &str = "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI \
 BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ \
 DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ \
 GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN \
@@ -11,11 +12,12 @@ TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF
 ZW";
 
 /// States, the federal district, territories and military codes of the US postal service.
-const US_STATES: &str = "AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS \
+pub const US_STATES: &str = "AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS \
 MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC AS GU MP PR VI \
 UM FM MH PW AA AE AP";
 
-const CA_PROVINCES: &str = "AB BC MB NB NL NS NT NU ON PE QC SK YT";
+/// The provinces and territories of Canada.
+pub const CA_PROVINCES: &str = "AB BC MB NB NL NS NT NU ON PE QC SK YT";
 
 fn listed(list: &str, code: &str) -> bool {
     code.len() == 2 && list.split_ascii_whitespace().any(|c| c == code)
