@@ -137,8 +137,7 @@ fn first_unstorable(encoded: &[u8]) -> Option<String> {
 }
 
 fn invalid(field: &str) -> AppError {
-    let mut errors = Errors::default();
-    errors.add(if field.is_empty() { "base" } else { field }, "is invalid");
+    let errors = Errors::one(if field.is_empty() { "base" } else { field }, "is invalid");
     AppError::Validation(errors)
 }
 

@@ -133,8 +133,7 @@ pub async fn subscribe(
 ) -> Result<payments::Model, PayError> {
     let card = tokenize(state, &checkout, plan.test).await?;
     let blank_email = || {
-        let mut errors = Errors::default();
-        errors.add("email", crate::domain::input::msg::BLANK);
+        let errors = Errors::one("email", crate::domain::input::msg::BLANK);
         PayError::Invalid(errors)
     };
     if checkout.detail(VisibleField::Email).is_none() {
@@ -241,8 +240,7 @@ async fn tokenize(state: &AppState, checkout: &Checkout, test: bool) -> Result<C
         return Err(PayError::LiveUnavailable);
     }
     state.acquirer.tokenize(&checkout.card, test).await.map_err(|refused| {
-        let mut errors = Errors::default();
-        errors.add("card_number", refused.to_string());
+        let errors = Errors::one("card_number", refused.to_string());
         PayError::Invalid(errors)
     })
 }

@@ -16,8 +16,7 @@ use crate::payments::live_payments_allowed;
 use crate::state::AppState;
 
 fn invalid(field: &str, message: &str) -> AppError {
-    let mut errors = Errors::default();
-    errors.add(field, message);
+    let errors = Errors::one(field, message);
     AppError::Validation(errors)
 }
 

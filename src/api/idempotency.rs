@@ -46,8 +46,7 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
     let (mut parts, body) = request.into_parts();
     let key = parts.headers.get(&HEADER).and_then(|v| v.to_str().ok()).unwrap_or("").trim().to_string();
     if key.is_empty() || key.chars().count() > MAX_KEY || !storable(&key) {
-        let mut errors = Errors::default();
-        errors.add("Idempotency-Key", format!("must be 1 to {MAX_KEY} visible characters"));
+        let errors = Errors::one("Idempotency-Key", format!("must be 1 to {MAX_KEY} visible characters"));
         return Err(AppError::Idempotency(errors).into_response());
     }
     let ApiShop(shop) = ApiShop::from_request_parts(&mut parts, state).await.map_err(IntoResponse::into_response)?;
@@ -61,8 +60,7 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
         Begin::Fresh(seq) => seq,
         Begin::Replay { status, body } => return Ok(replay(status, body)),
         Begin::Mismatch => {
-            let mut errors = Errors::default();
-            errors.add(
+            let errors = Errors::one(
                 "Idempotency-Key",
                 "was already used with another request: a key may be reused only with the same path and parameters",
             );

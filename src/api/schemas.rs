@@ -842,7 +842,7 @@ fn card_code() -> OneOfBuilder {
 }
 
 /// The largest integer every JSON reader keeps exactly (2^53 - 1).
-const SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+const SAFE_INTEGER: i64 = crate::domain::input::SAFE_INTEGER as i64;
 
 /// A reference in the merchant's system: at most 255 characters of text, or a whole number
 /// (within ±2^53, which every JSON reader keeps exactly).

@@ -19,7 +19,7 @@ use crate::db::entities::{payments, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
-use crate::domain::input::Reader;
+use crate::domain::input::{Reader, whole_number};
 use crate::domain::subscription::{SubscriptionFilter, SubscriptionRequest};
 use crate::error::AppError;
 use crate::state::AppState;
@@ -221,10 +221,7 @@ async fn test_card_outcome(
 pub fn parse_time(r: &Reader, field: &str, errors: &mut Errors) -> Option<DateTime<Utc>> {
     let value = r.value(field)?;
     let parsed = match value {
-        Value::Number(n) => {
-            let whole = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64);
-            n.as_i64().or(whole).and_then(|s| DateTime::from_timestamp(s, 0))
-        }
+        Value::Number(n) => whole_number(n).and_then(|s| DateTime::from_timestamp(s, 0)),
         Value::String(s) => DateTime::parse_from_rfc3339(s.trim()).ok().map(|t| t.with_timezone(&Utc)),
         _ => None,
     };

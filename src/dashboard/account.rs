@@ -117,8 +117,7 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
             see_other("/dashboard")
         }
         Err(NewUserError::EmailTaken) => {
-            let mut errors = Errors::default();
-            errors.add("email", "has already been taken");
+            let errors = Errors::one("email", "has already been taken");
             refused(errors)
         }
         Err(NewUserError::Db(e)) => Err(e.into()),

@@ -214,11 +214,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
                 m.flash("Product saved.").await;
                 return see_other(&format!("/dashboard/products/{id}"));
             }
-            Err(refused) => {
-                let mut errors = Errors::default();
-                errors.add("quantity", refused.to_string());
-                errors
-            }
+            Err(refused) => Errors::one("quantity", refused.to_string()),
         },
         Err(errors) => errors,
     };

@@ -83,11 +83,10 @@ impl<'a> Reader<'a> {
     /// A reference in another system: a string as [`Reader::string`] reads it, or a whole
     /// number kept as its digits (merchants' ids are often numbers).
     pub fn identifier(&self, field: &str, max: usize, errors: &mut Errors) -> Option<String> {
-        // Within ±(2^53 - 1), which every JSON reader keeps exactly.
-        const SAFE: f64 = 9_007_199_254_740_991.0;
         match self.value(field)? {
-            Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() <= SAFE) => {
-                Some(n.as_i64().map_or_else(|| format!("{:.0}", n.as_f64().unwrap_or_default()), |i| i.to_string()))
+            // Within ±(2^53 - 1), which every JSON reader keeps exactly.
+            Value::Number(n) if whole_number(n).is_some_and(|i| i.unsigned_abs() <= SAFE_INTEGER) => {
+                whole_number(n).map(|i| i.to_string())
             }
             _ => self.string(field, max, errors),
         }
@@ -96,13 +95,10 @@ impl<'a> Reader<'a> {
     /// An integer given as a JSON integer or a string of digits (optionally signed).
     pub fn integer(&self, field: &str, errors: &mut Errors) -> Option<i64> {
         let parsed = match self.value(field)? {
-            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-                (Some(i), _) => Ok(i),
-                (None, Some(f)) if f.fract() != 0.0 => Err(msg::NOT_AN_INTEGER),
-                // A whole number written with a fraction (`12.0`) is that number, as JSON
-                // Schema reads it, within the range of integers.
-                (None, Some(f)) if n.is_f64() && f.abs() < 9.0e15 => Ok(f as i64),
-                _ => Err(msg::NOT_A_NUMBER),
+            Value::Number(n) => match whole_number(n) {
+                Some(i) => Ok(i),
+                None if n.as_f64().is_some_and(|f| f.fract() != 0.0) => Err(msg::NOT_AN_INTEGER),
+                None => Err(msg::NOT_A_NUMBER),
             },
             Value::String(s) => parse_integer(s.trim()),
             _ => Err(msg::NOT_A_NUMBER),
@@ -190,6 +186,15 @@ fn parse_integer(s: &str) -> Result<i64, &'static str> {
     }
     // Too many digits for any amount: the range check names the limit.
     s.parse().or(Ok(if s.starts_with('-') { i64::MIN } else { i64::MAX }))
+}
+
+/// The largest integer every JSON reader keeps exactly (2^53 - 1).
+pub const SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+
+/// A JSON number that is a whole number: an integer, or one written with a fraction (`12.0`,
+/// an integer as JSON Schema reads it) within ±2^53.
+pub fn whole_number(n: &serde_json::Number) -> Option<i64> {
+    n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= SAFE_INTEGER as f64).map(|f| f as i64))
 }
 
 /// Whether the database can store this text: PostgreSQL refuses the NUL character.

@@ -64,8 +64,7 @@ impl Refusal {
             }
             Refusal::NothingLeft => Ok("Nothing is left to refund on this payment".into()),
             Refusal::TooMuch { left } => {
-                let mut errors = Errors::default();
-                errors.add("amount", format!("{}, the amount left to refund", msg::at_most(*left)));
+                let errors = Errors::one("amount", format!("{}, the amount left to refund", msg::at_most(*left)));
                 Err(errors)
             }
         }
@@ -75,14 +74,7 @@ impl Refusal {
 impl Refusal {
     /// The refusal as a problem of the `amount` field (a form shows every refusal there).
     pub fn as_field_errors(&self) -> Errors {
-        self.explain().map_or_else(
-            |errors| errors,
-            |conflict| {
-                let mut errors = Errors::default();
-                errors.add("amount", conflict);
-                errors
-            },
-        )
+        self.explain().map_or_else(|errors| errors, |conflict| Errors::one("amount", conflict))
     }
 }
 

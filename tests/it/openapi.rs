@@ -176,4 +176,23 @@ db_tests! {
         let css = app.anon(Method::GET, "/static/docs.css").send().await.unwrap();
         assert_eq!(css.status(), StatusCode::OK);
     }
+
+    async fn the_reference_reads_in_a_browser_and_its_links_lead_somewhere(app) {
+        let browser = crate::browser::Browser::start().await;
+        browser.client.goto(&format!("{}/docs", app.base)).await.unwrap();
+        assert_eq!(browser.client.title().await.unwrap(), "paydesk API reference");
+        // The contents lead to the operation, the operation to the objects it answers.
+        browser.client.find(fantoccini::Locator::Css("nav a[href='#post-products']")).await.unwrap().click().await.unwrap();
+        assert!(browser.client.current_url().await.unwrap().as_str().ends_with("#post-products"));
+        assert_eq!(browser.text_of("#post-products code").await, "/products");
+        browser.client.find(fantoccini::Locator::Css("#post-products ~ table a[href='#schema-Product']")).await.unwrap();
+        assert!(browser.has("#schema-Product").await && browser.has("#schema-ProductCreate").await);
+        // Nothing but paydesk's own stylesheet was loaded.
+        let sources: Vec<serde_json::Value> = serde_json::from_value(
+            browser.client.execute("return performance.getEntriesByType('resource').map(r => r.name)", vec![]).await.unwrap(),
+        ).unwrap();
+        assert!(sources.iter().all(|s| s.as_str().unwrap().starts_with(&app.base)), "{sources:?}");
+        browser.screenshot(&format!("docs-{}", crate::browser::backend_name(&app))).await;
+        browser.close().await;
+    }
 }
