@@ -1,0 +1,74 @@
+//! Tables grown to 10k, 100k and 1M rows: copies of one real row of each table, made inside
+//! the database (a recursive CTE on SQLite, generate_series on PostgreSQL) so that a million
+//! rows take seconds.
+
+use paydesk::db::entities::{customers, payments, products, subscriptions};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, Iterable};
+
+use crate::server::Backend;
+
+/// Copies the row `template` of `E`'s table as rows number `from..to`, ids `<template>_<n>`;
+/// `overrides` replaces a column's value by an SQL expression (over `t`, the template row).
+pub async fn copy<E: EntityTrait>(
+    db: &DatabaseConnection,
+    backend: Backend,
+    template: &str,
+    from: u64,
+    to: u64,
+    overrides: &[(&str, &str)],
+) {
+    if from >= to {
+        return;
+    }
+    let table = E::default().table_name().to_string();
+    let columns: Vec<String> =
+        E::Column::iter().map(|c| c.as_str().to_string()).filter(|c| !matches!(c.as_str(), "seq" | "id")).collect();
+    let names = columns.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+    let values = columns
+        .iter()
+        .map(|c| overrides.iter().find(|(name, _)| name == c).map_or(format!("t.\"{c}\""), |(_, v)| v.to_string()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (last, first) = (to - 1, from);
+    let sql = match backend {
+        Backend::Sqlite => format!(
+            "WITH RECURSIVE s(i) AS (SELECT {first} UNION ALL SELECT i + 1 FROM s WHERE i < {last}) \
+             INSERT INTO {table} (id, {names}) SELECT t.id || '_' || s.i, {values} FROM {table} t, s \
+             WHERE t.id = '{template}'"
+        ),
+        Backend::Postgres => format!(
+            "INSERT INTO {table} (id, {names}) SELECT t.id || '_' || s.i, {values} \
+             FROM {table} t, generate_series({first}, {last}) AS s(i) WHERE t.id = '{template}'"
+        ),
+    };
+    db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// Templates of the grown tables.
+pub struct Templates {
+    pub product: String,
+    pub customer: String,
+    pub payment: String,
+    pub subscription: String,
+}
+
+/// Grows every table from `from` to `to` rows of copies.
+pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from: u64, to: u64) {
+    copy::<products::Entity>(db, backend, &t.product, from, to, &[]).await;
+    copy::<customers::Entity>(db, backend, &t.customer, from, to, &[]).await;
+    copy::<payments::Entity>(db, backend, &t.payment, from, to, &[("billing_key", "NULL")]).await;
+    copy::<subscriptions::Entity>(db, backend, &t.subscription, from, to, &[]).await;
+    if backend == Backend::Postgres {
+        db.execute_unprepared("ANALYZE").await.unwrap();
+    }
+}
+
+/// Makes `n` copies of the template subscription due (renewal at their creation time).
+pub async fn make_due(db: &DatabaseConnection, template: &str, n: u64) {
+    let sql = format!(
+        "UPDATE subscriptions SET renew_at = created_at, active_to = created_at WHERE seq IN \
+         (SELECT seq FROM subscriptions WHERE id LIKE '{template}\\_%' ESCAPE '\\' AND renew_at > created_at \
+          ORDER BY seq LIMIT {n})"
+    );
+    db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+}

@@ -1,0 +1,249 @@
+//! paydesk over HTTP beside the limits of its framework and its storage, on SQLite and on
+//! PostgreSQL, then how its costs grow with the tables.
+//!
+//! `cargo bench --bench http` starts the release `paydesk` on a fresh database (an SQLite
+//! file; a new PostgreSQL schema at `PAYDESK_TEST_POSTGRES_URL`, default the local server),
+//! loads it over loopback with oha (installed into `target/bench-tools` on first use), and
+//! prints, for each endpoint, the closed-loop maximum rate (16 connections) and the p50/p99
+//! latencies of an open-loop load at half that rate (oha's latency correction), beside a bare
+//! axum handler answering the same bytes and the same read or insert done straight through
+//! sqlx, measured in the same run. Then it grows every table to 10k, 100k and 1M rows and
+//! prints what reads, a list page, a filtered list, the dashboard's overview and a billing
+//! run cost at each size.
+//!
+//! Options after `--`: `--seconds N` (each load, default 5), `--backend sqlite|postgres`
+//! (repeatable; default both), `--sizes 10000,100000` (`--sizes 0` skips growth).
+
+mod growth;
+mod limits;
+mod oha;
+mod server;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use chrono::Utc;
+use futures::StreamExt;
+use oha::{Load, Measured, Target};
+use paydesk::config::{Config, ConfigArgs};
+use paydesk::state::AppState;
+use serde_json::{Value, json};
+use server::{Backend, Client, Fresh, Server, Shop};
+
+struct Opts {
+    seconds: u64,
+    backends: Vec<Backend>,
+    sizes: Vec<u64>,
+}
+
+fn opts() -> Opts {
+    let mut opts = Opts { seconds: 5, backends: Vec::new(), sizes: vec![10_000, 100_000, 1_000_000] };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--seconds" => opts.seconds = args.next().and_then(|v| v.parse().ok()).expect("--seconds N"),
+            "--backend" => opts.backends.push(match args.next().as_deref() {
+                Some("sqlite") => Backend::Sqlite,
+                Some("postgres") => Backend::Postgres,
+                other => panic!("--backend sqlite|postgres, not {other:?}"),
+            }),
+            "--sizes" => {
+                let list = args.next().expect("--sizes N,N,…");
+                opts.sizes =
+                    list.split(',').map(|n| n.trim().parse().expect("--sizes N,N,…")).filter(|n| *n > 0).collect();
+            }
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    if opts.backends.is_empty() {
+        opts.backends = vec![Backend::Sqlite, Backend::Postgres];
+    }
+    opts
+}
+
+#[tokio::main]
+async fn main() {
+    let opts = opts();
+    let oha = oha::install();
+    println!(
+        "paydesk {} (release), {} cores; oha closed loop with 16 connections for the maximum, then open loop at half of it \
+         for latencies; {} s per load",
+        env!("CARGO_PKG_VERSION"),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        opts.seconds
+    );
+    for &backend in &opts.backends {
+        bench(&oha, backend, &opts).await;
+    }
+}
+
+/// One row of the table: the maximum rate and the latencies at half of it.
+struct Row {
+    max: Measured,
+    half: Measured,
+}
+
+fn measure(oha: &PathBuf, target: &Target, seconds: u64) -> Row {
+    let max = oha::run(oha, target, Load::Closed { connections: 16 }, seconds);
+    let half = oha::run(oha, target, Load::Open { rate: max.rps / 2.0 }, seconds);
+    Row { max, half }
+}
+
+fn print_row(label: &str, row: &Row, against: &[(&str, &Row)]) {
+    let ratios: Vec<String> = against
+        .iter()
+        .map(|(name, limit)| format!("{:>3.0}% of {name}", 100.0 * row.max.rps / limit.max.rps))
+        .collect();
+    println!(
+        "  {label:<40} {:>9.0} {:>8.2} {:>8.2}   {}",
+        row.max.rps,
+        row.half.p50_ms,
+        row.half.p99_ms,
+        ratios.join(", ")
+    );
+}
+
+async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
+    let fresh = Fresh::new(backend).await;
+    let shop = Shop::create(&fresh.url);
+    let server = Server::start(&fresh.url).await;
+    let client = Client::new(&server.base, &shop);
+
+    // 1,000 products, a customer, one paid order, a plan and a subscription with a card.
+    let products: Vec<String> = futures::stream::iter(0..1000)
+        .map(|i| {
+            let client = &client;
+            async move { client.post("/products", &server::product_body(i)).await["id"].as_str().unwrap().to_string() }
+        })
+        .buffered(16)
+        .collect()
+        .await;
+    let product = products[0].clone();
+    let customer = client.post("/customers", &server::customer_body()).await["id"].as_str().unwrap().to_string();
+    client.pay(&product, "ann@example.com").await;
+    let payments: Value = serde_json::from_str(&client.get_text("/payments?limit=1").await).unwrap();
+    let payment = payments[0]["id"].as_str().expect("the paid order").to_string();
+    let plan = json!({"title": "Gold", "currency": "EUR", "test": true,
+                      "plan": {"amount": 990, "interval": 1, "interval_unit": "month"}});
+    let plan = client.post("/plans", &plan).await["id"].as_str().unwrap().to_string();
+    let card =
+        json!({"number": "4200000000000000", "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"});
+    let subscription = json!({"plan": {"id": plan}, "customer": server::customer_body(), "card": card});
+    let subscription = client.post("/subscriptions", &subscription).await["id"].as_str().unwrap().to_string();
+    let cookie = client.log_in().await;
+
+    let bytes = client.get_text(&format!("/products/{product}")).await;
+    let limits = limits::serve(&fresh.url, shop.id, &product, bytes.into_bytes()).await;
+    let base = &server.base;
+    let auth = shop.authorization();
+    let api = |path: &str| Target::get(format!("{base}{path}")).header(auth.clone());
+
+    println!("\n{} — {:<32} {:>9} {:>8} {:>8}", backend.name(), "", "max req/s", "p50 ms", "p99 ms");
+    let seconds = opts.seconds;
+    let framework = measure(oha, &Target::get(format!("{limits}/bare")), seconds);
+    print_row("limit: bare axum, same bytes", &framework, &[]);
+    let read = measure(oha, &Target::get(format!("{limits}/read")), seconds);
+    print_row("limit: sqlx read of the product", &read, &[]);
+    let insert = measure(oha, &Target::get(format!("{limits}/insert")).post_json("{}".into()), seconds);
+    print_row("limit: sqlx insert of a product", &insert, &[]);
+
+    let one = measure(oha, &api(&format!("/products/{product}")), seconds);
+    print_row("GET /products/{id}", &one, &[("framework", &framework), ("sqlx read", &read)]);
+    let public = Target::get(format!("{base}/products/{product}/pay")).header("Accept: application/json");
+    let public = measure(oha, &public, seconds);
+    print_row("GET /products/{id}/pay (JSON, no auth)", &public, &[("framework", &framework)]);
+    let page = measure(oha, &api("/products?limit=100"), seconds);
+    print_row("GET /products?limit=100", &page, &[("framework", &framework)]);
+    let body = server::product_body(0).to_string();
+    let created = measure(oha, &api("/products").post_json(body), seconds);
+    print_row("POST /products", &created, &[("sqlx insert", &insert)]);
+    let body = server::customer_body().to_string();
+    let created = measure(oha, &api("/customers").post_json(body), seconds);
+    print_row("POST /customers", &created, &[("sqlx insert", &insert)]);
+    let form = Target::get(format!("{base}/products/{product}/pay")).header("Accept: text/html");
+    let form = measure(oha, &form, seconds);
+    print_row("GET /products/{id}/pay (form)", &form, &[("framework", &framework)]);
+    let dashboard = Target::get(format!("{base}/dashboard/products")).header(cookie.clone());
+    let dashboard = measure(oha, &dashboard, seconds);
+    print_row("GET /dashboard/products (session)", &dashboard, &[("framework", &framework)]);
+    let missing = measure(oha, &api("/products/prd_missing").status(404), seconds);
+    print_row("GET /products/{unknown} (404)", &missing, &[("framework", &framework)]);
+    println!(
+        "  authentication: the authenticated read does {:.0}% of the public read's rate",
+        100.0 * one.max.rps / public.max.rps
+    );
+    println!("  server's peak memory: {:.0} MiB", server.peak_mib());
+
+    if opts.sizes.is_empty() {
+        return;
+    }
+    let templates = growth::Templates { product, customer, payment, subscription };
+    grow(oha, backend, &fresh, &server, &templates, &auth, &cookie, opts).await;
+}
+
+async fn grow(
+    oha: &PathBuf,
+    backend: Backend,
+    fresh: &Fresh,
+    server: &Server,
+    t: &growth::Templates,
+    auth: &str,
+    cookie: &str,
+    opts: &Opts,
+) {
+    let args = ConfigArgs {
+        database_url: Some(fresh.url.clone()),
+        scheduler: Some("off".into()),
+        key_encryption_key: Some(server::KEK.into()),
+        ..Default::default()
+    };
+    let config = Config::from_args(&args).unwrap();
+    let db = paydesk::app::open_database(&config).await.unwrap();
+    let state = AppState::new(db.clone(), config).unwrap();
+    let base = &server.base;
+    let api = |path: String| Target::get(format!("{base}{path}")).header(auth.to_string());
+    println!(
+        "\n{} — growth: p50 ms (req/s) with 4 connections, closed loop; billing: one run over 1,000 due",
+        backend.name()
+    );
+    let mut header = format!("  {:<40}", "rows in each table");
+    let mut lines: Vec<(String, Vec<String>)> = [
+        "GET /products/{id}",
+        "GET /products?limit=100, mid-table page",
+        "GET /payments?product_id=…&status=…",
+        "GET /dashboard (overview)",
+        "billing run, 1,000 due",
+    ]
+    .iter()
+    .map(|l| (l.to_string(), Vec::new()))
+    .collect();
+    let mut grown = 1;
+    for &size in &opts.sizes {
+        let started = Instant::now();
+        growth::grow(&db, backend, t, grown, size).await;
+        eprintln!("  grew to {size} rows a table in {:.1} s", started.elapsed().as_secs_f64());
+        grown = size;
+        header.push_str(&format!(" {:>16}", size));
+        let targets = [
+            api(format!("/products/{}", t.product)),
+            api(format!("/products?limit=100&starting_after={}_{}", t.product, size / 2)),
+            api(format!("/payments?product_id={}&status=succeeded&limit=100", t.product)),
+            Target::get(format!("{base}/dashboard")).header(cookie.to_string()),
+        ];
+        for (i, target) in targets.iter().enumerate() {
+            let m = oha::run(oha, target, Load::Closed { connections: 4 }, opts.seconds);
+            lines[i].1.push(format!("{:>7.2} ({:>6.0})", m.p50_ms, m.rps));
+        }
+        growth::make_due(&db, &t.subscription, 1000).await;
+        let started = Instant::now();
+        let report = paydesk::billing::run_due(&state, Utc::now()).await.expect("billing run");
+        let took = started.elapsed().as_secs_f64();
+        assert_eq!(report.charged, 1000, "the billing run charged {}", report.charged);
+        lines[4].1.push(format!("{:>14.2} s", took));
+    }
+    println!("{header}");
+    for (label, cells) in lines {
+        println!("  {label:<40} {}", cells.iter().map(|c| format!(" {c:>16}")).collect::<String>());
+    }
+    println!("  server's peak memory: {:.0} MiB", server.peak_mib());
+}
