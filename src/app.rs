@@ -190,6 +190,8 @@ impl Drop for AbortOnDrop {
 pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     let deliveries = crate::webhooks::start(state.clone());
     let _stop_deliveries = AbortOnDrop(deliveries);
+    let _shop_changes =
+        crate::shops::needs_listener(&state.db).then(|| AbortOnDrop(tokio::spawn(crate::shops::listen(state.clone()))));
     let _upkeep = AbortOnDrop(tokio::spawn(async {
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(5)).await;

@@ -16,6 +16,7 @@ use crate::db::entities::shops;
 use crate::db::shops::{CreatedShop, StoredSecret};
 use crate::db::{self};
 use crate::error::AppError;
+use crate::state::AppState;
 use crate::vault::Vault;
 
 fn secret_context(digest: &str) -> String {
@@ -48,14 +49,14 @@ pub async fn create_shop(
 }
 
 /// Replaces the shop's secret key; the new key, or `None` when another rotation won.
-pub async fn rotate_secret(
-    db: &impl ConnectionTrait,
-    vault: &Vault,
-    shop: shops::Model,
-    now: DateTime<Utc>,
-) -> Result<Option<String>, DbErr> {
-    let (secret_key, stored) = new_secret(vault);
-    Ok(db::shops::rotate_secret(db, shop, stored, now).await?.then_some(secret_key))
+/// The old key stops working at once on every instance: the answer waits until this
+/// instance heard the change (see [`crate::shops`]).
+pub async fn rotate_secret(state: &AppState, shop: shops::Model, now: DateTime<Utc>) -> Result<Option<String>, DbErr> {
+    let (secret_key, stored) = new_secret(&state.vault);
+    let id = shop.id;
+    let rotated =
+        crate::shops::changing(state, id, true, db::shops::rotate_secret(&state.db, shop, stored, now)).await?;
+    Ok(rotated.then_some(secret_key))
 }
 
 /// The shop's API secret in clear, for the Basic auth of its notifications; `None` for a
@@ -67,7 +68,8 @@ pub fn api_secret(vault: &Vault, shop: &shops::Model) -> Option<String> {
 
 /// The shop's key pair: its private key (PKCS#8 DER) and public key (PEM), made now if the
 /// shop has none yet.
-pub async fn key_pair(db: &impl ConnectionTrait, vault: &Vault, shop: &shops::Model) -> Result<KeyPair, AppError> {
+pub async fn key_pair(state: &AppState, shop: &shops::Model) -> Result<KeyPair, AppError> {
+    let vault = &state.vault;
     let stored = match (&shop.signing_key_sealed, &shop.public_key) {
         (Some(_), Some(_)) => shop.clone(),
         _ => {
@@ -75,7 +77,8 @@ pub async fn key_pair(db: &impl ConnectionTrait, vault: &Vault, shop: &shops::Mo
                 .await
                 .map_err(|_| AppError::Internal("generating a key pair stopped".into()))??;
             let sealed = vault.seal(&private_der, &signing_context(shop.id));
-            db::shops::set_key_pair(db, shop.id, sealed, public_pem).await?.ok_or(AppError::NotFound("Shop"))?
+            let stored = db::shops::set_key_pair(&state.db, shop.id, sealed, public_pem);
+            crate::shops::changing(state, shop.id, false, stored).await?.ok_or(AppError::NotFound("Shop"))?
         }
     };
     let (Some(sealed), Some(public_pem)) = (stored.signing_key_sealed, stored.public_key) else {

@@ -30,6 +30,7 @@ pub mod pay;
 pub mod payments;
 pub mod refunds;
 pub mod scheduler;
+pub mod shops;
 pub mod state;
 pub mod subscriptions;
 pub mod telemetry;

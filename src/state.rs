@@ -3,11 +3,15 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use sea_orm::DatabaseConnection;
+use sea_orm::{ConnectionTrait, DatabaseConnection};
+
+use crate::db::entities::shops::Model;
 
 use crate::acquirer::{Acquirer, SimulatedAcquirer};
 use crate::config::Config;
@@ -31,6 +35,8 @@ pub struct AppState {
     pub outbound: Outbound,
     /// Whether the instance is stopping, and the background work it waits for.
     pub lifecycle: Arc<Lifecycle>,
+    /// The shops requests name, kept in memory.
+    pub shops: Arc<ShopCache>,
 }
 
 impl AppState {
@@ -43,6 +49,7 @@ impl AppState {
         let outbound = Outbound::new(config.webhooks_allow_private);
         crate::telemetry::metrics();
         Ok(AppState {
+            shops: Arc::new(ShopCache::new(db.get_database_backend() != sea_orm::DatabaseBackend::Postgres)),
             db,
             config: Arc::new(config),
             acquirer,
@@ -124,5 +131,111 @@ impl Lifecycle {
     /// Resolves when no work runs any more (call after [`Lifecycle::stop`]).
     pub async fn drained(&self) {
         drop(self.work.write().await);
+    }
+}
+
+/// At most this many shops are kept; past it the cache starts over.
+const CAPACITY: usize = 10_000;
+
+/// How long a key rotation waits for its own notification before answering anyway.
+const HEARD_WAIT: Duration = Duration::from_secs(2);
+
+/// Shops by id, kept by [`crate::shops`], and whether changes made elsewhere reach this
+/// instance.
+#[derive(Debug)]
+pub struct ShopCache {
+    shops: Mutex<HashMap<i64, Arc<Model>>>,
+    /// Whether an entry may be used: always on SQLite (one instance writes the file), on
+    /// PostgreSQL only while this instance listens for changes.
+    usable: AtomicBool,
+    /// Counts every forgetting: a shop read before one is not stored after it.
+    forgotten: AtomicU64,
+    /// Notifications heard, by shop: what a rotation waits for.
+    heard: Mutex<HashMap<i64, u64>>,
+    heard_signal: tokio::sync::Notify,
+}
+
+impl ShopCache {
+    /// A cache usable from the start (SQLite) or only once listening (PostgreSQL).
+    pub fn new(usable: bool) -> ShopCache {
+        ShopCache {
+            shops: Mutex::default(),
+            usable: AtomicBool::new(usable),
+            forgotten: AtomicU64::new(0),
+            heard: Mutex::default(),
+            heard_signal: tokio::sync::Notify::new(),
+        }
+    }
+
+    pub fn cached(&self, shop_id: i64) -> Option<Arc<Model>> {
+        if !self.usable.load(Ordering::Acquire) {
+            return None;
+        }
+        self.shops.lock().ok()?.get(&shop_id).cloned()
+    }
+
+    /// Keeps `shop` as read when the count of forgettings was `before`, unless something was
+    /// forgotten since (the row read may already be stale).
+    pub fn keep(&self, shop: &Arc<Model>, before: u64) {
+        if !self.usable.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(mut shops) = self.shops.lock() else { return };
+        if self.forgotten.load(Ordering::Acquire) != before {
+            return;
+        }
+        if shops.len() >= CAPACITY {
+            shops.clear();
+        }
+        shops.insert(shop.id, shop.clone());
+    }
+
+    /// How many times something was forgotten so far.
+    pub fn forgettings(&self) -> u64 {
+        self.forgotten.load(Ordering::Acquire)
+    }
+
+    /// Forgets one shop (it changed).
+    pub fn forget(&self, shop_id: i64) {
+        if let Ok(mut shops) = self.shops.lock() {
+            self.forgotten.fetch_add(1, Ordering::AcqRel);
+            shops.remove(&shop_id);
+        }
+    }
+
+    /// Forgets every shop, and whether entries may be used from now on.
+    pub fn reset(&self, usable: bool) {
+        if let Ok(mut shops) = self.shops.lock() {
+            self.forgotten.fetch_add(1, Ordering::AcqRel);
+            self.usable.store(usable, Ordering::Release);
+            shops.clear();
+        }
+    }
+
+    pub fn heard_count(&self, shop_id: i64) -> u64 {
+        self.heard.lock().map(|h| h.get(&shop_id).copied().unwrap_or(0)).unwrap_or(0)
+    }
+
+    pub fn hear(&self, shop_id: i64) {
+        self.forget(shop_id);
+        if let Ok(mut heard) = self.heard.lock() {
+            *heard.entry(shop_id).or_default() += 1;
+        }
+        self.heard_signal.notify_waiters();
+    }
+
+    /// Waits until a notification about `shop_id` beyond the `before`th was heard (or a
+    /// while passed, or this instance does not listen).
+    pub async fn await_heard(&self, shop_id: i64, before: u64) {
+        let wait = async {
+            loop {
+                let signal = self.heard_signal.notified();
+                if self.heard_count(shop_id) > before || !self.usable.load(Ordering::Acquire) {
+                    return;
+                }
+                signal.await;
+            }
+        };
+        let _ = tokio::time::timeout(HEARD_WAIT, wait).await;
     }
 }

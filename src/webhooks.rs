@@ -106,8 +106,8 @@ impl Context {
         shop_ids.dedup();
         let mut shops = HashMap::new();
         for shop_id in shop_ids {
-            let shop = db::shops::find(&state.db, shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
-            let keys = crate::keys::key_pair(&state.db, &state.vault, &shop).await?;
+            let shop = crate::shops::find(state, shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+            let keys = crate::keys::key_pair(state, &shop).await?;
             shops.insert(shop_id, (keys, crate::keys::api_secret(&state.vault, &shop)));
         }
         Ok(Context {

@@ -27,6 +27,8 @@ enum Pool {
 /// read (its shop and id) and copied by inserts.
 struct Limits {
     bytes: Vec<u8>,
+    /// The bytes of paydesk's first page of 100 products.
+    page: Vec<u8>,
     pool: Pool,
     shop_id: i64,
     product_id: String,
@@ -35,28 +37,40 @@ struct Limits {
 }
 
 /// Serves the limits on a free port; answers its base URL.
-pub async fn serve(database_url: &str, shop_id: i64, product_id: &str, bytes: Vec<u8>) -> String {
+pub async fn serve(database_url: &str, shop_id: i64, product_id: &str, bytes: Vec<u8>, page: Vec<u8>) -> String {
     let pool = if database_url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(database_url)
             .unwrap()
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
-            .foreign_keys(true);
-        Pool::Sqlite(SqlitePoolOptions::new().max_connections(8).connect_with(options).await.unwrap())
+            .foreign_keys(true)
+            .row_buffer_size(paydesk::db::ROW_BUFFER);
+        let pool = SqlitePoolOptions::new().max_connections(8).test_before_acquire(false);
+        Pool::Sqlite(pool.connect_with(options).await.unwrap())
     } else {
-        Pool::Postgres(PgPoolOptions::new().max_connections(20).connect(database_url).await.unwrap())
+        let pool = PgPoolOptions::new().max_connections(20).test_before_acquire(false);
+        Pool::Postgres(pool.connect(database_url).await.unwrap())
     };
     let sql = "SELECT visible_fields, transaction_type FROM products WHERE id = $1";
     let (visible_fields, transaction_type): (String, String) = match &pool {
         Pool::Sqlite(p) => sqlx::query_as(sql).bind(product_id).fetch_one(p).await.unwrap(),
         Pool::Postgres(p) => sqlx::query_as(sql).bind(product_id).fetch_one(p).await.unwrap(),
     };
-    let limits =
-        Arc::new(Limits { bytes, pool, shop_id, product_id: product_id.into(), visible_fields, transaction_type });
+    let limits = Arc::new(Limits {
+        bytes,
+        page,
+        pool,
+        shop_id,
+        product_id: product_id.into(),
+        visible_fields,
+        transaction_type,
+    });
     let app = Router::new()
         .route("/bare", get(bare))
+        .route("/bare_page", get(bare_page))
         .route("/read", get(read))
+        .route("/list", get(list))
         .route("/insert", post(insert))
         .with_state(limits);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -65,13 +79,17 @@ pub async fn serve(database_url: &str, shop_id: i64, product_id: &str, bytes: Ve
     base
 }
 
-fn answer(limits: &Limits, status: u16) -> impl IntoResponse + use<> {
+fn answer(bytes: &[u8], status: u16) -> impl IntoResponse + use<> {
     let status = axum::http::StatusCode::from_u16(status).unwrap();
-    (status, [(CONTENT_TYPE, "application/json")], limits.bytes.clone())
+    (status, [(CONTENT_TYPE, "application/json")], bytes.to_vec())
 }
 
 async fn bare(State(limits): State<Arc<Limits>>) -> impl IntoResponse {
-    answer(&limits, 200)
+    answer(&limits.bytes, 200)
+}
+
+async fn bare_page(State(limits): State<Arc<Limits>>) -> impl IntoResponse {
+    answer(&limits.page, 200)
 }
 
 async fn read(State(limits): State<Arc<Limits>>) -> impl IntoResponse {
@@ -85,7 +103,17 @@ async fn read(State(limits): State<Arc<Limits>>) -> impl IntoResponse {
         }
     };
     assert!(found);
-    answer(&limits, 200)
+    answer(&limits.bytes, 200)
+}
+
+async fn list(State(limits): State<Arc<Limits>>) -> impl IntoResponse {
+    let sql = "SELECT * FROM products WHERE shop_id = $1 ORDER BY seq DESC LIMIT 100";
+    let rows = match &limits.pool {
+        Pool::Sqlite(p) => sqlx::query(sql).bind(limits.shop_id).fetch_all(p).await.unwrap().len(),
+        Pool::Postgres(p) => sqlx::query(sql).bind(limits.shop_id).fetch_all(p).await.unwrap().len(),
+    };
+    assert_eq!(rows, 100);
+    answer(&limits.page, 200)
 }
 
 async fn insert(State(limits): State<Arc<Limits>>) -> impl IntoResponse {
@@ -126,5 +154,5 @@ async fn insert(State(limits): State<Arc<Limits>>) -> impl IntoResponse {
         Pool::Sqlite(p) => bound!(p),
         Pool::Postgres(p) => bound!(p),
     }
-    answer(&limits, 201)
+    answer(&limits.bytes, 201)
 }

@@ -133,7 +133,8 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let cookie = client.log_in().await;
 
     let bytes = client.get_text(&format!("/products/{product}")).await;
-    let limits = limits::serve(&fresh.url, shop.id, &product, bytes.into_bytes()).await;
+    let page = client.get_text("/products?limit=100").await;
+    let limits = limits::serve(&fresh.url, shop.id, &product, bytes.into_bytes(), page.into_bytes()).await;
     let base = &server.base;
     let auth = shop.authorization();
     let api = |path: &str| Target::get(format!("{base}{path}")).header(auth.clone());
@@ -144,6 +145,10 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     print_row("limit: bare axum, same bytes", &framework, &[]);
     let read = measure(oha, &Target::get(format!("{limits}/read")), seconds);
     print_row("limit: sqlx read of the product", &read, &[]);
+    let bare_page = measure(oha, &Target::get(format!("{limits}/bare_page")), seconds);
+    print_row("limit: bare axum, a page's bytes", &bare_page, &[]);
+    let list = measure(oha, &Target::get(format!("{limits}/list")), seconds);
+    print_row("limit: sqlx page of 100 products", &list, &[]);
     let insert = measure(oha, &Target::get(format!("{limits}/insert")).post_json("{}".into()), seconds);
     print_row("limit: sqlx insert of a product", &insert, &[]);
 
@@ -153,7 +158,7 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let public = measure(oha, &public, seconds);
     print_row("GET /products/{id}/pay (JSON, no auth)", &public, &[("framework", &framework)]);
     let page = measure(oha, &api("/products?limit=100"), seconds);
-    print_row("GET /products?limit=100", &page, &[("framework", &framework)]);
+    print_row("GET /products?limit=100", &page, &[("framework", &bare_page), ("sqlx page", &list)]);
     let body = server::product_body(0).to_string();
     let created = measure(oha, &api("/products").post_json(body), seconds);
     print_row("POST /products", &created, &[("sqlx insert", &insert)]);
@@ -178,19 +183,21 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
         return;
     }
     let templates = growth::Templates { product, customer, payment, subscription };
-    grow(oha, backend, &fresh, &server, &templates, &auth, &cookie, opts).await;
+    let running = Running { backend, fresh: &fresh, server: &server, auth: &auth, cookie: &cookie };
+    grow(oha, &running, &templates, opts).await;
 }
 
-async fn grow(
-    oha: &PathBuf,
+/// A server under test and how to reach it.
+struct Running<'a> {
     backend: Backend,
-    fresh: &Fresh,
-    server: &Server,
-    t: &growth::Templates,
-    auth: &str,
-    cookie: &str,
-    opts: &Opts,
-) {
+    fresh: &'a Fresh,
+    server: &'a Server,
+    auth: &'a str,
+    cookie: &'a str,
+}
+
+async fn grow(oha: &PathBuf, running: &Running<'_>, t: &growth::Templates, opts: &Opts) {
+    let Running { backend, fresh, server, auth, cookie } = *running;
     let args = ConfigArgs {
         database_url: Some(fresh.url.clone()),
         scheduler: Some("off".into()),

@@ -14,6 +14,7 @@ mod m20261123_000008_refunds;
 mod m20261123_000009_events;
 mod m20261123_000010_webhooks;
 mod m20261124_000011_test_card_schedule;
+mod m20261124_000012_shop_changes;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -33,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000009_events::Migration),
             Box::new(m20261123_000010_webhooks::Migration),
             Box::new(m20261124_000011_test_card_schedule::Migration),
+            Box::new(m20261124_000012_shop_changes::Migration),
         ]
     }
 }

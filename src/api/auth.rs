@@ -11,14 +11,15 @@ use std::net::SocketAddr;
 use axum::extract::ConnectInfo;
 use chrono::Utc;
 
-use crate::db::{self, entities::shops, shops as shop_db};
+use crate::db::{self, entities::shops};
 use crate::domain::throttle;
 use crate::error::AppError;
 use crate::state::AppState;
+use std::sync::Arc;
 
 /// The shop an API request is made by.
 #[derive(Clone)]
-pub struct ApiShop(pub shops::Model);
+pub struct ApiShop(pub Arc<shops::Model>);
 
 impl FromRequestParts<AppState> for ApiShop {
     type Rejection = AppError;
@@ -35,7 +36,7 @@ impl FromRequestParts<AppState> for ApiShop {
         }
         let shop = match basic_credentials(parts) {
             Some((user, password)) => match user.trim().parse::<i64>() {
-                Ok(shop_id) => shop_db::authenticate(&state.db, shop_id, &password).await?,
+                Ok(shop_id) => crate::shops::authenticate(state, shop_id, &password).await?,
                 Err(_) => None,
             },
             None => None,

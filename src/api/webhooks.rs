@@ -201,21 +201,24 @@ async fn update_shop(
     if r.sent("notification_url") {
         let url = crate::domain::product::read_url(&r, "notification_url", &mut errors);
         errors.into_result(|| ()).map_err(AppError::from)?;
-        db::shops::set_notification_url(&state.db, shop.id, url, Utc::now()).await?;
+        crate::shops::set_notification_url(&state, shop.id, url, Utc::now()).await?;
     }
-    let shop = db::shops::find(&state.db, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
+    let shop = crate::shops::find(&state, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
     shop_view(&state, shop).await
 }
 
-async fn shop_view(state: &AppState, shop: crate::db::entities::shops::Model) -> Result<Json<ShopView>, AppError> {
-    let keys = crate::keys::key_pair(&state.db, &state.vault, &shop).await?;
+async fn shop_view(
+    state: &AppState,
+    shop: std::sync::Arc<crate::db::entities::shops::Model>,
+) -> Result<Json<ShopView>, AppError> {
+    let keys = crate::keys::key_pair(state, &shop).await?;
     Ok(Json(ShopView {
         public_key_base64: keys.public_base64(),
         public_key: keys.public_pem.clone(),
         notifications_authenticated: crate::keys::api_secret(&state.vault, &shop).is_some(),
         id: shop.id,
-        name: shop.name,
-        url: shop.url,
-        notification_url: shop.notification_url,
+        name: shop.name.clone(),
+        url: shop.url.clone(),
+        notification_url: shop.notification_url.clone(),
     }))
 }

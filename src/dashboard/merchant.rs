@@ -25,7 +25,7 @@ const FLASH_KEY: &str = "flash";
 /// A signed-in merchant. Pages that take one redirect strangers to the login page.
 pub struct Merchant {
     pub user: users::Model,
-    pub shop: shops::Model,
+    pub shop: std::sync::Arc<shops::Model>,
     /// The zone the dashboard shows times in.
     pub tz: Tz,
     /// The token every form of this session must send back.
@@ -48,7 +48,7 @@ impl FromRequestParts<AppState> for Merchant {
         let stamp: Option<String> = session.get(STAMP_KEY).await.map_err(|e| fail(session_error(e)))?;
         let user = user.filter(|u| stamp.as_deref() == Some(password_stamp(u).as_str()));
         let shop = match &user {
-            Some(u) => db::shops::find(&state.db, u.shop_id).await.map_err(|e| fail(e.into()))?,
+            Some(u) => crate::shops::find(state, u.shop_id).await.map_err(|e| fail(e.into()))?,
             None => None,
         };
         let (Some(user), Some(shop)) = (user, shop) else {

@@ -51,7 +51,7 @@ impl SettingsPage {
         user_form: FormView,
     ) -> Result<Self, super::AppError> {
         let users = db::users::of_shop(&state.db, m.shop.id).await?;
-        let keys = crate::keys::key_pair(&state.db, &state.vault, &m.shop).await?;
+        let keys = crate::keys::key_pair(state, &m.shop).await?;
         Ok(SettingsPage {
             public_key_base64: keys.public_base64(),
             public_key: keys.public_pem,
@@ -85,7 +85,7 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
     m.check(form.get("csrf"))?;
     match ShopSettings::parse(&form.to_json(&[], &[])) {
         Ok(settings) => {
-            db::shops::update_settings(&state.db, m.shop.clone(), &settings, Utc::now()).await?;
+            crate::shops::update_settings(&state, (*m.shop).clone(), &settings, Utc::now()).await?;
             m.flash("Settings saved.").await;
             see_other("/dashboard/settings")
         }
@@ -112,8 +112,7 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         page.rotate_error = true;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    let Some(secret_key) = crate::keys::rotate_secret(&state.db, &state.vault, m.shop.clone(), Utc::now()).await?
-    else {
+    let Some(secret_key) = crate::keys::rotate_secret(&state, (*m.shop).clone(), Utc::now()).await? else {
         let message = "The key was rotated by another request a moment ago; its new key is the one that works.";
         return Err(AppError::Conflict(message.into()));
     };
@@ -132,7 +131,7 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
         page.notify_form = FormView::sent(&form, errors);
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    db::shops::set_notification_url(&state.db, m.shop.id, url, Utc::now()).await?;
+    crate::shops::set_notification_url(&state, m.shop.id, url, Utc::now()).await?;
     m.flash("Notification settings saved.").await;
     see_other("/dashboard/settings")
 }

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use crate::domain::ids::plausible;
 use sea_orm::sea_query::{Expr, Func, IntoColumnRef, LikeExpr, SimpleExpr};
+use sea_orm::sqlx::ConnectOptions as _;
+use sea_orm::sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, Select, SqlxSqliteConnector,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector,
 };
 
 pub mod checkout_attempts;
@@ -31,26 +33,52 @@ pub mod webhooks;
 
 /// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
 /// or PostgreSQL.
+///
+/// Connections are not pinged on every checkout (sqlx's default, a round trip per query):
+/// only one idle for more than [`PING_AFTER_IDLE`] is checked before use.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
+    let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
     if url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(url)
-            .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?
+            .map_err(fail)?
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // A page of rows crosses from the connection's thread in one go.
+            .row_buffer_size(ROW_BUFFER);
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
+            .test_before_acquire(false)
             .connect_with(options)
             .await
-            .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
+            .map_err(fail)?;
         Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
     } else {
-        let mut options = ConnectOptions::new(url);
-        options.max_connections(20).sqlx_logging(false);
-        Database::connect(options).await
+        let options = PgConnectOptions::from_str(url).map_err(fail)?.disable_statement_logging();
+        let pool = PgPoolOptions::new()
+            .max_connections(20)
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for > PING_AFTER_IDLE {
+                        sea_orm::sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
+            .connect_with(options)
+            .await
+            .map_err(fail)?;
+        Ok(SqlxPostgresConnector::from_sqlx_postgres_pool(pool))
     }
 }
+
+/// How long a pooled connection may sit idle before it is pinged on checkout.
+pub const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
+
+/// Rows an SQLite connection's thread hands over at once (sqlx's default is 50).
+pub const ROW_BUFFER: usize = 256;
 
 /// Connections of the pool: (in use, idle).
 pub fn pool_use(db: &DatabaseConnection) -> (u64, u64) {

@@ -4,7 +4,6 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, Set};
 use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 use super::entities::shops;
 use crate::domain::account::ShopSettings;
@@ -97,19 +96,6 @@ pub async fn set_notification_url(
         .exec(db)
         .await?;
     Ok(())
-}
-
-/// The shop, if `secret_key` is its key. Takes the same time whether or not the shop exists.
-pub async fn authenticate(
-    db: &impl ConnectionTrait,
-    shop_id: i64,
-    secret_key: &str,
-) -> Result<Option<shops::Model>, DbErr> {
-    let given = digest(secret_key);
-    let shop = shops::Entity::find_by_id(shop_id).one(db).await?;
-    let stored = shop.as_ref().map_or("", |s| s.secret_digest.as_str());
-    let matches: bool = given.as_bytes().ct_eq(stored.as_bytes()).into();
-    Ok(shop.filter(|_| matches))
 }
 
 /// The shop with this id (for public pages, which show its name).

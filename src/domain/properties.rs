@@ -100,8 +100,11 @@ proptest! {
         prop_assert_eq!(read_integer(json!(n.to_string())).0, Some(n));
         let (read, errors) = read_integer(json!(raw.clone()));
         prop_assert!(read.is_some() == errors.is_empty(), "{raw:?}: a value or an error");
-        let (read, errors) = read_integer(json!(n as f64 + 0.5));
-        prop_assert!(read.is_none() && !errors.is_empty());
+        // Past 2^52 a double has no halves: n + 0.5 is a whole number there.
+        if n.unsigned_abs() < 1 << 52 {
+            let (read, errors) = read_integer(json!(n as f64 + 0.5));
+            prop_assert!(read.is_none() && !errors.is_empty());
+        }
     }
 
     /// Every known code is found and is three capital letters; any other text is not a currency.

@@ -29,9 +29,9 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/plans/{id}/pay", get(show).post(submit))
 }
 
-async fn load(state: &AppState, id: &str) -> Result<(plans::Model, shops::Model), AppError> {
+async fn load(state: &AppState, id: &str) -> Result<(plans::Model, std::sync::Arc<shops::Model>), AppError> {
     let plan = db::find_public::<plans::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Plan"))?;
-    let shop = db::shops::find(&state.db, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
+    let shop = crate::shops::find(state, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
     Ok((plan, shop))
 }
 

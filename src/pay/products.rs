@@ -31,9 +31,9 @@ pub fn router() -> Router<AppState> {
         .route("/v2/confirm_order/{id}/{shop_id}", get(confirm))
 }
 
-async fn load(state: &AppState, id: &str) -> Result<(products::Model, shops::Model), AppError> {
+async fn load(state: &AppState, id: &str) -> Result<(products::Model, std::sync::Arc<shops::Model>), AppError> {
     let product = db::find_public::<products::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Product"))?;
-    let shop = db::shops::find(&state.db, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
+    let shop = crate::shops::find(state, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
     Ok((product, shop))
 }
 

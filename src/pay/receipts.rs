@@ -47,7 +47,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response
 async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     let payment: payments::Model =
         db::find_public::<payments::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
-    let shop = db::shops::find(&state.db, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let shop = crate::shops::find(state, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
     let (order, language) = match (&payment.product_id, &payment.plan_id) {
         (Some(product), _) => match db::find_public::<products::Entity>(&state.db, product).await? {
             Some(p) => (p.name, p.language),
@@ -71,7 +71,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     };
     Ok(ReceiptPage {
         t,
-        shop_name: shop.name,
+        shop_name: shop.name.clone(),
         test: payment.test,
         headline,
         order,

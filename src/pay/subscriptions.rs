@@ -26,12 +26,15 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/subscriptions/{id}/pay", get(show).post(submit))
 }
 
-async fn load(state: &AppState, id: &str) -> Result<(subscriptions::Model, plans::Model, shops::Model), AppError> {
+async fn load(
+    state: &AppState,
+    id: &str,
+) -> Result<(subscriptions::Model, plans::Model, std::sync::Arc<shops::Model>), AppError> {
     let sub =
         db::find_public::<subscriptions::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Subscription"))?;
     let plan =
         db::find_public::<plans::Entity>(&state.db, &sub.plan_id).await?.ok_or(AppError::NotFound("Subscription"))?;
-    let shop = db::shops::find(&state.db, sub.shop_id).await?.ok_or(AppError::NotFound("Subscription"))?;
+    let shop = crate::shops::find(state, sub.shop_id).await?.ok_or(AppError::NotFound("Subscription"))?;
     Ok((sub, plan, shop))
 }
 

@@ -77,5 +77,5 @@ pub struct Health {
 
 /// Times as the API shows them: UTC with milliseconds, `2026-11-22T10:15:30.123Z`.
 pub fn timestamp(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("guard", 4),
     ("events", 4),
     ("keys", 4),
+    ("shops", 4),
     ("billing", 5),
     ("payments", 5),
     ("refunds", 5),
@@ -39,7 +40,8 @@ const LAYERS: &[(&str, u8)] = &[
 ];
 
 /// Imports within a layer that are allowed: among the services, the engine lies below those
-/// that start it, and payments below subscriptions; the command line serves the app.
+/// that start it, and payments below subscriptions; the command line serves the app; a key
+/// change goes through the shop cache.
 const WITHIN: &[(&str, &str)] = &[
     ("payments", "billing"),
     ("subscriptions", "billing"),
@@ -47,6 +49,7 @@ const WITHIN: &[(&str, &str)] = &[
     ("scheduler", "refunds"),
     ("subscriptions", "payments"),
     ("cli", "app"),
+    ("keys", "shops"),
     ("app", "openapi"),
 ];
 
