@@ -22,7 +22,7 @@ fn short_leases() -> ConfigArgs {
 }
 
 /// A second instance as a child process over the same database.
-async fn child(app: &TestApp, scheduler: &str) -> (Child, TestApp) {
+pub async fn child(app: &TestApp, scheduler: &str) -> (Child, TestApp) {
     let port = free_port();
     let child = paydesk(&app.database_url)
         .env("PAYDESK_LISTEN", format!("127.0.0.1:{port}"))
@@ -44,7 +44,7 @@ async fn child(app: &TestApp, scheduler: &str) -> (Child, TestApp) {
     panic!("paydesk serve did not start");
 }
 
-fn kill(mut child: Child) {
+pub fn kill(mut child: Child) {
     // SIGKILL: no shutdown, no cleanup.
     child.kill().unwrap();
     child.wait().unwrap();
@@ -52,7 +52,7 @@ fn kill(mut child: Child) {
 
 /// Every payment of the subscriptions: none processing, one per period paid since they had
 /// `seeded` periods paid.
-async fn charged_once_each(app: &TestApp, shop: &Shop, ids: &[String], seeded: i64) {
+pub async fn charged_once_each(app: &TestApp, shop: &Shop, ids: &[String], seeded: i64) {
     for id in ids {
         let (_, sub) = app.get(shop, &format!("/subscriptions/{id}")).await;
         let (_, paid) = app.get(shop, &format!("/payments?subscription={id}&limit=1000")).await;

@@ -26,5 +26,6 @@ mod plans;
 mod products;
 mod refunds;
 mod requests;
+mod scaleout;
 mod subscriptions;
 mod webhooks;
