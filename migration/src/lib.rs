@@ -15,6 +15,7 @@ mod m20261123_000009_events;
 mod m20261123_000010_webhooks;
 mod m20261124_000011_test_card_schedule;
 mod m20261124_000012_shop_changes;
+mod m20261124_000013_payment_totals;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -35,6 +36,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000010_webhooks::Migration),
             Box::new(m20261124_000011_test_card_schedule::Migration),
             Box::new(m20261124_000012_shop_changes::Migration),
+            Box::new(m20261124_000013_payment_totals::Migration),
         ]
     }
 }

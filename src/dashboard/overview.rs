@@ -82,15 +82,11 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let now = Utc::now();
     let since = revenue::since(now, m.tz, DAYS);
     let taken = db::payments::taken_since(&state.db, m.shop.id, since).await?;
-    // Money counts on the day it was taken: an authorization on the day it was captured.
+    // Money counts when it was taken: an authorization when it was captured.
     let of = |test: bool| {
-        let rows = taken.iter().filter(move |row| row.4 == test);
-        revenue::summarize(
-            rows.map(|(a, c, created, captured, _)| (Money::new(*a, *c), captured.unwrap_or(*created))),
-            now,
-            m.tz,
-            DAYS,
-        )
+        let rows = taken.iter().filter(move |row| row.3 == test);
+        let rows = rows.map(|(net, currency, at, _, payments)| (Money::new(*net, *currency), *at, *payments));
+        revenue::summarize(rows, now, m.tz, DAYS)
     };
     let (live, test) = (of(false), of(true));
     let states = db::subscriptions::count_by_state(&state.db, m.shop.id).await?;

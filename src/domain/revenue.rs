@@ -7,8 +7,9 @@ use chrono_tz::Tz;
 use super::currency::Currency;
 use super::money::Money;
 
-/// One successful payment: what was taken, and when.
-pub type Taken = (Money, DateTime<Utc>);
+/// Money taken: how much, when (or from when, for a stretch shorter than any zone's offset
+/// step, 15 minutes), and by how many payments.
+pub type Taken = (Money, DateTime<Utc>, i64);
 
 /// Totals per currency, largest first.
 pub type Totals = Vec<Money>;
@@ -44,7 +45,7 @@ pub fn summarize(payments: impl IntoIterator<Item = Taken>, now: DateTime<Utc>, 
     let (mut day_totals, mut month_totals) = (Vec::new(), Vec::new());
     let mut counts = Vec::<(Currency, i64)>::new();
     let mut per_day: Vec<(Currency, NaiveDate, i64)> = Vec::new();
-    for (Money { amount, currency }, at) in payments {
+    for (Money { amount, currency }, at, taken_by) in payments {
         let date = at.with_timezone(&tz).date_naive();
         if date > today {
             continue;
@@ -56,7 +57,7 @@ pub fn summarize(payments: impl IntoIterator<Item = Taken>, now: DateTime<Utc>, 
             add(&mut month_totals, currency, amount);
         }
         if date >= first_day {
-            add(&mut counts, currency, 1);
+            add(&mut counts, currency, taken_by);
             match per_day.iter_mut().find(|(c, d, _)| *c == currency && *d == date) {
                 Some(entry) => entry.2 = entry.2.saturating_add(amount),
                 None => per_day.push((currency, date, amount)),
@@ -109,12 +110,12 @@ mod tests {
         let now = at(2026, 11, 23, 12);
         let m = |amount, code| Money::of(amount, code).unwrap();
         let payments = [
-            (m(990, "EUR"), at(2026, 11, 23, 9)),
-            (m(500, "USD"), at(2026, 11, 23, 10)),
+            (m(990, "EUR"), at(2026, 11, 23, 9), 1),
+            (m(500, "USD"), at(2026, 11, 23, 10), 1),
             // 23:30 UTC on the 22nd is 00:30 on the 23rd in Berlin.
-            (m(100, "EUR"), Utc.with_ymd_and_hms(2026, 11, 22, 23, 30, 0).unwrap()),
-            (m(2000, "EUR"), at(2026, 11, 2, 12)),
-            (m(7000, "EUR"), at(2026, 10, 31, 12)),
+            (m(100, "EUR"), Utc.with_ymd_and_hms(2026, 11, 22, 23, 30, 0).unwrap(), 1),
+            (m(2000, "EUR"), at(2026, 11, 2, 12), 1),
+            (m(7000, "EUR"), at(2026, 10, 31, 12), 1),
         ];
         let r = summarize(payments, now, tz, 30);
         assert_eq!(r.today, vec![m(1090, "EUR"), m(500, "USD")]);

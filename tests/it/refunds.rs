@@ -201,4 +201,63 @@ db_tests! {
         let forged = m.post_raw(&path, &[("amount", "1.00"), ("confirm", "yes")]).await;
         assert_eq!(forged.status, StatusCode::FORBIDDEN, "no CSRF token, no refund");
     }
+
+    async fn the_overviews_totals_follow_every_payment_refund_capture_and_void(app) {
+        let shop = app.shop("Books").await;
+        let (_, kept) = paid(&app, &shop, cards::SUCCESS, json!({})).await;
+        let (_, refunded) = paid(&app, &shop, cards::SUCCESS, json!({"currency": "USD"})).await;
+        let (_, part) = paid(&app, &shop, cards::SUCCESS, json!({})).await;
+        let (_, held) = paid(&app, &shop, cards::SUCCESS, json!({"transaction_type": "authorization"})).await;
+        let (_, voided) = paid(&app, &shop, cards::SUCCESS, json!({"transaction_type": "authorization"})).await;
+        paid(&app, &shop, cards::DECLINED, json!({})).await;
+        let other = app.shop("Other").await;
+        paid(&app, &other, cards::SUCCESS, json!({})).await;
+        assert_eq!(totals_agree(&app).await, 4, "kept, refunded, part and the other shop's; authorizations not yet");
+        app.post(&shop, &format!("/payments/{refunded}/refund"), &json!({})).await;
+        app.post(&shop, &format!("/payments/{part}/refund"), &json!({"amount": 250})).await;
+        app.post(&shop, &format!("/payments/{held}/capture"), &json!({})).await;
+        app.post(&shop, &format!("/payments/{voided}/void"), &json!({})).await;
+        app.post(&shop, &format!("/payments/{kept}/refund"), &json!({"amount": 1})).await;
+        assert_eq!(totals_agree(&app).await, 5, "the capture took money");
+    }
+}
+
+/// Checks that the money-taken totals kept for the overview equal the payments they sum, per
+/// shop, currency and mode; answers how many payments took money.
+async fn totals_agree(app: &TestApp) -> i64 {
+    use sea_orm::{ConnectionTrait, Statement};
+    let backend = app.db.get_database_backend();
+    let read = |sql: &str| {
+        let statement = Statement::from_string(backend, sql.to_string());
+        async move {
+            let rows = app.db.query_all(statement).await.unwrap();
+            let mut sums: Vec<(i64, String, bool, i64, i64)> = rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.try_get_by_index::<i64>(0).unwrap(),
+                        r.try_get_by_index::<String>(1).unwrap(),
+                        r.try_get_by_index::<bool>(2).unwrap(),
+                        r.try_get_by_index::<i64>(3).unwrap(),
+                        r.try_get_by_index::<i64>(4).unwrap(),
+                    )
+                })
+                .filter(|row| row.4 != 0)
+                .collect();
+            sums.sort();
+            sums
+        }
+    };
+    let kept = read(
+        "SELECT shop_id, currency, test, CAST(sum(net) AS BIGINT), CAST(sum(payments) AS BIGINT) FROM payment_totals \
+         GROUP BY shop_id, currency, test",
+    )
+    .await;
+    let counted = read(
+        "SELECT shop_id, currency, test, CAST(sum(amount - refunded_amount) AS BIGINT), CAST(count(*) AS BIGINT) \
+         FROM payments WHERE status IN ('succeeded', 'partially_refunded', 'refunded') GROUP BY shop_id, currency, test",
+    )
+    .await;
+    assert_eq!(kept, counted);
+    counted.iter().map(|row| row.4).sum()
 }

@@ -5,6 +5,7 @@ pub mod checkout_attempts;
 pub mod customers;
 pub mod events;
 pub mod idempotency_keys;
+pub mod payment_totals;
 pub mod payments;
 pub mod plans;
 pub mod products;
