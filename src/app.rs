@@ -140,9 +140,11 @@ async fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "public, max-age=3600")], body)
 }
 
-/// Opens the database and applies pending migrations.
+/// Opens the database and applies pending migrations (on PostgreSQL under an advisory lock:
+/// instances starting together migrate one after the other).
 pub async fn open_database(config: &Config) -> Result<DatabaseConnection, sea_orm::DbErr> {
     let db = db::connect(&config.database_url).await?;
+    let _lock = db::migration_lock(&db).await?;
     Migrator::up(&db, None).await?;
     Ok(db)
 }

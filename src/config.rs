@@ -1,7 +1,7 @@
 //! Configuration: read once at start from flags and environment variables, checked, then
 //! passed around inside `AppState`. A bad value stops start-up with one clear line.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use chrono_tz::Tz;
 use clap::Args;
@@ -60,6 +60,10 @@ pub struct ConfigArgs {
     /// batch (default 30).
     #[arg(long, env = "PAYDESK_SHUTDOWN_SECONDS", global = true)]
     pub shutdown_seconds: Option<String>,
+    /// Addresses or CIDR ranges of the load balancers in front of paydesk, comma-separated:
+    /// their `X-Forwarded-For` names the client (default none: the peer is the client).
+    #[arg(long, env = "PAYDESK_TRUSTED_PROXIES", global = true)]
+    pub trusted_proxies: Option<String>,
 }
 
 /// Checked configuration.
@@ -93,8 +97,69 @@ pub struct Config {
     pub metrics_token: Option<String>,
     /// How long a stop waits for work in flight.
     pub shutdown_timeout: std::time::Duration,
+    /// Load balancers whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: TrustedProxies,
     /// Wrong API credentials allowed per address in the window of `throttle::API_AUTH`.
     pub api_auth_failures: usize,
+}
+
+/// The load balancers whose `X-Forwarded-For` is believed: addresses and CIDR ranges.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedProxies(Vec<(IpAddr, u8)>);
+
+impl TrustedProxies {
+    /// `10.0.0.0/8, 192.168.1.7, fd00::/8`; empty text trusts no one.
+    pub fn parse(text: &str) -> Option<TrustedProxies> {
+        let mut ranges = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (address, bits) = match item.split_once('/') {
+                Some((address, bits)) => (address, Some(bits.parse::<u8>().ok()?)),
+                None => (item, None),
+            };
+            let address: IpAddr = address.parse().ok()?;
+            let width = if address.is_ipv4() { 32 } else { 128 };
+            let bits = bits.unwrap_or(width);
+            if bits > width {
+                return None;
+            }
+            ranges.push((address, bits));
+        }
+        Some(TrustedProxies(ranges))
+    }
+
+    /// Whether `address` is one of the proxies.
+    pub fn contains(&self, address: IpAddr) -> bool {
+        let address = address.to_canonical();
+        self.0.iter().any(|&(range, bits)| match (range, address) {
+            (IpAddr::V4(r), IpAddr::V4(a)) => prefix(u128::from(u32::from(r)), u128::from(u32::from(a)), bits, 32),
+            (IpAddr::V6(r), IpAddr::V6(a)) => prefix(u128::from(r), u128::from(a), bits, 128),
+            _ => false,
+        })
+    }
+
+    /// The client of a connection from `peer` that carried `forwarded` (the
+    /// `X-Forwarded-For` lists, in order): the peer, unless it is a proxy; then the last
+    /// address of the lists that is not one (each proxy appends who it heard from).
+    pub fn client<'a>(&self, peer: IpAddr, forwarded: impl DoubleEndedIterator<Item = &'a str>) -> IpAddr {
+        let mut client = peer.to_canonical();
+        if !self.contains(client) {
+            return client;
+        }
+        for hop in forwarded.rev().flat_map(|list| list.rsplit(',')) {
+            let Ok(hop) = hop.trim().parse::<IpAddr>() else { break };
+            client = hop.to_canonical();
+            if !self.contains(client) {
+                break;
+            }
+        }
+        client
+    }
+}
+
+/// Whether the first `bits` of `a` and `b` (numbers of `width` bits) agree.
+fn prefix(a: u128, b: u128, bits: u8, width: u8) -> bool {
+    let shift = u32::from(width - bits);
+    bits == 0 || (a >> shift) == (b >> shift)
 }
 
 /// How log lines are written.
@@ -239,8 +304,13 @@ impl Config {
             Ok(n) if (1..=1_000_000).contains(&n) => n,
             _ => return Err(bad("PAYDESK_API_AUTH_FAILURES", failures_raw, "is not a whole number from 1 to 1000000")),
         };
+        let proxies_raw = args.trusted_proxies.as_deref().unwrap_or("");
+        let trusted_proxies = TrustedProxies::parse(proxies_raw).ok_or_else(|| {
+            bad("PAYDESK_TRUSTED_PROXIES", proxies_raw, "is not a comma-separated list of addresses or CIDR ranges")
+        })?;
         Ok(Config {
             api_auth_failures,
+            trusted_proxies,
             log_format,
             metrics_token,
             shutdown_timeout,
@@ -285,6 +355,28 @@ mod tests {
 
     fn args() -> ConfigArgs {
         ConfigArgs::default()
+    }
+
+    #[test]
+    fn the_client_is_the_peer_unless_a_trusted_proxy_names_it() {
+        let proxies = TrustedProxies::parse("10.0.0.0/8, 192.168.1.7,fd00::/8").unwrap();
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let client = |peer: &str, lists: &[&str]| proxies.client(ip(peer), lists.iter().copied());
+        assert_eq!(client("203.0.113.5", &["198.51.100.1"]), ip("203.0.113.5"), "an untrusted peer is the client");
+        assert_eq!(client("10.1.2.3", &["198.51.100.1"]), ip("198.51.100.1"));
+        // A client's own X-Forwarded-For is not believed: the last untrusted hop is the client.
+        assert_eq!(client("10.1.2.3", &["1.1.1.1, 198.51.100.1, 192.168.1.7"]), ip("198.51.100.1"));
+        assert_eq!(client("10.1.2.3", &["1.1.1.1", "198.51.100.1"]), ip("198.51.100.1"), "several header lines");
+        assert_eq!(client("::ffff:10.0.0.1", &["198.51.100.1"]), ip("198.51.100.1"), "IPv4 mapped into IPv6");
+        assert_eq!(client("fd00::1", &["2001:db8::5"]), ip("2001:db8::5"));
+        assert_eq!(client("10.1.2.3", &["not-an-address"]), ip("10.1.2.3"), "garbage stops the walk");
+        assert_eq!(client("10.1.2.3", &[]), ip("10.1.2.3"));
+        assert!(!proxies.contains(ip("11.0.0.1")) && !proxies.contains(ip("192.168.1.8")));
+        assert!(TrustedProxies::parse("").unwrap().0.is_empty());
+        assert!(TrustedProxies::parse("0.0.0.0/0").unwrap().contains(ip("8.8.8.8")));
+        for bad in ["10.0.0.0/33", "fd00::/129", "example.com", "10.0.0.0/x"] {
+            assert!(TrustedProxies::parse(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]

@@ -179,3 +179,27 @@ pub fn csp(form_target: Option<&str>) -> String {
          form-action 'self'{extra}; frame-ancestors 'none'; base-uri 'none'"
     )
 }
+
+/// The client's address: the peer's, or, behind a trusted load balancer
+/// (`PAYDESK_TRUSTED_PROXIES`), the one its `X-Forwarded-For` names.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIp(pub std::net::IpAddr);
+
+impl axum::extract::FromRequestParts<crate::state::AppState> for ClientIp {
+    type Rejection = AppError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &crate::state::AppState,
+    ) -> Result<Self, AppError> {
+        client_ip(parts, state).map(ClientIp).ok_or_else(|| AppError::Internal("no peer address".into()))
+    }
+}
+
+/// The client's address, when the connection's is known.
+pub fn client_ip(parts: &axum::http::request::Parts, state: &crate::state::AppState) -> Option<std::net::IpAddr> {
+    let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()?.0.ip();
+    let forwarded = parts.headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
+    let forwarded: Vec<&str> = forwarded.collect();
+    Some(state.config.trusted_proxies.client(peer, forwarded.into_iter()))
+}

@@ -16,6 +16,8 @@ mod m20261123_000010_webhooks;
 mod m20261124_000011_test_card_schedule;
 mod m20261124_000012_shop_changes;
 mod m20261124_000013_payment_totals;
+mod m20261124_000014_list_indexes;
+mod m20261124_000015_subscription_counts;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -37,6 +39,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000011_test_card_schedule::Migration),
             Box::new(m20261124_000012_shop_changes::Migration),
             Box::new(m20261124_000013_payment_totals::Migration),
+            Box::new(m20261124_000014_list_indexes::Migration),
+            Box::new(m20261124_000015_subscription_counts::Migration),
         ]
     }
 }

@@ -68,6 +68,13 @@ impl MigrationTrait for Migration {
             )
         };
         let watched = "status, amount, refunded_amount, captured_at, created_at, currency, test, shop_id";
+        // Only an update that changes what a payment contributes touches the totals.
+        let changed = watched
+            .split(", ")
+            .map(|c| format!("OLD.{c} IS DISTINCT FROM NEW.{c}"))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+            .replace("IS DISTINCT FROM", if postgres { "IS DISTINCT FROM" } else { "IS NOT" });
         if postgres {
             db.execute_unprepared(&format!(
                 "CREATE FUNCTION paydesk_payment_totals() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
@@ -78,9 +85,14 @@ impl MigrationTrait for Migration {
                 add("NEW", 1)
             ))
             .await?;
+            db.execute_unprepared(
+                "CREATE TRIGGER payments_totals AFTER INSERT OR DELETE ON payments \
+                 FOR EACH ROW EXECUTE FUNCTION paydesk_payment_totals()",
+            )
+            .await?;
             db.execute_unprepared(&format!(
-                "CREATE TRIGGER payments_totals AFTER INSERT OR DELETE OR UPDATE OF {watched} ON payments \
-                 FOR EACH ROW EXECUTE FUNCTION paydesk_payment_totals()"
+                "CREATE TRIGGER payments_totals_update AFTER UPDATE OF {watched} ON payments \
+                 FOR EACH ROW WHEN ({changed}) EXECUTE FUNCTION paydesk_payment_totals()"
             ))
             .await?;
         } else {
@@ -91,7 +103,8 @@ impl MigrationTrait for Migration {
             ))
             .await?;
             db.execute_unprepared(&format!(
-                "CREATE TRIGGER payments_totals_update AFTER UPDATE OF {watched} ON payments BEGIN {old}; {new}; END"
+                "CREATE TRIGGER payments_totals_update AFTER UPDATE OF {watched} ON payments WHEN {changed} \
+                 BEGIN {old}; {new}; END"
             ))
             .await?;
             db.execute_unprepared(&format!(
@@ -114,6 +127,7 @@ impl MigrationTrait for Migration {
         let db = manager.get_connection();
         if manager.get_database_backend() == DatabaseBackend::Postgres {
             db.execute_unprepared("DROP TRIGGER IF EXISTS payments_totals ON payments").await?;
+            db.execute_unprepared("DROP TRIGGER IF EXISTS payments_totals_update ON payments").await?;
             db.execute_unprepared("DROP FUNCTION IF EXISTS paydesk_payment_totals()").await?;
         } else {
             for name in ["payments_totals_insert", "payments_totals_update", "payments_totals_delete"] {

@@ -6,9 +6,6 @@ use axum::http::request::Parts;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use std::net::SocketAddr;
-
-use axum::extract::ConnectInfo;
 use chrono::Utc;
 
 use crate::db::{self, entities::shops};
@@ -29,7 +26,7 @@ impl FromRequestParts<AppState> for ApiShop {
         if let Some(shop) = parts.extensions.get::<ApiShop>() {
             return Ok(shop.clone());
         }
-        let address = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+        let address = crate::guard::client_ip(parts, state);
         let now = Utc::now();
         if let Some(wait) = address.and_then(|a| state.api_locks.wait(a, now)) {
             return Err(too_many(wait));

@@ -2,9 +2,10 @@
 
 use askama::Template;
 use axum::Router;
-use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{Query, State};
+
+use crate::guard::ClientIp;
 use axum::http::{HeaderMap, StatusCode, header::RETRY_AFTER, header::SET_COOKIE};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -162,7 +163,7 @@ async fn login_page(State(state): State<AppState>, headers: HeaderMap, Query(nex
 
 async fn login(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     session: Session,
     form: PostedForm,
@@ -182,7 +183,7 @@ async fn login(
     };
     // Counted per account at this address and per address: a stranger elsewhere cannot lock
     // the owner out, and one address cannot try every account.
-    let address = peer.ip().to_string();
+    let address = client.to_string();
     let account = format!("{email}|{address}");
     let now = Utc::now();
     let waits = [

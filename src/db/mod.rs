@@ -74,6 +74,21 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     }
 }
 
+/// On PostgreSQL, a connection holding the advisory lock of migrations until it is dropped
+/// (closed: the lock ends with its session); nothing on SQLite.
+pub async fn migration_lock(db: &DatabaseConnection) -> Result<Option<sea_orm::sqlx::PgConnection>, DbErr> {
+    if db.get_database_backend() != sea_orm::DatabaseBackend::Postgres {
+        return Ok(None);
+    }
+    let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
+    let mut conn = db.get_postgres_connection_pool().acquire().await.map_err(fail)?;
+    // "payd" in ASCII, and the schema migrated: instances of one schema wait for each other.
+    let lock = "SELECT pg_advisory_lock(1885436260, hashtext(current_schema()))";
+    sea_orm::sqlx::query(lock).execute(&mut *conn).await.map_err(fail)?;
+    // Out of the pool: dropping it closes the session, which ends the lock.
+    Ok(Some(conn.detach()))
+}
+
 /// How long a pooled connection may sit idle before it is pinged on checkout.
 pub const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 

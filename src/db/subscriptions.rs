@@ -84,12 +84,14 @@ pub async fn timeline(
 
 /// Counts the shop's subscriptions in each state.
 pub async fn count_by_state(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<(String, i64)>, DbErr> {
-    Entity::find()
+    // Kept by triggers on `subscriptions` (migration m20261124_000015).
+    use super::entities::subscription_counts::{Column as C, Entity as Counts};
+    Counts::find()
         .select_only()
-        .column(Column::State)
-        .column_as(Column::Seq.count(), "n")
-        .filter(Column::ShopId.eq(shop_id))
-        .group_by(Column::State)
+        .columns([C::State, C::Subscriptions])
+        .filter(C::ShopId.eq(shop_id))
+        .filter(C::Subscriptions.ne(0))
+        .order_by_asc(C::State)
         .into_tuple()
         .all(db)
         .await

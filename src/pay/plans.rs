@@ -2,11 +2,11 @@
 //! the customer here by GET or by a form POST (with `email` to fill in); a POST carrying
 //! the page's own CSRF token is the customer's submission.
 
-use std::net::SocketAddr;
-
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{Path, State};
+
+use crate::guard::ClientIp;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -126,7 +126,7 @@ async fn page(
 async fn submit(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
@@ -136,7 +136,7 @@ async fn submit(
         return Ok(page(&state, &id, &headers, prefill).await);
     }
     let (plan, shop) = load(&state, &id).await?;
-    let ip = addr.ip().to_string();
+    let ip = client.to_string();
     let page = checkout(&state, &plan, &shop);
-    page.submit(&headers, addr.ip(), sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
+    page.submit(&headers, client, sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
 }

@@ -1,13 +1,13 @@
 //! `/products/{id}/pay` and `{checkout_url}/v2/confirm_order/{id}/{shop_id}`: paying for a
 //! product on its hosted page.
 
-use std::net::SocketAddr;
-
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{Path, State};
+
+use crate::guard::ClientIp;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -139,14 +139,14 @@ pub fn preview(state: &AppState, product: &products::Model, shop: &shops::Model,
 async fn submit(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
     let (product, shop) = load(&state, &id).await?;
-    let ip = addr.ip().to_string();
+    let ip = client.to_string();
     let page = checkout(&state, &product, &shop);
-    page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
+    page.submit(&headers, client, parse_form(&body), |checkout| {
         pay_product(&state, &product, checkout, &ip, Utc::now())
     })
     .await

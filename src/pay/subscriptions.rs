@@ -3,9 +3,10 @@
 
 use axum::Router;
 use axum::body::Bytes;
-use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{Path, State};
+
+use crate::guard::ClientIp;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -72,7 +73,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
 async fn submit(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
@@ -81,7 +82,7 @@ async fn submit(
     // start itself is guarded (a subscription takes one card, once).
     let now = crate::subscriptions::now_of(&state, &sub).await?;
     let page = checkout(&state, &sub, &plan, &shop);
-    page.submit(&headers, addr.ip(), parse_form(&body), |checkout| {
+    page.submit(&headers, client, parse_form(&body), |checkout| {
         pay_subscription(&state, &plan, sub.clone(), checkout, now)
     })
     .await

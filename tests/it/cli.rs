@@ -190,3 +190,17 @@ fn shop_create_refuses_a_blank_name() {
     assert!(!output.status.success());
     assert!(String::from_utf8(output.stderr).unwrap().contains("--name"));
 }
+
+/// Instances started together on a fresh PostgreSQL schema migrate one after the other
+/// (an advisory lock), and every one starts.
+#[tokio::test]
+async fn instances_starting_together_on_postgres_migrate_once() {
+    let url = crate::helpers::postgres_schema().await;
+    let started: Vec<_> = (0..4)
+        .map(|_| paydesk(&url).arg("migrate").stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap())
+        .collect();
+    for child in started {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}

@@ -64,7 +64,7 @@ pub struct TestApp {
 static OLD_SCHEMAS_DROPPED: OnceCell<()> = OnceCell::const_new();
 
 /// A fresh PostgreSQL schema, and a URL whose connections use it.
-async fn postgres_schema() -> String {
+pub async fn postgres_schema() -> String {
     let admin = Database::connect(postgres_url())
         .await
         .unwrap_or_else(|e| panic!("PostgreSQL at {} is unreachable: {e}", postgres_url()));

@@ -340,6 +340,23 @@ db_tests! {
         assert!((1..=600).contains(&wait));
     }
 
+    async fn behind_a_trusted_load_balancer_each_client_is_throttled_apart(app) {
+        let args = paydesk::config::ConfigArgs { trusted_proxies: Some("127.0.0.0/8".into()), ..Default::default() };
+        let app = TestApp::spawn_with(app.backend, args).await;
+        let shop = app.shop("Books").await;
+        let wrong = Shop { id: shop.id, secret: "sk_wrong".into() };
+        let from = |client: &'static str, who: &Shop| {
+            app.req(who, reqwest::Method::GET, "/products").header("x-forwarded-for", client).send()
+        };
+        for _ in 0..30 {
+            assert_eq!(from("203.0.113.7", &wrong).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+        }
+        assert_eq!(from("203.0.113.7", &shop).await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+        // Another client behind the same balancer, and one that forges the header's start.
+        assert_eq!(from("198.51.100.4", &shop).await.unwrap().status(), StatusCode::OK);
+        assert_eq!(from("203.0.113.7, 198.51.100.4", &shop).await.unwrap().status(), StatusCode::OK);
+    }
+
     async fn answers_are_never_cached_and_https_is_strict(app) {
         let shop = app.shop("Books").await;
         let product = app.product(&shop, &test_product_body()).await;

@@ -19,7 +19,9 @@ async fn two_instances_share_sessions_keys_and_the_billing_engine() {
 
     // Both instances run the scheduler, which bills what is due as it starts.
     let (first, a) = child(&app, "on").await;
+    let _first = Stopped(Some(first));
     let (second, b) = child(&app, "on").await;
+    let _second = Stopped(Some(second));
 
     // A session made on one instance is a session on the other.
     let (on_a, done) = log_in(&a, "owner@gym.example", PASSWORD).await;
@@ -59,6 +61,15 @@ async fn two_instances_share_sessions_keys_and_the_billing_engine() {
     // Let any late duplicate show itself.
     tokio::time::sleep(Duration::from_millis(500)).await;
     charged_once_each(&app, &key, &ids, 1).await;
-    kill(first);
-    kill(second);
+}
+
+/// Kills its instance when the test ends, passed or failed.
+struct Stopped(Option<std::process::Child>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.take() {
+            kill(child);
+        }
+    }
 }

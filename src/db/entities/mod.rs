@@ -12,6 +12,7 @@ pub mod products;
 pub mod refunds;
 pub mod sessions;
 pub mod shops;
+pub mod subscription_counts;
 pub mod subscription_events;
 pub mod subscriptions;
 pub mod test_card_outcomes;

@@ -1,0 +1,17 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "subscription_counts")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub seq: i64,
+    pub shop_id: i64,
+    pub state: String,
+    /// Subscriptions of the shop in this state.
+    pub subscriptions: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
