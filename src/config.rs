@@ -122,7 +122,11 @@ impl TrustedProxies {
             if bits > width {
                 return None;
             }
-            ranges.push((address, bits));
+            // `::ffff:10.0.0.0/104` is the IPv4 range it maps.
+            match address.to_canonical() {
+                IpAddr::V4(v4) if address.is_ipv6() && bits >= 96 => ranges.push((IpAddr::V4(v4), bits - 96)),
+                _ => ranges.push((address, bits)),
+            }
         }
         Some(TrustedProxies(ranges))
     }
@@ -146,7 +150,7 @@ impl TrustedProxies {
             return client;
         }
         for hop in forwarded.rev().flat_map(|list| list.rsplit(',')) {
-            let Ok(hop) = hop.trim().parse::<IpAddr>() else { break };
+            let Some(hop) = hop_address(hop.trim()) else { break };
             client = hop.to_canonical();
             if !self.contains(client) {
                 break;
@@ -154,6 +158,15 @@ impl TrustedProxies {
         }
         client
     }
+}
+
+/// The address of one `X-Forwarded-For` hop: `203.0.113.7`, `2001:db8::1`, or with a port
+/// as some balancers write it (`203.0.113.7:5678`, `[2001:db8::1]:443`).
+fn hop_address(hop: &str) -> Option<IpAddr> {
+    hop.parse::<IpAddr>()
+        .ok()
+        .or_else(|| hop.parse::<SocketAddr>().ok().map(|a| a.ip()))
+        .or_else(|| hop.strip_prefix('[')?.strip_suffix(']')?.parse().ok())
 }
 
 /// Whether the first `bits` of `a` and `b` (numbers of `width` bits) agree.
@@ -370,6 +383,12 @@ mod tests {
         assert_eq!(client("::ffff:10.0.0.1", &["198.51.100.1"]), ip("198.51.100.1"), "IPv4 mapped into IPv6");
         assert_eq!(client("fd00::1", &["2001:db8::5"]), ip("2001:db8::5"));
         assert_eq!(client("10.1.2.3", &["not-an-address"]), ip("10.1.2.3"), "garbage stops the walk");
+        assert_eq!(client("10.1.2.3", &["\u{fffd}, 198.51.100.1"]), ip("198.51.100.1"), "after unreadable bytes");
+        assert_eq!(client("10.1.2.3", &["198.51.100.1:5678"]), ip("198.51.100.1"), "with a port");
+        assert_eq!(client("10.1.2.3", &["[2001:db8::5]:443"]), ip("2001:db8::5"));
+        assert_eq!(client("10.1.2.3", &["[2001:db8::6]"]), ip("2001:db8::6"));
+        let mapped = TrustedProxies::parse("::ffff:10.0.0.0/104").unwrap();
+        assert!(mapped.contains(ip("10.9.9.9")) && !mapped.contains(ip("11.0.0.1")));
         assert_eq!(client("10.1.2.3", &[]), ip("10.1.2.3"));
         assert!(!proxies.contains(ip("11.0.0.1")) && !proxies.contains(ip("192.168.1.8")));
         assert!(TrustedProxies::parse("").unwrap().0.is_empty());

@@ -199,7 +199,12 @@ impl axum::extract::FromRequestParts<crate::state::AppState> for ClientIp {
 /// The client's address, when the connection's is known.
 pub fn client_ip(parts: &axum::http::request::Parts, state: &crate::state::AppState) -> Option<std::net::IpAddr> {
     let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()?.0.ip();
-    let forwarded = parts.headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
-    let forwarded: Vec<&str> = forwarded.collect();
-    Some(state.config.trusted_proxies.client(peer, forwarded.into_iter()))
+    // Bytes that are not text spoil only the hop they are in, never the hops a proxy added.
+    let forwarded: Vec<String> = parts
+        .headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect();
+    Some(state.config.trusted_proxies.client(peer, forwarded.iter().map(String::as_str)))
 }

@@ -48,15 +48,12 @@ pub async fn create_shop(
     Ok(CreatedShop { shop, secret_key })
 }
 
-/// Replaces the shop's secret key; the new key, or `None` when another rotation won.
-/// The old key stops working at once on every instance: the answer waits until this
-/// instance heard the change (see [`crate::shops`]).
+/// Replaces the shop's secret key; the new key, or `None` when another rotation won. The old
+/// key is refused by this instance at once and by every other as the change reaches it
+/// (see [`crate::shops`]).
 pub async fn rotate_secret(state: &AppState, shop: shops::Model, now: DateTime<Utc>) -> Result<Option<String>, DbErr> {
     let (secret_key, stored) = new_secret(&state.vault);
-    let id = shop.id;
-    let rotated =
-        crate::shops::changing(state, id, true, db::shops::rotate_secret(&state.db, shop, stored, now)).await?;
-    Ok(rotated.then_some(secret_key))
+    Ok(crate::shops::rotate_secret(state, shop, stored, now).await?.then_some(secret_key))
 }
 
 /// The shop's API secret in clear, for the Basic auth of its notifications; `None` for a
@@ -78,7 +75,7 @@ pub async fn key_pair(state: &AppState, shop: &shops::Model) -> Result<KeyPair, 
                 .map_err(|_| AppError::Internal("generating a key pair stopped".into()))??;
             let sealed = vault.seal(&private_der, &signing_context(shop.id));
             let stored = db::shops::set_key_pair(&state.db, shop.id, sealed, public_pem);
-            crate::shops::changing(state, shop.id, false, stored).await?.ok_or(AppError::NotFound("Shop"))?
+            crate::shops::changing(state, shop.id, stored).await?.ok_or(AppError::NotFound("Shop"))?
         }
     };
     let (Some(sealed), Some(public_pem)) = (stored.signing_key_sealed, stored.public_key) else {

@@ -2,12 +2,13 @@
 //! pay page and dashboard page shows one, and asking the database each time cost a query per
 //! request.
 //!
-//! A cached shop is never used after the row changed. This instance forgets a shop as it
-//! writes it; on PostgreSQL a trigger on `shops` notifies every instance (`LISTEN
-//! paydesk_shops`), which forget it as the notification arrives, and a key rotation answers
-//! only once its own instance has heard its notification (PostgreSQL sends it to every
-//! listener at the commit). While an instance is not listening (starting, or its listening
-//! connection was lost) it caches nothing and asks the database every time.
+//! This instance forgets a shop as it writes it (also when the request is cancelled
+//! mid-write); on PostgreSQL a trigger on `shops` notifies every instance (`LISTEN
+//! paydesk_shops`) at the commit, and each forgets the shop as the notification arrives
+//! (milliseconds); a key rotation answers once its own instance heard it. An instance checks
+//! its listening connection with a notification of its own every few seconds; while it is
+//! not listening (starting, reconnecting, or the check went unanswered) it caches nothing.
+//! Whatever happens, a kept shop is read afresh after a minute.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +26,9 @@ use crate::state::AppState;
 /// The channel of the trigger on `shops` (migration m20261124_000012).
 pub const CHANNEL: &str = "paydesk_shops";
 
+/// How often an instance checks that its listening connection still hears.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+
 /// The shop with this id.
 pub async fn find(state: &AppState, shop_id: i64) -> Result<Option<Arc<Model>>, DbErr> {
     if let Some(shop) = state.shops.cached(shop_id) {
@@ -38,7 +42,7 @@ pub async fn find(state: &AppState, shop_id: i64) -> Result<Option<Arc<Model>>, 
     Ok(Some(shop))
 }
 
-/// The shop, if `secret_key` is its key. Takes the same time whether or not the shop exists.
+/// The shop, if `secret_key` is its key (compared in constant time; shop ids are not secret).
 pub async fn authenticate(state: &AppState, shop_id: i64, secret_key: &str) -> Result<Option<Arc<Model>>, DbErr> {
     let given = shop_db::digest(secret_key);
     let shop = find(state, shop_id).await?;
@@ -47,22 +51,39 @@ pub async fn authenticate(state: &AppState, shop_id: i64, secret_key: &str) -> R
     Ok(shop.filter(|_| matches))
 }
 
-/// Runs `write`, a change of the shop's row, and forgets the shop here at once; when
-/// `until_heard`, answers once this instance also heard the change's notification (every
-/// other instance is sent it at the same moment).
+/// Runs `write`, a change of the shop's row, and forgets the shop here once it is done or
+/// abandoned (a request cancelled mid-write may still commit).
 pub async fn changing<T>(
     state: &AppState,
     shop_id: i64,
-    until_heard: bool,
     write: impl Future<Output = Result<T, DbErr>>,
 ) -> Result<T, DbErr> {
-    let before = state.shops.heard_count(shop_id);
-    let written = write.await;
-    state.shops.forget(shop_id);
-    if until_heard && written.is_ok() && state.db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
-        state.shops.await_heard(shop_id, before).await;
+    struct Forget<'a>(&'a AppState, i64);
+    impl Drop for Forget<'_> {
+        fn drop(&mut self) {
+            self.0.shops.forget(self.1);
+        }
     }
-    written
+    let _forget = Forget(state, shop_id);
+    write.await
+}
+
+/// Replaces the shop's secret key with `stored`, if `shop`'s is still the one stored;
+/// whether it did. A rotation answers once this instance heard its change (on PostgreSQL,
+/// every other instance is sent the notification at the same moment).
+pub async fn rotate_secret(
+    state: &AppState,
+    shop: Model,
+    stored: shop_db::StoredSecret,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let id = shop.id;
+    let before = state.shops.heard_count(id);
+    let rotated = changing(state, id, shop_db::rotate_secret(&state.db, shop, stored, now)).await?;
+    if rotated && needs_listener(&state.db) {
+        state.shops.await_heard(id, before).await;
+    }
+    Ok(rotated)
 }
 
 /// Changes the shop's name, URL and display time zone.
@@ -73,7 +94,7 @@ pub async fn update_settings(
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
     let id = shop.id;
-    changing(state, id, false, shop_db::update_settings(&state.db, shop, settings, now)).await
+    changing(state, id, shop_db::update_settings(&state.db, shop, settings, now)).await
 }
 
 /// Sets where the shop's notifications go by default.
@@ -83,28 +104,24 @@ pub async fn set_notification_url(
     url: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    changing(state, shop_id, false, shop_db::set_notification_url(&state.db, shop_id, url, now)).await
+    changing(state, shop_id, shop_db::set_notification_url(&state.db, shop_id, url, now)).await
 }
 
 /// Listens for changes of shops made by any instance, for as long as the process runs;
 /// while not listening the cache is unused. PostgreSQL only.
 pub async fn listen(state: AppState) {
     let url = state.config.database_url.clone();
+    let ping = format!("ping:{}", crate::domain::ids::random_hex(8));
     loop {
         match PgListener::connect(&url).await {
             Ok(mut listener) => {
-                if let Err(e) = listener.listen(CHANNEL).await {
-                    tracing::warn!(error = %e, "could not listen for shop changes; shops are read every time");
-                } else {
-                    // Anything changed before now is read afresh.
-                    state.shops.reset(true);
-                    while let Ok(Some(notification)) = listener.try_recv().await {
-                        match notification.payload().parse::<i64>() {
-                            Ok(shop_id) => state.shops.hear(shop_id),
-                            Err(_) => state.shops.reset(true),
-                        }
+                // A lost connection surfaces at once rather than after a silent reconnect.
+                listener.eager_reconnect(false);
+                match listener.listen(CHANNEL).await {
+                    Ok(()) => hear(&state, &mut listener, &ping).await,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not listen for shop changes; shops are read every time")
                     }
-                    tracing::warn!("lost the connection listening for shop changes; shops are read every time");
                 }
             }
             Err(e) => tracing::warn!(error = %e, "could not listen for shop changes; shops are read every time"),
@@ -115,6 +132,45 @@ pub async fn listen(state: AppState) {
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Hears notifications until the connection is lost or stops answering this instance's own
+/// heartbeat (sent through the pool every [`HEARTBEAT`], due back before the next one).
+async fn hear(state: &AppState, listener: &mut PgListener, ping: &str) {
+    // Anything changed before now is read afresh.
+    state.shops.reset(true);
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    let mut answered = true;
+    loop {
+        tokio::select! {
+            received = listener.try_recv() => match received {
+                Ok(Some(notification)) => match notification.payload() {
+                    payload if payload == ping => answered = true,
+                    payload if payload.starts_with("ping:") => {}
+                    payload => match payload.parse::<i64>() {
+                        Ok(shop_id) => state.shops.hear(shop_id),
+                        Err(_) => state.shops.reset(true),
+                    },
+                },
+                _ => break,
+            },
+            _ = heartbeat.tick() => {
+                if !answered {
+                    break;
+                }
+                answered = false;
+                let sent = state.db.execute(sea_orm::Statement::from_sql_and_values(
+                    sea_orm::DatabaseBackend::Postgres,
+                    "SELECT pg_notify($1, $2)",
+                    [CHANNEL.into(), ping.into()],
+                ));
+                if sent.await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    tracing::warn!("stopped hearing shop changes; shops are read every time until listening again");
 }
 
 /// Whether `db` needs a listener for the cache to be used (PostgreSQL).

@@ -140,11 +140,15 @@ const CAPACITY: usize = 10_000;
 /// How long a key rotation waits for its own notification before answering anyway.
 const HEARD_WAIT: Duration = Duration::from_secs(2);
 
+/// The oldest a kept shop may be: whatever a lost notification or a cancelled write left
+/// behind is read afresh after this.
+const MAX_AGE: Duration = Duration::from_secs(60);
+
 /// Shops by id, kept by [`crate::shops`], and whether changes made elsewhere reach this
 /// instance.
 #[derive(Debug)]
 pub struct ShopCache {
-    shops: Mutex<HashMap<i64, Arc<Model>>>,
+    shops: Mutex<HashMap<i64, (Arc<Model>, std::time::Instant)>>,
     /// Whether an entry may be used: always on SQLite (one instance writes the file), on
     /// PostgreSQL only while this instance listens for changes.
     usable: AtomicBool,
@@ -167,11 +171,14 @@ impl ShopCache {
         }
     }
 
+    /// The kept shop, unless the cache may not be used or it is older than [`MAX_AGE`].
     pub fn cached(&self, shop_id: i64) -> Option<Arc<Model>> {
         if !self.usable.load(Ordering::Acquire) {
             return None;
         }
-        self.shops.lock().ok()?.get(&shop_id).cloned()
+        let shops = self.shops.lock().ok()?;
+        let (shop, kept) = shops.get(&shop_id)?;
+        (kept.elapsed() < MAX_AGE).then(|| shop.clone())
     }
 
     /// Keeps `shop` as read when the count of forgettings was `before`, unless something was
@@ -187,7 +194,7 @@ impl ShopCache {
         if shops.len() >= CAPACITY {
             shops.clear();
         }
-        shops.insert(shop.id, shop.clone());
+        shops.insert(shop.id, (shop.clone(), std::time::Instant::now()));
     }
 
     /// How many times something was forgotten so far.
@@ -203,7 +210,7 @@ impl ShopCache {
         }
     }
 
-    /// Forgets every shop, and whether entries may be used from now on.
+    /// Forgets every shop, and sets whether entries may be used from now on.
     pub fn reset(&self, usable: bool) {
         if let Ok(mut shops) = self.shops.lock() {
             self.forgotten.fetch_add(1, Ordering::AcqRel);
@@ -212,10 +219,12 @@ impl ShopCache {
         }
     }
 
+    /// Notifications heard about `shop_id` so far.
     pub fn heard_count(&self, shop_id: i64) -> u64 {
         self.heard.lock().map(|h| h.get(&shop_id).copied().unwrap_or(0)).unwrap_or(0)
     }
 
+    /// A notification about `shop_id` arrived: forgets it and wakes rotations waiting.
     pub fn hear(&self, shop_id: i64) {
         self.forget(shop_id);
         if let Ok(mut heard) = self.heard.lock() {

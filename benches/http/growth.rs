@@ -47,7 +47,8 @@ pub async fn copy<E: EntityTrait>(
     }
     // PostgreSQL: one statement updating the same totals row a million times in one
     // transaction walks ever longer version chains; the copies go in with the triggers off
-    // and the totals are summed again below (paydesk's own writes are one row a transaction).
+    // and the totals are summed again below (paydesk's own writes change a few rows a
+    // transaction).
     let txn = db.begin().await.unwrap();
     txn.execute_unprepared("SET LOCAL session_replication_role = replica").await.unwrap();
     txn.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
@@ -86,9 +87,16 @@ pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from
     copy::<customers::Entity>(db, backend, &t.customer, from, to, &[]).await;
     copy::<payments::Entity>(db, backend, &t.payment, from, to, &[("billing_key", "NULL")]).await;
     copy::<subscriptions::Entity>(db, backend, &t.subscription, from, to, &[]).await;
-    if backend == Backend::Postgres {
-        recount(db).await;
-        db.execute_unprepared("ANALYZE").await.unwrap();
+    match backend {
+        Backend::Postgres => {
+            recount(db).await;
+            db.execute_unprepared("ANALYZE").await.unwrap();
+        }
+        // The copies went through the write-ahead log in one transaction: fold it into the
+        // database, as SQLite's automatic checkpoints do over time, before measuring.
+        Backend::Sqlite => {
+            db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await.unwrap();
+        }
     }
 }
 

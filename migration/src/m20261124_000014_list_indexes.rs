@@ -15,6 +15,8 @@ enum Payments {
     PlanId,
     SubscriptionId,
     CustomerId,
+    CreatedAt,
+    CapturedAt,
 }
 
 #[derive(DeriveIden, Clone, Copy)]
@@ -51,6 +53,9 @@ impl MigrationTrait for Migration {
             ("ix_subscriptions_customer", S::Table.into_iden()),
             ("ix_subscriptions_plan", S::Table.into_iden()),
             ("ix_webhook_deliveries_event", D::Table.into_iden()),
+            // Only the overview's old scan of payments by time used these (m13 replaced it).
+            ("ix_payments_shop_created", P::Table.into_iden()),
+            ("ix_payments_shop_captured", P::Table.into_iden()),
         ];
         for (name, table) in replaced {
             manager.drop_index(Index::drop().name(name).table(table).to_owned()).await?;
@@ -105,6 +110,10 @@ impl MigrationTrait for Migration {
         ];
         for (name, table, column) in restored {
             manager.create_index(Index::create().name(name).table(table).col(column).to_owned()).await?;
+        }
+        for (name, column) in [("ix_payments_shop_created", P::CreatedAt), ("ix_payments_shop_captured", P::CapturedAt)]
+        {
+            manager.create_index(index(name, P::Table, &[P::ShopId, column])).await?;
         }
         Ok(())
     }
