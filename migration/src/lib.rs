@@ -63,3 +63,72 @@ pub(crate) fn index<T: IntoIden + Copy + 'static>(name: &str, table: T, columns:
 pub(crate) fn timestamp<T: IntoIden>(name: T) -> ColumnDef {
     ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned()
 }
+
+/// Triggers on `table` that keep a summary table: for every insert `add` runs (over the row
+/// `NEW`), for every delete `remove` (over `OLD`), and for every update of the `watched`
+/// columns that changes one of them both. On PostgreSQL a function `paydesk_{name}()` and
+/// triggers `{name}` and `{name}_update`; on SQLite triggers `{name}_insert`, `{name}_update`
+/// and `{name}_delete`.
+pub(crate) async fn summary_triggers(
+    manager: &SchemaManager<'_>,
+    table: &str,
+    name: &str,
+    watched: &[&str],
+    remove: &str,
+    add: &str,
+) -> Result<(), DbErr> {
+    use sea_orm_migration::sea_orm::{ConnectionTrait, DatabaseBackend};
+    let db = manager.get_connection();
+    let postgres = manager.get_database_backend() == DatabaseBackend::Postgres;
+    let differs = if postgres { "IS DISTINCT FROM" } else { "IS NOT" };
+    let changed = watched.iter().map(|c| format!("OLD.{c} {differs} NEW.{c}")).collect::<Vec<_>>().join(" OR ");
+    let watched = watched.join(", ");
+    let statements = if postgres {
+        vec![
+            format!(
+                "CREATE FUNCTION paydesk_{name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                 IF TG_OP IN ('UPDATE', 'DELETE') THEN {remove}; END IF; \
+                 IF TG_OP IN ('INSERT', 'UPDATE') THEN {add}; END IF; \
+                 RETURN NULL; END $$"
+            ),
+            format!(
+                "CREATE TRIGGER {name} AFTER INSERT OR DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION paydesk_{name}()"
+            ),
+            format!(
+                "CREATE TRIGGER {name}_update AFTER UPDATE OF {watched} ON {table} \
+                 FOR EACH ROW WHEN ({changed}) EXECUTE FUNCTION paydesk_{name}()"
+            ),
+        ]
+    } else {
+        vec![
+            format!("CREATE TRIGGER {name}_insert AFTER INSERT ON {table} BEGIN {add}; END"),
+            format!(
+                "CREATE TRIGGER {name}_update AFTER UPDATE OF {watched} ON {table} WHEN {changed} \
+                 BEGIN {remove}; {add}; END"
+            ),
+            format!("CREATE TRIGGER {name}_delete AFTER DELETE ON {table} BEGIN {remove}; END"),
+        ]
+    };
+    for statement in statements {
+        db.execute_unprepared(&statement).await?;
+    }
+    Ok(())
+}
+
+/// Drops what [`summary_triggers`] made.
+pub(crate) async fn drop_summary_triggers(manager: &SchemaManager<'_>, table: &str, name: &str) -> Result<(), DbErr> {
+    use sea_orm_migration::sea_orm::{ConnectionTrait, DatabaseBackend};
+    let db = manager.get_connection();
+    let statements = match manager.get_database_backend() {
+        DatabaseBackend::Postgres => vec![
+            format!("DROP TRIGGER IF EXISTS {name} ON {table}"),
+            format!("DROP TRIGGER IF EXISTS {name}_update ON {table}"),
+            format!("DROP FUNCTION IF EXISTS paydesk_{name}()"),
+        ],
+        _ => ["insert", "update", "delete"].iter().map(|t| format!("DROP TRIGGER IF EXISTS {name}_{t}")).collect(),
+    };
+    for statement in statements {
+        db.execute_unprepared(&statement).await?;
+    }
+    Ok(())
+}

@@ -67,51 +67,11 @@ impl MigrationTrait for Migration {
                 bucket = bucket(row)
             )
         };
-        let watched = "status, amount, refunded_amount, captured_at, created_at, currency, test, shop_id";
         // Only an update that changes what a payment contributes touches the totals.
-        let changed = watched
-            .split(", ")
-            .map(|c| format!("OLD.{c} IS DISTINCT FROM NEW.{c}"))
-            .collect::<Vec<_>>()
-            .join(" OR ")
-            .replace("IS DISTINCT FROM", if postgres { "IS DISTINCT FROM" } else { "IS NOT" });
-        if postgres {
-            db.execute_unprepared(&format!(
-                "CREATE FUNCTION paydesk_payment_totals() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-                 IF TG_OP IN ('UPDATE', 'DELETE') THEN {}; END IF; \
-                 IF TG_OP IN ('INSERT', 'UPDATE') THEN {}; END IF; \
-                 RETURN NULL; END $$",
-                add("OLD", -1),
-                add("NEW", 1)
-            ))
+        let watched =
+            ["status", "amount", "refunded_amount", "captured_at", "created_at", "currency", "test", "shop_id"];
+        crate::summary_triggers(manager, "payments", "payments_totals", &watched, &add("OLD", -1), &add("NEW", 1))
             .await?;
-            db.execute_unprepared(
-                "CREATE TRIGGER payments_totals AFTER INSERT OR DELETE ON payments \
-                 FOR EACH ROW EXECUTE FUNCTION paydesk_payment_totals()",
-            )
-            .await?;
-            db.execute_unprepared(&format!(
-                "CREATE TRIGGER payments_totals_update AFTER UPDATE OF {watched} ON payments \
-                 FOR EACH ROW WHEN ({changed}) EXECUTE FUNCTION paydesk_payment_totals()"
-            ))
-            .await?;
-        } else {
-            let old = add("OLD", -1);
-            let new = add("NEW", 1);
-            db.execute_unprepared(&format!(
-                "CREATE TRIGGER payments_totals_insert AFTER INSERT ON payments BEGIN {new}; END"
-            ))
-            .await?;
-            db.execute_unprepared(&format!(
-                "CREATE TRIGGER payments_totals_update AFTER UPDATE OF {watched} ON payments WHEN {changed} \
-                 BEGIN {old}; {new}; END"
-            ))
-            .await?;
-            db.execute_unprepared(&format!(
-                "CREATE TRIGGER payments_totals_delete AFTER DELETE ON payments BEGIN {old}; END"
-            ))
-            .await?;
-        }
         // The payments made so far.
         db.execute_unprepared(&format!(
             "INSERT INTO payment_totals (shop_id, bucket, currency, test, net, payments) \
@@ -124,16 +84,7 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let db = manager.get_connection();
-        if manager.get_database_backend() == DatabaseBackend::Postgres {
-            db.execute_unprepared("DROP TRIGGER IF EXISTS payments_totals ON payments").await?;
-            db.execute_unprepared("DROP TRIGGER IF EXISTS payments_totals_update ON payments").await?;
-            db.execute_unprepared("DROP FUNCTION IF EXISTS paydesk_payment_totals()").await?;
-        } else {
-            for name in ["payments_totals_insert", "payments_totals_update", "payments_totals_delete"] {
-                db.execute_unprepared(&format!("DROP TRIGGER IF EXISTS {name}")).await?;
-            }
-        }
+        crate::drop_summary_triggers(manager, "payments", "payments_totals").await?;
         manager.drop_table(Table::drop().table(PaymentTotals::Table).to_owned()).await
     }
 }
