@@ -80,13 +80,22 @@ pub async fn rotate_secret(
     let id = shop.id;
     let before = state.shops.heard_count(id);
     let rotated = changing(state, id, shop_db::rotate_secret(&state.db, shop, stored, now)).await?;
-    if rotated && needs_listener(&state.db) {
-        state.shops.await_heard(id, before).await;
+    if rotated {
+        heard(state, id, before).await;
     }
     Ok(rotated)
 }
 
-/// Changes the shop's name, URL and display time zone.
+/// On PostgreSQL, waits until this instance heard a change of `shop_id` beyond the
+/// `before`th (the others are sent it at the same moment), or a short while passed.
+async fn heard(state: &AppState, shop_id: i64, before: u64) {
+    if needs_listener(&state.db) {
+        state.shops.await_heard(shop_id, before).await;
+    }
+}
+
+/// Changes the shop's name, URL and display time zone; answers once the change was heard
+/// (see [`rotate_secret`]).
 pub async fn update_settings(
     state: &AppState,
     shop: Model,
@@ -94,17 +103,23 @@ pub async fn update_settings(
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
     let id = shop.id;
-    changing(state, id, shop_db::update_settings(&state.db, shop, settings, now)).await
+    let before = state.shops.heard_count(id);
+    let updated = changing(state, id, shop_db::update_settings(&state.db, shop, settings, now)).await?;
+    heard(state, id, before).await;
+    Ok(updated)
 }
 
-/// Sets where the shop's notifications go by default.
+/// Sets where the shop's notifications go by default; answers once the change was heard.
 pub async fn set_notification_url(
     state: &AppState,
     shop_id: i64,
     url: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    changing(state, shop_id, shop_db::set_notification_url(&state.db, shop_id, url, now)).await
+    let before = state.shops.heard_count(shop_id);
+    changing(state, shop_id, shop_db::set_notification_url(&state.db, shop_id, url, now)).await?;
+    heard(state, shop_id, before).await;
+    Ok(())
 }
 
 /// Listens for changes of shops made by any instance, for as long as the process runs;
