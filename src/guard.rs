@@ -199,6 +199,9 @@ impl axum::extract::FromRequestParts<crate::state::AppState> for ClientIp {
 /// The client's address, when the connection's is known.
 pub fn client_ip(parts: &axum::http::request::Parts, state: &crate::state::AppState) -> Option<std::net::IpAddr> {
     let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()?.0.ip();
+    if !state.config.trusted_proxies.contains(peer) {
+        return Some(peer.to_canonical());
+    }
     // Bytes that are not text spoil only the hop they are in, never the hops a proxy added.
     let forwarded: Vec<String> = parts
         .headers
