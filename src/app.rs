@@ -5,7 +5,6 @@ use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use migration::{Migrator, MigratorTrait};
 use sea_orm::DatabaseConnection;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -143,10 +142,8 @@ async fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
 /// Opens the database and applies pending migrations (on PostgreSQL under an advisory lock:
 /// instances starting together migrate one after the other).
 pub async fn open_database(config: &Config) -> Result<DatabaseConnection, sea_orm::DbErr> {
-    let db = db::connect(&config.database_url).await?;
-    let _lock = db::migration_lock(&db).await?;
-    Migrator::up(&db, None).await?;
-    Ok(db)
+    db::migrate(&config.database_url).await?;
+    db::connect(&config.database_url).await
 }
 
 /// Migrates, then serves HTTP until Ctrl-C or SIGTERM.

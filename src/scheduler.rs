@@ -1,5 +1,6 @@
 //! The scheduler: tokio-cron-scheduler runs [`billing::run_due`] every minute (and once at
-//! start, so charges missed while the service was down are made at once), and prunes
+//! start, so charges missed while the service was down are made at once), then folds the
+//! overview's summaries (`db::summaries::compact`), and prunes
 //! expired sessions, idempotency keys, checkout attempts and throttling records every hour. Several instances may all run it: claims keep
 //! each charge to one of them.
 
@@ -69,6 +70,10 @@ async fn run_billing(state: &AppState) {
         Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
     }
     let ran = billing::run_due(state, Utc::now()).await;
+    match crate::db::summaries::compact(&state.db).await {
+        Ok(folded) => tracing::debug!(folded, "compacted the overview's summaries"),
+        Err(e) => tracing::warn!(error = %e, "compacting the overview's summaries failed"),
+    }
     let charged = ran.as_ref().map_or(0, |report| report.charged);
     crate::telemetry::billing_run(started.elapsed().as_secs_f64(), charged);
     match ran {

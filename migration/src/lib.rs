@@ -18,6 +18,7 @@ mod m20261124_000012_shop_changes;
 mod m20261124_000013_payment_totals;
 mod m20261124_000014_list_indexes;
 mod m20261124_000015_subscription_counts;
+mod m20261124_000016_summary_changes;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -41,6 +42,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000013_payment_totals::Migration),
             Box::new(m20261124_000014_list_indexes::Migration),
             Box::new(m20261124_000015_subscription_counts::Migration),
+            Box::new(m20261124_000016_summary_changes::Migration),
         ]
     }
 }

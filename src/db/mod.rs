@@ -26,6 +26,7 @@ pub mod refunds;
 pub mod sessions;
 pub mod shops;
 pub mod subscriptions;
+pub mod summaries;
 pub mod test_clocks;
 pub mod throttle;
 pub mod users;
@@ -37,6 +38,25 @@ pub mod webhooks;
 /// Connections are not pinged on every checkout (sqlx's default, a round trip per query):
 /// only one idle for more than [`PING_AFTER_IDLE`] is checked before use.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
+    let connections = if url.starts_with("sqlite:") { 8 } else { 20 };
+    pool(url, connections).await
+}
+
+/// Applies pending migrations over a connection of their own, on PostgreSQL under the
+/// advisory lock of [`migration_lock`]. One connection, because SQLite checks a schema change
+/// against the schema its connection last read: a trigger created on one connection right
+/// after another connection dropped it "already exists".
+pub async fn migrate(url: &str) -> Result<(), DbErr> {
+    use migration::{Migrator, MigratorTrait};
+    let db = pool(url, 1).await?;
+    let lock = migration_lock(&db).await?;
+    Migrator::up(&db, None).await?;
+    drop(lock);
+    db.close().await
+}
+
+/// A pool of at most `connections` connections to `url`.
+pub async fn pool(url: &str, connections: u32) -> Result<DatabaseConnection, DbErr> {
     let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
     if url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(url)
@@ -48,7 +68,7 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
             // A page of rows crosses from the connection's thread in one go.
             .row_buffer_size(ROW_BUFFER);
         let pool = SqlitePoolOptions::new()
-            .max_connections(8)
+            .max_connections(connections)
             .test_before_acquire(false)
             .connect_with(options)
             .await
@@ -57,7 +77,7 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     } else {
         let options = PgConnectOptions::from_str(url).map_err(fail)?.disable_statement_logging();
         let pool = PgPoolOptions::new()
-            .max_connections(20)
+            .max_connections(connections)
             .test_before_acquire(false)
             .before_acquire(|conn, meta| {
                 Box::pin(async move {
@@ -241,6 +261,12 @@ async fn list_where<E: ShopOwned>(
     rows.truncate(page.limit as usize);
     let next_after = rows.last().filter(|_| has_more).map(|r| E::public_id(r).to_string());
     Ok(Listed { rows, next_after })
+}
+
+/// The sum of `column` over a group, as a 64-bit integer on both databases (PostgreSQL's
+/// `sum` of `bigint` is `numeric`).
+fn summed(column: impl IntoColumnRef) -> SimpleExpr {
+    Expr::expr(Func::sum(Expr::col(column))).cast_as(sea_orm::sea_query::Alias::new("bigint"))
 }
 
 fn owned<E: ShopOwned>(shop_id: i64) -> Select<E> {

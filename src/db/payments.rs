@@ -81,11 +81,17 @@ pub async fn taken_since(
     since: Option<DateTime<Utc>>,
 ) -> Result<Vec<Taken>, DbErr> {
     use super::entities::payment_totals::{Column as T, Entity as Totals};
+    // Kept by triggers on `payments` as rows of change, summed here (`db::summaries`).
     let mut query = Totals::find()
         .select_only()
-        .columns([T::Net, T::Currency, T::Bucket, T::Test, T::Payments])
+        .column_as(super::summed(T::Net), "net")
+        .columns([T::Currency, T::Bucket, T::Test])
+        .column_as(super::summed(T::Payments), "payments")
         .filter(T::ShopId.eq(shop_id))
-        .filter(T::Payments.ne(0));
+        .group_by(T::Currency)
+        .group_by(T::Bucket)
+        .group_by(T::Test)
+        .having(super::summed(T::Payments).ne(0));
     if let Some(since) = since {
         query = query.filter(T::Bucket.gte(since.timestamp().div_euclid(TOTALS_SPAN) * TOTALS_SPAN));
     }

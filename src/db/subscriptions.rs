@@ -84,13 +84,15 @@ pub async fn timeline(
 
 /// Counts the shop's subscriptions in each state.
 pub async fn count_by_state(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<(String, i64)>, DbErr> {
-    // Kept by triggers on `subscriptions` (migration m20261124_000015).
+    // Kept by triggers on `subscriptions` as rows of change, summed here (`db::summaries`).
     use super::entities::subscription_counts::{Column as C, Entity as Counts};
     Counts::find()
         .select_only()
-        .columns([C::State, C::Subscriptions])
+        .column(C::State)
+        .column_as(super::summed(C::Subscriptions), "subscriptions")
         .filter(C::ShopId.eq(shop_id))
-        .filter(C::Subscriptions.ne(0))
+        .group_by(C::State)
+        .having(super::summed(C::Subscriptions).ne(0))
         .order_by_asc(C::State)
         .into_tuple()
         .all(db)

@@ -220,44 +220,73 @@ db_tests! {
         app.post(&shop, &format!("/payments/{kept}/refund"), &json!({"amount": 1})).await;
         assert_eq!(totals_agree(&app).await, 5, "the capture took money");
     }
+
+    async fn the_overviews_totals_stay_exact_while_payments_and_foldings_race(app) {
+        let shop = app.shop("Books").await;
+        let mut body = test_product_body();
+        body["quantity"] = json!("12");
+        let product = app.product(&shop, &body).await;
+        let id = product["id"].as_str().unwrap();
+        let pays = futures::future::join_all((0..12).map(|_| app.pay(id, cards::SUCCESS, &[])));
+        let folds = futures::future::join_all((0..4).map(|_| paydesk::db::summaries::compact(&app.db)));
+        let (_, folded) = tokio::join!(pays, folds);
+        assert!(folded.iter().all(Result::is_ok), "{folded:?}");
+        assert_eq!(totals_agree(&app).await, 12);
+        assert_eq!(totals_agree(&app).await, 12, "folding again changes nothing");
+    }
+
+    async fn the_summaries_survive_undoing_and_redoing_their_last_migration(app) {
+        use migration::MigratorTrait;
+        let shop = app.shop("Books").await;
+        let (_, refunded) = paid(&app, &shop, cards::SUCCESS, json!({})).await;
+        paid(&app, &shop, cards::SUCCESS, json!({"currency": "USD"})).await;
+        app.post(&shop, &format!("/payments/{refunded}/refund"), &json!({"amount": 100})).await;
+        // Over one connection, as `db::migrate` does.
+        let db = paydesk::db::pool(&app.database_url, 1).await.unwrap();
+        migration::Migrator::down(&db, Some(1)).await.unwrap();
+        migration::Migrator::up(&db, None).await.unwrap();
+        assert_eq!(totals_agree(&app).await, 2);
+    }
 }
 
-/// Checks that the money-taken totals kept for the overview equal the payments they sum, per
-/// shop, currency and mode; answers how many payments took money.
+/// Checks that the overview's summaries equal what they sum: money taken per shop, quarter
+/// hour, currency and mode, and subscriptions per shop and state; then folds them
+/// (`db::summaries::compact`), checks again and that one row per key is left. Answers how
+/// many payments took money.
 async fn totals_agree(app: &TestApp) -> i64 {
-    use sea_orm::{ConnectionTrait, Statement};
-    let backend = app.db.get_database_backend();
-    let read = |sql: &str| {
-        let statement = Statement::from_string(backend, sql.to_string());
-        async move {
-            let rows = app.db.query_all(statement).await.unwrap();
-            let mut sums: Vec<(i64, String, bool, i64, i64)> = rows
-                .iter()
-                .map(|r| {
-                    (
-                        r.try_get_by_index::<i64>(0).unwrap(),
-                        r.try_get_by_index::<String>(1).unwrap(),
-                        r.try_get_by_index::<bool>(2).unwrap(),
-                        r.try_get_by_index::<i64>(3).unwrap(),
-                        r.try_get_by_index::<i64>(4).unwrap(),
-                    )
-                })
-                .filter(|row| row.4 != 0)
-                .collect();
-            sums.sort();
-            sums
+    use paydesk::db::entities::{payment_totals, payments, subscription_counts, subscriptions};
+    use sea_orm::EntityTrait;
+    use std::collections::BTreeMap;
+    type Totals = BTreeMap<(i64, i64, String, bool), (i64, i64)>;
+    type Counts = BTreeMap<(i64, String), i64>;
+    let kept = || async {
+        let (mut totals, mut counts, mut rows) = (Totals::new(), Counts::new(), 0);
+        for t in payment_totals::Entity::find().all(&app.db).await.unwrap() {
+            let sum = totals.entry((t.shop_id, t.bucket, t.currency.to_string(), t.test)).or_default();
+            (sum.0, sum.1, rows) = (sum.0 + t.net, sum.1 + t.payments, rows + 1);
         }
+        for c in subscription_counts::Entity::find().all(&app.db).await.unwrap() {
+            *counts.entry((c.shop_id, c.state)).or_default() += c.subscriptions;
+            rows += 1;
+        }
+        totals.retain(|_, sum| *sum != (0, 0));
+        counts.retain(|_, n| *n != 0);
+        (totals, counts, rows)
     };
-    let kept = read(
-        "SELECT shop_id, currency, test, CAST(sum(net) AS BIGINT), CAST(sum(payments) AS BIGINT) FROM payment_totals \
-         GROUP BY shop_id, currency, test",
-    )
-    .await;
-    let counted = read(
-        "SELECT shop_id, currency, test, CAST(sum(amount - refunded_amount) AS BIGINT), CAST(count(*) AS BIGINT) \
-         FROM payments WHERE status IN ('succeeded', 'partially_refunded', 'refunded') GROUP BY shop_id, currency, test",
-    )
-    .await;
-    assert_eq!(kept, counted);
-    counted.iter().map(|row| row.4).sum()
+    let (mut totals, mut counts) = (Totals::new(), Counts::new());
+    for p in payments::Entity::find().all(&app.db).await.unwrap().into_iter().filter(|p| p.status.is_taken()) {
+        let bucket = p.captured_at.unwrap_or(p.created_at).timestamp().div_euclid(900) * 900;
+        let sum = totals.entry((p.shop_id, bucket, p.currency.to_string(), p.test)).or_default();
+        *sum = (sum.0 + p.amount - p.refunded_amount, sum.1 + 1);
+    }
+    for s in subscriptions::Entity::find().all(&app.db).await.unwrap() {
+        *counts.entry((s.shop_id, s.state.to_string())).or_default() += 1;
+    }
+    let (kept_totals, kept_counts, _) = kept().await;
+    assert_eq!((&kept_totals, &kept_counts), (&totals, &counts), "summed from the rows of change");
+    paydesk::db::summaries::compact(&app.db).await.unwrap();
+    let (kept_totals, kept_counts, rows) = kept().await;
+    assert_eq!((&kept_totals, &kept_counts), (&totals, &counts), "folded");
+    assert!(rows <= totals.len() + counts.len() + 8, "one row per key, and a few that sum to nothing: {rows}");
+    totals.values().map(|sum| sum.1).sum()
 }

@@ -16,6 +16,8 @@ pub struct Model {
     pub net: i64,
     /// Payments that took it.
     pub payments: i64,
+    /// A change not yet folded into its key's sum (`db::summaries::compact`).
+    pub fresh: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -9,6 +9,8 @@ pub struct Model {
     pub state: String,
     /// Subscriptions of the shop in this state.
     pub subscriptions: i64,
+    /// A change not yet folded into its key's sum (`db::summaries::compact`).
+    pub fresh: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
