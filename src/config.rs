@@ -64,6 +64,10 @@ pub struct ConfigArgs {
     /// their `X-Forwarded-For` names the client (default none: the peer is the client).
     #[arg(long, env = "PAYDESK_TRUSTED_PROXIES", global = true)]
     pub trusted_proxies: Option<String>,
+    /// Connections to the database an instance keeps at most (default 4 on SQLite, 20 on
+    /// PostgreSQL).
+    #[arg(long, env = "PAYDESK_DB_CONNECTIONS", global = true)]
+    pub db_connections: Option<String>,
 }
 
 /// Checked configuration.
@@ -101,6 +105,8 @@ pub struct Config {
     pub trusted_proxies: TrustedProxies,
     /// Wrong API credentials allowed per address in the window of `throttle::API_AUTH`.
     pub api_auth_failures: usize,
+    /// Connections to the database kept at most.
+    pub db_connections: u32,
 }
 
 /// The load balancers whose `X-Forwarded-For` is believed: addresses and CIDR ranges.
@@ -321,8 +327,17 @@ impl Config {
         let trusted_proxies = TrustedProxies::parse(proxies_raw).ok_or_else(|| {
             bad("PAYDESK_TRUSTED_PROXIES", proxies_raw, "is not a comma-separated list of addresses or CIDR ranges")
         })?;
+        // SQLite has one writer and the machine's cores as readers: more connections only
+        // add threads to switch between.
+        let default_connections = if database_url.starts_with("sqlite:") { "4" } else { "20" };
+        let connections_raw = args.db_connections.as_deref().unwrap_or(default_connections);
+        let db_connections = match connections_raw.trim().parse::<u32>() {
+            Ok(n) if (2..=1000).contains(&n) => n,
+            _ => return Err(bad("PAYDESK_DB_CONNECTIONS", connections_raw, "is not a whole number from 2 to 1000")),
+        };
         Ok(Config {
             api_auth_failures,
+            db_connections,
             trusted_proxies,
             log_format,
             metrics_token,

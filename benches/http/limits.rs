@@ -37,7 +37,14 @@ struct Limits {
 }
 
 /// Serves the limits on a free port; answers its base URL.
-pub async fn serve(database_url: &str, shop_id: i64, product_id: &str, bytes: Vec<u8>, page: Vec<u8>) -> String {
+pub async fn serve(
+    database_url: &str,
+    connections: u32,
+    shop_id: i64,
+    product_id: &str,
+    bytes: Vec<u8>,
+    page: Vec<u8>,
+) -> String {
     let pool = if database_url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(database_url)
             .unwrap()
@@ -46,10 +53,10 @@ pub async fn serve(database_url: &str, shop_id: i64, product_id: &str, bytes: Ve
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true)
             .row_buffer_size(paydesk::db::ROW_BUFFER);
-        let pool = SqlitePoolOptions::new().max_connections(8).test_before_acquire(false);
+        let pool = SqlitePoolOptions::new().max_connections(connections).test_before_acquire(false);
         Pool::Sqlite(pool.connect_with(options).await.unwrap())
     } else {
-        let pool = PgPoolOptions::new().max_connections(20).test_before_acquire(false);
+        let pool = PgPoolOptions::new().max_connections(connections).test_before_acquire(false);
         Pool::Postgres(pool.connect(database_url).await.unwrap())
     };
     let sql = "SELECT visible_fields, transaction_type FROM products WHERE id = $1";

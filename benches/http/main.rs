@@ -134,7 +134,14 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
 
     let bytes = client.get_text(&format!("/products/{product}")).await;
     let page = client.get_text("/products?limit=100").await;
-    let limits = limits::serve(&fresh.url, shop.id, &product, bytes.into_bytes(), page.into_bytes()).await;
+    // The pool paydesk keeps by default.
+    let args = ConfigArgs {
+        database_url: Some(fresh.url.clone()),
+        key_encryption_key: Some(server::KEK.into()),
+        ..Default::default()
+    };
+    let connections = Config::from_args(&args).unwrap().db_connections;
+    let limits = limits::serve(&fresh.url, connections, shop.id, &product, bytes.into_bytes(), page.into_bytes()).await;
     let base = &server.base;
     let auth = shop.authorization();
     let api = |path: &str| Target::get(format!("{base}{path}")).header(auth.clone());

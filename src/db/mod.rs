@@ -32,31 +32,25 @@ pub mod throttle;
 pub mod users;
 pub mod webhooks;
 
-/// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
-/// or PostgreSQL.
-///
-/// Connections are not pinged on every checkout (sqlx's default, a round trip per query):
-/// only one idle for more than [`PING_AFTER_IDLE`] is checked before use.
-pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
-    let connections = if url.starts_with("sqlite:") { 8 } else { 20 };
-    pool(url, connections).await
-}
-
 /// Applies pending migrations over a connection of their own, on PostgreSQL under the
 /// advisory lock of [`migration_lock`]. One connection, because SQLite checks a schema change
 /// against the schema its connection last read: a trigger created on one connection right
 /// after another connection dropped it "already exists".
 pub async fn migrate(url: &str) -> Result<(), DbErr> {
     use migration::{Migrator, MigratorTrait};
-    let db = pool(url, 1).await?;
+    let db = connect(url, 1).await?;
     let lock = migration_lock(&db).await?;
     Migrator::up(&db, None).await?;
     drop(lock);
     db.close().await
 }
 
-/// A pool of at most `connections` connections to `url`.
-pub async fn pool(url: &str, connections: u32) -> Result<DatabaseConnection, DbErr> {
+/// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
+/// or PostgreSQL, with at most `connections` connections.
+///
+/// Connections are not pinged on every checkout (sqlx's default, a round trip per query):
+/// only one idle for more than [`PING_AFTER_IDLE`] is checked before use.
+pub async fn connect(url: &str, connections: u32) -> Result<DatabaseConnection, DbErr> {
     let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
     if url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(url)

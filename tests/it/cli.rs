@@ -173,6 +173,8 @@ fn bad_settings_stop_start_up_with_one_clear_line() {
         ("PAYDESK_BASE_URL", "pay.example.com"),
         ("PAYDESK_CHECKOUT_URL", "ftp://x"),
         ("DATABASE_URL", "mysql://root@localhost/x"),
+        ("PAYDESK_DB_CONNECTIONS", "1"),
+        ("PAYDESK_DB_CONNECTIONS", "many"),
     ] {
         let output = paydesk("sqlite::memory:").env(name, value).arg("migrate").output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{name}");

@@ -62,7 +62,7 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
 /// A second instance: its own connection pool on the same database.
 async fn second_instance(app: &TestApp) -> AppState {
     let config = app.state.config.as_ref().clone();
-    AppState::new(paydesk::db::connect(&config.database_url).await.unwrap(), config).unwrap()
+    AppState::new(paydesk::db::connect(&config.database_url, config.db_connections).await.unwrap(), config).unwrap()
 }
 
 db_tests! {

@@ -242,7 +242,7 @@ db_tests! {
         paid(&app, &shop, cards::SUCCESS, json!({"currency": "USD"})).await;
         app.post(&shop, &format!("/payments/{refunded}/refund"), &json!({"amount": 100})).await;
         // Over one connection, as `db::migrate` does.
-        let db = paydesk::db::pool(&app.database_url, 1).await.unwrap();
+        let db = paydesk::db::connect(&app.database_url, 1).await.unwrap();
         migration::Migrator::down(&db, Some(1)).await.unwrap();
         migration::Migrator::up(&db, None).await.unwrap();
         assert_eq!(totals_agree(&app).await, 2);

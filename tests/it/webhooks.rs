@@ -475,7 +475,7 @@ db_tests! {
         body["infinite"] = json!(true);
         let product = app.product(&shop, &body).await;
         let config = app.state.config.as_ref().clone();
-        let second = paydesk::state::AppState::new(paydesk::db::connect(&config.database_url).await.unwrap(), config).unwrap();
+        let second = paydesk::state::AppState::new(paydesk::db::connect(&config.database_url, config.db_connections).await.unwrap(), config).unwrap();
         let pays = (0..30).map(|_| app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]));
         futures::future::join_all(pays).await;
         let now = chrono::Utc::now();
