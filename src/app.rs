@@ -143,7 +143,9 @@ async fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
 /// instances starting together migrate one after the other).
 pub async fn open_database(config: &Config) -> Result<DatabaseConnection, sea_orm::DbErr> {
     db::migrate(&config.database_url).await?;
-    db::connect(&config.database_url, config.db_connections).await
+    let db = db::connect(&config.database_url, config.db_connections).await?;
+    db::optimize(&db).await?;
+    Ok(db)
 }
 
 /// Migrates, then serves HTTP until Ctrl-C or SIGTERM.

@@ -1,8 +1,9 @@
 //! The scheduler: tokio-cron-scheduler runs [`billing::run_due`] every minute (and once at
 //! start, so charges missed while the service was down are made at once), then folds the
-//! overview's summaries (`db::summaries::compact`), and prunes
-//! expired sessions, idempotency keys, checkout attempts and throttling records every hour. Several instances may all run it: claims keep
-//! each charge to one of them.
+//! overview's summaries (`db::summaries::compact`); every hour it prunes expired sessions,
+//! idempotency keys, checkout attempts and throttling records, and refreshes SQLite's table
+//! statistics (`db::optimize`). Several instances may all run it: claims keep each charge to
+//! one of them.
 
 use chrono::Utc;
 use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
@@ -41,7 +42,8 @@ pub async fn start(state: AppState) -> Result<JobScheduler, JobSchedulerError> {
 }
 
 /// Deletes what has outlived its use: expired sessions, idempotency keys and checkout
-/// attempts older than 24 hours, throttling failures older than any window.
+/// attempts older than 24 hours, throttling failures older than any window; then refreshes
+/// SQLite's table statistics.
 pub async fn prune(state: &AppState) {
     let day_ago = Utc::now() - crate::db::idempotency::KEPT;
     let db = &state.db;
@@ -53,6 +55,9 @@ pub async fn prune(state: &AppState) {
         ("checkout attempts", crate::db::checkout_attempts::prune(db, day_ago).await),
         ("throttling failures", crate::db::throttle::prune(db, day_ago).await),
     ];
+    if let Err(e) = crate::db::optimize(db).await {
+        tracing::warn!(error = %e, "gathering SQLite's table statistics failed");
+    }
     for (what, done) in pruned {
         match done {
             Ok(count) => tracing::debug!(count, "pruned {what}"),

@@ -98,6 +98,8 @@ pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from
             // The triggers added a row of change per copy: fold them, as the scheduler does
             // every minute.
             paydesk::db::summaries::compact(db).await.unwrap();
+            // As the scheduler does every hour.
+            paydesk::db::optimize(db).await.unwrap();
             db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await.unwrap();
         }
     }
