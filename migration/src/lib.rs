@@ -19,6 +19,7 @@ mod m20261124_000013_payment_totals;
 mod m20261124_000014_list_indexes;
 mod m20261124_000015_subscription_counts;
 mod m20261124_000016_summary_changes;
+mod m20261124_000017_billing_indexes;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -43,6 +44,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000014_list_indexes::Migration),
             Box::new(m20261124_000015_subscription_counts::Migration),
             Box::new(m20261124_000016_summary_changes::Migration),
+            Box::new(m20261124_000017_billing_indexes::Migration),
         ]
     }
 }

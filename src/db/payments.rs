@@ -300,13 +300,20 @@ pub async fn attach(
 /// Payments of hosted pages still `processing` since before `before`: their request was
 /// interrupted between asking the acquirer and recording its answer.
 pub async fn interrupted(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
-    Entity::find()
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .filter(Column::BillingKey.is_null())
-        .filter(Column::UpdatedAt.lt(super::now_millis(before)))
-        .limit(limit)
-        .all(db)
-        .await
+    use sea_orm::{DatabaseBackend, Statement};
+    // The partial index `ix_payments_processing` holds just these rows; SQLite, left to
+    // itself, walks every hosted payment through the unique index of billing keys (NULL here).
+    let backend = db.get_database_backend();
+    let (from, p) = match backend {
+        DatabaseBackend::Postgres => ("payments", ["$1", "$2"]),
+        _ => ("payments INDEXED BY ix_payments_processing", ["?", "?"]),
+    };
+    let sql = format!(
+        "SELECT * FROM {from} WHERE status = 'processing' AND billing_key IS NULL AND updated_at < {} LIMIT {}",
+        p[0], p[1]
+    );
+    let values = [super::now_millis(before).into(), (limit as i64).into()];
+    Entity::find().from_raw_sql(Statement::from_sql_and_values(backend, sql, values)).all(db).await
 }
 
 /// Moves the shop's payment from one status to another if, and only if, it is still in
