@@ -5,9 +5,12 @@
 //! This instance forgets a shop as it writes it (also when the request is cancelled
 //! mid-write); on PostgreSQL a trigger on `shops` notifies every instance (`LISTEN
 //! paydesk_shops`) at the commit, and each forgets the shop as the notification arrives
-//! (milliseconds); a key rotation answers once its own instance heard it. An instance checks
-//! its listening connection with a notification of its own every few seconds; while it is
-//! not listening (starting, reconnecting, or the check went unanswered) it caches nothing.
+//! (milliseconds) and confirms with a notification of its own (`ack:<instance>:<shop>`); a
+//! key rotation or other change of a shop answers once every instance heard alive lately
+//! confirmed, so the old key is refused everywhere when the new one is shown. An instance
+//! checks its listening connection with a heartbeat notification (`ping:<instance>`, which
+//! also tells the others it is alive) every few seconds; while it is not listening (starting,
+//! reconnecting, or the heartbeat went unanswered) it caches nothing.
 //! Whatever happens, a kept shop is read afresh after a minute.
 
 use std::sync::Arc;
@@ -69,8 +72,8 @@ pub async fn changing<T>(
 }
 
 /// Replaces the shop's secret key with `stored`, if `shop`'s is still the one stored;
-/// whether it did. A rotation answers once this instance heard its change (on PostgreSQL,
-/// every other instance is sent the notification at the same moment).
+/// whether it did. On PostgreSQL a rotation answers once every instance listening confirmed
+/// it forgot the shop (see the module's description).
 pub async fn rotate_secret(
     state: &AppState,
     shop: Model,
@@ -78,19 +81,19 @@ pub async fn rotate_secret(
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
     let id = shop.id;
-    let before = state.shops.heard_count(id);
+    let before = state.shops.heard_before(id);
     let rotated = changing(state, id, shop_db::rotate_secret(&state.db, shop, stored, now)).await?;
     if rotated {
-        heard(state, id, before).await;
+        heard(state, &before).await;
     }
     Ok(rotated)
 }
 
-/// On PostgreSQL, waits until this instance heard a change of `shop_id` beyond the
-/// `before`th (the others are sent it at the same moment), or a short while passed.
-async fn heard(state: &AppState, shop_id: i64, before: u64) {
+/// On PostgreSQL, waits until this instance and every other one listening confirmed they
+/// forgot the shop since `before`, or a short while passed.
+async fn heard(state: &AppState, before: &crate::state::HeardBefore) {
     if needs_listener(&state.db) {
-        state.shops.await_heard(shop_id, before).await;
+        state.shops.await_heard(before).await;
     }
 }
 
@@ -103,9 +106,9 @@ pub async fn update_settings(
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
     let id = shop.id;
-    let before = state.shops.heard_count(id);
+    let before = state.shops.heard_before(id);
     let updated = changing(state, id, shop_db::update_settings(&state.db, shop, settings, now)).await?;
-    heard(state, id, before).await;
+    heard(state, &before).await;
     Ok(updated)
 }
 
@@ -116,9 +119,9 @@ pub async fn set_notification_url(
     url: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let before = state.shops.heard_count(shop_id);
+    let before = state.shops.heard_before(shop_id);
     changing(state, shop_id, shop_db::set_notification_url(&state.db, shop_id, url, now)).await?;
-    heard(state, shop_id, before).await;
+    heard(state, &before).await;
     Ok(())
 }
 
@@ -126,7 +129,7 @@ pub async fn set_notification_url(
 /// while not listening the cache is unused. PostgreSQL only.
 pub async fn listen(state: AppState) {
     let url = state.config.database_url.clone();
-    let ping = format!("ping:{}", crate::domain::ids::random_hex(8));
+    let ping = format!("ping:{}", state.shops.me());
     loop {
         match PgListener::connect(&url).await {
             Ok(mut listener) => {
@@ -161,9 +164,22 @@ async fn hear(state: &AppState, listener: &mut PgListener, ping: &str) {
             received = listener.try_recv() => match received {
                 Ok(Some(notification)) => match notification.payload() {
                     payload if payload == ping => answered = true,
-                    payload if payload.starts_with("ping:") => {}
+                    payload if payload.starts_with("ping:") => state.shops.peer_alive(&payload[5..]),
+                    payload if payload.starts_with("ack:") => {
+                        // This instance's own confirmations were counted as it heard the change.
+                        if let Some((peer, shop_id)) = payload[4..].split_once(':')
+                            && peer != state.shops.me()
+                            && let Ok(shop_id) = shop_id.parse()
+                        {
+                            state.shops.confirmed(peer, shop_id);
+                        }
+                    }
                     payload => match payload.parse::<i64>() {
-                        Ok(shop_id) => state.shops.hear(shop_id),
+                        Ok(shop_id) => {
+                            state.shops.confirmed(state.shops.me(), shop_id);
+                            let ack = format!("ack:{}:{shop_id}", state.shops.me());
+                            tokio::spawn(notify(state.db.clone(), ack));
+                        }
                         Err(_) => state.shops.reset(true),
                     },
                 },
@@ -174,18 +190,23 @@ async fn hear(state: &AppState, listener: &mut PgListener, ping: &str) {
                     break;
                 }
                 answered = false;
-                let sent = state.db.execute(sea_orm::Statement::from_sql_and_values(
-                    sea_orm::DatabaseBackend::Postgres,
-                    "SELECT pg_notify($1, $2)",
-                    [CHANNEL.into(), ping.into()],
-                ));
-                if sent.await.is_err() {
+                if notify(state.db.clone(), ping.to_string()).await.is_err() {
                     break;
                 }
             }
         }
     }
     tracing::warn!("stopped hearing shop changes; shops are read every time until listening again");
+}
+
+/// Sends `payload` to every instance listening (through the pool, not the listener).
+async fn notify(db: sea_orm::DatabaseConnection, payload: String) -> Result<(), DbErr> {
+    let statement = sea_orm::Statement::from_sql_and_values(
+        sea_orm::DatabaseBackend::Postgres,
+        "SELECT pg_notify($1, $2)",
+        [CHANNEL.into(), payload.into()],
+    );
+    db.execute(statement).await.map(|_| ())
 }
 
 /// Whether `db` needs a listener for the cache to be used (PostgreSQL).

@@ -137,8 +137,12 @@ impl Lifecycle {
 /// At most this many shops are kept; past it the cache starts over.
 const CAPACITY: usize = 10_000;
 
-/// How long a key rotation waits for its own notification before answering anyway.
+/// How long a change of a shop waits for every listening instance to confirm it forgot the
+/// shop before answering anyway (an instance that stopped meanwhile never confirms).
 const HEARD_WAIT: Duration = Duration::from_secs(2);
+
+/// An instance whose heartbeat was heard this recently is waited for by changes of shops.
+const PEER_ALIVE: Duration = Duration::from_secs(12);
 
 /// The oldest a kept shop may be: whatever a lost notification or a cancelled write left
 /// behind is read afresh after this.
@@ -154,9 +158,21 @@ pub struct ShopCache {
     usable: AtomicBool,
     /// Counts every forgetting: a shop read before one is not stored after it.
     forgotten: AtomicU64,
-    /// Notifications heard, by shop: what a rotation waits for.
-    heard: Mutex<HashMap<i64, u64>>,
+    /// This instance's name in the notifications it sends (`ping:<me>`, `ack:<me>:<shop>`).
+    me: String,
+    /// Confirmations that a shop was forgotten, by instance (this one's own hearing of the
+    /// change included) and shop: what a change of a shop waits for.
+    heard: Mutex<HashMap<(String, i64), u64>>,
     heard_signal: tokio::sync::Notify,
+    /// The other listening instances, by when their heartbeat was last heard.
+    peers: Mutex<HashMap<String, std::time::Instant>>,
+}
+
+/// Where the confirmations of a shop's change stood before it was written.
+pub struct HeardBefore {
+    shop_id: i64,
+    /// Each instance to wait for, and its count of confirmations for the shop so far.
+    counts: Vec<(String, u64)>,
 }
 
 impl ShopCache {
@@ -166,9 +182,16 @@ impl ShopCache {
             shops: Mutex::default(),
             usable: AtomicBool::new(usable),
             forgotten: AtomicU64::new(0),
+            me: crate::domain::ids::random_hex(8),
             heard: Mutex::default(),
             heard_signal: tokio::sync::Notify::new(),
+            peers: Mutex::default(),
         }
+    }
+
+    /// This instance's name in the notifications it sends.
+    pub fn me(&self) -> &str {
+        &self.me
     }
 
     /// The kept shop, unless the cache may not be used or it is older than [`MAX_AGE`].
@@ -219,27 +242,54 @@ impl ShopCache {
         }
     }
 
-    /// Notifications heard about `shop_id` so far.
-    pub fn heard_count(&self, shop_id: i64) -> u64 {
-        self.heard.lock().map(|h| h.get(&shop_id).copied().unwrap_or(0)).unwrap_or(0)
+    fn heard_count(&self, instance: &str, shop_id: i64) -> u64 {
+        let heard = self.heard.lock();
+        heard.map(|h| h.get(&(instance.to_string(), shop_id)).copied().unwrap_or(0)).unwrap_or(0)
     }
 
-    /// A notification about `shop_id` arrived: forgets it and wakes rotations waiting.
-    pub fn hear(&self, shop_id: i64) {
-        self.forget(shop_id);
+    /// Before a change of `shop_id`: this instance and every other heard alive lately, with
+    /// their confirmations so far.
+    pub fn heard_before(&self, shop_id: i64) -> HeardBefore {
+        let mut instances = vec![self.me.clone()];
+        if let Ok(peers) = self.peers.lock() {
+            instances
+                .extend(peers.iter().filter(|(_, seen)| seen.elapsed() < PEER_ALIVE).map(|(peer, _)| peer.clone()));
+        }
+        let counts = instances.into_iter().map(|i| (i.clone(), self.heard_count(&i, shop_id))).collect();
+        HeardBefore { shop_id, counts }
+    }
+
+    /// Another instance's heartbeat was heard; instances not heard lately are forgotten, with
+    /// their confirmations.
+    pub fn peer_alive(&self, peer: &str) {
+        let Ok(mut peers) = self.peers.lock() else { return };
+        peers.retain(|_, seen| seen.elapsed() < PEER_ALIVE);
+        peers.insert(peer.to_string(), std::time::Instant::now());
         if let Ok(mut heard) = self.heard.lock() {
-            *heard.entry(shop_id).or_default() += 1;
+            heard.retain(|(instance, _), _| *instance == self.me || peers.contains_key(instance));
+        }
+    }
+
+    /// `instance` confirmed it forgot `shop_id` (this instance: it heard the change and forgot
+    /// it); wakes changes waiting.
+    pub fn confirmed(&self, instance: &str, shop_id: i64) {
+        if instance == self.me {
+            self.forget(shop_id);
+        }
+        if let Ok(mut heard) = self.heard.lock() {
+            *heard.entry((instance.to_string(), shop_id)).or_default() += 1;
         }
         self.heard_signal.notify_waiters();
     }
 
-    /// Waits until a notification about `shop_id` beyond the `before`th was heard (or a
-    /// while passed, or this instance does not listen).
-    pub async fn await_heard(&self, shop_id: i64, before: u64) {
+    /// Waits until every instance in `before` confirmed a change of its shop beyond those
+    /// counted there (or [`HEARD_WAIT`] passed, or this instance does not listen).
+    pub async fn await_heard(&self, before: &HeardBefore) {
         let wait = async {
             loop {
                 let signal = self.heard_signal.notified();
-                if self.heard_count(shop_id) > before || !self.usable.load(Ordering::Acquire) {
+                let all = before.counts.iter().all(|(i, n)| self.heard_count(i, before.shop_id) > *n);
+                if all || !self.usable.load(Ordering::Acquire) {
                     return;
                 }
                 signal.await;

@@ -409,7 +409,10 @@ pub async fn test_outcomes_of(
 /// Claims up to `limit` real-time subscriptions due at `now` for `lease` (and those whose first
 /// charge a stopped request left unfinished, once its claim ran out): of several engines
 /// (or overlapping runs), each row goes to one. PostgreSQL skips rows another engine is
-/// claiming; SQLite runs the single UPDATE as one write transaction.
+/// claiming; SQLite runs each UPDATE as one write transaction.
+///
+/// The two kinds are claimed by two statements, each walking its part of the index of due
+/// subscriptions (one statement with an `OR` of both read every real-time subscription).
 pub async fn claim_due(
     db: &impl ConnectionTrait,
     now: DateTime<Utc>,
@@ -423,16 +426,32 @@ pub async fn claim_due(
         _ => (["?", "?", "?", "?"], ""),
     };
     let billing = State::BILLING.map(|s| format!("'{}'", s.as_str())).join(", ");
-    let sql = format!(
-        "UPDATE subscriptions SET claim_token = {}, claimed_until = {} WHERE seq IN (\
-         SELECT seq FROM subscriptions WHERE test_clock_id IS NULL \
-         AND ((state IN ({billing}) AND renew_at <= {}) OR (state = 'redirecting' AND started_at IS NOT NULL)) \
-         AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY renew_at LIMIT {limit}{lock})",
-        p[0], p[1], p[2], p[3]
-    );
+    // Each kind's condition; the first also compares with now.
+    let kinds = [
+        (format!("state IN ({billing}) AND renew_at <= {}", p[3]), true),
+        ("state = 'redirecting' AND started_at IS NOT NULL".to_string(), false),
+    ];
     let now = super::now_millis(now);
-    let values = [token.into(), super::now_millis(lease_until).into(), now.into(), now.into()];
-    db.execute(Statement::from_sql_and_values(backend, sql, values)).await?;
+    let mut claimed = 0;
+    for (kind, due_now) in kinds {
+        if claimed >= limit {
+            break;
+        }
+        let sql = format!(
+            "UPDATE subscriptions SET claim_token = {}, claimed_until = {} WHERE seq IN (\
+             SELECT seq FROM subscriptions WHERE test_clock_id IS NULL AND {kind} \
+             AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY renew_at LIMIT {}{lock})",
+            p[0],
+            p[1],
+            p[2],
+            limit - claimed
+        );
+        let mut values = vec![token.into(), super::now_millis(lease_until).into(), now.into()];
+        if due_now {
+            values.push(now.into());
+        }
+        claimed += db.execute(Statement::from_sql_and_values(backend, sql, values)).await?.rows_affected();
+    }
     Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await
 }
 
