@@ -49,6 +49,17 @@ impl MigratorTrait for Migrator {
     }
 }
 
+/// The start of the quarter hour (seconds since the epoch) in which the payment `row` took its
+/// money: when it was captured, or made.
+pub(crate) fn quarter_hour(postgres: bool, row: &str) -> String {
+    match postgres {
+        true => {
+            format!("(floor(extract(epoch FROM coalesce({row}.captured_at, {row}.created_at)) / 900) * 900)::bigint")
+        }
+        false => format!("CAST(strftime('%s', coalesce({row}.captured_at, {row}.created_at)) AS INTEGER) / 900 * 900"),
+    }
+}
+
 /// A `seq` column: the row's insertion order, used for newest-first lists and cursors.
 pub(crate) fn seq_column<T: IntoIden>(name: T) -> ColumnDef {
     ColumnDef::new(name).big_integer().not_null().auto_increment().primary_key().to_owned()

@@ -47,14 +47,7 @@ impl MigrationTrait for Migration {
         manager.create_index(unique.unique().to_owned()).await?;
         let db = manager.get_connection();
         let postgres = manager.get_database_backend() == DatabaseBackend::Postgres;
-        let bucket = |row: &str| match postgres {
-            true => format!(
-                "(floor(extract(epoch FROM coalesce({row}.captured_at, {row}.created_at)) / 900) * 900)::bigint"
-            ),
-            false => {
-                format!("CAST(strftime('%s', coalesce({row}.captured_at, {row}.created_at)) AS INTEGER) / 900 * 900")
-            }
-        };
+        let bucket = |row: &str| crate::quarter_hour(postgres, row);
         // Adds a row's contribution (sign 1) or takes it away (sign -1), if it took money.
         let add = |row: &str, sign: i32| {
             format!(

@@ -33,14 +33,7 @@ impl MigrationTrait for Migration {
                 db.execute_unprepared(&statement).await?;
             }
         }
-        let bucket = |row: &str| match postgres {
-            true => format!(
-                "(floor(extract(epoch FROM coalesce({row}.captured_at, {row}.created_at)) / 900) * 900)::bigint"
-            ),
-            false => {
-                format!("CAST(strftime('%s', coalesce({row}.captured_at, {row}.created_at)) AS INTEGER) / 900 * 900")
-            }
-        };
+        let bucket = |row: &str| crate::quarter_hour(postgres, row);
         // A row's contribution (sign 1) or its removal (sign -1), if it took money.
         let add = |row: &str, sign: i32| {
             format!(
