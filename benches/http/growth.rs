@@ -3,7 +3,7 @@
 //! rows take seconds.
 
 use paydesk::db::entities::{customers, payments, products, subscriptions};
-use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, Iterable, TransactionTrait};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, Iterable};
 
 use crate::server::Backend;
 
@@ -41,36 +41,7 @@ pub async fn copy<E: EntityTrait>(
              FROM {table} t, generate_series({first}, {last}) AS s(i) WHERE t.id = '{template}'"
         ),
     };
-    if backend == Backend::Sqlite {
-        db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-        return;
-    }
-    // PostgreSQL: one statement updating the same totals row a million times in one
-    // transaction walks ever longer version chains; the copies go in with the triggers off
-    // and the totals are summed again below (paydesk's own writes change a few rows a
-    // transaction).
-    let txn = db.begin().await.unwrap();
-    txn.execute_unprepared("SET LOCAL session_replication_role = replica").await.unwrap();
-    txn.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    txn.commit().await.unwrap();
-}
-
-/// Sums the totals the triggers keep again from the tables (PostgreSQL, after copies made
-/// with the triggers off); the same sums as migrations m13 and m15.
-async fn recount(db: &DatabaseConnection) {
-    let sql = [
-        "DELETE FROM payment_totals",
-        "INSERT INTO payment_totals (shop_id, bucket, currency, test, net, payments) \
-         SELECT shop_id, (floor(extract(epoch FROM coalesce(captured_at, created_at)) / 900) * 900)::bigint, currency, \
-         test, sum(amount - refunded_amount), count(*) FROM payments \
-         WHERE status IN ('succeeded', 'partially_refunded', 'refunded') GROUP BY 1, 2, 3, 4",
-        "DELETE FROM subscription_counts",
-        "INSERT INTO subscription_counts (shop_id, state, subscriptions) \
-         SELECT shop_id, state, count(*) FROM subscriptions GROUP BY shop_id, state",
-    ];
-    for statement in sql {
-        db.execute_unprepared(statement).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
-    }
+    db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 /// Templates of the grown tables.
@@ -87,18 +58,18 @@ pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from
     copy::<customers::Entity>(db, backend, &t.customer, from, to, &[]).await;
     copy::<payments::Entity>(db, backend, &t.payment, from, to, &[("billing_key", "NULL")]).await;
     copy::<subscriptions::Entity>(db, backend, &t.subscription, from, to, &[]).await;
+    // The triggers added a row of change per copy: fold them, as the scheduler does every
+    // minute.
+    paydesk::db::summaries::compact(db).await.unwrap();
     match backend {
+        // As autovacuum does after such growth (folding deleted as many rows as it added).
         Backend::Postgres => {
-            recount(db).await;
-            db.execute_unprepared("ANALYZE").await.unwrap();
+            db.execute_unprepared("VACUUM ANALYZE").await.unwrap();
         }
-        // The copies went through the write-ahead log in one transaction: fold it into the
-        // database, as SQLite's automatic checkpoints do over time, before measuring.
+        // As the scheduler does every hour; and the copies went through the write-ahead log in
+        // one transaction: fold it into the database, as SQLite's automatic checkpoints do over
+        // time, before measuring.
         Backend::Sqlite => {
-            // The triggers added a row of change per copy: fold them, as the scheduler does
-            // every minute.
-            paydesk::db::summaries::compact(db).await.unwrap();
-            // As the scheduler does every hour.
             paydesk::db::optimize(db).await.unwrap();
             db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await.unwrap();
         }

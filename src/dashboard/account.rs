@@ -4,8 +4,6 @@ use askama::Template;
 use axum::Router;
 
 use axum::extract::{Query, State};
-
-use crate::guard::ClientIp;
 use axum::http::{HeaderMap, StatusCode, header::RETRY_AFTER, header::SET_COOKIE};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -24,6 +22,7 @@ use crate::domain::account::{SignUp, new_password, normalise_email};
 use crate::domain::input::Reader;
 use crate::domain::throttle;
 use crate::error::AppError;
+use crate::guard::ClientIp;
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {

@@ -6,8 +6,6 @@ use askama_web::WebTemplate;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-
-use crate::guard::ClientIp;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -20,6 +18,7 @@ use crate::db::entities::{products, shops};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::error::AppError;
+use crate::guard::ClientIp;
 use crate::i18n::{Texts, texts};
 use crate::payments::{live_payments_allowed, pay_product};
 use crate::state::AppState;

@@ -5,8 +5,6 @@ use axum::Router;
 use axum::body::Bytes;
 
 use axum::extract::{Path, State};
-
-use crate::guard::ClientIp;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -18,6 +16,7 @@ use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
 use crate::error::AppError;
+use crate::guard::ClientIp;
 use crate::i18n::texts;
 use crate::payments::pay_subscription;
 use crate::state::AppState;
