@@ -2,14 +2,19 @@
 //! English. Templates read them as `t.field`, so a missing translation does not compile.
 
 use crate::domain::currency::Currency;
-use crate::domain::money::Money;
+use crate::domain::input::msg;
 use crate::domain::vocab::{IntervalUnit, Language, VisibleField};
 
 /// Every text of the hosted pages in one language.
 pub struct Texts {
     pub lang: &'static str,
+    pub language: Language,
     pub secure_payment: &'static str,
     pub test_mode: &'static str,
+    pub test_cards: &'static str,
+    /// What each test card of the banner does: succeeds, is declined, has no funds.
+    pub test_card_outcomes: [&'static str; 3],
+    pub choose_country: &'static str,
     pub your_details: &'static str,
     pub card: &'static str,
     pub card_number: &'static str,
@@ -49,13 +54,21 @@ pub struct Texts {
     pub in_progress_body: &'static str,
     pub interrupted_title: &'static str,
     pub interrupted_body: &'static str,
+    pub card_saved_title: &'static str,
+    pub card_saved_body: &'static str,
+    pub subscription_ended_title: &'static str,
+    pub subscription_ended_body: &'static str,
 }
 
 /// English.
 pub const EN: Texts = Texts {
     lang: "en",
+    language: Language::En,
     secure_payment: "Secure payment",
-    test_mode: "Test mode: no real money moves. Pay with a test card.",
+    test_mode: "Test page: no real money moves",
+    test_cards: "Pay with one of these test cards, with any future expiry date and any CVC:",
+    test_card_outcomes: ["the payment succeeds", "the bank declines it", "not enough funds"],
+    choose_country: "Choose a country",
     your_details: "Your details",
     card: "Card",
     card_number: "Card number",
@@ -95,13 +108,21 @@ pub const EN: Texts = Texts {
     interrupted_title: "Please check before paying again",
     interrupted_body: "An earlier submission of this form was interrupted. If your bank shows a charge, you have paid; otherwise you can pay below.",
     footer: "Payments by paydesk",
+    card_saved_title: "Your card is already saved",
+    card_saved_body: "This subscription already has its card, so there is nothing more to do here. To change the card, please contact the shop.",
+    subscription_ended_title: "This subscription has ended",
+    subscription_ended_body: "Nothing will be charged for it any more. To subscribe again, please contact the shop.",
 };
 
 /// Russian.
 pub const RU: Texts = Texts {
     lang: "ru",
+    language: Language::Ru,
     secure_payment: "Безопасная оплата",
-    test_mode: "Тестовый режим: деньги не списываются. Используйте тестовую карту.",
+    test_mode: "Тестовая страница: деньги не списываются",
+    test_cards: "Оплатите одной из тестовых карт, с любым будущим сроком действия и любым CVC:",
+    test_card_outcomes: ["платёж проходит", "банк отклоняет платёж", "недостаточно средств"],
+    choose_country: "Выберите страну",
     your_details: "Ваши данные",
     card: "Карта",
     card_number: "Номер карты",
@@ -141,6 +162,10 @@ pub const RU: Texts = Texts {
     interrupted_title: "Проверьте, прежде чем платить снова",
     interrupted_body: "Предыдущая отправка этой формы прервалась. Если банк показывает списание, оплата прошла; иначе можно оплатить ниже.",
     footer: "Платежи через paydesk",
+    card_saved_title: "Карта уже сохранена",
+    card_saved_body: "У этой подписки уже есть карта, больше ничего делать не нужно. Чтобы сменить карту, обратитесь в магазин.",
+    subscription_ended_title: "Подписка завершена",
+    subscription_ended_body: "По ней больше ничего не будет списано. Чтобы подписаться снова, обратитесь в магазин.",
 };
 
 /// The texts of a language; English where there is no translation yet.
@@ -164,10 +189,10 @@ impl Texts {
             (FirstName, true) => "Имя",
             (LastName, false) => "Last name",
             (LastName, true) => "Фамилия",
-            (Country, false) => "Country (two-letter code, e.g. US)",
-            (Country, true) => "Страна (двухбуквенный код, например RU)",
-            (State, false) => "State or province (two letters)",
-            (State, true) => "Штат или провинция (две буквы)",
+            (Country, false) => "Country",
+            (Country, true) => "Страна",
+            (State, false) => "State or province (two letters, e.g. NY)",
+            (State, true) => "Штат или провинция (две буквы, например NY)",
             (City, false) => "City",
             (City, true) => "Город",
             (Address, false) => "Address",
@@ -185,45 +210,136 @@ impl Texts {
         }
     }
 
-    /// A validation message, translated.
-    pub fn message(&self, message: &str) -> String {
-        if !self.ru() {
-            return message.to_string();
-        }
-        let ru = match message {
-            "can't be blank" => "обязательное поле",
-            "is invalid" => "указано неверно",
-            "is not a valid card number" => "неверный номер карты",
-            "is in the past" => "срок действия карты истёк",
-            "must be 3 or 4 digits" => "3 или 4 цифры",
-            "is not an ISO 3166-1 alpha-2 code" => "двухбуквенный код страны, например RU",
-            "must be NNNNN or NNNNN-NNNN for the US" => "для США: NNNNN или NNNNN-NNNN",
-            "may be sent only when country is US or CA" => "только для США и Канады",
-            "must be a date in the past (YYYY-MM-DD)" => "дата в прошлом (ГГГГ-ММ-ДД)",
-            m if m.starts_with("is not a test card") => {
-                "не тестовая карта: в тестовом режиме принимаются только тестовые карты"
+    /// What a customer is told about a refused field of the form, as a whole sentence that
+    /// says what to do: `field` is the form's name of it, `message` the rule's message.
+    pub fn problem(&self, field: &str, message: &str) -> String {
+        let ru = self.ru();
+        let text = match (field, message) {
+            (_, m) if m.starts_with("is not a test card") => match ru {
+                false => "This is not a test card. This page is in test mode: use one of the test cards shown above.",
+                true => {
+                    "Это не тестовая карта. Страница в тестовом режиме: используйте одну из тестовых карт, указанных выше."
+                }
+            },
+            (_, m) if m.starts_with("is too long") => match ru {
+                false => "This is too long. Please shorten it.",
+                true => "Слишком длинное значение. Сократите его, пожалуйста.",
+            },
+            ("card_number", msg::BLANK) => match ru {
+                false => "Enter the card number as printed on the card.",
+                true => "Введите номер карты так, как он напечатан на карте.",
+            },
+            ("card_number", _) => match ru {
+                false => "This card number is not valid. Check it against the card and enter it again.",
+                true => "Номер карты указан неверно. Сверьте его с картой и введите ещё раз.",
+            },
+            ("card_expiry", "is in the past") => match ru {
+                false => "This card has expired. Please use another card.",
+                true => "Срок действия карты истёк. Используйте другую карту.",
+            },
+            ("card_expiry", _) => match ru {
+                false => "Enter the expiry month (01–12) and year as printed on the card.",
+                true => "Введите месяц (01–12) и год окончания срока действия так, как они напечатаны на карте.",
+            },
+            ("card_cvc", _) => match ru {
+                false => "Enter the 3 or 4 digit security code from the back of the card.",
+                true => "Введите код безопасности: 3 или 4 цифры на обратной стороне карты.",
+            },
+            ("card_holder", _) => match ru {
+                false => "Enter the name as printed on the card.",
+                true => "Введите имя так, как оно напечатано на карте.",
+            },
+            ("email", msg::BLANK) => match ru {
+                false => "Enter your e-mail address.",
+                true => "Введите адрес электронной почты.",
+            },
+            ("email", _) => match ru {
+                false => "Enter an e-mail address like name@example.com.",
+                true => "Введите адрес электронной почты вида name@example.com.",
+            },
+            ("country", _) => match ru {
+                false => "Choose your country from the list.",
+                true => "Выберите страну из списка.",
+            },
+            ("state", _) => match ru {
+                false => "Enter the two-letter code of your state or province, for example NY or QC.",
+                true => "Введите двухбуквенный код штата или провинции, например NY или QC.",
+            },
+            ("zip", msg::BLANK) => match ru {
+                false => "Enter your ZIP or postal code.",
+                true => "Введите почтовый индекс.",
+            },
+            ("zip", _) => match ru {
+                false => "Enter a US ZIP code of 5 digits, or of 5 and 4 digits like 12207-1234.",
+                true => "Введите индекс США из 5 цифр или из 5 и 4 цифр, например 12207-1234.",
+            },
+            ("phone", msg::BLANK) => match ru {
+                false => "Enter your phone number.",
+                true => "Введите номер телефона.",
+            },
+            ("phone", _) => match ru {
+                false => "Enter a phone number of 5 to 20 digits; only spaces, +, -, ( and ) may go between them.",
+                true => "Введите номер телефона из 5–20 цифр; между ними допустимы только пробелы, +, -, ( и ).",
+            },
+            ("birth_date", msg::BLANK) => match ru {
+                false => "Enter your date of birth.",
+                true => "Введите дату рождения.",
+            },
+            ("birth_date", _) => match ru {
+                false => "Enter your date of birth; it must be in the past.",
+                true => "Введите дату рождения; она должна быть в прошлом.",
+            },
+            (_, msg::BLANK) => {
+                let label = VisibleField::parse(field).map(|f| self.field_label(f)).unwrap_or(field);
+                return match ru {
+                    false => format!("Enter your {}.", label.to_lowercase()),
+                    true => format!("Заполните поле «{label}»."),
+                };
             }
-            m if m.starts_with("is too long") => "слишком длинное значение",
-            other => return other.to_string(),
+            _ => match ru {
+                false => "Please check this field.",
+                true => "Проверьте это поле, пожалуйста.",
+            },
         };
-        ru.to_string()
+        text.to_string()
     }
 
-    /// A decline or error reason from the acquirer, by its code.
+    /// What a customer is told when the bank declined or failed a payment: why, and what to
+    /// do next (another card, the bank, or later).
     pub fn failure(&self, code: &str, fallback: &str) -> String {
-        let ru = match code {
-            "card_declined" => "Банк отклонил платёж по карте.",
-            "insufficient_funds" => "На карте недостаточно средств.",
-            "expired_card" => "Срок действия карты истёк.",
-            "processing_error" => "Платёж не удалось обработать. Попробуйте позже.",
-            _ => fallback,
+        let ru = self.ru();
+        let text = match code {
+            "card_declined" => match ru {
+                false => "Your bank declined the payment. Please try another card, or contact your bank.",
+                true => "Банк отклонил платёж. Попробуйте другую карту или обратитесь в свой банк.",
+            },
+            "insufficient_funds" => match ru {
+                false => "There is not enough money on this card. Please try another card.",
+                true => "На карте недостаточно средств. Попробуйте другую карту.",
+            },
+            "expired_card" => match ru {
+                false => "This card has expired. Please try another card.",
+                true => "Срок действия карты истёк. Попробуйте другую карту.",
+            },
+            "processing_error" => match ru {
+                false => {
+                    "The payment could not be processed and nothing was charged. Please try again in a few minutes."
+                }
+                true => "Платёж не удалось обработать, деньги не списаны. Попробуйте ещё раз через несколько минут.",
+            },
+            _ => {
+                return match ru {
+                    false => format!("{fallback} Please try another card, or contact your bank."),
+                    true => "Платёж не прошёл. Попробуйте другую карту или обратитесь в свой банк.".to_string(),
+                };
+            }
         };
-        if self.ru() { ru.to_string() } else { fallback.to_string() }
+        text.to_string()
     }
 
-    /// Money as people of this language write it: `9.90 EUR`, `9,90 EUR`.
+    /// Money as people of this language write it: `€9.90`, `9,90 €`.
     pub fn price(&self, amount: i64, currency: Currency) -> String {
-        Money::new(amount, currency).display(self.ru())
+        crate::locale::money(amount, currency, self.language)
     }
 
     /// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".
@@ -241,13 +357,20 @@ impl Texts {
         }
     }
 
-    /// "1.00 EUR for the first 7 days"; "1,00 EUR за первые 7 дней".
-    pub fn trial_terms(&self, price: &str, n: i32, unit: IntervalUnit) -> String {
-        match (self.ru(), n) {
-            (true, 1) => format!("{price} за первый {}", ru_unit(1, unit)),
-            (true, _) => format!("{price} за первые {n} {}", ru_unit(n, unit)),
-            (false, 1) => format!("{price} for the first {unit}"),
-            (false, _) => format!("{price} for the first {n} {unit}s"),
+    /// "€1.00 for the first 7 days", "free for the first 7 days"; "1,00 € за первые 7 дней",
+    /// "бесплатно первые 7 дней". `price` is `None` for a free trial.
+    pub fn trial_terms(&self, price: Option<&str>, n: i32, unit: IntervalUnit) -> String {
+        let length = match (self.ru(), n) {
+            (true, 1) => format!("первый {}", ru_unit(1, unit)),
+            (true, _) => format!("первые {n} {}", ru_unit(n, unit)),
+            (false, 1) => format!("the first {unit}"),
+            (false, _) => format!("the first {n} {unit}s"),
+        };
+        match (self.ru(), price) {
+            (true, Some(price)) => format!("{price} за {length}"),
+            (true, None) => format!("бесплатно {length}"),
+            (false, Some(price)) => format!("{price} for {length}"),
+            (false, None) => format!("free for {length}"),
         }
     }
 }
@@ -288,14 +411,16 @@ mod tests {
         assert_eq!(RU.every(5, IntervalUnit::Day), "каждые 5 дней");
         assert_eq!(RU.every(21, IntervalUnit::Hour), "каждые 21 час");
         assert_eq!(RU.every(12, IntervalUnit::Hour), "каждые 12 часов");
-        assert_eq!(EN.trial_terms("1.00 EUR", 7, IntervalUnit::Day), "1.00 EUR for the first 7 days");
-        assert_eq!(RU.trial_terms("1,00 EUR", 1, IntervalUnit::Month), "1,00 EUR за первый месяц");
+        assert_eq!(EN.trial_terms(Some("€1.00"), 7, IntervalUnit::Day), "€1.00 for the first 7 days");
+        assert_eq!(EN.trial_terms(None, 14, IntervalUnit::Day), "free for the first 14 days");
+        assert_eq!(RU.trial_terms(Some("1,00 €"), 1, IntervalUnit::Month), "1,00 € за первый месяц");
+        assert_eq!(RU.trial_terms(None, 1, IntervalUnit::Month), "бесплатно первый месяц");
     }
 
     #[test]
     fn prices_use_the_languages_decimal_mark() {
-        assert_eq!(EN.price(990, crate::domain::currency::find("EUR").unwrap()), "9.90 EUR");
-        assert_eq!(RU.price(990, crate::domain::currency::find("RUB").unwrap()), "9,90 RUB");
-        assert_eq!(EN.price(500, crate::domain::currency::find("JPY").unwrap()), "500 JPY");
+        assert_eq!(EN.price(990, crate::domain::currency::find("EUR").unwrap()), "€9.90");
+        assert_eq!(RU.price(990, crate::domain::currency::find("RUB").unwrap()), "9,90\u{a0}₽");
+        assert_eq!(EN.price(500, crate::domain::currency::find("JPY").unwrap()), "¥500");
     }
 }

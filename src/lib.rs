@@ -22,6 +22,7 @@ pub mod events;
 pub mod guard;
 pub mod i18n;
 pub mod keys;
+pub mod locale;
 pub mod openapi;
 pub mod ops;
 pub mod outbound;

@@ -28,9 +28,17 @@ impl Checkout {
     ) -> Result<Checkout, Errors> {
         let mut e = Errors::default();
         let get = |name: &str| form.get(name).map(|v| v.trim()).unwrap_or("");
+        let country_asked = fields.contains(&VisibleField::Country);
         let mut details = Vec::new();
         for &field in fields {
             let value = get(field.as_str());
+            // A state is asked only of countries that have states; elsewhere it is not kept.
+            if field == VisibleField::State
+                && country_asked
+                && !country::has_states(&get("country").to_ascii_uppercase())
+            {
+                continue;
+            }
             if value.is_empty() {
                 e.add(field.as_str(), msg::BLANK);
             } else if value.chars().count() > 255 {
@@ -77,11 +85,7 @@ fn check(
             return us_zip_problem(value);
         }
         VisibleField::State if country_asked => {
-            let c = country.to_ascii_uppercase();
-            if !country::has_states(&c) {
-                return Some("may be sent only when country is US or CA");
-            }
-            country::is_state_of(&c, &value.to_ascii_uppercase())
+            country::is_state_of(&country.to_ascii_uppercase(), &value.to_ascii_uppercase())
         }
         VisibleField::State => value.len() == 2 && value.chars().all(|c| c.is_ascii_alphabetic()),
         VisibleField::Phone => {
@@ -145,7 +149,7 @@ mod tests {
         let bad =
             form(&[("email", "nope"), ("country", "ZZ"), ("zip", "x"), ("state", "NY"), ("birth_date", "2030-01-01")]);
         let e = Checkout::parse(&asked, &bad, now()).unwrap_err();
-        for f in ["email", "country", "state", "birth_date"] {
+        for f in ["email", "country", "birth_date"] {
             assert!(e.has(f), "{f}");
         }
         let us = form(&[
@@ -157,6 +161,21 @@ mod tests {
         ]);
         let e = Checkout::parse(&asked, &us, now()).unwrap_err();
         assert_eq!(e.get("zip").unwrap(), ["must be NNNNN or NNNNN-NNNN for the US"]);
+    }
+
+    #[test]
+    fn a_state_is_asked_only_of_countries_that_have_states() {
+        let asked = [VisibleField::Country, VisibleField::State, VisibleField::Zip];
+        let japan = Checkout::parse(&asked, &form(&[("country", "JP"), ("zip", "100-0001")]), now()).unwrap();
+        assert_eq!(japan.detail(VisibleField::State), None);
+        let typed = Checkout::parse(&asked, &form(&[("country", "JP"), ("state", "Tokyo"), ("zip", "1")]), now());
+        assert_eq!(typed.unwrap().detail(VisibleField::State), None, "a state typed for Japan is not kept");
+        let e = Checkout::parse(&asked, &form(&[("country", "US"), ("zip", "12207")]), now()).unwrap_err();
+        assert_eq!(e.get("state").unwrap(), ["can't be blank"]);
+        let e = Checkout::parse(&asked, &form(&[("country", "CA"), ("state", "NY"), ("zip", "K1A 0B1")]), now());
+        assert_eq!(e.unwrap_err().get("state").unwrap(), ["is invalid"]);
+        let ok = Checkout::parse(&asked, &form(&[("country", "CA"), ("state", "qc"), ("zip", "K1A 0B1")]), now());
+        assert_eq!(ok.unwrap().detail(VisibleField::State), Some("qc"));
     }
 
     #[test]

@@ -15,6 +15,11 @@ pub struct FieldView {
     pub autocomplete: &'static str,
     pub value: String,
     pub error: Option<String>,
+    /// A list to choose from (countries, by name in the page's language) instead of text.
+    pub options: Option<&'static [(&'static str, String)]>,
+    /// Asked only when the chosen country has states (the US and Canada): shown then (CSS,
+    /// no script), and required by the server only then.
+    pub for_states: bool,
 }
 
 /// Everything the form partial (`pay/form.html`) shows.
@@ -49,7 +54,15 @@ impl FormView {
         submit: String,
     ) -> Self {
         let value = |name: &str| sent.get(name).map(|v| v.trim().to_string()).unwrap_or_default();
-        let error = |name: &str| errors.get(name).map(|m| t.message(&m[0]));
+        let error = |name: &str| errors.get(name).map(|m| t.problem(name, &m[0]));
+        let country_asked = fields.contains(&VisibleField::Country);
+        // The state comes right after the country it depends on.
+        let mut fields = fields.to_vec();
+        if country_asked && let Some(at) = fields.iter().position(|f| *f == VisibleField::State) {
+            fields.remove(at);
+            let country = fields.iter().position(|f| *f == VisibleField::Country).unwrap_or(0);
+            fields.insert(country + 1, VisibleField::State);
+        }
         FormView {
             action,
             csrf,
@@ -63,8 +76,13 @@ impl FormView {
                         label: t.field_label(f),
                         kind,
                         autocomplete,
-                        value: value(f.as_str()),
+                        value: match f {
+                            VisibleField::Country => value(f.as_str()).to_ascii_uppercase(),
+                            _ => value(f.as_str()),
+                        },
                         error: error(f.as_str()),
+                        options: (f == VisibleField::Country).then(|| crate::locale::countries(t.language)),
+                        for_states: f == VisibleField::State && country_asked,
                     }
                 })
                 .collect(),
@@ -86,7 +104,7 @@ fn input_kind(field: VisibleField) -> (&'static str, &'static str) {
     match field {
         VisibleField::FirstName => ("text", "given-name"),
         VisibleField::LastName => ("text", "family-name"),
-        VisibleField::Country => ("text", "country"),
+        VisibleField::Country => ("select", "country"),
         VisibleField::State => ("text", "address-level1"),
         VisibleField::City => ("text", "address-level2"),
         VisibleField::Address => ("text", "street-address"),

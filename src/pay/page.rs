@@ -22,7 +22,26 @@ pub struct Summary {
     /// "every month" for plans.
     pub every: Option<String>,
     pub trial: Option<String>,
-    pub test: bool,
+    /// A test page's banner: the test cards to pay with and what each does; empty when live.
+    pub test_cards: Vec<(String, &'static str)>,
+}
+
+/// The test cards a test page offers, grouped as printed on a card, with what each does.
+pub fn test_cards(t: &Texts, test: bool) -> Vec<(String, &'static str)> {
+    use crate::acquirer::{Behaviour, TEST_CARDS};
+    if !test {
+        return Vec::new();
+    }
+    let shown = [Behaviour::Succeeds, Behaviour::Declined, Behaviour::InsufficientFunds];
+    shown
+        .iter()
+        .zip(t.test_card_outcomes)
+        .filter_map(|(behaviour, outcome)| {
+            let (number, _, _) = TEST_CARDS.iter().find(|(_, b, _)| b == behaviour)?;
+            let grouped: Vec<&str> = number.as_bytes().chunks(4).filter_map(|c| std::str::from_utf8(c).ok()).collect();
+            Some((grouped.join(" "), outcome))
+        })
+        .collect()
 }
 
 /// Why the form is not shown, or what happened.

@@ -43,8 +43,11 @@ pub(super) fn plan_summary(t: &Texts, plan: &plans::Model, shop: &shops::Model) 
         description: String::new(),
         price: t.price(f.amount, f.currency),
         every: Some(t.every(f.interval, f.interval_unit)),
-        trial: f.trial.map(|tr| t.trial_terms(&t.price(tr.amount, f.currency), tr.interval, tr.interval_unit)),
-        test: f.test,
+        trial: f.trial.map(|tr| {
+            let price = (tr.amount > 0).then(|| t.price(tr.amount, f.currency));
+            t.trial_terms(price.as_deref(), tr.interval, tr.interval_unit)
+        }),
+        test_cards: super::page::test_cards(t, f.test),
     }
 }
 

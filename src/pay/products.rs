@@ -44,7 +44,7 @@ fn summary(t: &Texts, product: &products::Model, shop: &shops::Model) -> Summary
         price: t.price(product.amount, product.currency),
         every: None,
         trial: None,
-        test: product.test,
+        test_cards: super::page::test_cards(t, product.test),
     }
 }
 

@@ -63,8 +63,12 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
         Err(e) => return e.into_response(),
     };
     let page = checkout(&state, &sub, &plan, &shop);
+    let t = page.t;
+    if sub.state.has_ended() {
+        return page.notice(StatusCode::CONFLICT, t.subscription_ended_title, t.subscription_ended_body);
+    }
     if sub.state != SubState::Redirecting {
-        return AppError::Conflict("This subscription already has its card".into()).into_response();
+        return page.notice(StatusCode::CONFLICT, t.card_saved_title, t.card_saved_body);
     }
     page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None)
 }

@@ -124,7 +124,7 @@ db_tests! {
 
         let browser = Browser::start().await;
         browser.client.goto(product["pay_url"].as_str().unwrap()).await.unwrap();
-        assert_eq!(browser.text_of("[data-testid=price]").await, "9.90 EUR");
+        assert_eq!(browser.text_of("[data-testid=price]").await, "€9.90");
         assert!(browser.has("input[name=first_name]").await && browser.has("input[name=email]").await);
         for hidden in ["last_name", "country", "state", "city", "address", "zip", "phone", "birth_date", "taxpayer_id"] {
             assert!(!browser.has(&format!("input[name={hidden}]")).await, "{hidden} is not asked for");
@@ -153,7 +153,10 @@ db_tests! {
         assert!(!browser.has("input[name=email]").await, "no visible fields, no customer inputs");
         browser.fill_card(cards::DECLINED).await;
         browser.submit().await;
-        assert_eq!(browser.text_of("[data-testid=failure-reason]").await, "The card was declined.");
+        assert_eq!(
+            browser.text_of("[data-testid=failure-reason]").await,
+            "Your bank declined the payment. Please try another card, or contact your bank."
+        );
         assert!(browser.text_of("[data-testid=failure]").await.contains("Payment declined"));
         browser.screenshot(&format!("product-pay-declined-{}", backend_name(&app))).await;
 
@@ -193,13 +196,81 @@ db_tests! {
         let (_, plan) = app.post(&shop, "/plans", &body).await;
         let browser = Browser::start().await;
         browser.client.goto(plan["pay_url"].as_str().unwrap()).await.unwrap();
-        assert!(browser.text_of("[data-testid=price]").await.contains("9,90 EUR каждый месяц"));
+        assert_eq!(browser.text_of("[data-testid=price]").await.replace('\u{a0}', " "), "9,90 € каждый месяц");
         browser.fill("email", "zoe@example.com").await;
         browser.fill_card(cards::SUCCESS).await;
         browser.screenshot(&format!("plan-pay-ru-{}", backend_name(&app))).await;
         browser.submit().await;
         assert_eq!(browser.text_of("[data-testid=receipt-status]").await, "Платёж получен");
-        assert_eq!(browser.text_of("[data-testid=receipt-amount]").await, "1,00 EUR");
+        assert_eq!(browser.text_of("[data-testid=receipt-amount]").await.replace('\u{a0}', " "), "1,00 €");
         browser.close().await;
+    }
+
+    async fn a_customer_from_japan_pays_a_product_that_asks_for_state_and_country(app) {
+        let shop = app.shop("Corner Books").await;
+        let mut body = test_product_body();
+        body["visible_fields"] = json!(["email", "country", "state", "zip"]);
+        let product = app.product(&shop, &body).await;
+        let browser = Browser::start().await;
+        browser.client.goto(product["pay_url"].as_str().unwrap()).await.unwrap();
+        let state = browser.client.find(Locator::Css("input[name=state]")).await.unwrap();
+        assert!(!state.is_displayed().await.unwrap(), "no state is asked before a country is chosen");
+        let country = browser.client.find(Locator::Css("select[name=country]")).await.unwrap();
+        country.select_by_label("Japan").await.unwrap();
+        assert!(!state.is_displayed().await.unwrap(), "Japan has no states to ask for");
+        browser.fill("email", "haruki@example.jp").await;
+        browser.fill("zip", "100-0001").await;
+        browser.fill_card(cards::SUCCESS).await;
+        browser.screenshot(&format!("product-pay-japan-{}", backend_name(&app))).await;
+        browser.submit().await;
+        assert_eq!(browser.text_of("[data-testid=receipt-status]").await, "Payment received");
+        let (_, payments) = app.get(&shop, "/payments").await;
+        assert_eq!(payments[0]["status"], "succeeded");
+        let (_, customer) = app.get(&shop, &format!("/customers/{}", payments[0]["customer_id"].as_str().unwrap())).await;
+        assert_eq!(customer["country"], "JP", "{customer}");
+        assert_eq!(customer["zip"], "100-0001");
+        assert_eq!(customer["state"], serde_json::Value::Null);
+
+        // A customer from the US is asked for the state, and for a US ZIP code.
+        browser.client.goto(product["pay_url"].as_str().unwrap()).await.unwrap();
+        let country = browser.client.find(Locator::Css("select[name=country]")).await.unwrap();
+        country.select_by_value("US").await.unwrap();
+        let state = browser.client.find(Locator::Css("input[name=state]")).await.unwrap();
+        assert!(state.is_displayed().await.unwrap(), "the US asks for a state");
+        browser.fill("email", "ann@example.com").await;
+        browser.fill("zip", "100-0001").await;
+        browser.fill_card(cards::SUCCESS).await;
+        browser.submit().await;
+        assert_eq!(browser.text_of("#e-state").await, "Enter the two-letter code of your state or province, for example NY or QC.");
+        assert_eq!(browser.text_of("#e-zip").await, "Enter a US ZIP code of 5 digits, or of 5 and 4 digits like 12207-1234.");
+        let described = browser.client.find(Locator::Css("input[name=zip]")).await.unwrap().attr("aria-describedby").await.unwrap();
+        assert_eq!(described.as_deref(), Some("e-zip"), "the message is announced with the field");
+        browser.screenshot(&format!("product-pay-us-refused-{}", backend_name(&app))).await;
+        browser.close().await;
+    }
+
+    async fn a_test_page_shows_the_test_cards_and_a_live_page_does_not(app) {
+        let shop = app.shop("Corner Books").await;
+        let test = app.product(&shop, &test_product_body()).await;
+        let browser = Browser::start().await;
+        browser.client.goto(test["pay_url"].as_str().unwrap()).await.unwrap();
+        let banner = browser.text_of("[data-testid=test-banner]").await;
+        assert!(banner.starts_with("Test page: no real money moves."), "{banner}");
+        for card in ["4200 0000 0000 0000: the payment succeeds", "4005 5500 0000 0019: the bank declines it", "4000 0000 0000 9995: not enough funds"] {
+            assert!(banner.contains(card), "{banner}");
+        }
+        assert!(!browser.client.source().await.unwrap().contains("README"), "customers never read about the README");
+        browser.fill_card("4242424242424242").await;
+        browser.submit().await;
+        assert_eq!(
+            browser.text_of("#e-card_number").await,
+            "This is not a test card. This page is in test mode: use one of the test cards shown above."
+        );
+        assert!(!browser.client.source().await.unwrap().contains("README"));
+        browser.close().await;
+
+        let (_, plan) = app.post(&shop, "/plans", &plan_body()).await;
+        let page = app.page(plan["pay_url"].as_str().unwrap().strip_prefix(&app.base).unwrap()).await;
+        assert!(!page.html.contains("test-banner"), "a live page has no test banner");
     }
 }

@@ -28,4 +28,5 @@ mod refunds;
 mod requests;
 mod scaleout;
 mod subscriptions;
+mod walk;
 mod webhooks;

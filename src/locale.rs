@@ -1,0 +1,106 @@
+//! What CLDR knows about a language (ICU4X's compiled locale data): money as it is written
+//! there (`€1,234,567.89` in en, `1 234 567,89 €` in ru) and the names of countries.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use fixed_decimal::Decimal;
+use icu_experimental::dimension::currency::CurrencyCode;
+use icu_experimental::dimension::currency::formatter::CurrencyFormatter;
+use icu_experimental::displaynames::{DisplayNamesOptions, multi::RegionDisplayNames};
+use icu_locale_core::{Locale, subtags::Region};
+use writeable::Writeable;
+
+use crate::domain::country;
+use crate::domain::currency::Currency;
+use crate::domain::vocab::Language;
+
+fn locale(language: Language) -> Locale {
+    language.as_str().parse().unwrap_or(Locale::UNKNOWN)
+}
+
+/// `amount` minimal units of `currency` as `language` writes money: its symbol (or code) where
+/// the language puts it, its grouping and decimal marks, the currency's decimals.
+pub fn money(amount: i64, currency: Currency, language: Language) -> String {
+    thread_local! {
+        static FORMATTERS: std::cell::RefCell<HashMap<Language, Option<CurrencyFormatter>>> = Default::default();
+    }
+    let mut number = Decimal::from(amount);
+    number.multiply_pow10(-(currency.exponent as i16));
+    let code = currency.code.parse().map(CurrencyCode);
+    let written = FORMATTERS.with(|cell| {
+        let mut formatters = cell.borrow_mut();
+        let formatter = formatters
+            .entry(language)
+            .or_insert_with(|| CurrencyFormatter::try_new(locale(language).into(), Default::default()).ok());
+        match (formatter, &code) {
+            (Some(f), Ok(code)) => Some(f.format_fixed_decimal(&number, code).write_to_string().into_owned()),
+            _ => None,
+        }
+    });
+    written.unwrap_or_else(|| format!("{number} {}", currency.code))
+}
+
+/// Every country as `(code, name in language)`, in the order of the names.
+pub fn countries(language: Language) -> &'static [(&'static str, String)] {
+    static LISTS: OnceLock<HashMap<Language, Vec<(&'static str, String)>>> = OnceLock::new();
+    let lists = LISTS.get_or_init(|| {
+        Language::ALL
+            .iter()
+            .map(|&l| {
+                let names = RegionDisplayNames::try_new(locale(l).into(), DisplayNamesOptions::default()).ok();
+                let mut list: Vec<(&'static str, String)> = country::COUNTRIES
+                    .split_ascii_whitespace()
+                    .map(|code| {
+                        let region: Option<Region> = code.parse().ok();
+                        let name = names.as_ref().zip(region).and_then(|(n, r)| n.of(r)).unwrap_or(code);
+                        (code, name.to_string())
+                    })
+                    .collect();
+                list.sort_by_cached_key(|(_, name)| name.to_lowercase());
+                (l, list)
+            })
+            .collect()
+    });
+    &lists[&language]
+}
+
+/// The name of the country `code` in `language`; the code itself if it is none.
+pub fn country_name(code: &str, language: Language) -> String {
+    let found = countries(language).iter().find(|(c, _)| c.eq_ignore_ascii_case(code));
+    found.map(|(_, name)| name.clone()).unwrap_or_else(|| code.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::currency::find;
+
+    #[test]
+    fn money_reads_as_each_language_writes_it() {
+        let eur = find("EUR").unwrap();
+        assert_eq!(money(123_456_789, eur, Language::En), "€1,234,567.89");
+        assert_eq!(money(123_456_789, eur, Language::Ru), "1\u{a0}234\u{a0}567,89\u{a0}€");
+        assert_eq!(money(123_456_789, eur, Language::De), "1.234.567,89\u{a0}€");
+        assert_eq!(money(990, find("USD").unwrap(), Language::En), "$9.90");
+        assert_eq!(money(500, find("JPY").unwrap(), Language::En), "¥500");
+        assert_eq!(money(1234, find("KWD").unwrap(), Language::En), "KWD\u{a0}1.234");
+        assert_eq!(money(-5, eur, Language::En), "-€0.05");
+        assert_eq!(money(0, eur, Language::En), "€0.00");
+        assert_eq!(
+            money(i64::MAX, find("RUB").unwrap(), Language::Ru),
+            "92\u{a0}233\u{a0}720\u{a0}368\u{a0}547\u{a0}758,07\u{a0}₽"
+        );
+    }
+
+    #[test]
+    fn countries_are_named_in_the_language_and_ordered_by_name() {
+        assert_eq!(country_name("JP", Language::En), "Japan");
+        assert_eq!(country_name("JP", Language::Ru), "Япония");
+        assert_eq!(country_name("ZZ", Language::En), "ZZ");
+        let en = countries(Language::En);
+        assert_eq!(en.len(), 249);
+        assert!(en.windows(2).all(|w| w[0].1.to_lowercase() <= w[1].1.to_lowercase()));
+        assert_eq!(en[0].1, "Afghanistan");
+    }
+}

@@ -1,0 +1,183 @@
+//! Every page, hosted and dashboard, in headless Chromium at desktop (1280 px) and phone
+//! (390 px) width: axe-core (npm, `.ci/axe`) must find no violation, nothing may be wider than
+//! the window, and a screenshot of each lands in `test-artifacts/walk-*.png` to look at.
+
+use std::sync::OnceLock;
+
+use fantoccini::Locator;
+use serde_json::{Value, json};
+
+use crate::browser::{Browser, backend_name};
+use crate::dashboard::{PASSWORD, api_shop, sign_up};
+use crate::helpers::*;
+
+/// axe-core's script, installed by npm into `.ci/axe` (`.ci/run` does it; so does this test
+/// when it is missing, from the committed lock file).
+fn axe_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/axe");
+        let script = dir.join("node_modules/axe-core/axe.min.js");
+        if !script.exists() {
+            let status = std::process::Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&dir)
+                .status()
+                .expect("npm is needed to install axe-core for the browser tests");
+            assert!(status.success(), "npm ci in .ci/axe failed");
+        }
+        std::fs::read_to_string(&script).expect("axe-core's axe.min.js")
+    })
+}
+
+const AXE_RUN: &str = r#"
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']})
+  .then(r => done(r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.help + ' at '
+      + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '))))
+  .catch(e => done(['axe failed: ' + e]));
+"#;
+
+const OVERFLOW: &str = r#"
+const wide = [];
+const limit = document.documentElement.clientWidth;
+for (const el of document.querySelectorAll('body *')) {
+  const box = el.getBoundingClientRect();
+  if (box.width > 0 && box.right > limit + 1 && getComputedStyle(el).position !== 'fixed') {
+    let inScroller = false;
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if ((o === 'auto' || o === 'scroll' || o === 'hidden') && p.clientWidth <= limit) { inScroller = true; break; }
+    }
+    if (!inScroller) wide.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className ? '.' + String(el.className).split(' ').join('.') : '') + ' ' + Math.round(box.right) + 'px');
+  }
+}
+return wide.slice(0, 5);
+"#;
+
+/// What the walk found wrong, page by page.
+#[derive(Default)]
+struct Findings(Vec<String>);
+
+impl Browser {
+    /// Checks the page open now at both widths and saves its screenshots as `walk-<name>-*`.
+    async fn check(&self, name: &str, found: &mut Findings) {
+        for (width, height, label) in [(1280u32, 1000u32, "desktop"), (390, 844, "phone")] {
+            self.client.set_window_size(width, height).await.unwrap();
+            self.client.execute(axe_source(), vec![]).await.unwrap();
+            let violations = self.client.execute_async(AXE_RUN, vec![]).await.unwrap();
+            for v in violations.as_array().unwrap() {
+                found.0.push(format!("{name} ({label}): {}", v.as_str().unwrap()));
+            }
+            let wide = self.client.execute(OVERFLOW, vec![]).await.unwrap();
+            for w in wide.as_array().unwrap() {
+                found.0.push(format!("{name} ({label}): wider than the window: {}", w.as_str().unwrap()));
+            }
+            self.screenshot(&format!("walk-{name}-{label}")).await;
+        }
+        self.client.set_window_size(1280, 1000).await.unwrap();
+    }
+
+    async fn visit(&self, url: &str, name: &str, found: &mut Findings) {
+        self.client.goto(url).await.unwrap();
+        self.text_of("h1, h2").await;
+        self.check(name, found).await;
+    }
+
+    async fn press(&self, css: &str) {
+        self.client.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        self.text_of("h1, h2").await;
+    }
+}
+
+db_tests! {
+    async fn every_page_passes_axe_and_fits_a_phone(app) {
+        let base = app.base.clone();
+        let mut found = Findings::default();
+        let m = sign_up(&app, "Corner Books", "owner@example.com").await;
+        let shop = api_shop(&m).await;
+        let mut product = test_product_body();
+        product["visible_fields"] = json!(["first_name", "last_name", "email", "phone", "country", "state", "city", "address", "zip", "birth_date", "taxpayer_id"]);
+        let product = app.product(&shop, &product).await;
+        let live = app.product(&shop, &product_body()).await;
+        let mut plan = plan_body();
+        plan["test"] = json!(true);
+        plan["trial"] = json!({"amount": 0, "interval": 14, "interval_unit": "day"});
+        let (_, plan) = app.post(&shop, "/plans", &plan).await;
+        let (_, customer) = app.post(&shop, "/customers", &json!({"email": "ann@example.com", "first_name": "Ann", "last_name": "Lee", "ip": "203.0.113.9"})).await;
+        let (_, waiting) = app.post(&shop, "/subscriptions", &json!({"plan_id": plan["id"], "customer_id": customer["id"]})).await;
+        assert!(waiting["redirect_url"].is_string(), "{plan} {customer} {waiting}");
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[
+            ("first_name", "Ann"), ("last_name", "Lee"), ("email", "ann@example.com"), ("phone", "+1 518 555 0100"),
+            ("country", "US"), ("state", "NY"), ("city", "Albany"), ("address", "1 Main St"), ("zip", "12207"),
+            ("birth_date", "1990-05-01"), ("taxpayer_id", "123"),
+        ]).await;
+        let (_, payments) = app.get(&shop, "/payments").await;
+        let payment: &Value = &payments[0];
+        let (_, hook) = app.post(&shop, "/webhook_endpoints", &json!({"url": "https://merchant.example/hooks", "enabled_events": ["*"]})).await;
+
+        let b = Browser::start().await;
+        // Hosted pages.
+        b.visit(product["pay_url"].as_str().unwrap(), "product-pay", &mut found).await;
+        b.fill("email", "not-an-email").await;
+        b.fill_card(cards::SUCCESS).await;
+        b.client.execute("document.querySelectorAll('form').forEach(f => f.noValidate = true)", vec![]).await.unwrap();
+        b.submit().await;
+        b.text_of("[data-testid=errors]").await;
+        b.check("product-pay-refused", &mut found).await;
+        b.visit(live["pay_url"].as_str().unwrap(), "product-pay-live", &mut found).await;
+        b.visit(plan["pay_url"].as_str().unwrap(), "plan-pay", &mut found).await;
+        b.visit(waiting["redirect_url"].as_str().unwrap(), "subscription-card", &mut found).await;
+        b.visit(&format!("{base}/receipts/{}", payment["id"].as_str().unwrap()), "receipt", &mut found).await;
+        b.visit(&format!("{base}/products/prd_nothing/pay"), "pay-not-found", &mut found).await;
+
+        // The dashboard, logged out and in.
+        b.visit(&format!("{base}/dashboard/signup"), "signup", &mut found).await;
+        b.visit(&format!("{base}/dashboard/login"), "login", &mut found).await;
+        b.fill("email", "owner@example.com").await;
+        b.fill("password", PASSWORD).await;
+        b.press("main form button[type=submit]").await;
+        let pages = [
+            ("/dashboard", "overview".to_string()),
+            ("/dashboard/products", "products".into()),
+            ("/dashboard/products/new", "product-new".into()),
+            ("/dashboard/plans", "plans".into()),
+            ("/dashboard/plans/new", "plan-new".into()),
+            ("/dashboard/customers", "customers".into()),
+            ("/dashboard/customers/new", "customer-new".into()),
+            ("/dashboard/payments", "payments".into()),
+            ("/dashboard/subscriptions", "subscriptions".into()),
+            ("/dashboard/webhooks", "webhooks".into()),
+            ("/dashboard/settings", "settings".into()),
+            ("/dashboard/password", "password".into()),
+            ("/docs", "docs".into()),
+        ];
+        for (path, name) in pages {
+            b.visit(&format!("{base}{path}"), &name, &mut found).await;
+        }
+        let objects = [
+            (format!("/dashboard/products/{}", product["id"].as_str().unwrap()), "product"),
+            (format!("/dashboard/products/{}/edit", product["id"].as_str().unwrap()), "product-edit"),
+            (format!("/dashboard/products/{}/preview", live["id"].as_str().unwrap()), "product-preview"),
+            (format!("/dashboard/plans/{}", plan["id"].as_str().unwrap()), "plan"),
+            (format!("/dashboard/customers/{}", customer["id"].as_str().unwrap()), "customer"),
+            (format!("/dashboard/payments/{}", payment["id"].as_str().unwrap()), "payment"),
+            (format!("/dashboard/subscriptions/{}", waiting["id"].as_str().unwrap()), "subscription"),
+            (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
+            ("/dashboard/nothing-here".to_string(), "dashboard-not-found"),
+        ];
+        for (path, name) in objects {
+            b.visit(&format!("{base}{path}"), name, &mut found).await;
+        }
+        // A refused dashboard form.
+        b.visit(&format!("{base}/dashboard/products/new"), "product-new", &mut Findings::default()).await;
+        b.client.execute("document.querySelectorAll('form').forEach(f => f.noValidate = true)", vec![]).await.unwrap();
+        b.press("main form:not(.search) button[type=submit]").await;
+        b.check("product-new-refused", &mut found).await;
+        b.close().await;
+
+        let db = backend_name(&app);
+        assert!(found.0.is_empty(), "on {db}, {} problems:\n{}", found.0.len(), found.0.join("\n"));
+    }
+}
