@@ -45,7 +45,6 @@ pub struct Texts {
     pub status: &'static str,
     pub confirm_title: &'static str,
     pub continue_to_payment: &'static str,
-    pub trial: &'static str,
     pub expired_session: &'static str,
     pub footer: &'static str,
     pub too_many_title: &'static str,
@@ -54,6 +53,8 @@ pub struct Texts {
     pub in_progress_body: &'static str,
     pub interrupted_title: &'static str,
     pub interrupted_body: &'static str,
+    pub card_saved: &'static str,
+    pub next_charge: &'static str,
     pub card_saved_title: &'static str,
     pub card_saved_body: &'static str,
     pub subscription_ended_title: &'static str,
@@ -99,7 +100,6 @@ pub const EN: Texts = Texts {
     status: "Status",
     confirm_title: "Confirm your order",
     continue_to_payment: "Continue to payment",
-    trial: "Trial",
     expired_session: "This form has expired. Please open the payment page again.",
     too_many_title: "Too many declined attempts",
     too_many_body: "For your safety this page takes no more cards from here for a while. Please try again later, or contact your bank.",
@@ -108,6 +108,8 @@ pub const EN: Texts = Texts {
     interrupted_title: "Please check before paying again",
     interrupted_body: "An earlier submission of this form was interrupted. If your bank shows a charge, you have paid; otherwise you can pay below.",
     footer: "Payments by paydesk",
+    card_saved: "Your card is saved",
+    next_charge: "Next payment",
     card_saved_title: "Your card is already saved",
     card_saved_body: "This subscription already has its card, so there is nothing more to do here. To change the card, please contact the shop.",
     subscription_ended_title: "This subscription has ended",
@@ -153,7 +155,6 @@ pub const RU: Texts = Texts {
     status: "Статус",
     confirm_title: "Подтвердите заказ",
     continue_to_payment: "Перейти к оплате",
-    trial: "Пробный период",
     expired_session: "Форма устарела. Откройте страницу оплаты заново.",
     too_many_title: "Слишком много отклонённых попыток",
     too_many_body: "Ради вашей безопасности эта страница временно не принимает карты с этого адреса. Попробуйте позже или обратитесь в банк.",
@@ -162,6 +163,8 @@ pub const RU: Texts = Texts {
     interrupted_title: "Проверьте, прежде чем платить снова",
     interrupted_body: "Предыдущая отправка этой формы прервалась. Если банк показывает списание, оплата прошла; иначе можно оплатить ниже.",
     footer: "Платежи через paydesk",
+    card_saved: "Карта сохранена",
+    next_charge: "Следующий платёж",
     card_saved_title: "Карта уже сохранена",
     card_saved_body: "У этой подписки уже есть карта, больше ничего делать не нужно. Чтобы сменить карту, обратитесь в магазин.",
     subscription_ended_title: "Подписка завершена",
@@ -357,21 +360,84 @@ impl Texts {
         }
     }
 
-    /// "€1.00 for the first 7 days", "free for the first 7 days"; "1,00 € за первые 7 дней",
-    /// "бесплатно первые 7 дней". `price` is `None` for a free trial.
-    pub fn trial_terms(&self, price: Option<&str>, n: i32, unit: IntervalUnit) -> String {
-        let length = match (self.ru(), n) {
-            (true, 1) => format!("первый {}", ru_unit(1, unit)),
-            (true, _) => format!("первые {n} {}", ru_unit(n, unit)),
-            (false, 1) => format!("the first {unit}"),
-            (false, _) => format!("the first {n} {unit}s"),
+    /// "€9.90 on 8 December 2026"; "9,90 €, 8 декабря 2026".
+    pub fn on_date(&self, price: &str, date: &str) -> String {
+        if self.ru() { format!("{price}, {date}") } else { format!("{price} on {date}") }
+    }
+}
+
+/// What a subscriber agrees to, as the plan's page tells it before the card is given.
+pub struct PlanTerms<'a> {
+    pub currency: Currency,
+    pub terms: &'a crate::domain::billing::Terms,
+    pub shop_name: &'a str,
+    pub now: chrono::DateTime<chrono::Utc>,
+    pub tz: chrono_tz::Tz,
+}
+
+impl Texts {
+    /// The sentences of a plan's terms: what is charged today, what from which date and how
+    /// often, for how long, and how to cancel.
+    pub fn plan_terms(&self, p: &PlanTerms) -> Vec<String> {
+        let ru = self.ru();
+        let t = p.terms;
+        let (today, next) = t.first_charges(p.now, p.tz);
+        let when = match t.unit {
+            IntervalUnit::Hour => crate::locale::date_time(next, p.tz, self.language),
+            _ => crate::locale::date(next, p.tz, self.language),
         };
-        match (self.ru(), price) {
-            (true, Some(price)) => format!("{price} за {length}"),
-            (true, None) => format!("бесплатно {length}"),
-            (false, Some(price)) => format!("{price} for {length}"),
-            (false, None) => format!("free for {length}"),
-        }
+        let price = self.price(t.amount, p.currency);
+        let every = self.every(t.interval, t.unit);
+        let mut lines = Vec::new();
+        lines.push(match (t.trial, ru) {
+            (Some((0, n, unit)), false) => {
+                format!(
+                    "Today: nothing to pay, the first {} {} free.",
+                    en_length(n, unit),
+                    if n == 1 { "is" } else { "are" }
+                )
+            }
+            (Some((0, n, unit)), true) => format!("Сегодня: ничего, {} бесплатно.", ru_length(n, unit)),
+            (Some((_, n, unit)), false) => {
+                format!("Today: {} for the first {}.", self.price(today, p.currency), en_length(n, unit))
+            }
+            (Some((_, n, unit)), true) => {
+                format!("Сегодня: {} за {}.", self.price(today, p.currency), ru_length(n, unit))
+            }
+            (None, false) => format!("Today: {price}."),
+            (None, true) => format!("Сегодня: {price}."),
+        });
+        // Plan payments still to come after today's (billing cycles count the plan's payments).
+        let left = t.billing_cycles.map(|c| if t.trial.is_some() { c } else { c - 1 });
+        lines.push(match (left, ru) {
+            (Some(..=0), false) => "Nothing more is charged after today.".to_string(),
+            (Some(..=0), true) => "После сегодняшнего платежа ничего не списывается.".to_string(),
+            (Some(n), false) => {
+                format!("Then {price} {every} from {when}: {n} payment{} in all.", if n == 1 { "" } else { "s" })
+            }
+            (Some(n), true) => format!("Затем {price} {every} начиная с {when}, всего платежей: {n}."),
+            (None, false) => format!("Then {price} {every} from {when}, until you cancel."),
+            (None, true) => format!("Затем {price} {every} начиная с {when}, пока вы не отмените подписку."),
+        });
+        lines.push(match ru {
+            false => format!("You can cancel at any time by asking {}; nothing is charged after that.", p.shop_name),
+            true => format!(
+                "Отменить подписку можно в любой момент, обратившись в «{}»; после этого ничего не списывается.",
+                p.shop_name
+            ),
+        });
+        lines
+    }
+}
+
+fn en_length(n: i32, unit: IntervalUnit) -> String {
+    if n == 1 { unit.to_string() } else { format!("{n} {unit}s") }
+}
+
+fn ru_length(n: i32, unit: IntervalUnit) -> String {
+    match n {
+        1 => format!("первый {}", ru_unit(1, unit)),
+        _ => format!("первые {n} {}", ru_unit(n, unit)),
     }
 }
 
@@ -411,10 +477,6 @@ mod tests {
         assert_eq!(RU.every(5, IntervalUnit::Day), "каждые 5 дней");
         assert_eq!(RU.every(21, IntervalUnit::Hour), "каждые 21 час");
         assert_eq!(RU.every(12, IntervalUnit::Hour), "каждые 12 часов");
-        assert_eq!(EN.trial_terms(Some("€1.00"), 7, IntervalUnit::Day), "€1.00 for the first 7 days");
-        assert_eq!(EN.trial_terms(None, 14, IntervalUnit::Day), "free for the first 14 days");
-        assert_eq!(RU.trial_terms(Some("1,00 €"), 1, IntervalUnit::Month), "1,00 € за первый месяц");
-        assert_eq!(RU.trial_terms(None, 1, IntervalUnit::Month), "бесплатно первый месяц");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use fixed_decimal::Decimal;
 use icu_experimental::dimension::currency::CurrencyCode;
 use icu_experimental::dimension::currency::formatter::CurrencyFormatter;
@@ -39,6 +41,40 @@ pub fn money(amount: i64, currency: Currency, language: Language) -> String {
         }
     });
     written.unwrap_or_else(|| format!("{number} {}", currency.code))
+}
+
+fn chrono_locale(language: Language) -> chrono::Locale {
+    use chrono::Locale::*;
+    match language {
+        Language::Ru => ru_RU,
+        Language::De => de_DE,
+        Language::Es => es_ES,
+        Language::Fr => fr_FR,
+        Language::It => it_IT,
+        Language::Tr => tr_TR,
+        Language::Zh => zh_CN,
+        Language::Da => da_DK,
+        Language::Sv => sv_SE,
+        Language::No => nb_NO,
+        Language::Fi => fi_FI,
+        Language::Pl => pl_PL,
+        Language::Ja => ja_JP,
+        Language::Be => be_BY,
+        Language::Uk => uk_UA,
+        Language::Ka => ka_GE,
+        Language::Ro => ro_RO,
+        Language::En => en_GB,
+    }
+}
+
+/// A day as `language` writes it, in zone `tz`: `8 December 2026`, `8 декабря 2026`.
+pub fn date(at: DateTime<Utc>, tz: Tz, language: Language) -> String {
+    at.with_timezone(&tz).format_localized("%-d %B %Y", chrono_locale(language)).to_string()
+}
+
+/// A moment as `language` writes it, with its zone: `8 December 2026, 09:05 CET`.
+pub fn date_time(at: DateTime<Utc>, tz: Tz, language: Language) -> String {
+    at.with_timezone(&tz).format_localized("%-d %B %Y, %H:%M %Z", chrono_locale(language)).to_string()
 }
 
 /// Every country as `(code, name in language)`, in the order of the names.
@@ -91,6 +127,15 @@ mod tests {
             money(i64::MAX, find("RUB").unwrap(), Language::Ru),
             "92\u{a0}233\u{a0}720\u{a0}368\u{a0}547\u{a0}758,07\u{a0}₽"
         );
+    }
+
+    #[test]
+    fn dates_read_as_each_language_writes_them_and_times_name_their_zone() {
+        let at: DateTime<Utc> = "2026-12-08T08:05:00Z".parse().unwrap();
+        assert_eq!(date(at, chrono_tz::UTC, Language::En), "8 December 2026");
+        assert_eq!(date(at, chrono_tz::UTC, Language::Ru), "8 декабря 2026");
+        assert_eq!(date_time(at, chrono_tz::Europe::Berlin, Language::En), "8 December 2026, 09:05 CET");
+        assert_eq!(date_time(at, chrono_tz::Asia::Tokyo, Language::Ru), "8 декабря 2026, 17:05 JST");
     }
 
     #[test]

@@ -60,7 +60,7 @@ impl FromRequestParts<AppState> for Merchant {
             return Err(Redirect::to(&to).into_response());
         };
         let csrf = csrf_token(&session).await.map_err(fail)?;
-        let tz = shop.timezone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(state.config.timezone);
+        let tz = crate::shops::zone(state, &shop);
         Ok(Merchant { user, shop, tz, csrf, session })
     }
 }

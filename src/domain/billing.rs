@@ -150,6 +150,17 @@ impl Terms {
         add_interval(anchor, k.saturating_mul(i64::from(self.interval)), self.unit, tz)
     }
 
+    /// What a customer subscribing at `now` is charged: the amount today (the trial's, else
+    /// the plan's), and when the plan's amount is charged next.
+    pub fn first_charges(&self, now: DateTime<Utc>, tz: Tz) -> (i64, DateTime<Utc>) {
+        let anchor = self.anchor(now, tz);
+        let (today, next) = match self.trial {
+            Some((amount, _, _)) => (amount, anchor),
+            None => (self.amount, self.period_start(anchor, 1, tz)),
+        };
+        (today, if self.night { outside_night(next, tz) } else { next })
+    }
+
     /// The first period after `k` that starts after `t`.
     pub fn next_period_after(&self, anchor: DateTime<Utc>, k: i64, t: DateTime<Utc>, tz: Tz) -> i64 {
         let mut next = k.saturating_add(1);

@@ -21,7 +21,8 @@ pub struct Summary {
     pub price: String,
     /// "every month" for plans.
     pub every: Option<String>,
-    pub trial: Option<String>,
+    /// A plan's terms, sentence by sentence (today's charge, the next ones, how to cancel).
+    pub terms: Vec<String>,
     /// A test page's banner: the test cards to pay with and what each does; empty when live.
     pub test_cards: Vec<(String, &'static str)>,
 }

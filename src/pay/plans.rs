@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use super::form::parse_form;
 use super::page::Summary;
@@ -19,7 +19,7 @@ use crate::domain::Errors;
 use crate::domain::vocab::VisibleField;
 use crate::error::AppError;
 use crate::guard::ClientIp;
-use crate::i18n::{Texts, texts};
+use crate::i18n::{PlanTerms, Texts, texts};
 use crate::payments::{live_payments_allowed, subscribe};
 use crate::state::AppState;
 use crate::urls;
@@ -35,19 +35,31 @@ async fn load(state: &AppState, id: &str) -> Result<(plans::Model, std::sync::Ar
 }
 
 /// A plan as the top of its pages shows it: title, price, interval and trial terms.
-pub(super) fn plan_summary(t: &Texts, plan: &plans::Model, shop: &shops::Model) -> Summary {
+/// A plan's summary for a customer subscribing at `now`: its price and its terms.
+pub(super) fn plan_summary(
+    state: &AppState,
+    t: &Texts,
+    plan: &plans::Model,
+    shop: &shops::Model,
+    now: DateTime<Utc>,
+) -> Summary {
     let f = plan.fields();
+    let terms = crate::domain::billing::Terms::from(&f);
+    let terms = PlanTerms {
+        currency: f.currency,
+        terms: &terms,
+        shop_name: &shop.name,
+        now,
+        tz: crate::shops::zone(state, shop),
+    };
     Summary {
         shop_name: shop.name.clone(),
         title: f.title,
         description: String::new(),
         price: t.price(f.amount, f.currency),
         every: Some(t.every(f.interval, f.interval_unit)),
-        trial: f.trial.map(|tr| {
-            let price = (tr.amount > 0).then(|| t.price(tr.amount, f.currency));
-            t.trial_terms(price.as_deref(), tr.interval, tr.interval_unit)
-        }),
         test_cards: super::page::test_cards(t, f.test),
+        terms: t.plan_terms(&terms),
     }
 }
 
@@ -57,7 +69,7 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -
         state,
         target: plan.id.clone(),
         t,
-        summary: plan_summary(t, plan, shop),
+        summary: plan_summary(state, t, plan, shop, Utc::now()),
         action: urls::plan_pay(&state.config, &plan.id),
         after: shop.url.clone(),
         fields: vec![VisibleField::Email],

@@ -43,7 +43,7 @@ fn summary(t: &Texts, product: &products::Model, shop: &shops::Model) -> Summary
         description: product.description.clone(),
         price: t.price(product.amount, product.currency),
         every: None,
-        trial: None,
+        terms: Vec::new(),
         test_cards: super::page::test_cards(t, product.test),
     }
 }

@@ -12,9 +12,10 @@ use axum::routing::get;
 use super::page::respond_page;
 use crate::db::{
     self,
-    entities::{payments, plans, products},
+    entities::{payments, plans, products, subscriptions},
 };
-use crate::domain::vocab::{Language, PaymentStatus};
+use crate::domain::billing::{self, Due, Terms};
+use crate::domain::vocab::{IntervalUnit, Language, PaymentStatus};
 use crate::error::AppError;
 use crate::i18n::{Texts, texts};
 use crate::state::AppState;
@@ -35,6 +36,8 @@ struct ReceiptPage {
     card: String,
     date: String,
     payment_id: String,
+    /// A subscription's next charge: how much, on which day.
+    next_charge: Option<String>,
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
@@ -48,20 +51,32 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     let payment: payments::Model =
         db::find_public::<payments::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
     let shop = crate::shops::find(state, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let mut plan_found = None;
     let (order, language) = match (&payment.product_id, &payment.plan_id) {
         (Some(product), _) => match db::find_public::<products::Entity>(&state.db, product).await? {
             Some(p) => (p.name, p.language),
             None => (product.clone(), Language::En),
         },
         (_, Some(plan)) => match db::find_public::<plans::Entity>(&state.db, plan).await? {
-            Some(p) => (p.title, p.language),
+            Some(p) => {
+                let named = (p.title.clone(), p.language);
+                plan_found = Some(p);
+                named
+            }
             None => (plan.clone(), Language::En),
         },
         _ => (String::new(), Language::En),
     };
     let t = texts(language);
+    let tz = crate::shops::zone(state, &shop);
+    let next_charge = match (&plan_found, &payment.subscription_id) {
+        (Some(plan), Some(sub)) => next_charge(state, t, plan, sub, tz).await?,
+        _ => None,
+    };
     let headline = match payment.status {
         // A receipt says what the payment did; refunds given later are the merchant's story.
+        // A free trial's check of the card moved no money: the card was saved.
+        status if status.is_taken() && payment.amount == 0 => t.card_saved.to_string(),
         status if status.is_taken() => t.paid.to_string(),
         PaymentStatus::Authorized => t.authorized.to_string(),
         _ => t.failure(
@@ -77,7 +92,33 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         order,
         amount: t.price(payment.amount, payment.currency),
         card: format!("{} •••• {}", payment.card_brand, payment.card_last4),
-        date: payment.created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+        date: crate::locale::date_time(payment.created_at, tz, t.language),
         payment_id: payment.id,
+        next_charge,
+    })
+}
+
+/// "€9.90 on 8 December 2026": what a subscription charges next, if it charges again.
+async fn next_charge(
+    state: &AppState,
+    t: &Texts,
+    plan: &plans::Model,
+    sub_id: &str,
+    tz: chrono_tz::Tz,
+) -> Result<Option<String>, AppError> {
+    let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(None) };
+    let fields = plan.fields();
+    let terms = Terms::from(&fields);
+    let progress = sub.progress();
+    let (Some(at), true) = (progress.renew_at, progress.state.is_billing()) else { return Ok(None) };
+    Ok(match billing::due(&terms, &progress) {
+        Due::Charge { amount, .. } => {
+            let when = match fields.interval_unit {
+                IntervalUnit::Hour => crate::locale::date_time(at, tz, t.language),
+                _ => crate::locale::date(at, tz, t.language),
+            };
+            Some(t.on_date(&t.price(amount, fields.currency), &when))
+        }
+        Due::Expire => None,
     })
 }

@@ -43,13 +43,14 @@ fn checkout<'a>(
     sub: &subscriptions::Model,
     plan: &plans::Model,
     shop: &shops::Model,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Checkout<'a> {
     let t = texts(plan.fields().language);
     Checkout {
         state,
         target: sub.id.clone(),
         t,
-        summary: super::plans::plan_summary(t, plan, shop),
+        summary: super::plans::plan_summary(state, t, plan, shop, now),
         action: urls::subscription_pay(&state.config, &sub.id),
         after: sub.return_url.clone().or_else(|| shop.url.clone()),
         fields: Vec::new(),
@@ -62,7 +63,11 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
-    let page = checkout(&state, &sub, &plan, &shop);
+    let now = match crate::subscriptions::now_of(&state, &sub).await {
+        Ok(now) => now,
+        Err(e) => return e.into_response(),
+    };
+    let page = checkout(&state, &sub, &plan, &shop, now);
     let t = page.t;
     if sub.state.has_ended() {
         return page.notice(StatusCode::CONFLICT, t.subscription_ended_title, t.subscription_ended_body);
@@ -84,7 +89,7 @@ async fn submit(
     // No state check here: a repeated submit of the form is shown its first result, and the
     // start itself is guarded (a subscription takes one card, once).
     let now = crate::subscriptions::now_of(&state, &sub).await?;
-    let page = checkout(&state, &sub, &plan, &shop);
+    let page = checkout(&state, &sub, &plan, &shop, now);
     page.submit(&headers, client, parse_form(&body), |checkout| {
         pay_subscription(&state, &plan, sub.clone(), checkout, now)
     })

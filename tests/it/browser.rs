@@ -203,6 +203,37 @@ db_tests! {
         browser.submit().await;
         assert_eq!(browser.text_of("[data-testid=receipt-status]").await, "Платёж получен");
         assert_eq!(browser.text_of("[data-testid=receipt-amount]").await.replace('\u{a0}', " "), "1,00 €");
+        assert!(browser.text_of("[data-testid=next-charge]").await.replace('\u{a0}', " ").starts_with("9,90 €, "));
+        browser.close().await;
+    }
+
+    async fn a_free_trial_reads_free_and_a_used_card_link_says_the_card_is_saved(app) {
+        let shop = app.shop("City Gym").await;
+        let mut plan = plan_body();
+        plan["test"] = json!(true);
+        plan["trial"] = json!({"amount": 0, "interval": 14, "interval_unit": "day"});
+        let (_, plan) = app.post(&shop, "/plans", &plan).await;
+        let (_, customer) = app.post(&shop, "/customers", &json!({"email": "zoe@example.com", "ip": "203.0.113.9"})).await;
+        let (_, sub) = app.post(&shop, "/subscriptions", &json!({"plan_id": plan["id"], "customer_id": customer["id"]})).await;
+        let link = sub["redirect_url"].as_str().unwrap();
+        let browser = Browser::start().await;
+        browser.client.goto(link).await.unwrap();
+        let terms = browser.text_of("[data-testid=terms]").await;
+        let next = (chrono::Utc::now() + chrono::Duration::days(14)).format("%-d %B %Y").to_string();
+        assert!(terms.contains("Today: nothing to pay, the first 14 days are free."), "{terms}");
+        assert!(terms.contains(&format!("Then €9.90 every month from {next}, until you cancel.")), "{terms}");
+        assert!(!browser.client.source().await.unwrap().contains("0.00"), "no zero charge is shown");
+        browser.fill_card(cards::SUCCESS).await;
+        browser.screenshot(&format!("subscription-card-free-trial-{}", backend_name(&app))).await;
+        browser.submit().await;
+        assert_eq!(browser.text_of("[data-testid=receipt-status]").await, "Your card is saved");
+        assert_eq!(browser.text_of("[data-testid=next-charge]").await, format!("€9.90 on {next}"));
+        assert!(browser.client.source().await.unwrap().contains("Gold"), "the receipt names the plan");
+        browser.screenshot(&format!("receipt-free-trial-{}", backend_name(&app))).await;
+
+        browser.client.goto(link).await.unwrap();
+        assert_eq!(browser.text_of("[data-testid=notice] h2").await, "Your card is already saved");
+        assert!(!browser.client.source().await.unwrap().contains("409"));
         browser.close().await;
     }
 

@@ -76,7 +76,32 @@ db_tests! {
             assert!(page.contains("€19.90") && page.contains("every 3 months"), "{page}");
             assert!(page.contains("€1.00 for the first 7 days"));
             assert!(page.contains("name=\"email\""));
+            let next = (chrono::Utc::now() + chrono::Duration::days(7)).format("%-d %B %Y");
+            assert!(page.contains("<li>Today: €1.00 for the first 7 days.</li>"), "{page}");
+            assert!(page.contains(&format!("<li>Then €19.90 every 3 months from {next}, until you cancel.</li>")), "{page}");
+            assert!(page.contains("<li>You can cancel at any time by asking Gym; nothing is charged after that.</li>"));
         }
+    }
+
+    async fn a_plans_page_says_how_long_it_charges_and_a_free_trial_reads_free(app) {
+        let shop = app.shop("Gym").await;
+        let mut body = plan_body();
+        body["test"] = json!(true);
+        body["infinite"] = json!(false);
+        body["billing_cycles"] = json!(12);
+        body["trial"] = json!({"amount": 0, "interval": 1, "interval_unit": "month"});
+        let (_, plan) = app.post(&shop, "/plans", &body).await;
+        let (_, _, page) = html(&app, Method::GET, &format!("/plans/{}/pay", plan["id"].as_str().unwrap())).await;
+        let next = chrono::Utc::now().checked_add_months(chrono::Months::new(1)).unwrap().format("%-d %B %Y");
+        assert!(page.contains("<li>Today: nothing to pay, the first month is free.</li>"), "{page}");
+        assert!(page.contains(&format!("<li>Then €9.90 every month from {next}: 12 payments in all.</li>")), "{page}");
+        assert!(!page.contains("0.00"), "a free trial shows no zero amount");
+
+        body["trial"] = serde_json::Value::Null;
+        body["billing_cycles"] = json!(1);
+        let (_, once) = app.post(&shop, "/plans", &body).await;
+        let (_, _, page) = html(&app, Method::GET, &format!("/plans/{}/pay", once["id"].as_str().unwrap())).await;
+        assert!(page.contains("<li>Today: €9.90.</li><li>Nothing more is charged after today.</li>"), "{page}");
     }
 
     async fn unknown_pay_pages_are_404_pages(app) {

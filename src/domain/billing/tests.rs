@@ -270,3 +270,13 @@ fn states_round_trip() {
     }
     assert!(State::FailedAttempt.is_billing() && !State::Canceled.is_billing());
 }
+
+#[test]
+fn a_subscriber_is_told_todays_charge_and_when_the_plan_is_charged_next() {
+    let now = at("2026-01-31T10:00:00Z");
+    assert_eq!(monthly().first_charges(now, UTC), (990, at("2026-02-28T10:00:00Z")));
+    let trial = Terms { trial: Some((0, 14, IntervalUnit::Day)), ..monthly() };
+    assert_eq!(trial.first_charges(now, UTC), (0, at("2026-02-14T10:00:00Z")));
+    let hourly = Terms { unit: IntervalUnit::Hour, interval: 6, ..monthly() };
+    assert_eq!(hourly.first_charges(now, Berlin), (990, at("2026-01-31T16:00:00Z")));
+}
