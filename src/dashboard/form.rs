@@ -56,15 +56,53 @@ impl PostedForm {
 }
 
 /// Reads each of the `amounts` typed in the currency's units (`9.90`) as minimal units, the
-/// API's way; what cannot be read is left as typed for the API's rules to name.
-pub fn minor_units(body: &mut Map<String, Value>, amounts: &[&str]) {
+/// API's way; what cannot be read is left as typed for the API's rules to name. An amount
+/// like `1,000` (a thousand, or one?) is refused rather than guessed: the returned errors.
+pub fn minor_units(body: &mut Map<String, Value>, amounts: &[&str]) -> Errors {
+    let mut ambiguous = Errors::default();
+    for key in amounts {
+        if let Some(raw) = body.get(*key).and_then(Value::as_str)
+            && crate::domain::currency::is_ambiguous(raw)
+        {
+            let message = format!("“{}” is ambiguous: type 1000 for a thousand, or 1.00 for one", raw.trim());
+            ambiguous.add(key, message);
+        }
+    }
     let code = body.get("currency").and_then(Value::as_str).unwrap_or("").trim().to_uppercase();
-    let Some(currency) = crate::domain::currency::find(&code) else { return };
+    let Some(currency) = crate::domain::currency::find(&code) else { return ambiguous };
     for key in amounts {
         if let Some(minor) =
             body.get(*key).and_then(Value::as_str).and_then(|raw| crate::domain::currency::parse_major(raw, currency))
         {
             body.insert(key.to_string(), Value::from(minor));
+        }
+    }
+    ambiguous
+}
+
+/// The outcome of the API's rules with the form's own refusals laid over it: a field the form
+/// refused shows the form's message instead of the rules'.
+pub fn refused_also<T>(parsed: Result<T, Errors>, by_form: Errors) -> Result<T, Errors> {
+    if by_form.is_empty() {
+        return parsed;
+    }
+    let mut errors = by_form.clone();
+    if let Err(rules) = parsed {
+        rules.for_each(|field, message| {
+            if !by_form.has(field) {
+                errors.add(field, message);
+            }
+        });
+    }
+    Err(errors)
+}
+
+/// Without script, a ticked "unlimited" (or "never") box still sends the switched-off field
+/// as typed: the box wins, and the field is not sent.
+pub fn ticked_wins(body: &mut Map<String, Value>, pairs: &[(&str, &str)]) {
+    for (checkbox, field) in pairs {
+        if body.get(*checkbox) == Some(&Value::Bool(true)) {
+            body.remove(*field);
         }
     }
 }

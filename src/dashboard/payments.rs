@@ -7,7 +7,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::routing::{get, post};
 use chrono::Utc;
 
-use super::form::{FormView, PostedForm, minor_units};
+use super::form::{FormView, PostedForm, minor_units, refused_also};
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, local, money, ok, see_other};
 use crate::db::{self, Page as DbPage, entities::customers, entities::payments, entities::refunds};
@@ -219,8 +219,8 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let p = find(&state, &m, &id).await?;
     let mut body = form.to_json(&[], &[]);
     body.insert("currency".into(), p.currency.to_string().into());
-    minor_units(&mut body, &["amount"]);
-    let asked = RefundAsk::read(&body).and_then(|ask| {
+    let ambiguous = minor_units(&mut body, &["amount"]);
+    let asked = refused_also(RefundAsk::read(&body), ambiguous).and_then(|ask| {
         let amount = p.refundable().amount_to_refund(ask.amount).map_err(|refusal| refusal.as_field_errors())?;
         Ok((amount, ask))
     });

@@ -10,10 +10,11 @@ use axum::routing::get;
 use chrono::Utc;
 use serde_json::{Map, Value};
 
-use super::form::{FormView, PostedForm, minor_units, nest};
+use super::form::{FormView, PostedForm, minor_units, nest, refused_also, ticked_wins};
 use super::list::{ListQuery, search};
 use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
 use crate::db::{self, entities::plans};
+use crate::domain::Errors;
 use crate::domain::currency;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::plan::PlanFields;
@@ -145,29 +146,30 @@ async fn new(m: Merchant) -> Page {
         ("trial.interval_unit", "day".into()),
         ("number_payment_attempts", "3".into()),
         ("infinite", "true".into()),
-        ("test", "true".into()),
     ]);
     ok(&FormPage::new(&m, form).await)
 }
 
 /// The form as the API's request: prices in major units become minimal units, an empty
 /// trial section is left out, and the flat `plan.*` and `trial.*` names become sections.
-fn request(form: &PostedForm) -> Map<String, Value> {
+fn request(form: &PostedForm) -> (Map<String, Value>, Errors) {
     let checkboxes = ["infinite", "test", "prevent_payments_at_night", "trial.as_first_payment"];
     let mut flat = form.to_json(&checkboxes, &[]);
-    minor_units(&mut flat, &["plan.amount", "trial.amount"]);
+    ticked_wins(&mut flat, &[("infinite", "billing_cycles")]);
+    let ambiguous = minor_units(&mut flat, &["plan.amount", "trial.amount"]);
     let given = |key: &str| flat.get(key).is_some_and(|v| !v.is_null());
     let trial_given = given("trial.amount") || given("trial.interval");
     if !trial_given {
         flat.remove("trial.interval_unit");
         flat.remove("trial.as_first_payment");
     }
-    nest(flat)
+    (nest(flat), ambiguous)
 }
 
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    match PlanFields::parse(&request(&form)) {
+    let (body, ambiguous) = request(&form);
+    match refused_also(PlanFields::parse(&body), ambiguous) {
         Ok(fields) => {
             let plan = db::plans::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
             m.flash("Plan created. Share its pay link to take subscriptions.").await;
@@ -188,6 +190,8 @@ struct ShowPage {
     pay_url: String,
     qr_url: String,
     links: Vec<(String, String)>,
+    /// A live link on an instance that takes no live payments: its page says so.
+    live_off: bool,
     created: String,
     subscriptions: Vec<super::subscriptions::Row>,
     payments: Vec<super::payments::Row>,
@@ -208,6 +212,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         summary: describe(&p.fields()),
         pay_url: urls::plan_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/plans/{}/qr.svg", p.id),
+        live_off: !p.test && !crate::payments::live_payments_allowed(&state),
         links: vec![(urls::plan_pay(&state.config, &p.id), "Open the subscription page".into())],
         created: local(p.created_at, m.tz),
         chrome: m.chrome("plans").await,

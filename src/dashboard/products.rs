@@ -11,7 +11,7 @@ use chrono::{NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
-use super::form::{FormView, PostedForm, minor_units};
+use super::form::{FormView, PostedForm, minor_units, refused_also, ticked_wins};
 use super::list::{ListQuery, search};
 use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
 use crate::db::{self, entities::products};
@@ -120,22 +120,23 @@ async fn new(m: Merchant) -> Page {
         ("transaction_type", "payment".into()),
         ("infinite", "true".into()),
         ("immortal", "true".into()),
-        ("test", "true".into()),
     ]);
     ok(&FormPage::new(&m, None, form).await)
 }
 
 /// The form as the API's request: price in major units and a local expiry time become the
-/// API's minimal units and zoned time; the rest is passed as sent.
-fn request(form: &PostedForm, tz: Tz) -> Map<String, Value> {
+/// API's minimal units and zoned time; the rest is passed as sent. Also what the form itself
+/// refuses (an ambiguous price).
+fn request(form: &PostedForm, tz: Tz) -> (Map<String, Value>, Errors) {
     let mut body = form.to_json(&["infinite", "immortal", "test"], &["visible_fields"]);
-    minor_units(&mut body, &["amount"]);
+    ticked_wins(&mut body, &[("infinite", "quantity"), ("immortal", "expired_at")]);
+    let ambiguous = minor_units(&mut body, &["amount"]);
     if let Some(Value::String(raw)) = body.get("expired_at")
         && let Some(zoned) = zoned(raw, tz)
     {
         body.insert("expired_at".into(), Value::String(zoned));
     }
-    body
+    (body, ambiguous)
 }
 
 /// `2026-12-31T23:59` (a browser's local date and time) in `tz`, as the spec's
@@ -178,7 +179,8 @@ fn filled(p: &products::Model, tz: Tz) -> FormView {
 
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    match ProductFields::parse(&request(&form, m.tz), None, m.shop.id) {
+    let (body, ambiguous) = request(&form, m.tz);
+    match refused_also(ProductFields::parse(&body, None, m.shop.id), ambiguous) {
         Ok(fields) => {
             let product = db::products::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
             m.flash("Product created. Share its pay link with your customers.").await;
@@ -208,7 +210,8 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     if let (Some(_), Some(seen)) = (product.quantity, form.get("quantity_was").and_then(|q| q.trim().parse().ok())) {
         product.quantity = Some(seen);
     }
-    let refused = match ProductFields::parse(&request(&form, m.tz), Some(&product.fields()), m.shop.id) {
+    let (body, ambiguous) = request(&form, m.tz);
+    let refused = match refused_also(ProductFields::parse(&body, Some(&product.fields()), m.shop.id), ambiguous) {
         Ok(fields) => match db::products::update(&state.db, &product, &fields, Utc::now()).await? {
             Ok(()) => {
                 m.flash("Product saved.").await;
@@ -232,6 +235,8 @@ struct ShowPage {
     pay_url: String,
     qr_url: String,
     links: Vec<(String, String)>,
+    /// A live link on an instance that takes no live payments: its page says so.
+    live_off: bool,
     fields: Vec<&'static str>,
     expires: String,
     created: String,
@@ -249,6 +254,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         status: status(&p),
         pay_url: urls::product_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/products/{}/qr.svg", p.id),
+        live_off: !p.test && !crate::payments::live_payments_allowed(&state),
         links: vec![
             (format!("/dashboard/products/{}/preview", p.id), "Preview the payment page".into()),
             (confirm_url.clone(), format!("Order confirmation page: {confirm_url}")),

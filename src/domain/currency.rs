@@ -266,9 +266,7 @@ pub fn is_alpha3(code: &str) -> bool {
 /// `currency` (`990`); `None` when it is not such a number or has too many decimals.
 pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
     // `1,000` could be a thousand or one: refused rather than guessed.
-    if let Some((_, after)) = raw.trim().split_once(',')
-        && after.len() == 3
-    {
+    if is_ambiguous(raw) {
         return None;
     }
     let raw = raw.trim().replace(',', ".");
@@ -281,6 +279,12 @@ pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
     let minor = minor.trim_end_matches('0');
     let minor_value: i64 = format!("{minor:0<width$}", width = currency.exponent as usize).parse().unwrap_or(0);
     major.parse::<i64>().ok()?.checked_mul(scale)?.checked_add(minor_value)
+}
+
+/// Whether an amount typed with a comma could be read two ways: `1,000` is a thousand to
+/// some and one to others.
+pub fn is_ambiguous(raw: &str) -> bool {
+    raw.trim().split_once(',').is_some_and(|(_, after)| after.len() == 3)
 }
 
 #[cfg(test)]

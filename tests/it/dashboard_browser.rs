@@ -64,6 +64,7 @@ db_tests! {
         b.fill("amount", "25").await;
         b.click("#vf-email").await;
         b.click("#vf-phone").await;
+        b.click("#f-test").await;
         b.screenshot(&format!("dashboard-product-form-{db}")).await;
         b.send_main_form().await;
         assert_eq!(b.text_of("h1").await, "Gift card test");

@@ -9,6 +9,39 @@ use super::*;
 use crate::helpers::*;
 
 db_tests! {
+    async fn new_products_and_plans_start_live_and_the_forms_work_without_script(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        for path in ["/dashboard/products/new", "/dashboard/plans/new"] {
+            let form = m.get(path).await;
+            assert!(form.html.contains("name=\"test\""), "{path}: the merchant may choose test");
+            assert!(!form.html.contains("name=\"test\" type=\"checkbox\" value=\"true\" checked"), "{path}: live by default");
+        }
+        // "Unlimited" and "never expires" ticked with a quantity and a date still typed (no
+        // script switched them off): the boxes win.
+        let created = m.post("/dashboard/products", &[("name", "Mug"), ("description", "A mug"), ("amount", "9.90"), ("currency", "EUR"),
+            ("infinite", "true"), ("quantity", "5"), ("immortal", "true"), ("expired_at", "2030-06-01T12:00")]).await;
+        let id = Merchant::created(&created, "prd_");
+        let page = m.get(&format!("/dashboard/products/{id}")).await;
+        assert!(page.html.contains("data-testid=\"live-off\""), "a live link on an instance without live payments says so");
+        let shop = api_shop(&m).await;
+        let (_, product) = app.get(&shop, &format!("/products/{id}")).await;
+        assert_eq!((product["infinite"].clone(), product["quantity"].clone(), product["test"].clone()), (json!(true), Value::Null, json!(false)));
+        assert_eq!((product["immortal"].clone(), product["expired_at"].clone()), (json!(true), Value::Null));
+        let plan = m.post("/dashboard/plans", &[("title", "Gold"), ("currency", "EUR"), ("plan.amount", "9.90"),
+            ("plan.interval", "1"), ("plan.interval_unit", "month"), ("infinite", "true"), ("billing_cycles", "4")]).await;
+        Merchant::created(&plan, "pln_");
+
+        // `1,000` is a thousand to some and one to others: refused, saying so.
+        let refused = m.post("/dashboard/products", &[("name", "Mug"), ("description", "A mug"), ("amount", "1,000"), ("currency", "EUR"),
+            ("infinite", "true"), ("immortal", "true")]).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(refused.html.contains("is ambiguous: type 1000 for a thousand, or 1.00 for one</p>"), "{}", refused.html);
+        let refused = m.post("/dashboard/plans", &[("title", ""), ("currency", "EUR"), ("plan.amount", "1,000"),
+            ("plan.interval", "1"), ("plan.interval_unit", "month"), ("infinite", "true")]).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(refused.html.contains("is ambiguous") && refused.html.contains("id=\"e-title\""), "{}", refused.html);
+    }
+
     async fn products_are_created_edited_and_found_with_the_apis_rules(app) {
         let m = sign_up(&app, "Books", "ann@example.com").await;
         let form = m.get("/dashboard/products/new").await;
@@ -74,7 +107,7 @@ db_tests! {
         let blank = m.post(&format!("/dashboard/products/{id}"), &[("name", ""), ("description", "A mug"), ("amount", "1,000"),
             ("currency", "EUR"), ("infinite", "true"), ("immortal", "true")]).await;
         assert_eq!(blank.status, StatusCode::UNPROCESSABLE_ENTITY);
-        assert!(blank.html.contains("id=\"e-amount\">is not a number</p>"), "1,000 is not guessed: {}", blank.html);
+        assert!(blank.html.contains("id=\"e-amount\">“1,000” is ambiguous: type 1000 for a thousand, or 1.00 for one</p>"), "1,000 is not guessed: {}", blank.html);
         assert!(blank.html.contains("id=\"e-name\">can&#39;t be blank</p>") || blank.html.contains("id=\"e-name\">can&#x27;t be blank</p>"));
         let refused = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("amount", "0")]).await;
         assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
