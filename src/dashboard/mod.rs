@@ -20,6 +20,7 @@ use crate::error::AppError;
 use crate::state::AppState;
 
 mod account;
+mod csv;
 mod customers;
 mod form;
 mod list;
@@ -153,9 +154,9 @@ pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, AppError> {
     Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "private, max-age=3600")], svg))
 }
 
-/// A time as the dashboard shows it: `2026-11-23 14:05` in the shop's zone.
+/// A time as the dashboard shows it, in the shop's zone and naming it: `2026-11-23 14:05 CET`.
 pub fn local(at: DateTime<Utc>, tz: Tz) -> String {
-    at.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string()
+    at.with_timezone(&tz).format("%Y-%m-%d %H:%M %Z").to_string()
 }
 
 /// Money as the dashboard shows it: `9.90 EUR`.

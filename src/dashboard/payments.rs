@@ -4,15 +4,18 @@
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::Utc;
 
+use super::csv::Csv;
 use super::form::{FormView, PostedForm, minor_units, refused_also};
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, local, money, ok, see_other};
-use crate::db::{self, Page as DbPage, entities::customers, entities::payments, entities::refunds};
+use crate::db::entities::{customers, payments, plans, products, refunds};
+use crate::db::{self, Page as DbPage};
 use crate::domain::money::Money;
-use crate::domain::payment::PaymentFilter;
+use crate::domain::payment::{PaymentFilter, PaymentSearch};
 use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
@@ -21,6 +24,7 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/payments", get(list))
+        .route("/dashboard/payments/export.csv", get(export))
         .route("/dashboard/payments/{id}", get(show))
         .route("/dashboard/payments/{id}/capture", post(capture))
         .route("/dashboard/payments/{id}/void", post(void))
@@ -33,80 +37,223 @@ pub struct Row {
     pub amount: String,
     pub status: String,
     pub card: String,
-    /// The paying customer's e-mail, when known.
-    pub customer: String,
+    /// What was paid for: the product or plan, with the link to its page.
+    pub paid_for: Option<(String, String)>,
+    /// Who paid: the customer's e-mail (and their page), else the name on the card.
+    pub payer: String,
+    pub payer_link: Option<String>,
     pub test: bool,
     pub created: String,
 }
 
-/// The table rows of `payments`, with their customers' e-mails.
+/// The table rows of `payments`, with what they paid for and who paid.
 async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Vec<Row>, AppError> {
-    let ids: Vec<&str> = payments.iter().filter_map(|p| p.customer_id.as_deref()).collect();
-    let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids).await?;
+    let ids = |f: fn(&payments::Model) -> Option<&str>| payments.iter().filter_map(f).collect::<Vec<&str>>();
+    let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref())).await?;
+    let products = db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?;
+    let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?;
     Ok(payments
         .iter()
-        .map(|p| Row {
-            id: p.id.clone(),
-            amount: money(p.amount, p.currency),
-            status: p.status.to_string(),
-            card: format!("{} •••• {}", p.card_brand, p.card_last4),
-            customer: p
-                .customer_id
-                .as_ref()
-                .and_then(|id| customers.get(id))
-                .map(|c| c.email.clone())
-                .unwrap_or_default(),
-            test: p.test,
-            created: local(p.created_at, m.tz),
+        .map(|p| {
+            let product = p.product_id.as_ref().and_then(|id| products.get(id));
+            let plan = p.plan_id.as_ref().and_then(|id| plans.get(id));
+            let paid_for = match (product, plan) {
+                (Some(product), _) => Some((product.name.clone(), format!("/dashboard/products/{}", product.id))),
+                (_, Some(plan)) => Some((plan.title.clone(), format!("/dashboard/plans/{}", plan.id))),
+                _ => None,
+            };
+            let customer = p.customer_id.as_ref().and_then(|id| customers.get(id));
+            Row {
+                id: p.id.clone(),
+                amount: money(p.amount, p.currency),
+                status: p.status.to_string(),
+                card: format!("{} •••• {}", p.card_brand, p.card_last4),
+                paid_for,
+                payer: customer.map_or_else(|| p.card_holder.clone(), |c| c.email.clone()),
+                payer_link: customer.map(|c| format!("/dashboard/customers/{}", c.id)),
+                test: p.test,
+                created: local(p.created_at, m.tz),
+            }
         })
         .collect())
 }
 
-/// The newest `limit` payments of the shop that pass `filter`.
+/// The latest `limit` payments of the shop that pass `filter`.
 pub async fn recent(state: &AppState, m: &Merchant, filter: PaymentFilter, limit: u64) -> Result<Vec<Row>, AppError> {
     let page = DbPage { limit, starting_after: None };
-    let listed = db::payments::list(&state.db, m.shop.id, &page, &filter).await.map_err(AppError::from)?;
+    let search = PaymentSearch { filter, ..Default::default() };
+    let listed = db::payments::search(&state.db, m.shop.id, &page, &search).await.map_err(AppError::from)?;
     rows(state, m, &listed.rows).await
+}
+
+/// The names a payments search may carry.
+const SEARCH_NAMES: [&str; 9] = ["q", "status", "product", "plan", "customer", "subscription", "mode", "from", "to"];
+
+/// A search of the payments list, as its query string has it.
+struct Asked {
+    /// The names and values given (blank ones left out), `after` aside.
+    params: Vec<(String, String)>,
+    after: Option<String>,
+    search: Result<PaymentSearch, crate::domain::Errors>,
+}
+
+impl Asked {
+    fn read(query: Option<String>, tz: chrono_tz::Tz) -> Asked {
+        let query = query.unwrap_or_default();
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+        let after = pairs.iter().find(|(k, v)| k == "after" && !v.is_empty()).map(|(_, v)| v.clone());
+        let params: Vec<(String, String)> =
+            pairs.into_iter().filter(|(k, v)| !v.trim().is_empty() && SEARCH_NAMES.contains(&k.as_str())).collect();
+        let search = PaymentSearch::parse(params.iter().map(|(k, v)| (k.as_str(), v.as_str())), tz);
+        Asked { params, after, search }
+    }
+
+    fn get(&self, name: &str) -> &str {
+        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("")
+    }
+
+    fn pairs(&self) -> Vec<(&str, &str)> {
+        self.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
 }
 
 #[derive(Template)]
 #[template(path = "dashboard/payments/list.html")]
 struct ListPage {
     chrome: Chrome,
-    status: String,
+    form: FormView,
     statuses: &'static [&'static str],
-    /// The other filters in force (`product`, id), shown so they can be cleared.
+    products: Vec<(String, String)>,
+    plans: Vec<(String, String)>,
+    /// Filters the form has no field for (a customer's or subscription's payments), shown so
+    /// they can be cleared.
     scope: Vec<(String, String)>,
+    filtered: bool,
+    export: String,
     payments: Vec<Row>,
     next: Option<String>,
 }
 
+/// The shop's products and plans by name, for the filters (the latest 500 of each).
+async fn choices(state: &AppState, m: &Merchant) -> Result<(Vec<(String, String)>, Vec<(String, String)>), AppError> {
+    let page = DbPage { limit: 500, starting_after: None };
+    let products = db::list::<products::Entity>(&state.db, m.shop.id, &page).await?;
+    let plans = db::list::<plans::Entity>(&state.db, m.shop.id, &page).await?;
+    let mut products: Vec<(String, String)> = products.rows.into_iter().map(|p| (p.id, p.name)).collect();
+    let mut plans: Vec<(String, String)> = plans.rows.into_iter().map(|p| (p.id, p.title)).collect();
+    products.sort_by_cached_key(|(_, name)| name.to_lowercase());
+    plans.sort_by_cached_key(|(_, name)| name.to_lowercase());
+    Ok((products, plans))
+}
+
 async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQuery) -> Page {
-    let query = query.unwrap_or_default();
-    let params: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-        .into_owned()
-        .filter(|(k, v)| {
-            !v.is_empty() && ["status", "product", "plan", "customer", "subscription", "after"].contains(&k.as_str())
-        })
-        .collect();
-    let keep: Vec<(&str, &str)> =
-        params.iter().filter(|(k, _)| k != "after").map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let filter = PaymentFilter::parse(keep.iter().copied()).map_err(AppError::from)?;
-    let after = params.iter().find(|(k, _)| k == "after").map(|(_, v)| v.clone());
-    let page = DbPage { limit: PER_PAGE, starting_after: after };
-    let listed = db::payments::list(&state.db, m.shop.id, &page, &filter).await.map_err(AppError::from)?;
-    let status = params.iter().find(|(k, _)| k == "status").map(|(_, v)| v.clone()).unwrap_or_default();
-    let scope: Vec<(String, String)> = params.iter().filter(|(k, _)| k != "status" && k != "after").cloned().collect();
-    let next = next_link("/dashboard/payments", &keep, listed.next_after);
+    let asked = Asked::read(query, m.tz);
+    let (listed, errors) = match &asked.search {
+        Ok(search) => {
+            let page = DbPage { limit: PER_PAGE, starting_after: asked.after.clone() };
+            (db::payments::search(&state.db, m.shop.id, &page, search).await.map_err(AppError::from)?, None)
+        }
+        Err(errors) => (db::Listed { rows: Vec::new(), next_after: None }, Some(errors.clone())),
+    };
+    let pairs = asked.pairs();
+    let (products, plans) = choices(&state, &m).await?;
+    let mut form = FormView::filled(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
+    form.errors = errors.unwrap_or_default();
+    let export = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&pairs).finish();
     let page = ListPage {
         chrome: m.chrome("payments").await,
-        status,
         statuses: PaymentStatus::WORDS,
-        scope,
+        products,
+        plans,
+        scope: ["customer", "subscription"]
+            .iter()
+            .filter(|k| !asked.get(k).is_empty())
+            .map(|k| (k.to_string(), asked.get(k).to_string()))
+            .collect(),
+        filtered: !pairs.is_empty(),
+        export: format!("/dashboard/payments/export.csv?{export}"),
         payments: rows(&state, &m, &listed.rows).await?,
-        next,
+        next: next_link("/dashboard/payments", &pairs, listed.next_after),
+        form,
     };
-    ok(&page)
+    let status = if page.form.has_errors() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
+    Ok(super::render(status, &page))
+}
+
+/// The most rows one export holds.
+const EXPORT_LIMIT: usize = 100_000;
+
+/// The payments a search finds, as CSV (every page of them, up to [`EXPORT_LIMIT`]).
+async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQuery) -> Page {
+    let asked = Asked::read(query, m.tz);
+    let search = asked.search.map_err(AppError::Validation)?;
+    let mut csv = Csv::new(&[
+        "id",
+        "created_at",
+        "amount",
+        "currency",
+        "status",
+        "test",
+        "paid_for",
+        "customer_email",
+        "customer_name",
+        "card_brand",
+        "card_last4",
+        "card_holder",
+        "refunded",
+        "failure_code",
+        "product_id",
+        "plan_id",
+        "subscription_id",
+        "customer_id",
+    ]);
+    let mut page = DbPage { limit: 500, starting_after: None };
+    let mut written = 0;
+    loop {
+        let listed = db::payments::search(&state.db, m.shop.id, &page, &search).await.map_err(AppError::from)?;
+        let ids = |f: fn(&payments::Model) -> Option<&str>| listed.rows.iter().filter_map(f).collect::<Vec<&str>>();
+        let customers =
+            db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref())).await?;
+        let products = db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?;
+        let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?;
+        for p in &listed.rows {
+            let customer = p.customer_id.as_ref().and_then(|id| customers.get(id));
+            let paid_for = match (&p.product_id, &p.plan_id) {
+                (Some(id), _) => products.get(id).map(|x| x.name.clone()),
+                (_, Some(id)) => plans.get(id).map(|x| x.title.clone()),
+                _ => None,
+            };
+            let name = customer.map(|c| {
+                [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ")
+            });
+            csv.row(&[
+                &p.id,
+                &p.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+                &Money::new(p.amount, p.currency).major(),
+                p.currency.code,
+                p.status.as_str(),
+                if p.test { "true" } else { "false" },
+                paid_for.as_deref().unwrap_or(""),
+                customer.map_or("", |c| c.email.as_str()),
+                name.as_deref().unwrap_or(""),
+                &p.card_brand,
+                &p.card_last4,
+                &p.card_holder,
+                &Money::new(p.refunded_amount, p.currency).major(),
+                p.failure_code.as_deref().unwrap_or(""),
+                p.product_id.as_deref().unwrap_or(""),
+                p.plan_id.as_deref().unwrap_or(""),
+                p.subscription_id.as_deref().unwrap_or(""),
+                p.customer_id.as_deref().unwrap_or(""),
+            ]);
+        }
+        written += listed.rows.len();
+        match listed.next_after {
+            Some(after) if written < EXPORT_LIMIT => page.starting_after = Some(after),
+            _ => break,
+        }
+    }
+    Ok(csv.into_response(&format!("payments-{}.csv", Utc::now().format("%Y%m%d"))))
 }
 
 #[derive(Template)]
@@ -123,6 +270,8 @@ struct ShowPage {
     /// The refund form, while something is left to refund.
     refund: Option<RefundForm>,
     refunds: Vec<RefundRow>,
+    /// What it paid for and who paid, as the table row names them.
+    row: Row,
 }
 
 /// The refund form of a payment page: the amount left, prefilled.
@@ -161,7 +310,9 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
         amount_label: format!("Amount to refund ({})", p.currency),
     });
     let refunds = db::refunds::of_payment(&state.db, &p.id).await?;
+    let row = rows(state, m, std::slice::from_ref(&p)).await?.pop().ok_or(AppError::NotFound("Payment"))?;
     let page = ShowPage {
+        row,
         amount: money(p.amount, p.currency),
         created: local(p.created_at, m.tz),
         captured: p.captured_at.map(|t| local(t, m.tz)),

@@ -1,18 +1,18 @@
 //! Stored payments: every attempt to pay, whatever its outcome.
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::sea_query::{Expr, OnConflict, Query};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
-    QuerySelect, Set,
+    QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
 use super::{ListError, Listed, Page, ShopOwned};
 use crate::domain::card::{CardRef, Outcome};
-use crate::domain::currency::Currency;
+use crate::domain::currency::{CURRENCIES, Currency};
 use crate::domain::ids::{PAYMENT, new_id};
-use crate::domain::payment::PaymentFilter;
+use crate::domain::payment::{PaymentFilter, PaymentSearch};
 use crate::domain::refund::Refundable;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
@@ -48,6 +48,84 @@ pub async fn list(
     page: &Page,
     filter: &PaymentFilter,
 ) -> Result<Listed<Model>, ListError> {
+    super::list_where::<Entity>(db, shop_id, page, filtered(filter)).await
+}
+
+/// A page of the shop's payments a dashboard search finds, the latest made first (a test
+/// clock's charges stand at the clock's time), continuing after the payment `page` names.
+pub async fn search(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    search: &PaymentSearch,
+) -> Result<Listed<Model>, ListError> {
+    let mut query = Entity::find().filter(Column::ShopId.eq(shop_id)).filter(searched(shop_id, search));
+    if let Some(after) = &page.starting_after {
+        let mark: Option<(DateTime<Utc>, i64)> = Entity::find()
+            .select_only()
+            .columns([Column::CreatedAt, Column::Seq])
+            .filter(Column::ShopId.eq(shop_id))
+            .filter(Column::Id.eq(after.as_str()))
+            .into_tuple()
+            .one(db)
+            .await?;
+        let (at, seq) = mark.ok_or(ListError::UnknownCursor)?;
+        let before = Condition::any()
+            .add(Column::CreatedAt.lt(at))
+            .add(Condition::all().add(Column::CreatedAt.eq(at)).add(Column::Seq.lt(seq)));
+        query = query.filter(before);
+    }
+    let mut rows =
+        query.order_by_desc(Column::CreatedAt).order_by_desc(Column::Seq).limit(page.limit + 1).all(db).await?;
+    let more = rows.len() as u64 > page.limit;
+    rows.truncate(page.limit as usize);
+    let next_after = rows.last().filter(|_| more).map(|r| r.id.clone());
+    Ok(Listed { rows, next_after })
+}
+
+/// The condition of a dashboard search.
+fn searched(shop_id: i64, search: &PaymentSearch) -> Condition {
+    use super::entities::customers::{Column as C, Entity as Customers};
+    let mut condition = filtered(&search.filter);
+    if let Some(test) = search.test {
+        condition = condition.add(Column::Test.eq(test));
+    }
+    if let Some(from) = search.from {
+        condition = condition.add(Column::CreatedAt.gte(from));
+    }
+    if let Some(until) = search.until {
+        condition = condition.add(Column::CreatedAt.lt(until));
+    }
+    let Some(terms) = &search.terms else { return condition };
+    let customers = Query::select()
+        .column(C::Id)
+        .from(Customers)
+        .and_where(C::ShopId.eq(shop_id))
+        .cond_where(
+            Condition::any()
+                .add(super::contains(C::Email, &terms.text))
+                .add(super::contains(C::FirstName, &terms.text))
+                .add(super::contains(C::LastName, &terms.text)),
+        )
+        .to_owned();
+    let mut any = Condition::any()
+        .add(Column::CustomerId.in_subquery(customers))
+        .add(super::contains(Column::CardHolder, &terms.text));
+    if let Some(id) = &terms.id {
+        any = any.add(Column::Id.eq(id.as_str()));
+    }
+    if let Some(last4) = &terms.last4 {
+        any = any.add(Column::CardLast4.eq(last4.as_str()));
+    }
+    for (exponent, amount) in &terms.amounts {
+        let codes: Vec<Currency> = CURRENCIES.iter().filter(|c| c.exponent == *exponent).copied().collect();
+        any = any.add(Condition::all().add(Column::Amount.eq(*amount)).add(Column::Currency.is_in(codes)));
+    }
+    condition.add(any)
+}
+
+/// The condition of the filters of a list.
+fn filtered(filter: &PaymentFilter) -> Condition {
     let mut condition = Condition::all();
     for (column, value) in [
         (Column::ProductId, &filter.product),
@@ -62,7 +140,7 @@ pub async fn list(
     if let Some(status) = filter.status {
         condition = condition.add(Column::Status.eq(status));
     }
-    super::list_where::<Entity>(db, shop_id, page, condition).await
+    condition
 }
 
 /// Money a shop took in one quarter hour, one currency and mode (kept by triggers on

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 
+use serde_json::json;
+
 use crate::browser::{Browser, backend_name};
 use crate::helpers::*;
 
@@ -36,6 +38,22 @@ impl Browser {
 
     async fn click(&self, css: &str) {
         self.client.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
+    }
+
+    /// Logs in through the login page as a user made by `dashboard::sign_up`.
+    pub async fn log_in(&self, base: &str, email: &str) {
+        self.open(&format!("{base}/dashboard/login")).await;
+        self.fill("email", email).await;
+        self.fill("password", crate::dashboard::PASSWORD).await;
+        self.send_main_form().await;
+        assert_eq!(self.text_of("h1").await, "Overview");
+    }
+
+    /// What `url` answers to this browser's session (its cookies), as a download would get it.
+    async fn download(&self, url: &str) -> reqwest::Response {
+        let cookies = self.client.get_all_cookies().await.unwrap();
+        let header: Vec<String> = cookies.iter().map(|c| format!("{}={}", c.name(), c.value())).collect();
+        reqwest::Client::new().get(url).header("cookie", header.join("; ")).send().await.unwrap()
     }
 }
 
@@ -105,6 +123,38 @@ db_tests! {
         b.open(&format!("{}/dashboard", app.base)).await;
         b.text_of("h1").await;
         b.screenshot(&format!("dashboard-overview-phone-{db}")).await;
+        b.close().await;
+    }
+
+    async fn a_merchant_finds_payments_by_email_and_exports_what_is_found(app) {
+        let m = crate::dashboard::sign_up(&app, "Corner Books", "owner@example.com").await;
+        let shop = crate::dashboard::api_shop(&m).await;
+        let mut body = test_product_body();
+        body["visible_fields"] = json!(["email"]);
+        let product = app.product(&shop, &body).await;
+        for email in ["ann@example.com", "bob@example.com"] {
+            app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[("email", email)]).await;
+        }
+        let b = Browser::start().await;
+        let db = backend_name(&app);
+        b.log_in(&app.base, "owner@example.com").await;
+        b.open(&format!("{}/dashboard/payments", app.base)).await;
+        assert_eq!(b.client.find_all(Locator::Css("table tbody tr")).await.unwrap().len(), 2);
+        b.fill("q", "bob@").await;
+        b.send_main_form().await;
+        let rows = b.client.find_all(Locator::Css("table tbody tr")).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert!(rows[0].text().await.unwrap().contains("bob@example.com"));
+        b.screenshot(&format!("dashboard-payments-search-{db}")).await;
+        let export = b.client.find(Locator::Css("[data-testid=export]")).await.unwrap().attr("href").await.unwrap().unwrap();
+        assert_eq!(export, "/dashboard/payments/export.csv?q=bob%40");
+        let csv = b.download(&format!("{}{export}", app.base)).await;
+        assert_eq!(csv.headers()["content-type"], "text/csv; charset=utf-8");
+        let csv = csv.text().await.unwrap();
+        assert_eq!(csv.lines().count(), 2, "{csv}");
+        assert!(csv.lines().nth(1).unwrap().contains(",bob@example.com,"), "{csv}");
+        b.client.set_window_size(390, 844).await.unwrap();
+        b.screenshot(&format!("dashboard-payments-search-phone-{db}")).await;
         b.close().await;
     }
 }

@@ -1,0 +1,73 @@
+//! CSV exports of the dashboard's lists (RFC 4180): every field quoted when it must be, and a
+//! cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, return at its start)
+//! kept as text behind a `'`.
+
+use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+
+/// A CSV document being written, header first.
+pub struct Csv(String);
+
+impl Csv {
+    /// A document with these column names.
+    pub fn new(columns: &[&str]) -> Csv {
+        let mut csv = Csv(String::new());
+        csv.row(columns);
+        csv
+    }
+
+    /// Adds one row.
+    pub fn row(&mut self, cells: &[&str]) {
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                self.0.push(',');
+            }
+            let guarded = if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number(cell) {
+                format!("'{cell}")
+            } else {
+                cell.to_string()
+            };
+            if guarded.contains([',', '"', '\n', '\r']) || guarded.starts_with(' ') || guarded.ends_with(' ') {
+                self.0.push('"');
+                self.0.push_str(&guarded.replace('"', "\"\""));
+                self.0.push('"');
+            } else {
+                self.0.push_str(&guarded);
+            }
+        }
+        self.0.push_str("\r\n");
+    }
+
+    /// The document as a download named `filename`.
+    pub fn into_response(self, filename: &str) -> Response {
+        let disposition = format!("attachment; filename=\"{filename}\"");
+        let headers = [
+            (CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (CONTENT_DISPOSITION, disposition),
+            (CACHE_CONTROL, "no-store".to_string()),
+        ];
+        (headers, self.0).into_response()
+    }
+}
+
+/// `-9.90`: a negative amount is a number, not a formula.
+fn is_number(cell: &str) -> bool {
+    cell.strip_prefix('-').is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_and_formulas_kept_as_text() {
+        let mut csv = Csv::new(&["a", "b"]);
+        csv.row(&["Mug, large", "say \"hi\""]);
+        csv.row(&["=HYPERLINK(\"x\")", "-9.90"]);
+        csv.row(&["line\nbreak", "@SUM(A1)"]);
+        assert_eq!(
+            csv.0,
+            "a,b\r\n\"Mug, large\",\"say \"\"hi\"\"\"\r\n\"'=HYPERLINK(\"\"x\"\")\",-9.90\r\n\"line\nbreak\",'@SUM(A1)\r\n"
+        );
+    }
+}
