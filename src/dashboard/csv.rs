@@ -5,6 +5,9 @@
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 
+/// The most rows one export holds.
+pub const EXPORT_LIMIT: usize = 100_000;
+
 /// A CSV document being written, header first.
 pub struct Csv(String);
 

@@ -1,4 +1,4 @@
-//! Customers in the dashboard: the list (search by e-mail), the create form with the API's
+//! Customers in the dashboard: the list (search by e-mail and name, CSV export), the create form with the API's
 //! rules, and a customer's page with their payments and subscriptions.
 
 use askama::Template;
@@ -8,12 +8,14 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use chrono::Utc;
 
+use super::csv::Csv;
 use super::form::{FormView, PostedForm};
 use super::list::{ListQuery, search};
 use super::{Chrome, Merchant, Page, local, ok, render, see_other};
 use crate::db::{self, entities::customers};
 use crate::domain::customer::CustomerFields;
 use crate::domain::payment::PaymentFilter;
+use crate::domain::vocab::Language;
 use crate::domain::subscription::SubscriptionFilter;
 use crate::error::AppError;
 use crate::state::AppState;
@@ -21,6 +23,7 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/customers", get(list).post(create))
+        .route("/dashboard/customers/export.csv", get(export))
         .route("/dashboard/customers/new", get(new))
         .route("/dashboard/customers/{id}", get(show))
 }
@@ -40,6 +43,7 @@ struct ListPage {
     q: String,
     rows: Vec<Row>,
     next: Option<String>,
+    export: String,
 }
 
 fn full_name(c: &customers::Model) -> String {
@@ -55,11 +59,50 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             id: c.id.clone(),
             email: c.email.clone(),
             name: full_name(c),
-            country: c.country.clone().unwrap_or_default(),
+            country: c.country.as_deref().map(|code| crate::locale::country_name(code, Language::En)).unwrap_or_default(),
             created: local(c.created_at, m.tz),
         })
         .collect();
-    ok(&ListPage { chrome: m.chrome("customers").await, q: found.q, rows, next: found.next })
+    let export = url::form_urlencoded::Serializer::new(String::new()).append_pair("q", &found.q).finish();
+    let export = format!("/dashboard/customers/export.csv?{export}");
+    ok(&ListPage { chrome: m.chrome("customers").await, q: found.q, rows, next: found.next, export })
+}
+
+/// The customers a search finds (all of them without one), as CSV.
+async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
+    let q = query.q.unwrap_or_default();
+    let mut csv = Csv::new(&[
+        "id", "email", "first_name", "last_name", "phone", "country", "state", "city", "address", "zip",
+        "external_id", "created_at",
+    ]);
+    let mut page = db::Page { limit: 500, starting_after: None };
+    let mut written = 0;
+    loop {
+        let listed = db::search::<customers::Entity>(&state.db, m.shop.id, &page, q.trim()).await?;
+        for c in &listed.rows {
+            let text = |v: &Option<String>| v.clone().unwrap_or_default();
+            csv.row(&[
+                &c.id,
+                &c.email,
+                &text(&c.first_name),
+                &text(&c.last_name),
+                &text(&c.phone),
+                &text(&c.country),
+                &text(&c.state),
+                &text(&c.city),
+                &text(&c.address),
+                &text(&c.zip),
+                &text(&c.external_id),
+                &c.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+            ]);
+        }
+        written += listed.rows.len();
+        match listed.next_after {
+            Some(after) if written < super::csv::EXPORT_LIMIT => page.starting_after = Some(after),
+            _ => break,
+        }
+    }
+    Ok(csv.into_response(&format!("customers-{}.csv", Utc::now().format("%Y%m%d"))))
 }
 
 #[derive(Template)]

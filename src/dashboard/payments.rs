@@ -180,10 +180,7 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
     Ok(super::render(status, &page))
 }
 
-/// The most rows one export holds.
-const EXPORT_LIMIT: usize = 100_000;
-
-/// The payments a search finds, as CSV (every page of them, up to [`EXPORT_LIMIT`]).
+/// The payments a search finds, as CSV (every page of them, up to [`super::csv::EXPORT_LIMIT`]).
 async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQuery) -> Page {
     let asked = Asked::read(query, m.tz);
     let search = asked.search.map_err(AppError::Validation)?;
@@ -249,7 +246,7 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
         }
         written += listed.rows.len();
         match listed.next_after {
-            Some(after) if written < EXPORT_LIMIT => page.starting_after = Some(after),
+            Some(after) if written < super::csv::EXPORT_LIMIT => page.starting_after = Some(after),
             _ => break,
         }
     }

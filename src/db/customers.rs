@@ -21,7 +21,7 @@ impl ShopOwned for Entity {
 }
 
 impl Searchable for Entity {
-    const NAME: Column = Column::Email;
+    const NAMES: &'static [Column] = &[Column::Email, Column::FirstName, Column::LastName];
 }
 
 /// Stores a new customer of the shop.

@@ -153,8 +153,8 @@ pub trait ShopOwned: EntityTrait {
 
 /// Objects the dashboard finds by a name (a product's name, a plan's title, an e-mail).
 pub trait Searchable: ShopOwned {
-    /// The column searched.
-    const NAME: Self::Column;
+    /// The columns a search looks in.
+    const NAMES: &'static [Self::Column];
 }
 
 /// One page of a list: at most `limit` rows older than `starting_after`.
@@ -222,8 +222,8 @@ pub async fn list<E: ShopOwned>(
     list_where::<E>(db, shop_id, page, Condition::all()).await
 }
 
-/// A page of the shop's objects whose `E::NAME` contains `q` (case-insensitive; all of
-/// them for an empty `q`), newest first.
+/// A page of the shop's objects where each word of `q` is within one of `E::NAMES`
+/// (case-insensitive; all of them for an empty `q`), newest first.
 pub async fn search<E: Searchable>(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -231,8 +231,8 @@ pub async fn search<E: Searchable>(
     q: &str,
 ) -> Result<Listed<E::Model>, ListError> {
     let mut condition = Condition::all();
-    if !q.is_empty() {
-        condition = condition.add(contains(E::NAME, q));
+    for word in q.split_whitespace() {
+        condition = condition.add(E::NAMES.iter().fold(Condition::any(), |any, c| any.add(contains(*c, word))));
     }
     list_where::<E>(db, shop_id, page, condition).await
 }

@@ -22,7 +22,7 @@ impl ShopOwned for Entity {
 }
 
 impl Searchable for Entity {
-    const NAME: Column = Column::Title;
+    const NAMES: &'static [Column] = &[Column::Title];
 }
 
 /// The plans with these ids, whichever shop they belong to (the billing engine works for

@@ -21,7 +21,7 @@ impl ShopOwned for Entity {
 }
 
 impl Searchable for Entity {
-    const NAME: Column = Column::Name;
+    const NAMES: &'static [Column] = &[Column::Name];
 }
 
 /// Stores a new product of the shop.

@@ -9,6 +9,32 @@ use super::*;
 use crate::helpers::*;
 
 db_tests! {
+    async fn customers_are_found_by_email_and_name_and_exported(app) {
+        let m = sign_up(&app, "Books", "owner@books.test").await;
+        let shop = api_shop(&m).await;
+        for (email, first, last) in [("ann@example.com", "Ann", "Lee"), ("bob@example.org", "Bob", "Annan"), ("zoe@example.com", "Zoë", "=cmd")] {
+            app.post(&shop, "/customers", &json!({"email": email, "first_name": first, "last_name": last, "ip": "203.0.113.9", "country": "JP"})).await;
+        }
+        let emails = |html: &str| -> Vec<String> {
+            html.split("\">").filter_map(|s| s.split('<').next()).filter(|s| s.contains("@example.")).map(str::to_string).collect()
+        };
+        let page = m.get("/dashboard/customers").await;
+        assert_eq!(emails(&page.html), ["zoe@example.com", "bob@example.org", "ann@example.com"]);
+        assert!(page.html.contains(">Japan</td>"), "countries by name");
+        for (q, expected) in [("ann", vec!["bob@example.org", "ann@example.com"]), ("ann+lee", vec!["ann@example.com"]),
+                              ("EXAMPLE.ORG", vec!["bob@example.org"]), ("zo%C3%AB", vec!["zoe@example.com"]), ("nobody", vec![])] {
+            let page = m.get(&format!("/dashboard/customers?q={q}")).await;
+            assert_eq!(emails(&page.html), expected, "{q}");
+        }
+        let csv = m.client.get(format!("{}/dashboard/customers/export.csv?q=ann", app.base)).send().await.unwrap();
+        assert_eq!(csv.headers()["content-type"], "text/csv; charset=utf-8");
+        let text = csv.text().await.unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(text.lines().nth(2).unwrap().contains(",ann@example.com,Ann,Lee,,JP,"), "{text}");
+        let all = m.client.get(format!("{}/dashboard/customers/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
+        assert!(all.contains(",zoe@example.com,Zoë,'=cmd,"), "a formula is kept as text: {all}");
+    }
+
     async fn payments_are_found_by_email_card_amount_id_and_filters_and_exported(app) {
         let m = sign_up(&app, "Books", "owner@example.com").await;
         let shop = api_shop(&m).await;
@@ -82,7 +108,7 @@ db_tests! {
         assert!(lines[1].starts_with(&format!("{carl},")) && lines[1].contains(",9.90,EUR,failed,true,Mug,,,visa,0019,Ann Lee,0.00,card_declined,"), "a declined card made no customer: {text}");
         let all = m.client.get(format!("{}/dashboard/payments/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
         assert!(all.contains(",\"Poster, large\",bob@example.com,"), "a comma is quoted: {all}");
-        let other = sign_up(&app, "Other", "other@example.com").await;
+        let other = sign_up(&app, "Other", "other@books.test").await;
         let theirs = other.client.get(format!("{}/dashboard/payments/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
         assert_eq!(theirs.lines().count(), 1, "another shop exports only its own");
 
