@@ -48,6 +48,8 @@ pub struct Report {
     pub charged: usize,
     pub succeeded: usize,
     pub expired: usize,
+    /// Subscriptions ended at the end of the paid period they were cancelled for.
+    pub canceled: usize,
 }
 
 impl std::ops::AddAssign for Report {
@@ -55,6 +57,7 @@ impl std::ops::AddAssign for Report {
         self.charged += other.charged;
         self.succeeded += other.succeeded;
         self.expired += other.expired;
+        self.canceled += other.canceled;
     }
 }
 
@@ -341,8 +344,8 @@ fn renew_meanwhile(state: &AppState, token: &str) -> Renewer {
     })
 }
 
-/// Step 1: what is due for each subscription: a charge (with its idempotency key), or the end
-/// of its billing cycles.
+/// Step 1: what is due for each subscription: a charge (with its idempotency key), or its end
+/// (its billing cycles paid, or the paid period it was cancelled for over).
 async fn plan_charges(
     state: &AppState,
     subs: Vec<subscriptions::Model>,
@@ -355,7 +358,7 @@ async fn plan_charges(
         let terms = Terms::from(&plan.fields());
         let progress = sub.progress();
         match rules::due(&terms, &progress) {
-            Due::Expire => ending.push((sub, progress)),
+            Due::Expire | Due::Cancel => ending.push((sub, progress)),
             Due::Charge { amount, period, attempt } => {
                 let Some(card) = sub.card() else { continue };
                 let key = rules::charge_key(&sub.id, period, attempt);
@@ -507,6 +510,15 @@ async fn record(
         lines.extend(line);
     }
     for (sub, progress) in ending {
+        if progress.cancel_at_period_end {
+            let reason = Some("cancelled at the end of the paid period".to_string());
+            if let Some((sub, row)) = db::subscriptions::cancel(&txn, &sub, reason, now).await? {
+                report.canceled += 1;
+                lines.push(events::Line { row, sub: sub.clone(), charge: None });
+                saved.push(sub);
+            }
+            continue;
+        }
         let from = sub.state;
         let expired = rules::expire(&progress);
         let Some(sub) = db::subscriptions::save_progress(&txn, sub, token, &expired, None, now).await? else {

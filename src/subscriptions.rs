@@ -119,6 +119,16 @@ pub async fn cancel(
     }
 }
 
+/// Ends a subscription when its trial or paid period does, without charging it again.
+pub async fn cancel_at_period_end(state: &AppState, sub: &subscriptions::Model) -> Result<(), AppError> {
+    let now = now_of(state, sub).await?;
+    if db::subscriptions::cancel_at_period_end(&state.db, sub, now).await? {
+        return Ok(());
+    }
+    let message = "Only a subscription in its trial or a paid period can end with it; cancel it now instead";
+    Err(AppError::Conflict(message.into()))
+}
+
 /// The time of a subscription: its test clock's, else the real one.
 pub async fn now_of(state: &AppState, sub: &subscriptions::Model) -> Result<DateTime<Utc>, AppError> {
     match &sub.test_clock_id {

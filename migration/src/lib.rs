@@ -20,6 +20,7 @@ mod m20261124_000014_list_indexes;
 mod m20261124_000015_subscription_counts;
 mod m20261124_000016_summary_changes;
 mod m20261124_000017_billing_indexes;
+mod m20261124_000018_cancel_at_period_end;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -45,6 +46,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000015_subscription_counts::Migration),
             Box::new(m20261124_000016_summary_changes::Migration),
             Box::new(m20261124_000017_billing_indexes::Migration),
+            Box::new(m20261124_000018_cancel_at_period_end::Migration),
         ]
     }
 }

@@ -5,18 +5,19 @@ use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::routing::get;
+use axum::routing::{get, post};
 use chrono::Utc;
 
 use super::csv::Csv;
 use super::form::{FormView, PostedForm};
 use super::list::{ListQuery, search};
-use super::{Chrome, Merchant, Page, local, ok, render, see_other};
-use crate::db::{self, entities::customers};
+use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
+use crate::db::{self, entities::customers, entities::plans};
 use crate::domain::customer::CustomerFields;
 use crate::domain::payment::PaymentFilter;
-use crate::domain::vocab::Language;
 use crate::domain::subscription::SubscriptionFilter;
+use crate::domain::subscription::SubscriptionRequest;
+use crate::domain::vocab::Language;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -26,6 +27,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/customers/export.csv", get(export))
         .route("/dashboard/customers/new", get(new))
         .route("/dashboard/customers/{id}", get(show))
+        .route("/dashboard/customers/{id}/subscriptions", post(subscribe))
 }
 
 struct Row {
@@ -59,7 +61,11 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             id: c.id.clone(),
             email: c.email.clone(),
             name: full_name(c),
-            country: c.country.as_deref().map(|code| crate::locale::country_name(code, Language::En)).unwrap_or_default(),
+            country: c
+                .country
+                .as_deref()
+                .map(|code| crate::locale::country_name(code, Language::En))
+                .unwrap_or_default(),
             created: local(c.created_at, m.tz),
         })
         .collect();
@@ -72,8 +78,18 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
 async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
     let q = query.q.unwrap_or_default();
     let mut csv = Csv::new(&[
-        "id", "email", "first_name", "last_name", "phone", "country", "state", "city", "address", "zip",
-        "external_id", "created_at",
+        "id",
+        "email",
+        "first_name",
+        "last_name",
+        "phone",
+        "country",
+        "state",
+        "city",
+        "address",
+        "zip",
+        "external_id",
+        "created_at",
     ]);
     let mut page = db::Page { limit: 500, starting_after: None };
     let mut written = 0;
@@ -140,16 +156,45 @@ struct ShowPage {
     created: String,
     payments: Vec<super::payments::Row>,
     subscriptions: Vec<super::subscriptions::Row>,
+    /// The shop's plans to start a subscription on: id, title and price.
+    plans: Vec<(String, String)>,
+    form: FormView,
 }
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
-    let c = db::find::<customers::Entity>(&state.db, m.shop.id, &id).await?.ok_or(AppError::NotFound("Customer"))?;
+    show_page(&state, &m, &id, FormView::default()).await
+}
+
+async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> Page {
+    let c = db::find::<customers::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Customer"))?;
+    let listed =
+        db::list::<plans::Entity>(&state.db, m.shop.id, &db::Page { limit: 500, starting_after: None }).await?;
+    let plans = listed
+        .rows
+        .iter()
+        .map(|p| {
+            let f = p.fields();
+            let test = if p.test { ", test" } else { "" };
+            (
+                p.id.clone(),
+                format!(
+                    "{} ({} {}{test})",
+                    p.title,
+                    money(f.amount, f.currency),
+                    crate::i18n::EN.every(f.interval, f.interval_unit)
+                ),
+            )
+        })
+        .collect();
     let payments =
-        super::payments::recent(&state, &m, PaymentFilter { customer: Some(c.id.clone()), ..Default::default() }, 25)
+        super::payments::recent(state, m, PaymentFilter { customer: Some(c.id.clone()), ..Default::default() }, 25)
             .await?;
     let filter = SubscriptionFilter { customer: Some(c.id.clone()), ..Default::default() };
-    let subscriptions = super::subscriptions::rows(&state, &m, filter, 25).await?;
+    let subscriptions = super::subscriptions::rows(state, m, filter, 25).await?;
+    let refused = form.has_errors();
     let page = ShowPage {
+        plans,
+        form,
         name: full_name(&c),
         created: local(c.created_at, m.tz),
         chrome: m.chrome("customers").await,
@@ -157,5 +202,30 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         subscriptions,
         c,
     };
-    ok(&page)
+    Ok(render(if refused { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK }, &page))
+}
+
+/// Starts a subscription of the customer on a plan: it waits for the customer to enter a
+/// card at its link, which its page shows to send.
+async fn subscribe(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let body = serde_json::json!({"plan_id": form.get("plan_id").unwrap_or(""), "customer_id": id});
+    let body = body.as_object().cloned().unwrap_or_default();
+    let created = match SubscriptionRequest::parse(&body, Utc::now()) {
+        Ok(request) => crate::subscriptions::create(&state, m.shop.id, request, Utc::now()).await,
+        Err(errors) => Err(AppError::Validation(errors)),
+    };
+    match created {
+        Ok(sub) => {
+            m.flash("Subscription started. Send the customer its card link below: it starts once they enter a card.")
+                .await;
+            see_other(&format!("/dashboard/subscriptions/{}", sub.id))
+        }
+        Err(AppError::Validation(errors)) => {
+            let mut shown = crate::domain::Errors::default();
+            errors.for_each(|_, message| shown.add("plan_id", message));
+            show_page(&state, &m, &id, FormView::sent(&form, shown)).await
+        }
+        Err(e) => Err(e),
+    }
 }

@@ -147,6 +147,21 @@ impl Merchant {
     }
 }
 
+/// The step before an action that cannot be undone: what it will do, and a form that does
+/// it (`confirm=yes` and the given fields) or a way back. Works without script.
+#[derive(Template)]
+#[template(path = "dashboard/confirm.html")]
+pub struct ConfirmPage {
+    pub chrome: Chrome,
+    pub title: String,
+    pub lines: Vec<String>,
+    pub action: String,
+    pub fields: Vec<(String, String)>,
+    pub button: String,
+    pub back: String,
+    pub back_label: &'static str,
+}
+
 /// A QR code of `link` as SVG.
 pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, AppError> {
     let code = qrcode::QrCode::new(link.as_bytes()).map_err(|e| AppError::BadRequest(e.to_string()))?;

@@ -344,6 +344,24 @@ async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
 
 async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
+    if form.get("confirm") != Some("yes") {
+        let p = find(&state, &m, &id).await?;
+        let held = money(p.amount, p.currency);
+        let page = super::ConfirmPage {
+            chrome: m.chrome("payments").await,
+            title: format!("Void the authorization of {held}?"),
+            lines: vec![
+                format!("The {held} held on {} •••• {} is released to the customer.", p.card_brand, p.card_last4),
+                "You cannot capture it afterwards: to take the money, the customer has to pay again.".into(),
+            ],
+            action: format!("/dashboard/payments/{id}/void"),
+            fields: Vec::new(),
+            button: "Void the authorization".into(),
+            back: format!("/dashboard/payments/{id}"),
+            back_label: "Keep it",
+        };
+        return ok(&page);
+    }
     crate::payments::void(&state, m.shop.id, &id, Utc::now()).await?;
     m.flash("The authorization was voided: the funds are released.").await;
     see_other(&format!("/dashboard/payments/{id}"))

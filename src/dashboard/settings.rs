@@ -21,6 +21,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/settings", get(page).post(save))
         .route("/dashboard/settings/rotate", post(rotate))
+        .route("/dashboard/settings/key", get(new_key))
         .route("/dashboard/settings/notifications", post(notifications))
         .route("/dashboard/settings/users", post(add_user))
 }
@@ -117,6 +118,27 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         return Err(AppError::Conflict(message.into()));
     };
     tracing::info!(shop_id = m.shop.id, "secret key rotated");
+    // Post/redirect/get: the new key waits in the session, sealed, for the one page that
+    // shows it; reloading that page never rotates again.
+    let sealed = state.vault.seal(secret_key.as_bytes(), &new_key_context(&m));
+    m.session.insert(NEW_KEY, sealed).await.map_err(|e| AppError::Internal(e.to_string()))?;
+    see_other("/dashboard/settings/key")
+}
+
+/// The session's slot for a new secret key until its page shows it.
+const NEW_KEY: &str = "new_secret_key";
+
+fn new_key_context(m: &Merchant) -> String {
+    format!("dashboard-new-key:{}:{}", m.shop.id, m.user.id)
+}
+
+/// The new secret key, once: the page after a rotation.
+async fn new_key(State(state): State<AppState>, m: Merchant) -> Page {
+    let sealed: Option<String> = m.session.remove(NEW_KEY).await.ok().flatten();
+    let Some(secret_key) = sealed.and_then(|s| state.vault.open_text(&s, &new_key_context(&m)).ok()) else {
+        m.flash("A new secret key is shown only once. Rotate the key again if you did not copy it.").await;
+        return see_other("/dashboard/settings");
+    };
     ok(&SecretPage { chrome: m.chrome("settings").await, shop_id: m.shop.id, secret_key })
 }
 

@@ -130,6 +130,10 @@ struct ShowPage {
     next_charge: Option<String>,
     paid_until: Option<String>,
     cancellable: bool,
+    /// It may instead end with its trial or paid period.
+    period_end: bool,
+    /// Waiting for its card: the link where the customer enters it.
+    card_link: Option<String>,
     timeline: Vec<Line>,
 }
 
@@ -175,7 +179,11 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         summary: plan.as_ref().map(|p| super::plans::describe(&p.fields())),
         next_charge: s.renew_at.map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
+        card_link: (sub_state == SubState::Redirecting).then(|| crate::urls::subscription_pay(&state.config, &s.id)),
         cancellable: !sub_state.has_ended(),
+        period_end: matches!(sub_state, SubState::Trial | SubState::Active)
+            && !s.cancel_at_period_end
+            && s.active_to.is_some(),
         chrome: m.chrome("subscriptions").await,
         timeline,
         plan,
@@ -185,12 +193,49 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     ok(&page)
 }
 
+/// Cancels now, or at the end of the paid period (`when=period_end`), after a confirmation.
 async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let sub = find(&state, &m, &id).await?;
-    let reason =
+    if sub.state.has_ended() {
+        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)));
+    }
+    let at_period_end = form.get("when") == Some("period_end");
+    let reason: Option<String> =
         form.get("cancel_reason").map(str::trim).filter(|r| !r.is_empty()).map(|r| r.chars().take(255).collect());
-    crate::subscriptions::cancel(&state, sub, reason).await?;
-    m.flash("The subscription was cancelled: it will not be charged again.").await;
+    if form.get("confirm") != Some("yes") {
+        let paid_until = sub.active_to.map(|t| local(t, m.tz)).unwrap_or_default();
+        let lines = match at_period_end {
+            true => vec![
+                format!("It stays active until the end of the period already paid for, {paid_until}, and then ends."),
+                "It is not charged again.".to_string(),
+            ],
+            false => vec![
+                "It ends now and is not charged again.".to_string(),
+                "Time already paid for is not refunded by this; refund its last payment if you want to.".to_string(),
+            ],
+        };
+        let mut fields = vec![("when".to_string(), if at_period_end { "period_end" } else { "now" }.to_string())];
+        fields.extend(reason.map(|r| ("cancel_reason".to_string(), r)));
+        let page = super::ConfirmPage {
+            chrome: m.chrome("subscriptions").await,
+            title: if at_period_end { "Cancel at the end of the paid period?" } else { "Cancel the subscription now?" }
+                .into(),
+            lines,
+            action: format!("/dashboard/subscriptions/{id}/cancel"),
+            fields,
+            button: "Cancel the subscription".into(),
+            back: format!("/dashboard/subscriptions/{id}"),
+            back_label: "Keep it",
+        };
+        return ok(&page);
+    }
+    if at_period_end {
+        crate::subscriptions::cancel_at_period_end(&state, &sub).await?;
+        m.flash("The subscription ends at the end of its paid period and will not be charged again.").await;
+    } else {
+        crate::subscriptions::cancel(&state, sub, reason).await?;
+        m.flash("The subscription was cancelled: it will not be charged again.").await;
+    }
     see_other(&format!("/dashboard/subscriptions/{id}"))
 }

@@ -139,6 +139,7 @@ pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTi
         last_payment_id: Set(None),
         cancel_reason: Set(None),
         cancelled_at: Set(None),
+        cancel_at_period_end: Set(false),
         claim_token: Set(None),
         claimed_until: Set(None),
         created_at: Set(now),
@@ -170,6 +171,7 @@ impl Model {
             has_success: self.has_success,
             renew_at: self.renew_at,
             active_to: self.active_to,
+            cancel_at_period_end: self.cancel_at_period_end,
         }
     }
 
@@ -307,6 +309,19 @@ pub async fn cancel(
         .map(|e| e.to_state);
     let line = event_row(&sub, from, (sub.state, None), None, reason, now);
     Ok(Some((sub, line)))
+}
+
+/// Marks a subscription in its trial or a paid period to end when that period does, without
+/// another charge; `false` if it is in no such state any more (the lost race).
+pub async fn cancel_at_period_end(db: &impl ConnectionTrait, sub: &Model, now: DateTime<Utc>) -> Result<bool, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::CancelAtPeriodEnd, Expr::value(true))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
 }
 
 /// Claims these subscriptions (of a test clock's advance) for `token` until `lease_until`,

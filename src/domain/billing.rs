@@ -213,6 +213,8 @@ pub struct Progress {
     pub renew_at: Option<DateTime<Utc>>,
     /// Until when the customer has paid (the end of the trial or of the last paid period).
     pub active_to: Option<DateTime<Utc>>,
+    /// The merchant cancelled it for the end of the paid period: it ends then, uncharged.
+    pub cancel_at_period_end: bool,
 }
 
 /// What a charge attempt ended in.
@@ -230,6 +232,8 @@ pub enum Due {
     Charge { amount: i64, period: i64, attempt: i32 },
     /// `billing_cycles` are paid: the subscription ends.
     Expire,
+    /// The paid period a merchant cancelled it at the end of is over: it ends, uncharged.
+    Cancel,
 }
 
 /// Why a subscription that ran out of attempts ended: its first payment never went through,
@@ -267,11 +271,15 @@ pub fn begin(terms: &Terms) -> Progress {
         has_success: false,
         renew_at: None,
         active_to: None,
+        cancel_at_period_end: false,
     }
 }
 
 /// What is due for a subscription in `progress`.
 pub fn due(terms: &Terms, progress: &Progress) -> Due {
+    if progress.cancel_at_period_end {
+        return Due::Cancel;
+    }
     if terms.billing_cycles.is_some_and(|cycles| progress.paid_cycles >= cycles) {
         return Due::Expire;
     }

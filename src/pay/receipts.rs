@@ -119,6 +119,6 @@ async fn next_charge(
             };
             Some(t.on_date(&t.price(amount, fields.currency), &when))
         }
-        Due::Expire => None,
+        Due::Expire | Due::Cancel => None,
     })
 }

@@ -43,6 +43,8 @@ pub struct SubscriptionView {
     cancel_reason: Option<String>,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     cancelled_at: Option<String>,
+    /// Cancelled for the end of the paid period: it ends then (`active_to`), uncharged.
+    cancel_at_period_end: bool,
     test: bool,
     test_clock: Option<String>,
     redirect_url: Option<String>,
@@ -163,6 +165,7 @@ impl SubscriptionView {
             number_failed_payment_attempts: s.failed_attempts,
             cancel_reason: s.cancel_reason.clone(),
             cancelled_at: s.cancelled_at.map(timestamp),
+            cancel_at_period_end: s.cancel_at_period_end,
             test: s.test,
             test_clock: s.test_clock_id.clone(),
             redirect_url: (s.state == SubState::Redirecting).then(|| urls::subscription_pay(config, &s.id)),

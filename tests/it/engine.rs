@@ -37,6 +37,7 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
             has_success: true,
             renew_at: Some(now - Duration::hours(1)),
             active_to: Some(now - Duration::hours(1)),
+            cancel_at_period_end: false,
         };
         let new = NewSubscription {
             shop_id: shop.id,

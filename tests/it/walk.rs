@@ -170,6 +170,15 @@ db_tests! {
         for (path, name) in objects {
             b.visit(&format!("{base}{path}"), name, &mut found).await;
         }
+        // A confirmation step.
+        b.client.goto(&format!("{base}/dashboard/subscriptions/{}", waiting["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/cancel'] button[type=submit]").await;
+        assert!(b.has("[data-testid=confirm]").await);
+        b.check("subscription-cancel-confirm", &mut found).await;
+        // The payments list found by a search, and a customer's search.
+        b.visit(&format!("{base}/dashboard/payments?q=ann%40example.com&mode=test"), "payments-found", &mut found).await;
+        b.visit(&format!("{base}/dashboard/payments?q=nothing-like-this"), "payments-none", &mut found).await;
+        b.visit(&format!("{base}/dashboard/customers?q=ann"), "customers-found", &mut found).await;
         // A refused dashboard form.
         b.visit(&format!("{base}/dashboard/products/new"), "product-new", &mut Findings::default()).await;
         b.client.execute("document.querySelectorAll('form').forEach(f => f.noValidate = true)", vec![]).await.unwrap();

@@ -39,6 +39,8 @@ pub struct Model {
     pub last_payment_id: Option<String>,
     pub cancel_reason: Option<String>,
     pub cancelled_at: Option<DateTimeUtc>,
+    /// Cancelled by the merchant "at the end of the paid period": ends then, uncharged.
+    pub cancel_at_period_end: bool,
     pub claim_token: Option<String>,
     pub claimed_until: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,

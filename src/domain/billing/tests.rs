@@ -34,6 +34,7 @@ fn active(period: i64) -> Progress {
         has_success: true,
         renew_at: None,
         active_to: None,
+        cancel_at_period_end: false,
     }
 }
 

@@ -153,6 +153,10 @@ db_tests! {
         assert_eq!(app.get(&first, "/products").await.0, StatusCode::UNAUTHORIZED, "the old key stops working");
         assert_eq!(app.get(&second, "/products").await.0, StatusCode::OK);
         assert!(!m.get("/dashboard/settings").await.html.contains(&second.secret), "shown once only");
+        let reload = m.get("/dashboard/settings/key").await;
+        assert_eq!((reload.status, reload.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/settings"), "a reload never rotates");
+        assert!(m.get("/dashboard/settings").await.html.contains("A new secret key is shown only once."));
+        assert_eq!(app.get(&second, "/products").await.0, StatusCode::OK, "the key of the last rotation still works");
 
         let bad = m.post("/dashboard/settings/users", &[("email", "ann@example.com"), ("password", "short"),
                                                           ("password_confirmation", "short")]).await;

@@ -112,7 +112,13 @@ pub async fn api_shop(m: &Merchant) -> Shop {
     let marker = "data-testid=\"shop-id\">";
     let start = settings.html.find(marker).unwrap() + marker.len();
     let id: i64 = settings.html[start..].split('<').next().unwrap().parse().unwrap();
-    let rotated = m.post("/dashboard/settings/rotate", &[("confirm", "yes")]).await;
+    let asked = m.post("/dashboard/settings/rotate", &[("confirm", "yes")]).await;
+    assert_eq!(
+        (asked.status, asked.location.as_str()),
+        (StatusCode::SEE_OTHER, "/dashboard/settings/key"),
+        "post/redirect/get"
+    );
+    let rotated = m.get("/dashboard/settings/key").await;
     let marker = "data-testid=\"secret-key\"";
     let at = rotated.html.find(marker).expect("the new key");
     let value = rotated.html[..at].rsplit("value=\"").next().unwrap();

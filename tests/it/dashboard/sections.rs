@@ -301,7 +301,10 @@ db_tests! {
         assert_eq!(api["status"], "succeeded");
         let again = m.post(&format!("/dashboard/payments/{first}/capture"), &[]).await;
         assert_eq!(again.status, StatusCode::CONFLICT);
-        assert_eq!(m.post(&format!("/dashboard/payments/{second}/void"), &[]).await.status, StatusCode::SEE_OTHER);
+        let ask = m.post(&format!("/dashboard/payments/{second}/void"), &[]).await;
+        assert!(ask.html.contains("Void the authorization of 9.90 EUR?") && ask.html.contains("name=\"confirm\" value=\"yes\""));
+        assert_eq!(app.get(&shop, &format!("/payments/{second}")).await.1["status"], "authorized", "asked first");
+        assert_eq!(m.post(&format!("/dashboard/payments/{second}/void"), &[("confirm", "yes")]).await.status, StatusCode::SEE_OTHER);
         let (_, api) = app.get(&shop, &format!("/payments/{second}")).await;
         assert_eq!(api["status"], "voided");
 
@@ -347,7 +350,12 @@ db_tests! {
         assert!(page.html.contains("data-testid=\"next-charge\">2026-05-10 12:00"), "{}", page.html);
         assert_eq!(page.html.matches("Charge attempt → active").count(), 1);
         assert!(page.html.contains("Created with its first charge → active"), "{}", page.html);
-        let cancelled = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("cancel_reason", "moved away")]).await;
+        let ask = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "now"), ("cancel_reason", "moved away")]).await;
+        assert_eq!(ask.status, StatusCode::OK, "a confirmation first");
+        assert!(ask.html.contains("Cancel the subscription now?") && ask.html.contains("name=\"cancel_reason\" value=\"moved away\""));
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["state"], "active", "nothing changed yet");
+        let cancelled = m.post(&format!("/dashboard/subscriptions/{id}/cancel"),
+            &[("when", "now"), ("cancel_reason", "moved away"), ("confirm", "yes")]).await;
         assert_eq!(cancelled.status, StatusCode::SEE_OTHER);
         let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((api["state"].clone(), api["cancel_reason"].clone()), (json!("canceled"), json!("moved away")));
@@ -356,6 +364,67 @@ db_tests! {
         assert_eq!(m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[]).await.status, StatusCode::CONFLICT);
         let home = m.get("/dashboard").await;
         assert!(home.html.contains("canceled</a>: 1"));
+    }
+
+    async fn a_subscription_cancelled_at_the_end_of_its_paid_period_ends_then_uncharged(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let mut plan = plan_body();
+        plan["test"] = json!(true);
+        let (_, plan) = app.post(&shop, "/plans", &plan).await;
+        let (_, clock) = app.post(&shop, "/test_clocks", &json!({"frozen_time": "2026-03-10T12:00:00Z"})).await;
+        let clock = clock["id"].as_str().unwrap().to_string();
+        let card = json!({"number": cards::SUCCESS, "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"});
+        let (_, sub) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": plan["id"]}, "customer": customer_body(),
+            "card": card, "test_clock": clock})).await;
+        let id = sub["id"].as_str().unwrap();
+        let page = m.get(&format!("/dashboard/subscriptions/{id}")).await;
+        assert!(page.html.contains("At the end of the paid period (2026-04-10 12:00 UTC)"), "{}", page.html);
+        let ask = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "period_end")]).await;
+        assert!(ask.html.contains("Cancel at the end of the paid period?") && ask.html.contains("2026-04-10 12:00 UTC"));
+        let done = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "period_end"), ("confirm", "yes")]).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER);
+        let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((api["state"].clone(), api["cancel_at_period_end"].clone()), (json!("active"), json!(true)));
+        assert!(m.get(&format!("/dashboard/subscriptions/{id}")).await.html.contains("data-testid=\"ends-at-period-end\""));
+        let again = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "period_end"), ("confirm", "yes")]).await;
+        assert_eq!(again.status, StatusCode::SEE_OTHER, "a repeated confirmation changes nothing");
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["state"], "active");
+
+        app.post(&shop, &format!("/test_clocks/{clock}/advance"), &json!({"frozen_time": "2026-06-10T13:00:00Z"})).await;
+        let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(api["state"], "canceled", "{api}");
+        assert_eq!(api["cancel_reason"], "cancelled at the end of the paid period");
+        assert_eq!(api["cancelled_at"], "2026-04-10T12:00:00.000Z", "when the paid period ended");
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        assert_eq!(payments.as_array().unwrap().len(), 1, "never charged again: {payments}");
+    }
+
+    async fn a_customer_is_subscribed_from_the_dashboard_and_sent_the_card_link(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let (_, customer) = app.post(&shop, "/customers", &customer_body()).await;
+        let cst = customer["id"].as_str().unwrap();
+        let page = m.get(&format!("/dashboard/customers/{cst}")).await;
+        assert!(page.html.contains("first <a href=\"/dashboard/plans/new\">create a plan</a>"));
+        let mut body = plan_body();
+        body["test"] = json!(true);
+        let (_, plan) = app.post(&shop, "/plans", &body).await;
+        let page = m.get(&format!("/dashboard/customers/{cst}")).await;
+        assert!(page.html.contains("Gold (9.90 EUR every month, test)"), "{}", page.html);
+        let bad = m.post(&format!("/dashboard/customers/{cst}/subscriptions"), &[("plan_id", "pln_0000000000000000")]).await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(bad.html.contains("id=\"e-plan_id\">is not a plan of this shop</p>"), "{}", bad.html);
+        let started = m.post(&format!("/dashboard/customers/{cst}/subscriptions"), &[("plan_id", plan["id"].as_str().unwrap())]).await;
+        let sub = Merchant::created(&started, "sbs_");
+        let page = m.get(&format!("/dashboard/subscriptions/{sub}")).await;
+        let link = format!("{}/subscriptions/{sub}/pay", app.base);
+        assert!(page.html.contains(&format!("value=\"{link}\" readonly data-testid=\"card-link\"")), "{}", page.html);
+        assert!(page.html.contains("Subscription started. Send the customer its card link"));
+        let form = app.open_form(&format!("/subscriptions/{sub}/pay")).await;
+        let paid = app.submit(&format!("/subscriptions/{sub}/pay"), &form, &card(cards::SUCCESS)).await;
+        assert_eq!(paid.status, StatusCode::SEE_OTHER);
+        assert!(!m.get(&format!("/dashboard/subscriptions/{sub}")).await.html.contains("data-testid=\"card-link\""), "the card is in");
     }
 
     async fn a_shops_users_never_open_another_shops_objects(app) {
