@@ -147,6 +147,7 @@ async fn seed(state: &AppState, n: usize) -> i64 {
         last_payment_id: Set(None),
         cancel_reason: Set(None),
         cancelled_at: Set(None),
+        cancel_at_period_end: Set(false),
         claim_token: Set(None),
         claimed_until: Set(None),
         created_at: Set(anchor),
