@@ -5,10 +5,11 @@ use askama::Template;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 
 use super::{Chrome, Merchant, Page, money, ok};
 use crate::db;
+use crate::domain::currency::Currency;
 use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::revenue::{self, Revenue};
@@ -21,7 +22,7 @@ pub fn router() -> Router<AppState> {
 /// Days the chart shows.
 const DAYS: u64 = 30;
 
-/// One bar of the chart, in SVG units.
+/// One bar of a chart, in SVG units.
 struct Bar {
     x: u32,
     y: u32,
@@ -29,6 +30,7 @@ struct Bar {
     label: String,
 }
 
+/// The daily revenue of one currency.
 struct Chart {
     currency: String,
     /// Whether it shows test-mode payments (when there are no live ones yet).
@@ -42,11 +44,14 @@ struct Chart {
 const CHART_HEIGHT: u32 = 160;
 const BAR_STEP: u32 = 20;
 
-fn chart(r: &Revenue, test: bool) -> Option<Chart> {
-    let currency = r.chart_currency?;
-    let top = r.daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
-    let bars = r
-        .daily
+/// A chart per currency with revenue over the days charted.
+fn charts(r: &Revenue, test: bool) -> Vec<Chart> {
+    r.daily.iter().map(|(currency, daily)| chart(*currency, daily, test)).collect()
+}
+
+fn chart(currency: Currency, daily: &[(NaiveDate, i64)], test: bool) -> Chart {
+    let top = daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
+    let bars = daily
         .iter()
         .enumerate()
         .map(|(i, (day, amount))| {
@@ -60,9 +65,9 @@ fn chart(r: &Revenue, test: bool) -> Option<Chart> {
             }
         })
         .collect();
-    let first = r.daily.first().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
-    let last = r.daily.last().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
-    Some(Chart { max: money(top, currency), currency: currency.code.to_string(), test, bars, first, last })
+    let first = daily.first().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
+    let last = daily.last().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
+    Chart { max: money(top, currency), currency: currency.code.to_string(), test, bars, first, last }
 }
 
 #[derive(Template)]
@@ -73,7 +78,7 @@ struct OverviewPage {
     month: Vec<String>,
     test_today: Vec<String>,
     test_month: Vec<String>,
-    chart: Option<Chart>,
+    charts: Vec<Chart>,
     states: Vec<(String, i64)>,
     payments: Vec<super::payments::Row>,
 }
@@ -98,7 +103,7 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
         month: totals(&live.month),
         test_today: totals(&test.today),
         test_month: totals(&test.month),
-        chart: chart(&live, false).or_else(|| chart(&test, true)),
+        charts: if live.daily.is_empty() { charts(&test, true) } else { charts(&live, false) },
         states,
         payments,
     };

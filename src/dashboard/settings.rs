@@ -32,6 +32,8 @@ struct SettingsPage {
     chrome: Chrome,
     shop_id: i64,
     system_zone: String,
+    /// Every IANA zone, for the searchable list.
+    zones: Vec<&'static str>,
     form: FormView,
     user_form: FormView,
     rotate_error: bool,
@@ -64,6 +66,7 @@ impl SettingsPage {
             chrome: m.chrome("settings").await,
             shop_id: m.shop.id,
             system_zone: state.config.timezone.to_string(),
+            zones: chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect(),
             form: form.unwrap_or_else(|| {
                 FormView::filled(vec![
                     ("name", m.shop.name.clone()),

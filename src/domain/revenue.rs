@@ -19,10 +19,9 @@ pub type Totals = Vec<Money>;
 pub struct Revenue {
     pub today: Totals,
     pub month: Totals,
-    /// The currency the chart shows: the one with most payments over the days charted.
-    pub chart_currency: Option<Currency>,
-    /// One total per day of `chart_currency`, oldest first, ending today.
-    pub daily: Vec<(NaiveDate, i64)>,
+    /// Every currency with revenue over the days charted, the one with most payments first,
+    /// each with one total per day, oldest first, ending today.
+    pub daily: Vec<(Currency, Vec<(NaiveDate, i64)>)>,
 }
 
 /// The first instant whose payments [`summarize`] counts at `now` for `days` days: the start
@@ -64,21 +63,22 @@ pub fn summarize(payments: impl IntoIterator<Item = Taken>, now: DateTime<Utc>, 
             }
         }
     }
-    let chart_currency = largest_first(counts).into_iter().next().map(|(c, _)| c);
-    let daily = first_day
-        .iter_days()
-        .take_while(|d| *d <= today)
-        .map(|d| {
-            let total = per_day
-                .iter()
-                .filter(|(c, day, _)| Some(*c) == chart_currency && *day == d)
-                .fold(0i64, |sum, (_, _, a)| sum.saturating_add(*a));
-            (d, total)
-        })
+    let of = |currency: Currency| {
+        let days = first_day.iter_days().take_while(|d| *d <= today);
+        let totals = days.map(|d| {
+            let on_day = per_day.iter().filter(|(c, day, _)| *c == currency && *day == d);
+            (d, on_day.fold(0i64, |sum, (_, _, a)| sum.saturating_add(*a)))
+        });
+        totals.collect::<Vec<_>>()
+    };
+    let daily = largest_first(counts)
+        .into_iter()
+        .map(|(c, _)| (c, of(c)))
+        .filter(|(_, days)| days.iter().any(|(_, amount)| *amount != 0))
         .collect();
     let money =
         |totals: Vec<(Currency, i64)>| largest_first(totals).into_iter().map(|(c, a)| Money::new(a, c)).collect();
-    Revenue { today: money(day_totals), month: money(month_totals), chart_currency, daily }
+    Revenue { today: money(day_totals), month: money(month_totals), daily }
 }
 
 /// Adds `value` to the total of `currency` (sums stop at the largest amount, never wrap).
@@ -120,11 +120,14 @@ mod tests {
         let r = summarize(payments, now, tz, 30);
         assert_eq!(r.today, vec![m(1090, "EUR"), m(500, "USD")]);
         assert_eq!(r.month, vec![m(3090, "EUR"), m(500, "USD")]);
-        assert_eq!(r.chart_currency.map(|c| c.code), Some("EUR"));
-        assert_eq!(r.daily.len(), 30);
-        assert_eq!(r.daily.first().unwrap().0, NaiveDate::from_ymd_opt(2026, 10, 25).unwrap());
-        assert_eq!(r.daily.last().unwrap(), &(NaiveDate::from_ymd_opt(2026, 11, 23).unwrap(), 1090));
-        assert_eq!(r.daily.iter().map(|(_, a)| a).sum::<i64>(), 1090 + 2000 + 7000);
+        let codes: Vec<&str> = r.daily.iter().map(|(c, _)| c.code).collect();
+        assert_eq!(codes, ["EUR", "USD"], "every currency with revenue, most payments first");
+        let eur = &r.daily[0].1;
+        assert_eq!(eur.len(), 30);
+        assert_eq!(eur.first().unwrap().0, NaiveDate::from_ymd_opt(2026, 10, 25).unwrap());
+        assert_eq!(eur.last().unwrap(), &(NaiveDate::from_ymd_opt(2026, 11, 23).unwrap(), 1090));
+        assert_eq!(eur.iter().map(|(_, a)| a).sum::<i64>(), 1090 + 2000 + 7000);
+        assert_eq!(r.daily[1].1.iter().map(|(_, a)| a).sum::<i64>(), 500);
     }
 
     #[test]

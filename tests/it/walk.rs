@@ -73,6 +73,10 @@ impl Browser {
             for w in wide.as_array().unwrap() {
                 found.0.push(format!("{name} ({label}): wider than the window: {}", w.as_str().unwrap()));
             }
+            // The whole page in one picture: the window as tall as the page.
+            let tall = self.client.execute("return document.documentElement.scrollHeight", vec![]).await.unwrap();
+            let tall = tall.as_u64().unwrap_or(height as u64).clamp(height as u64, 6000) as u32;
+            self.client.set_window_size(width, tall + 140).await.unwrap();
             self.screenshot(&format!("walk-{name}-{label}")).await;
         }
         self.client.set_window_size(1280, 1000).await.unwrap();

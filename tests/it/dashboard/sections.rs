@@ -323,7 +323,7 @@ db_tests! {
         let home = m.get("/dashboard").await;
         assert!(home.html.contains("data-testid=\"today-test\">Test mode: 9.90 EUR"), "{}", home.html);
         assert!(!home.html.contains("data-testid=\"today\""), "test payments are not the shop's revenue");
-        assert!(home.html.contains("<svg class=\"chart\"") && home.html.contains("(EUR, test mode)"));
+        assert!(home.html.contains("data-testid=\"chart-EUR\"") && home.html.contains("(test mode: no live payments yet)"));
         let customer = app.get(&shop, "/customers").await.1[0]["id"].as_str().unwrap().to_string();
         let page = m.get(&format!("/dashboard/customers/{customer}")).await;
         assert_eq!(page.html.matches("/dashboard/payments/pay_").count(), 2, "the customer's payments (a decline makes no customer)");
@@ -500,5 +500,14 @@ async fn live_payments_are_the_revenue_and_test_payments_stand_beside_it() {
         format!("data-testid=\"today\">{}.{:02} {}", price / 100, price % 100, live["currency"].as_str().unwrap());
     assert!(home.html.contains(&figure), "{figure}: {}", home.html);
     assert!(home.html.contains("data-testid=\"today-test\">Test mode:"));
-    assert!(!home.html.contains("test mode)"), "the chart shows live money");
+    assert!(!home.html.contains("no live payments yet"), "the chart shows live money");
+    let mut dollars = product_body();
+    dollars["currency"] = json!("USD");
+    let dollars = app.product(&shop, &dollars).await;
+    app.pay(dollars["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+    let home = m.get("/dashboard").await;
+    assert!(
+        home.html.contains("data-testid=\"chart-EUR\"") && home.html.contains("data-testid=\"chart-USD\""),
+        "every currency"
+    );
 }
