@@ -32,6 +32,9 @@ pub enum PayError {
     /// No units of the product are left.
     #[error("sold out")]
     SoldOut,
+    /// The merchant archived the product or plan: its link takes no payments.
+    #[error("archived")]
+    Archived,
     /// A live payment, but only the simulated acquirer is configured and live use is off.
     #[error("live payments unavailable")]
     LiveUnavailable,
@@ -58,6 +61,9 @@ pub async fn pay_product(
     ip: &str,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
+    if product.archived_at.is_some() {
+        return Err(PayError::Archived);
+    }
     if product.fields().is_expired(now) {
         return Err(PayError::Expired);
     }
@@ -131,6 +137,9 @@ pub async fn subscribe(
     ip: &str,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
+    if plan.archived_at.is_some() {
+        return Err(PayError::Archived);
+    }
     let card = tokenize(state, &checkout, plan.test).await?;
     let blank_email = || {
         let errors = Errors::one("email", crate::domain::input::msg::BLANK);

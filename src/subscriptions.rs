@@ -31,6 +31,9 @@ pub async fn create(
     let plan = db::find::<plans::Entity>(&state.db, shop_id, &request.plan_id)
         .await?
         .ok_or_else(|| invalid("plan.id", "is not a plan of this shop"))?;
+    if plan.archived_at.is_some() {
+        return Err(invalid("plan.id", "is archived: it takes no new subscriptions"));
+    }
     let (clock, now) = match &request.test_clock {
         Some(id) => {
             let clock = db::find::<test_clocks::Entity>(&state.db, shop_id, id)

@@ -21,6 +21,7 @@ mod m20261124_000015_subscription_counts;
 mod m20261124_000016_summary_changes;
 mod m20261124_000017_billing_indexes;
 mod m20261124_000018_cancel_at_period_end;
+mod m20261124_000019_archive;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -47,6 +48,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000016_summary_changes::Migration),
             Box::new(m20261124_000017_billing_indexes::Migration),
             Box::new(m20261124_000018_cancel_at_period_end::Migration),
+            Box::new(m20261124_000019_archive::Migration),
         ]
     }
 }

@@ -26,7 +26,8 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/customers", get(list).post(create))
         .route("/dashboard/customers/export.csv", get(export))
         .route("/dashboard/customers/new", get(new))
-        .route("/dashboard/customers/{id}", get(show))
+        .route("/dashboard/customers/{id}", get(show).post(update))
+        .route("/dashboard/customers/{id}/edit", get(edit))
         .route("/dashboard/customers/{id}/subscriptions", post(subscribe))
 }
 
@@ -125,11 +126,56 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<
 #[template(path = "dashboard/customers/form.html")]
 struct FormPage {
     chrome: Chrome,
+    /// `None` while creating.
+    id: Option<String>,
     form: FormView,
 }
 
 async fn new(m: Merchant) -> Page {
-    ok(&FormPage { chrome: m.chrome("customers").await, form: FormView::default() })
+    ok(&FormPage { chrome: m.chrome("customers").await, id: None, form: FormView::default() })
+}
+
+async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<customers::Model, AppError> {
+    db::find::<customers::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Customer"))
+}
+
+/// Every detail of a customer may change: its id, payments and subscriptions stay.
+async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let c = find(&state, &m, &id).await?;
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let form = FormView::filled(vec![
+        ("email", c.email.clone()),
+        ("ip", c.ip.clone()),
+        ("first_name", text(&c.first_name)),
+        ("last_name", text(&c.last_name)),
+        ("address", text(&c.address)),
+        ("city", text(&c.city)),
+        ("zip", text(&c.zip)),
+        ("country", text(&c.country)),
+        ("state", text(&c.state)),
+        ("phone", text(&c.phone)),
+        ("external_id", text(&c.external_id)),
+    ]);
+    ok(&FormPage { chrome: m.chrome("customers").await, id: Some(c.id), form })
+}
+
+async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let c = find(&state, &m, &id).await?;
+    match CustomerFields::parse(&form.to_json(&[], &[])) {
+        Ok(fields) => {
+            if !db::customers::update(&state.db, m.shop.id, &c.id, fields, Utc::now()).await? {
+                return Err(AppError::NotFound("Customer"));
+            }
+            m.flash("Customer saved.").await;
+            see_other(&format!("/dashboard/customers/{id}"))
+        }
+        Err(errors) => {
+            let page =
+                FormPage { chrome: m.chrome("customers").await, id: Some(c.id), form: FormView::sent(&form, errors) };
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+        }
+    }
 }
 
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
@@ -141,7 +187,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             see_other(&format!("/dashboard/customers/{}", customer.id))
         }
         Err(errors) => {
-            let page = FormPage { chrome: m.chrome("customers").await, form: FormView::sent(&form, errors) };
+            let page = FormPage { chrome: m.chrome("customers").await, id: None, form: FormView::sent(&form, errors) };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -153,6 +199,7 @@ struct ShowPage {
     chrome: Chrome,
     c: customers::Model,
     name: String,
+    country: String,
     created: String,
     payments: Vec<super::payments::Row>,
     subscriptions: Vec<super::subscriptions::Row>,
@@ -166,7 +213,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 }
 
 async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> Page {
-    let c = db::find::<customers::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Customer"))?;
+    let c = find(state, m, id).await?;
     let listed =
         db::list::<plans::Entity>(&state.db, m.shop.id, &db::Page { limit: 500, starting_after: None }).await?;
     let plans = listed
@@ -196,6 +243,7 @@ async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> 
         plans,
         form,
         name: full_name(&c),
+        country: c.country.as_deref().map(|code| crate::locale::country_name(code, Language::En)).unwrap_or_default(),
         created: local(c.created_at, m.tz),
         chrome: m.chrome("customers").await,
         payments,

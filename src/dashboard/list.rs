@@ -1,5 +1,6 @@
 //! What the dashboard's lists share: pages of 25 rows, a search box, the link to the next page.
 
+use sea_orm::Condition;
 use serde::Deserialize;
 
 use super::Merchant;
@@ -10,11 +11,20 @@ use crate::state::AppState;
 /// Rows per page of the dashboard's lists.
 pub const PER_PAGE: u64 = 25;
 
-/// `?q=` (search) and `?after=` (the last id of the previous page).
+/// `?q=` (search), `?after=` (the last id of the previous page), and `?archived=yes` (the
+/// archived products or plans instead of the others).
 #[derive(Deserialize, Default)]
 pub struct ListQuery {
     pub q: Option<String>,
     pub after: Option<String>,
+    pub archived: Option<String>,
+}
+
+impl ListQuery {
+    /// Whether the archived ones are asked for.
+    pub fn archived(&self) -> bool {
+        self.archived.as_deref() == Some("yes")
+    }
 }
 
 /// One page of a searchable list.
@@ -32,10 +42,23 @@ pub async fn search<E: Searchable>(
     query: ListQuery,
     path: &str,
 ) -> Result<Found<E::Model>, AppError> {
+    search_where::<E>(state, m, query, path, Condition::all()).await
+}
+
+/// Like [`search`], among the objects that also meet `condition` (the list's `archived` is
+/// kept in its next link).
+pub async fn search_where<E: Searchable>(
+    state: &AppState,
+    m: &Merchant,
+    query: ListQuery,
+    path: &str,
+    condition: Condition,
+) -> Result<Found<E::Model>, AppError> {
+    let archived = if query.archived() { "yes" } else { "" };
     let q = query.q.unwrap_or_default().trim().to_string();
     let page = DbPage { limit: PER_PAGE, starting_after: query.after };
-    let listed = db::search::<E>(&state.db, m.shop.id, &page, &q).await?;
-    let next = next_link(path, &[("q", &q)], listed.next_after);
+    let listed = db::search_where::<E>(&state.db, m.shop.id, &page, &q, condition).await?;
+    let next = next_link(path, &[("q", &q), ("archived", archived)], listed.next_after);
     Ok(Found { q, rows: listed.rows, next })
 }
 

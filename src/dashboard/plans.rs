@@ -6,17 +6,19 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{get, post};
 use chrono::Utc;
+use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units, nest, refused_also, ticked_wins};
-use super::list::{ListQuery, search};
+use super::list::{ListQuery, search_where};
 use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
 use crate::db::{self, entities::plans};
 use crate::domain::Errors;
 use crate::domain::currency;
 use crate::domain::payment::PaymentFilter;
+use crate::domain::plan::PlanEdit;
 use crate::domain::plan::PlanFields;
 use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::vocab::{IntervalUnit, Language};
@@ -28,8 +30,10 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/plans", get(list).post(create))
         .route("/dashboard/plans/new", get(new))
-        .route("/dashboard/plans/{id}", get(show))
+        .route("/dashboard/plans/{id}", get(show).post(update))
+        .route("/dashboard/plans/{id}/edit", get(edit))
         .route("/dashboard/plans/{id}/qr.svg", get(qr))
+        .route("/dashboard/plans/{id}/archive", post(archive))
 }
 
 /// "every month", "every 3 days".
@@ -90,13 +94,20 @@ struct Row {
 #[template(path = "dashboard/plans/list.html")]
 struct ListPage {
     chrome: Chrome,
+    /// The archived ones are listed.
+    archived: bool,
     q: String,
     rows: Vec<Row>,
     next: Option<String>,
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let found = search::<plans::Entity>(&state, &m, query, "/dashboard/plans").await?;
+    let archived = query.archived();
+    let condition = match archived {
+        true => Condition::all().add(plans::Column::ArchivedAt.is_not_null()),
+        false => Condition::all().add(plans::Column::ArchivedAt.is_null()),
+    };
+    let found = search_where::<plans::Entity>(&state, &m, query, "/dashboard/plans", condition).await?;
     let rows = found
         .rows
         .iter()
@@ -112,7 +123,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             }
         })
         .collect();
-    ok(&ListPage { chrome: m.chrome("plans").await, q: found.q, rows, next: found.next })
+    ok(&ListPage { chrome: m.chrome("plans").await, q: found.q, rows, next: found.next, archived })
 }
 
 #[derive(Template)]
@@ -260,5 +271,56 @@ mod tests {
             "25.00 USD every 3 months, for 4 payments. A failed payment is not retried: the subscription ends. \
              No charges between 20:00 and 08:00: they wait for the morning."
         );
+    }
+}
+
+/// Archives the plan (`archive=yes`) or brings it back (anything else); either is undone
+/// the same way.
+async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let found = find(&state, &m, &id).await?;
+    let archive = form.get("archive") == Some("yes");
+    db::plans::set_archived(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
+    m.flash(match archive {
+        true => "Plan archived: its page takes no new subscriptions; those running go on.",
+        false => "Plan restored: its page takes subscriptions again.",
+    })
+    .await;
+    see_other(&format!("/dashboard/plans/{id}"))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/plans/edit.html")]
+struct EditPage {
+    chrome: Chrome,
+    id: String,
+    form: FormView,
+    languages: &'static [&'static str],
+}
+
+async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
+    let p = find(&state, &m, &id).await?;
+    let form = FormView::filled(vec![("title", p.title.clone()), ("language", p.language.to_string())]);
+    ok(&EditPage { chrome: m.chrome("plans").await, id: p.id, form, languages: Language::WORDS })
+}
+
+async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let p = find(&state, &m, &id).await?;
+    match PlanEdit::parse(&form.to_json(&[], &[])) {
+        Ok(edit) => {
+            db::plans::update(&state.db, m.shop.id, &p.id, &edit, Utc::now()).await?;
+            m.flash("Plan saved.").await;
+            see_other(&format!("/dashboard/plans/{id}"))
+        }
+        Err(errors) => {
+            let page = EditPage {
+                chrome: m.chrome("plans").await,
+                id: p.id,
+                form: FormView::sent(&form, errors),
+                languages: Language::WORDS,
+            };
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+        }
     }
 }

@@ -6,13 +6,14 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{get, post};
 use chrono::{NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
+use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units, refused_also, ticked_wins};
-use super::list::{ListQuery, search};
+use super::list::{ListQuery, search_where};
 use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
 use crate::db::{self, entities::products};
 use crate::domain::money::Money;
@@ -31,6 +32,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/products/{id}", get(show).post(update))
         .route("/dashboard/products/{id}/edit", get(edit))
         .route("/dashboard/products/{id}/qr.svg", get(qr))
+        .route("/dashboard/products/{id}/archive", post(archive))
 }
 
 struct Row {
@@ -47,6 +49,8 @@ struct Row {
 #[template(path = "dashboard/products/list.html")]
 struct ListPage {
     chrome: Chrome,
+    /// The archived ones are listed.
+    archived: bool,
     q: String,
     rows: Vec<Row>,
     next: Option<String>,
@@ -64,7 +68,12 @@ fn status(p: &products::Model) -> &'static str {
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let found = search::<products::Entity>(&state, &m, query, "/dashboard/products").await?;
+    let archived = query.archived();
+    let condition = match archived {
+        true => Condition::all().add(products::Column::ArchivedAt.is_not_null()),
+        false => Condition::all().add(products::Column::ArchivedAt.is_null()),
+    };
+    let found = search_where::<products::Entity>(&state, &m, query, "/dashboard/products", condition).await?;
     let rows = found
         .rows
         .iter()
@@ -78,7 +87,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             created: local(p.created_at, m.tz),
         })
         .collect();
-    ok(&ListPage { chrome: m.chrome("products").await, q: found.q, rows, next: found.next })
+    ok(&ListPage { chrome: m.chrome("products").await, q: found.q, rows, next: found.next, archived })
 }
 
 #[derive(Template)]
@@ -272,4 +281,19 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 async fn qr(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Result<impl IntoResponse, AppError> {
     let p = find(&state, &m, &id).await?;
     super::qr_svg(&urls::product_pay(&state.config, &p.id))
+}
+
+/// Archives the product (`archive=yes`) or brings it back (anything else); either is undone
+/// the same way.
+async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let found = find(&state, &m, &id).await?;
+    let archive = form.get("archive") == Some("yes");
+    db::products::set_archived(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
+    m.flash(match archive {
+        true => "Product archived: its pay link now tells customers it is no longer available.",
+        false => "Product restored: its pay link takes payments again.",
+    })
+    .await;
+    see_other(&format!("/dashboard/products/{id}"))
 }

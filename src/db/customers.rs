@@ -54,6 +54,36 @@ pub async fn insert(
     .await
 }
 
+/// Replaces a customer's details with `f` (its id, shop and history stay); `false` if it is
+/// gone.
+pub async fn update(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    id: &str,
+    f: CustomerFields,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    use sea_orm::sea_query::Expr;
+    let result = Entity::update_many()
+        .col_expr(Column::FirstName, Expr::value(f.first_name))
+        .col_expr(Column::LastName, Expr::value(f.last_name))
+        .col_expr(Column::Address, Expr::value(f.address))
+        .col_expr(Column::City, Expr::value(f.city))
+        .col_expr(Column::Country, Expr::value(f.country))
+        .col_expr(Column::Zip, Expr::value(f.zip))
+        .col_expr(Column::State, Expr::value(f.state))
+        .col_expr(Column::Phone, Expr::value(f.phone))
+        .col_expr(Column::Email, Expr::value(f.email))
+        .col_expr(Column::Ip, Expr::value(f.ip))
+        .col_expr(Column::ExternalId, Expr::value(f.external_id))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
 /// The shop's newest customer with this e-mail, or a new one with `fields`.
 pub async fn find_or_insert_by_email(
     db: &impl ConnectionTrait,

@@ -230,7 +230,17 @@ pub async fn search<E: Searchable>(
     page: &Page,
     q: &str,
 ) -> Result<Listed<E::Model>, ListError> {
-    let mut condition = Condition::all();
+    search_where::<E>(db, shop_id, page, q, Condition::all()).await
+}
+
+/// Like [`search`], among the objects that also meet `condition`.
+pub async fn search_where<E: Searchable>(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    q: &str,
+    mut condition: Condition,
+) -> Result<Listed<E::Model>, ListError> {
     for word in q.split_whitespace() {
         condition = condition.add(E::NAMES.iter().fold(Condition::any(), |any, c| any.add(contains(*c, word))));
     }

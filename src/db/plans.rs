@@ -59,6 +59,7 @@ pub async fn insert(
         number_payment_attempts: Set(f.number_payment_attempts),
         prevent_payments_at_night: Set(f.prevent_payments_at_night),
         test: Set(f.test),
+        archived_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -89,4 +90,42 @@ impl Model {
             test: self.test,
         }
     }
+}
+
+/// Saves what of a plan may change (its title and language); `false` if it is gone.
+pub async fn update(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    id: &str,
+    edit: &crate::domain::plan::PlanEdit,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::Title, sea_orm::sea_query::Expr::value(edit.title.clone()))
+        .col_expr(Column::Language, sea_orm::sea_query::Expr::value(edit.language))
+        .col_expr(Column::UpdatedAt, sea_orm::sea_query::Expr::value(super::now_millis(now)))
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+/// Archives (`Some` moment) or brings back (`None`) one of the shop's plans; `false` if it is
+/// gone.
+pub async fn set_archived(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    id: &str,
+    archived_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::ArchivedAt, sea_orm::sea_query::Expr::value(archived_at.map(super::now_millis)))
+        .col_expr(Column::UpdatedAt, sea_orm::sea_query::Expr::value(super::now_millis(now)))
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
 }

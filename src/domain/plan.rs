@@ -116,6 +116,27 @@ fn read_trial(t: &Reader, plan_unit: Option<IntervalUnit>, e: &mut Errors) -> (O
     (trial, as_first_payment)
 }
 
+/// What of a plan may change once it exists: its title and its page's language. Its price,
+/// schedule, trial, limits and mode are what running subscriptions agreed to, so they stay; a
+/// new plan is the way to offer other terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanEdit {
+    pub title: String,
+    pub language: Language,
+}
+
+impl PlanEdit {
+    /// Checks an edit with the create request's rules and messages.
+    pub fn parse(body: &Map<String, Value>) -> Result<PlanEdit, Errors> {
+        let r = Reader::new(body);
+        let mut e = Errors::default();
+        let title = r.string("title", MAX_SHORT, &mut e);
+        e.require("title", title.is_none());
+        let language = r.choice("language", Language::parse, &mut e).unwrap_or_default();
+        e.into_result(|| PlanEdit { title: title.unwrap_or_default(), language })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -228,6 +228,7 @@ impl Checkout<'_> {
             PayError::Invalid(errors) => self.form(StatusCode::UNPROCESSABLE_ENTITY, headers, sent, &errors, None),
             PayError::Expired => self.notice(StatusCode::GONE, t.expired_title, t.expired_body),
             PayError::SoldOut => self.notice(StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body),
+            PayError::Archived => self.notice(StatusCode::GONE, t.archived_title, t.archived_body),
             PayError::LiveUnavailable => {
                 self.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body)
             }

@@ -110,6 +110,10 @@ async fn page(
         Err(e) => return e.into_response(),
     };
     let page = checkout(state, &plan, &shop);
+    if plan.archived_at.is_some() {
+        let t = page.t;
+        return page.notice(StatusCode::GONE, t.archived_title, t.archived_body);
+    }
     if !plan.test && !live_payments_allowed(state) {
         let t = page.t;
         return page.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body);

@@ -70,7 +70,9 @@ fn unavailable(
     t: &'static Texts,
 ) -> Option<(StatusCode, &'static str, &'static str)> {
     let fields = product.fields();
-    if fields.is_expired(Utc::now()) {
+    if product.archived_at.is_some() {
+        Some((StatusCode::GONE, t.archived_title, t.archived_body))
+    } else if fields.is_expired(Utc::now()) {
         Some((StatusCode::GONE, t.expired_title, t.expired_body))
     } else if fields.is_sold_out() {
         Some((StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body))

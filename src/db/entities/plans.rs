@@ -26,6 +26,8 @@ pub struct Model {
     pub number_payment_attempts: i32,
     pub prevent_payments_at_night: bool,
     pub test: bool,
+    /// When the merchant archived it: its link then takes no payments.
+    pub archived_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

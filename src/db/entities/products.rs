@@ -28,6 +28,8 @@ pub struct Model {
     pub notification_url: Option<String>,
     pub language: Language,
     pub transaction_type: TransactionType,
+    /// When the merchant archived it: its link then takes no payments.
+    pub archived_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -427,6 +427,77 @@ db_tests! {
         assert!(!m.get(&format!("/dashboard/subscriptions/{sub}")).await.html.contains("data-testid=\"card-link\""), "the card is in");
     }
 
+    async fn products_and_plans_are_archived_and_restored_and_their_links_say_so(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        let prd = product["id"].as_str().unwrap();
+        let mut body = plan_body();
+        body["test"] = json!(true);
+        let (_, plan) = app.post(&shop, "/plans", &body).await;
+        let pln = plan["id"].as_str().unwrap();
+        let (_, customer) = app.post(&shop, "/customers", &customer_body()).await;
+        let (_, running) = app.post(&shop, "/subscriptions", &json!({"plan_id": pln, "customer_id": customer["id"]})).await;
+
+        for (kind, id) in [("products", prd), ("plans", pln)] {
+            let done = m.post(&format!("/dashboard/{kind}/{id}/archive"), &[("archive", "yes")]).await;
+            assert_eq!(done.status, StatusCode::SEE_OTHER);
+            let page = m.get(&format!("/dashboard/{kind}/{id}")).await;
+            assert!(page.html.contains("<span class=\"tag\">archived</span>") && page.html.contains("data-testid=\"archived\""));
+            assert!(!m.get(&format!("/dashboard/{kind}")).await.html.contains(id), "{kind}: left out of the list");
+            assert!(m.get(&format!("/dashboard/{kind}?archived=yes")).await.html.contains(id), "{kind}: listed with the archived");
+        }
+        let page = app.page(&format!("/products/{prd}/pay")).await;
+        assert_eq!(page.status, StatusCode::GONE);
+        assert!(page.html.contains("This is no longer available") && !page.html.contains("name=\"card_number\""));
+        let plan_page = app.page(&format!("/plans/{pln}/pay")).await;
+        assert_eq!(plan_page.status, StatusCode::GONE);
+        let (status, refused) = app.post(&shop, "/subscriptions", &json!({"plan_id": pln, "customer_id": customer["id"]})).await;
+        assert_invalid(status, &refused, "plan.id", &["is archived: it takes no new subscriptions"]);
+        let link = running["redirect_url"].as_str().unwrap().strip_prefix(&app.base).unwrap().to_string();
+        assert_eq!(app.page(&link).await.status, StatusCode::OK, "a subscription already started still takes its card");
+
+        let restored = m.post(&format!("/dashboard/products/{prd}/archive"), &[]).await;
+        assert_eq!(restored.status, StatusCode::SEE_OTHER);
+        assert_eq!(app.pay(prd, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER, "on sale again");
+    }
+
+    async fn plans_and_customers_are_edited_where_it_harms_nothing(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let (_, plan) = app.post(&shop, "/plans", &plan_body()).await;
+        let pln = plan["id"].as_str().unwrap();
+        let form = m.get(&format!("/dashboard/plans/{pln}/edit")).await;
+        assert!(form.html.contains("value=\"Gold\"") && form.html.contains("Only the title and the page's language can change"), "{}", form.html);
+        let bad = m.post(&format!("/dashboard/plans/{pln}"), &[("title", ""), ("language", "xx")]).await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(bad.html.contains("id=\"e-language\">is not included in the list</p>"));
+        let saved = m.post(&format!("/dashboard/plans/{pln}"), &[("title", "Gold yearly"), ("language", "ru"),
+            ("plan.amount", "1")]).await;
+        assert_eq!(saved.status, StatusCode::SEE_OTHER);
+        let (_, plan) = app.get(&shop, &format!("/plans/{pln}")).await;
+        assert_eq!((plan["title"].clone(), plan["language"].clone()), (json!("Gold yearly"), json!("ru")));
+        assert_eq!(plan["plan"]["amount"], 990, "the price is what subscribers agreed to");
+
+        let (_, customer) = app.post(&shop, "/customers", &customer_body()).await;
+        let cst = customer["id"].as_str().unwrap();
+        let form = m.get(&format!("/dashboard/customers/{cst}/edit")).await;
+        assert!(form.html.contains("value=\"ann@example.com\"") && form.html.contains("value=\"203.0.113.9\""));
+        let bad = m.post(&format!("/dashboard/customers/{cst}"), &[("email", "nope"), ("ip", "203.0.113.9"), ("country", "DE"), ("state", "BY")]).await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(bad.html.contains("id=\"e-email\">") && bad.html.contains("id=\"e-state\">"), "{}", bad.html);
+        let saved = m.post(&format!("/dashboard/customers/{cst}"), &[("email", "ann.lee@example.com"), ("ip", "203.0.113.9"),
+            ("first_name", "Ann"), ("country", "JP")]).await;
+        assert_eq!(saved.status, StatusCode::SEE_OTHER);
+        let (_, customer) = app.get(&shop, &format!("/customers/{cst}")).await;
+        assert_eq!((customer["email"].clone(), customer["first_name"].clone(), customer["country"].clone()),
+                   (json!("ann.lee@example.com"), json!("Ann"), json!("JP")));
+        assert!(m.get(&format!("/dashboard/customers/{cst}")).await.html.contains("<dd>Japan</dd>"));
+        let theirs = sign_up(&app, "Other", "bob@example.com").await;
+        assert_eq!(theirs.post(&format!("/dashboard/customers/{cst}"), &[("email", "x@example.com"), ("ip", "203.0.113.9")]).await.status,
+                   StatusCode::NOT_FOUND, "another shop's customer");
+    }
+
     async fn a_shops_users_never_open_another_shops_objects(app) {
         let mine = sign_up(&app, "Books", "ann@example.com").await;
         let theirs = sign_up(&app, "Games", "bob@example.com").await;
