@@ -49,6 +49,11 @@ pub async fn mark_route(request: Request, next: Next) -> Response<Body> {
     response
 }
 
+/// The path as logs show it: an invitation link's token (a one-time secret) left out.
+fn logged_path(path: &str) -> &str {
+    if path.starts_with("/dashboard/invite/") { "/dashboard/invite/…" } else { path }
+}
+
 /// Names the request (`X-Request-Id`, kept when the client sent a usable one), runs it in a
 /// span carrying that id so every log line of it does, answers the id, counts the request
 /// by route and status, and logs its end: server errors as errors (their cause was logged
@@ -56,7 +61,8 @@ pub async fn mark_route(request: Request, next: Next) -> Response<Body> {
 pub async fn observe(request: Request, next: Next) -> Response<Body> {
     let id = request_id(request.headers());
     let method = request.method().clone();
-    let span = tracing::info_span!("request", request_id = %id, method = %method, path = %request.uri().path());
+    let span =
+        tracing::info_span!("request", request_id = %id, method = %method, path = %logged_path(request.uri().path()));
     let started = Instant::now();
     let mut response = next.run(request).instrument(span.clone()).await;
     let elapsed = started.elapsed();

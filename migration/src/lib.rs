@@ -22,6 +22,7 @@ mod m20261124_000016_summary_changes;
 mod m20261124_000017_billing_indexes;
 mod m20261124_000018_cancel_at_period_end;
 mod m20261124_000019_archive;
+mod m20261124_000020_invitations;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -49,6 +50,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000017_billing_indexes::Migration),
             Box::new(m20261124_000018_cancel_at_period_end::Migration),
             Box::new(m20261124_000019_archive::Migration),
+            Box::new(m20261124_000020_invitations::Migration),
         ]
     }
 }

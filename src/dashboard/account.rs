@@ -3,7 +3,7 @@
 use askama::Template;
 use axum::Router;
 
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header::RETRY_AFTER, header::SET_COOKIE};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -31,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/login", get(login_page).post(login))
         .route("/dashboard/logout", post(logout))
         .route("/dashboard/password", get(password_page).post(change_password))
+        .route("/dashboard/invite/{token}", get(invite_page).post(accept_invite))
 }
 
 #[derive(Template)]
@@ -48,6 +49,62 @@ struct LoginPage {
     form: FormView,
     problem: String,
     signup: bool,
+}
+
+/// An invitation's page: the invited user chooses a password (or is told the link is spent).
+#[derive(Template)]
+#[template(path = "dashboard/invite.html")]
+struct InvitePage {
+    csrf: String,
+    /// `None` when the link was used or has expired.
+    email: Option<String>,
+    token: String,
+    form: FormView,
+}
+
+async fn invite_page(State(state): State<AppState>, headers: HeaderMap, Path(token): Path<String>) -> Page {
+    let hash = super::settings::invite_hash(&token);
+    let user = db::users::invited(&state.db, &hash, Utc::now()).await?;
+    let status = if user.is_some() { StatusCode::OK } else { StatusCode::GONE };
+    Ok(anonymous(&state, &headers, status, |csrf| {
+        let page = InvitePage { csrf, email: user.map(|u| u.email), token, form: FormView::default() };
+        render(status, &page)
+    }))
+}
+
+/// Sets an invited user's password through their link, once, and logs them in.
+async fn accept_invite(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    session: Session,
+    Path(token): Path<String>,
+    form: PostedForm,
+) -> Page {
+    check_anonymous(&headers, &form)?;
+    let hash = super::settings::invite_hash(&token);
+    let now = Utc::now();
+    let Some(user) = db::users::invited(&state.db, &hash, now).await? else {
+        return invite_page(State(state), headers, Path(token)).await;
+    };
+    let body = form.to_json(&[], &[]);
+    let mut errors = Errors::default();
+    let password = new_password(&Reader::new(&body), "password", &mut errors);
+    let Some(password) = password.filter(|_| errors.is_empty()) else {
+        let view = FormView::sent(&form, errors);
+        return Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf| {
+            let page = InvitePage { csrf, email: Some(user.email), token, form: view };
+            render(StatusCode::UNPROCESSABLE_ENTITY, &page)
+        }));
+    };
+    let password_hash = crate::passwords::hash(password).await?;
+    match db::users::accept_invite(&state.db, &hash, password_hash, now).await? {
+        Some(user) => {
+            start_session(&session, &user).await?;
+            flash(&session, "Welcome: your password is set and you are logged in.").await;
+            see_other("/dashboard")
+        }
+        None => invite_page(State(state), headers, Path(token)).await,
+    }
 }
 
 #[derive(Template)]

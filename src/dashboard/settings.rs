@@ -3,7 +3,7 @@
 
 use askama::Template;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::Utc;
@@ -12,7 +12,7 @@ use super::form::{FormView, PostedForm};
 use super::{Chrome, Merchant, Page, local, ok, render, see_other};
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
-use crate::domain::account::{ShopSettings, email, new_password};
+use crate::domain::account::{ShopSettings, email};
 use crate::domain::input::Reader;
 use crate::error::AppError;
 use crate::state::AppState;
@@ -24,6 +24,8 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/settings/key", get(new_key))
         .route("/dashboard/settings/notifications", post(notifications))
         .route("/dashboard/settings/users", post(add_user))
+        .route("/dashboard/settings/users/{id}/remove", post(remove_user))
+        .route("/dashboard/settings/invitation", get(invitation))
 }
 
 #[derive(Template)]
@@ -37,7 +39,7 @@ struct SettingsPage {
     form: FormView,
     user_form: FormView,
     rotate_error: bool,
-    users: Vec<(String, String)>,
+    users: Vec<Member>,
     /// The public key that checks the shop's notifications (PEM, and bare base64).
     public_key: String,
     public_key_base64: String,
@@ -76,7 +78,16 @@ impl SettingsPage {
             }),
             user_form,
             rotate_error: false,
-            users: users.iter().map(|u| (u.email.clone(), local(u.created_at, m.tz))).collect(),
+            users: users
+                .iter()
+                .map(|u| Member {
+                    id: u.id.clone(),
+                    email: u.email.clone(),
+                    since: local(u.created_at, m.tz),
+                    invited: u.invite_hash.is_some(),
+                    me: u.id == m.user.id,
+                })
+                .collect(),
         })
     }
 }
@@ -161,22 +172,43 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
     see_other("/dashboard/settings")
 }
 
-/// Another user of the shop, with a first password the merchant hands over.
+/// One of the shop's users, as the settings list them.
+struct Member {
+    id: String,
+    email: String,
+    since: String,
+    /// Invited, and not yet through their link.
+    invited: bool,
+    /// The user looking at the page (who cannot remove themselves).
+    me: bool,
+}
+
+/// How long an invitation link works.
+const INVITATION_DAYS: i64 = 7;
+
+/// Invites another user: a one-time link, shown once to whoever invited them, where the new
+/// user sets their own password.
 async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let body = form.to_json(&[], &[]);
     let r = Reader::new(&body);
     let mut errors = Errors::default();
-    let address = email(&r, "email", &mut errors);
-    let password = new_password(&r, "password", &mut errors);
-    if let (Some(address), Some(password)) = (&address, password)
+    if let Some(address) = email(&r, "email", &mut errors)
         && errors.is_empty()
     {
-        let hash = crate::passwords::hash(password).await?;
-        match db::users::insert(&state.db, m.shop.id, address, hash, Utc::now()).await {
+        let token = crate::domain::ids::random_hex(32);
+        let placeholder = crate::passwords::hash(crate::domain::ids::random_hex(16)).await?;
+        let now = Utc::now();
+        let expires = now + chrono::Duration::days(INVITATION_DAYS);
+        match db::users::invite(&state.db, m.shop.id, &address, placeholder, invite_hash(&token), expires, now).await {
             Ok(_) => {
-                m.flash(&format!("{address} can now log in to this shop.")).await;
-                return see_other("/dashboard/settings");
+                let link = format!("{}/dashboard/invite/{token}", state.config.base_url);
+                let sealed = state.vault.seal(link.as_bytes(), &invitation_context(&m));
+                m.session
+                    .insert(NEW_INVITATION, (address, sealed))
+                    .await
+                    .map_err(|e| AppError::Internal(e.to_string()))?;
+                return see_other("/dashboard/settings/invitation");
             }
             Err(NewUserError::EmailTaken) => errors.add("email", "has already been taken"),
             Err(NewUserError::Db(e)) => return Err(e.into()),
@@ -184,4 +216,70 @@ async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) 
     }
     let page = SettingsPage::new(&state, &m, None, FormView::sent(&form, errors)).await?;
     Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+}
+
+/// The token's SHA-256, as stored: the link itself is never kept.
+pub fn invite_hash(token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The session's slot for a new invitation link until its page shows it.
+const NEW_INVITATION: &str = "new_invitation";
+
+fn invitation_context(m: &Merchant) -> String {
+    format!("dashboard-invitation:{}:{}", m.shop.id, m.user.id)
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/invitation.html")]
+struct InvitationPage {
+    chrome: Chrome,
+    email: String,
+    link: String,
+    days: i64,
+}
+
+/// The new invitation link, once: the page after an invitation.
+async fn invitation(State(state): State<AppState>, m: Merchant) -> Page {
+    let kept: Option<(String, String)> = m.session.remove(NEW_INVITATION).await.ok().flatten();
+    let opened =
+        kept.and_then(|(email, sealed)| Some((email, state.vault.open_text(&sealed, &invitation_context(&m)).ok()?)));
+    let Some((email, link)) = opened else {
+        m.flash("An invitation link is shown only once. Remove the invited user and invite them again if it was lost.")
+            .await;
+        return see_other("/dashboard/settings");
+    };
+    ok(&InvitationPage { chrome: m.chrome("settings").await, email, link, days: INVITATION_DAYS })
+}
+
+/// Removes another user of the shop, after a confirmation; nobody removes themselves.
+async fn remove_user(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    if id == m.user.id {
+        return Err(AppError::Conflict("You cannot remove yourself; another user of the shop can".into()));
+    }
+    let users = db::users::of_shop(&state.db, m.shop.id).await?;
+    let user = users.into_iter().find(|u| u.id == id).ok_or(AppError::NotFound("User"))?;
+    if form.get("confirm") != Some("yes") {
+        let page = super::ConfirmPage {
+            chrome: m.chrome("settings").await,
+            title: format!("Remove {}?", user.email),
+            lines: vec![
+                format!("{} can no longer log in to this shop, and is logged out everywhere now.", user.email),
+                "What they did stays. You can invite them again later.".into(),
+            ],
+            action: format!("/dashboard/settings/users/{id}/remove"),
+            fields: Vec::new(),
+            button: "Remove the user".into(),
+            back: "/dashboard/settings".into(),
+            back_label: "Keep them",
+        };
+        return ok(&page);
+    }
+    if db::users::remove(&state.db, m.shop.id, &id).await? {
+        tracing::info!(shop_id = m.shop.id, "dashboard user removed");
+        m.flash(&format!("{} was removed from the shop.", user.email)).await;
+    }
+    see_other("/dashboard/settings")
 }

@@ -210,6 +210,7 @@ async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
                 format!("It stays active until the end of the period already paid for, {paid_until}, and then ends."),
                 "It is not charged again.".to_string(),
             ],
+            false if sub.active_to.is_none() => vec!["It ends now, before it was ever charged.".to_string()],
             false => vec![
                 "It ends now and is not charged again.".to_string(),
                 "Time already paid for is not refunded by this; refund its last payment if you want to.".to_string(),

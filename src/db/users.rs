@@ -2,6 +2,7 @@
 //! the passwords module), in one shop.
 
 use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, Set,
     SqlErr, TransactionTrait,
@@ -57,6 +58,82 @@ pub async fn insert(
         Some(SqlErr::UniqueConstraintViolation(_)) => NewUserError::EmailTaken,
         _ => NewUserError::Db(e),
     })
+}
+
+/// Invites a user to a shop: no password of theirs yet (`placeholder_hash` matches none
+/// they know), only the link whose token hashes to `invite_hash`, until `expires_at`.
+pub async fn invite(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    email: &str,
+    placeholder_hash: String,
+    invite_hash: String,
+    expires_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<users::Model, NewUserError> {
+    let now = super::now_millis(now);
+    let row = users::ActiveModel {
+        id: Set(new_id(USER)),
+        shop_id: Set(shop_id),
+        email: Set(email.to_string()),
+        password_hash: Set(placeholder_hash),
+        invite_hash: Set(Some(invite_hash)),
+        invite_expires_at: Set(Some(super::now_millis(expires_at))),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    };
+    row.insert(db).await.map_err(|e| match e.sql_err() {
+        Some(SqlErr::UniqueConstraintViolation(_)) => NewUserError::EmailTaken,
+        _ => NewUserError::Db(e),
+    })
+}
+
+/// The invited user whose link's token hashes to `invite_hash`, while the link works.
+pub async fn invited(
+    db: &impl ConnectionTrait,
+    invite_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<users::Model>, DbErr> {
+    users::Entity::find()
+        .filter(users::Column::InviteHash.eq(invite_hash))
+        .filter(users::Column::InviteExpiresAt.gt(now))
+        .one(db)
+        .await
+}
+
+/// Sets an invited user's first password and spends their link, once: `None` if the link was
+/// used (or expired) meanwhile.
+pub async fn accept_invite(
+    db: &impl ConnectionTrait,
+    invite_hash: &str,
+    password_hash: String,
+    now: DateTime<Utc>,
+) -> Result<Option<users::Model>, DbErr> {
+    let Some(user) = invited(db, invite_hash, now).await? else { return Ok(None) };
+    let result = users::Entity::update_many()
+        .col_expr(users::Column::PasswordHash, Expr::value(password_hash))
+        .col_expr(users::Column::InviteHash, Expr::value(Option::<String>::None))
+        .col_expr(users::Column::InviteExpiresAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(users::Column::Id.eq(user.id.as_str()))
+        .filter(users::Column::InviteHash.eq(invite_hash))
+        .exec(db)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    by_id(db, &user.id).await
+}
+
+/// Removes a user from a shop (their sessions end with it); `false` if there was none.
+pub async fn remove(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<bool, DbErr> {
+    let result = users::Entity::delete_many()
+        .filter(users::Column::ShopId.eq(shop_id))
+        .filter(users::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
 }
 
 /// The user with this (normalised) e-mail.

@@ -186,11 +186,20 @@ db_tests! {
         b.visit(&format!("{base}/dashboard/payments?q=ann%40example.com&mode=test"), "payments-found", &mut found).await;
         b.visit(&format!("{base}/dashboard/payments?q=nothing-like-this"), "payments-none", &mut found).await;
         b.visit(&format!("{base}/dashboard/customers?q=ann"), "customers-found", &mut found).await;
+        // An invitation: the link shown once, and the invited user's page.
+        b.visit(&format!("{base}/dashboard/settings"), "settings", &mut Findings::default()).await;
+        b.fill("email", "newcomer@example.com").await;
+        b.press("form[action='/dashboard/settings/users'] button[type=submit]").await;
+        let link = b.client.find(Locator::Css("[data-testid=invitation-link]")).await.unwrap().prop("value").await.unwrap().unwrap();
+        b.check("invitation", &mut found).await;
         // A refused dashboard form.
         b.visit(&format!("{base}/dashboard/products/new"), "product-new", &mut Findings::default()).await;
         b.client.execute("document.querySelectorAll('form').forEach(f => f.noValidate = true)", vec![]).await.unwrap();
         b.press("main form:not(.search) button[type=submit]").await;
         b.check("product-new-refused", &mut found).await;
+        // The invited user's page, logged out.
+        b.client.delete_all_cookies().await.unwrap();
+        b.visit(&link, "invite", &mut found).await;
         b.close().await;
 
         let db = backend_name(&app);

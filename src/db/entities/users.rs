@@ -11,6 +11,9 @@ pub struct Model {
     #[sea_orm(unique)]
     pub email: String,
     pub password_hash: String,
+    /// An invited user's one-time link: the SHA-256 of its token, until a password is set.
+    pub invite_hash: Option<String>,
+    pub invite_expires_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -161,10 +161,7 @@ db_tests! {
         let bad = m.post("/dashboard/settings/users", &[("email", "ann@example.com"), ("password", "short"),
                                                           ("password_confirmation", "short")]).await;
         assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
-        let added = m.post("/dashboard/settings/users", &[("email", "cleo@example.com"), ("password", PASSWORD),
-                                                            ("password_confirmation", PASSWORD)]).await;
-        assert_eq!(added.status, StatusCode::SEE_OTHER);
-        let (cleo, _) = log_in(&app, "cleo@example.com", PASSWORD).await;
+        let cleo = invite_and_join(&app, &m, "cleo@example.com").await;
         assert!(cleo.get("/dashboard/settings").await.html.contains(&format!(">{}</code>", second.id)), "the same shop");
 
         let wrong = m.post("/dashboard/password", &[("current_password", "nope"), ("password", "a new password!"),
@@ -295,4 +292,71 @@ async fn cookies_are_secure_when_the_dashboard_is_served_over_https() {
         session.contains("Secure") && session.contains("HttpOnly") && session.contains("SameSite=Lax"),
         "{session}"
     );
+}
+
+/// Invites `email` into `m`'s shop and goes through the link as the invited user would:
+/// the user, logged in by it.
+async fn invite_and_join(app: &TestApp, m: &Merchant, email: &str) -> Merchant {
+    let invited = m.post("/dashboard/settings/users", &[("email", email)]).await;
+    assert_eq!((invited.status, invited.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/settings/invitation"));
+    let page = m.get("/dashboard/settings/invitation").await;
+    let marker = "data-testid=\"invitation-link\"";
+    let at = page.html.find(marker).expect("the invitation link");
+    let link = page.html[..at].rsplit("value=\"").next().unwrap().split('"').next().unwrap().to_string();
+    assert!(link.starts_with(&format!("{}/dashboard/invite/", app.base)), "{link}");
+    let again = m.get("/dashboard/settings/invitation").await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER, "shown once");
+    assert!(!m.get("/dashboard/settings").await.html.contains(&link), "never shown again");
+    let path = link.strip_prefix(&app.base).unwrap().to_string();
+    assert_eq!(log_in(app, email, PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY, "no password yet");
+
+    let mut newcomer = Merchant { base: app.base.clone(), client: browser(), csrf: String::new() };
+    let open = newcomer.get(&path).await;
+    assert_eq!(open.status, StatusCode::OK);
+    assert!(open.html.contains(email));
+    let token = csrf_of(&open.html);
+    let short =
+        newcomer.post_raw(&path, &[("csrf", &token), ("password", "short"), ("password_confirmation", "short")]).await;
+    assert_eq!(short.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let token = csrf_of(&short.html);
+    let done = newcomer
+        .post_raw(&path, &[("csrf", &token), ("password", PASSWORD), ("password_confirmation", PASSWORD)])
+        .await;
+    assert_eq!((done.status, done.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard"), "{}", done.html);
+    newcomer.csrf = csrf_of(&newcomer.get("/dashboard").await.html);
+    let spent = browser().get(&link).send().await.unwrap();
+    assert_eq!(spent.status(), StatusCode::GONE, "the link works once");
+    assert!(spent.text().await.unwrap().contains("This invitation link no longer works"));
+    newcomer
+}
+
+db_tests! {
+    async fn a_user_is_invited_by_a_one_time_link_and_removed_after_a_confirmation(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let dan = invite_and_join(&app, &m, "dan@example.com").await;
+        assert_eq!(dan.get("/dashboard").await.status, StatusCode::OK);
+        let (again, _) = log_in(&app, "dan@example.com", PASSWORD).await;
+        assert_eq!(again.get("/dashboard").await.status, StatusCode::OK, "the chosen password logs in");
+
+        let settings = m.get("/dashboard/settings").await;
+        let marker = "/remove\"";
+        let at = settings.html.find(marker).expect("a remove button for dan");
+        let path = settings.html[..at].rsplit("action=\"").next().unwrap().to_string() + "/remove";
+        let ask = m.post(&path, &[]).await;
+        assert!(ask.html.contains("Remove dan@example.com?"), "{}", ask.html);
+        assert_eq!(dan.get("/dashboard").await.status, StatusCode::OK, "nothing happened yet");
+        assert_eq!(m.post(&path, &[("confirm", "yes")]).await.status, StatusCode::SEE_OTHER);
+        let gone = dan.get("/dashboard").await;
+        assert_eq!((gone.status, gone.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/login?next=%2Fdashboard"), "logged out");
+        assert_eq!(log_in(&app, "dan@example.com", PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(m.get("/dashboard/settings").await.html.contains("dan@example.com was removed from the shop."));
+
+        assert!(settings.html.contains("(you)"), "the user sees themselves");
+        let ann_id = paydesk::db::users::by_email(&app.db, "ann@example.com").await.unwrap().unwrap().id;
+        assert_eq!(m.post(&format!("/dashboard/settings/users/{ann_id}/remove"), &[("confirm", "yes")]).await.status,
+                   StatusCode::CONFLICT, "nobody removes themselves");
+        let theirs = sign_up(&app, "Games", "bob@example.com").await;
+        assert_eq!(theirs.post(&format!("/dashboard/settings/users/{ann_id}/remove"), &[("confirm", "yes")]).await.status,
+                   StatusCode::NOT_FOUND, "nor another shop's users");
+    }
 }
