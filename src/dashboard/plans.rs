@@ -280,7 +280,7 @@ async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
     m.check(form.get("csrf"))?;
     let found = find(&state, &m, &id).await?;
     let archive = form.get("archive") == Some("yes");
-    db::plans::set_archived(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
+    db::set_archived::<plans::Entity>(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
     m.flash(match archive {
         true => "Plan archived: its page takes no new subscriptions; those running go on.",
         false => "Plan restored: its page takes subscriptions again.",

@@ -289,7 +289,7 @@ async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
     m.check(form.get("csrf"))?;
     let found = find(&state, &m, &id).await?;
     let archive = form.get("archive") == Some("yes");
-    db::products::set_archived(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
+    db::set_archived::<products::Entity>(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
     m.flash(match archive {
         true => "Product archived: its pay link now tells customers it is no longer available.",
         false => "Product restored: its pay link takes payments again.",

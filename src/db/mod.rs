@@ -157,6 +157,31 @@ pub trait Searchable: ShopOwned {
     const NAMES: &'static [Self::Column];
 }
 
+/// Objects a merchant can archive (products, plans): their links then take no payments.
+pub trait Archivable: ShopOwned {
+    const ARCHIVED_AT: Self::Column;
+    const UPDATED_AT: Self::Column;
+}
+
+/// Archives (`Some` moment) or brings back (`None`) one of the shop's `E`; `false` if it is
+/// gone.
+pub async fn set_archived<E: Archivable>(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    id: &str,
+    archived_at: Option<chrono::DateTime<chrono::Utc>>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, DbErr> {
+    let result = E::update_many()
+        .col_expr(E::ARCHIVED_AT, Expr::value(archived_at.map(now_millis)))
+        .col_expr(E::UPDATED_AT, Expr::value(now_millis(now)))
+        .filter(E::SHOP.eq(shop_id))
+        .filter(E::ID.eq(id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
 /// One page of a list: at most `limit` rows older than `starting_after`.
 #[derive(Debug, Clone)]
 pub struct Page {

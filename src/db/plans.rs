@@ -21,6 +21,11 @@ impl ShopOwned for Entity {
     }
 }
 
+impl super::Archivable for Entity {
+    const ARCHIVED_AT: Column = Column::ArchivedAt;
+    const UPDATED_AT: Column = Column::UpdatedAt;
+}
+
 impl Searchable for Entity {
     const NAMES: &'static [Column] = &[Column::Title];
 }
@@ -103,25 +108,6 @@ pub async fn update(
     let result = Entity::update_many()
         .col_expr(Column::Title, sea_orm::sea_query::Expr::value(edit.title.clone()))
         .col_expr(Column::Language, sea_orm::sea_query::Expr::value(edit.language))
-        .col_expr(Column::UpdatedAt, sea_orm::sea_query::Expr::value(super::now_millis(now)))
-        .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Id.eq(id))
-        .exec(db)
-        .await?;
-    Ok(result.rows_affected == 1)
-}
-
-/// Archives (`Some` moment) or brings back (`None`) one of the shop's plans; `false` if it is
-/// gone.
-pub async fn set_archived(
-    db: &impl ConnectionTrait,
-    shop_id: i64,
-    id: &str,
-    archived_at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
-    let result = Entity::update_many()
-        .col_expr(Column::ArchivedAt, sea_orm::sea_query::Expr::value(archived_at.map(super::now_millis)))
         .col_expr(Column::UpdatedAt, sea_orm::sea_query::Expr::value(super::now_millis(now)))
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Id.eq(id))
