@@ -49,7 +49,8 @@ struct ListPage {
     export: String,
 }
 
-fn full_name(c: &customers::Model) -> String {
+/// "Ann Lee": the customer's first and last names, as far as given.
+pub(super) fn full_name(c: &customers::Model) -> String {
     [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ")
 }
 

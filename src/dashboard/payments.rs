@@ -4,6 +4,8 @@
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, RawQuery, State};
+use std::collections::HashMap;
+
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::Utc;
@@ -46,29 +48,51 @@ pub struct Row {
     pub created: String,
 }
 
+/// What a batch of payments names: their customers, products and plans, looked up at once.
+struct Named {
+    customers: HashMap<String, customers::Model>,
+    products: HashMap<String, products::Model>,
+    plans: HashMap<String, plans::Model>,
+}
+
+impl Named {
+    async fn load(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Named, AppError> {
+        let ids = |f: fn(&payments::Model) -> Option<&str>| payments.iter().filter_map(f).collect::<Vec<&str>>();
+        Ok(Named {
+            customers: db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref()))
+                .await?,
+            products: db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?,
+            plans: db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?,
+        })
+    }
+
+    fn customer(&self, p: &payments::Model) -> Option<&customers::Model> {
+        p.customer_id.as_ref().and_then(|id| self.customers.get(id))
+    }
+
+    /// The product or plan a payment paid for: its name and its page.
+    fn paid_for(&self, p: &payments::Model) -> Option<(String, String)> {
+        match (&p.product_id, &p.plan_id) {
+            (Some(id), _) => self.products.get(id).map(|x| (x.name.clone(), format!("/dashboard/products/{id}"))),
+            (_, Some(id)) => self.plans.get(id).map(|x| (x.title.clone(), format!("/dashboard/plans/{id}"))),
+            _ => None,
+        }
+    }
+}
+
 /// The table rows of `payments`, with what they paid for and who paid.
 async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Vec<Row>, AppError> {
-    let ids = |f: fn(&payments::Model) -> Option<&str>| payments.iter().filter_map(f).collect::<Vec<&str>>();
-    let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref())).await?;
-    let products = db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?;
-    let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?;
+    let named = Named::load(state, m, payments).await?;
     Ok(payments
         .iter()
         .map(|p| {
-            let product = p.product_id.as_ref().and_then(|id| products.get(id));
-            let plan = p.plan_id.as_ref().and_then(|id| plans.get(id));
-            let paid_for = match (product, plan) {
-                (Some(product), _) => Some((product.name.clone(), format!("/dashboard/products/{}", product.id))),
-                (_, Some(plan)) => Some((plan.title.clone(), format!("/dashboard/plans/{}", plan.id))),
-                _ => None,
-            };
-            let customer = p.customer_id.as_ref().and_then(|id| customers.get(id));
+            let customer = named.customer(p);
             Row {
                 id: p.id.clone(),
                 amount: money(p.amount, p.currency),
                 status: p.status.to_string(),
                 card: format!("{} •••• {}", p.card_brand, p.card_last4),
-                paid_for,
+                paid_for: named.paid_for(p),
                 payer: customer.map_or_else(|| p.card_holder.clone(), |c| c.email.clone()),
                 payer_link: customer.map(|c| format!("/dashboard/customers/{}", c.id)),
                 test: p.test,
@@ -208,21 +232,11 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
     let mut written = 0;
     loop {
         let listed = db::payments::search(&state.db, m.shop.id, &page, &search).await.map_err(AppError::from)?;
-        let ids = |f: fn(&payments::Model) -> Option<&str>| listed.rows.iter().filter_map(f).collect::<Vec<&str>>();
-        let customers =
-            db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref())).await?;
-        let products = db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?;
-        let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?;
+        let named = Named::load(&state, &m, &listed.rows).await?;
         for p in &listed.rows {
-            let customer = p.customer_id.as_ref().and_then(|id| customers.get(id));
-            let paid_for = match (&p.product_id, &p.plan_id) {
-                (Some(id), _) => products.get(id).map(|x| x.name.clone()),
-                (_, Some(id)) => plans.get(id).map(|x| x.title.clone()),
-                _ => None,
-            };
-            let name = customer.map(|c| {
-                [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ")
-            });
+            let customer = named.customer(p);
+            let paid_for = named.paid_for(p).map(|(name, _)| name);
+            let name = customer.map(super::customers::full_name);
             csv.row(&[
                 &p.id,
                 &p.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),

@@ -44,20 +44,7 @@ pub async fn insert(
     password_hash: String,
     now: DateTime<Utc>,
 ) -> Result<users::Model, NewUserError> {
-    let now = super::now_millis(now);
-    let row = users::ActiveModel {
-        id: Set(new_id(USER)),
-        shop_id: Set(shop_id),
-        email: Set(email.to_string()),
-        password_hash: Set(password_hash),
-        created_at: Set(now),
-        updated_at: Set(now),
-        ..Default::default()
-    };
-    row.insert(db).await.map_err(|e| match e.sql_err() {
-        Some(SqlErr::UniqueConstraintViolation(_)) => NewUserError::EmailTaken,
-        _ => NewUserError::Db(e),
-    })
+    insert_row(db, new_row(shop_id, email, password_hash, now)).await
 }
 
 /// Invites a user to a shop: no password of theirs yet (`placeholder_hash` matches none
@@ -71,18 +58,27 @@ pub async fn invite(
     expires_at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<users::Model, NewUserError> {
+    let mut row = new_row(shop_id, email, placeholder_hash, now);
+    row.invite_hash = Set(Some(invite_hash));
+    row.invite_expires_at = Set(Some(super::now_millis(expires_at)));
+    insert_row(db, row).await
+}
+
+fn new_row(shop_id: i64, email: &str, password_hash: String, now: DateTime<Utc>) -> users::ActiveModel {
     let now = super::now_millis(now);
-    let row = users::ActiveModel {
+    users::ActiveModel {
         id: Set(new_id(USER)),
         shop_id: Set(shop_id),
         email: Set(email.to_string()),
-        password_hash: Set(placeholder_hash),
-        invite_hash: Set(Some(invite_hash)),
-        invite_expires_at: Set(Some(super::now_millis(expires_at))),
+        password_hash: Set(password_hash),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
-    };
+    }
+}
+
+/// Stores a new user; an e-mail already taken is the caller's error, not a failure.
+async fn insert_row(db: &impl ConnectionTrait, row: users::ActiveModel) -> Result<users::Model, NewUserError> {
     row.insert(db).await.map_err(|e| match e.sql_err() {
         Some(SqlErr::UniqueConstraintViolation(_)) => NewUserError::EmailTaken,
         _ => NewUserError::Db(e),
