@@ -99,12 +99,14 @@ const API_PATHS: &[&str] = &[
 async fn error_pages(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
     let face = face(request.uri().path(), accept);
+    // Only the dashboard's error page reads the request (for its language).
+    let headers = if matches!(face, Face::Dashboard) { request.headers().clone() } else { HeaderMap::new() };
     let response = next.run(request).await;
     let Some(failure) = response.extensions().get::<Failure>().cloned() else { return response };
     let page = match face {
         Face::Api => return response,
         Face::Pay => pay::error_page(response.status(), failure.message),
-        Face::Dashboard => dashboard::error_page(response.status(), failure.message),
+        Face::Dashboard => dashboard::error_page(response.status(), failure.message, &headers),
     };
     let (mut parts, _) = response.into_parts();
     let (page_parts, body) = page.into_parts();

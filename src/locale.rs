@@ -77,6 +77,11 @@ pub fn date_time(at: DateTime<Utc>, tz: Tz, language: Language) -> String {
     at.with_timezone(&tz).format_localized("%-d %B %Y, %H:%M %Z", chrono_locale(language)).to_string()
 }
 
+/// A day of a chart as `language` writes it, short: `8 Dec`, `8 дек.`.
+pub fn short_day(day: chrono::NaiveDate, language: Language) -> String {
+    day.format_localized("%-d %b", chrono_locale(language)).to_string()
+}
+
 /// Every country as `(code, name in language)`, in the order of the names.
 pub fn countries(language: Language) -> &'static [(&'static str, String)] {
     static LISTS: OnceLock<HashMap<Language, Vec<(&'static str, String)>>> = OnceLock::new();

@@ -23,6 +23,7 @@ mod m20261124_000017_billing_indexes;
 mod m20261124_000018_cancel_at_period_end;
 mod m20261124_000019_archive;
 mod m20261124_000020_invitations;
+mod m20261124_000021_user_language;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -51,6 +52,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000018_cancel_at_period_end::Migration),
             Box::new(m20261124_000019_archive::Migration),
             Box::new(m20261124_000020_invitations::Migration),
+            Box::new(m20261124_000021_user_language::Migration),
         ]
     }
 }

@@ -13,6 +13,7 @@ use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
 use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, flash, password_stamp, session_error};
+use super::words::{Words, k};
 use super::{Chrome, Merchant, Page, render, see_other};
 use crate::csrf;
 use crate::db::entities::users;
@@ -37,6 +38,7 @@ pub fn router() -> Router<AppState> {
 #[derive(Template)]
 #[template(path = "dashboard/signup.html")]
 struct SignupPage {
+    words: Words,
     csrf: String,
     form: FormView,
 }
@@ -44,6 +46,7 @@ struct SignupPage {
 #[derive(Template)]
 #[template(path = "dashboard/login.html")]
 struct LoginPage {
+    words: Words,
     csrf: String,
     next: String,
     form: FormView,
@@ -55,6 +58,7 @@ struct LoginPage {
 #[derive(Template)]
 #[template(path = "dashboard/invite.html")]
 struct InvitePage {
+    words: Words,
     csrf: String,
     /// `None` when the link was used or has expired.
     email: Option<String>,
@@ -66,8 +70,8 @@ async fn invite_page(State(state): State<AppState>, headers: HeaderMap, Path(tok
     let hash = super::settings::invite_hash(&token);
     let user = db::users::invited(&state.db, &hash, Utc::now()).await?;
     let status = if user.is_some() { StatusCode::OK } else { StatusCode::GONE };
-    Ok(anonymous(&state, &headers, status, |csrf| {
-        let page = InvitePage { csrf, email: user.map(|u| u.email), token, form: FormView::default() };
+    Ok(anonymous(&state, &headers, status, |csrf, words| {
+        let page = InvitePage { words, csrf, email: user.map(|u| u.email), token, form: FormView::default() };
         render(status, &page)
     }))
 }
@@ -90,18 +94,19 @@ async fn accept_invite(
     let mut errors = Errors::default();
     let password = new_password(&Reader::new(&body), "password", &mut errors);
     let Some(password) = password.filter(|_| errors.is_empty()) else {
-        let view = FormView::sent(&form, errors);
-        return Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf| {
-            let page = InvitePage { csrf, email: Some(user.email), token, form: view };
+        return Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf, words| {
+            let form = FormView::sent(&form, errors, words);
+            let page = InvitePage { words, csrf, email: Some(user.email), token, form };
             render(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }));
     };
     let password_hash = crate::passwords::hash(password).await?;
-    match db::users::accept_invite(&state.db, &hash, password_hash, now).await? {
+    let words = Words::of_request(&headers);
+    match db::users::accept_invite(&state.db, &hash, password_hash, words.code(), now).await? {
         Some(user) => {
             start_session(&session, &user).await?;
-            flash(&session, "Welcome: your password is set and you are logged in.").await;
-            see_other("/dashboard")
+            flash(&session, words.t("Welcome: your password is set and you are logged in.")).await;
+            Ok(signed_in("/dashboard", words))
         }
         None => invite_page(State(state), headers, Path(token)).await,
     }
@@ -120,10 +125,10 @@ fn anonymous(
     state: &AppState,
     headers: &HeaderMap,
     status: StatusCode,
-    page: impl FnOnce(String) -> Response,
+    page: impl FnOnce(String, Words) -> Response,
 ) -> Response {
     let (token, cookie) = csrf::issue(headers, state.config.base_url.starts_with("https://"));
-    let mut response = page(token);
+    let mut response = page(token, Words::of_request(headers));
     *response.status_mut() = status;
     if let Some(cookie) = cookie {
         response.headers_mut().append(SET_COOKIE, cookie);
@@ -134,8 +139,16 @@ fn anonymous(
 fn check_anonymous(headers: &HeaderMap, form: &PostedForm) -> Result<(), AppError> {
     match csrf::verify(headers, form.get("csrf")) {
         true => Ok(()),
-        false => Err(AppError::Forbidden("The form has expired: reload the page and send it again")),
+        false => Err(AppError::Forbidden(k("The form has expired: reload the page and send it again"))),
     }
+}
+
+/// The 303 into the dashboard after signing in, remembering the user's language in this
+/// browser for the pages before the next login.
+pub fn signed_in(to: &str, words: Words) -> Response {
+    let mut response = Redirect::to(to).into_response();
+    response.headers_mut().append(SET_COOKIE, words.cookie());
+    response
 }
 
 fn signup_open(state: &AppState) -> Result<(), AppError> {
@@ -147,8 +160,8 @@ fn signup_open(state: &AppState) -> Result<(), AppError> {
 
 async fn signup_page(State(state): State<AppState>, headers: HeaderMap) -> Page {
     signup_open(&state)?;
-    Ok(anonymous(&state, &headers, StatusCode::OK, |csrf| {
-        render(StatusCode::OK, &SignupPage { csrf, form: FormView::default() })
+    Ok(anonymous(&state, &headers, StatusCode::OK, |csrf, words| {
+        render(StatusCode::OK, &SignupPage { words, csrf, form: FormView::default() })
     }))
 }
 
@@ -156,9 +169,8 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
     signup_open(&state)?;
     check_anonymous(&headers, &form)?;
     let refused = |errors: Errors| {
-        let view = FormView::sent(&form, errors);
-        Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf| {
-            render(StatusCode::OK, &SignupPage { csrf, form: view })
+        Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf, words| {
+            render(StatusCode::OK, &SignupPage { words, csrf, form: FormView::sent(&form, errors, words) })
         }))
     };
     let new = match SignUp::parse(&form.to_json(&[], &[])) {
@@ -167,11 +179,12 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
     };
     let hash = crate::passwords::hash(new.password.clone()).await?;
     let (_, secret) = crate::keys::new_secret(&state.vault);
-    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, Utc::now()).await {
+    let words = Words::of_request(&headers);
+    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, words.code(), Utc::now()).await {
         Ok((_, user)) => {
             start_session(&session, &user).await?;
-            flash(&session, "Your shop is ready. Create a product to get your first pay link.").await;
-            see_other("/dashboard")
+            flash(&session, words.t("Your shop is ready. Create a product to get your first pay link.")).await;
+            Ok(signed_in("/dashboard", words))
         }
         Err(NewUserError::EmailTaken) => {
             let errors = Errors::one("email", "has already been taken");
@@ -210,9 +223,15 @@ fn safe_next(next: Option<&str>) -> String {
 
 async fn login_page(State(state): State<AppState>, headers: HeaderMap, Query(next): Query<Next>) -> Response {
     let next = safe_next(next.next.as_deref());
-    anonymous(&state, &headers, StatusCode::OK, |csrf| {
-        let page =
-            LoginPage { csrf, next, form: FormView::default(), problem: String::new(), signup: state.config.signup };
+    anonymous(&state, &headers, StatusCode::OK, |csrf, words| {
+        let page = LoginPage {
+            words,
+            csrf,
+            next,
+            form: FormView::default(),
+            problem: String::new(),
+            signup: state.config.signup,
+        };
         render(StatusCode::OK, &page)
     })
 }
@@ -228,12 +247,13 @@ async fn login(
     let email = normalise_email(form.get("email").unwrap_or(""));
     let password = form.get("password").unwrap_or("").to_string();
     let next = safe_next(form.get("next"));
+    let words = Words::of_request(&headers);
     let refuse = |status: StatusCode, problem: String| {
         let view = FormView::filled(vec![("email", email.clone())]);
-        anonymous(&state, &headers, status, |csrf| {
+        anonymous(&state, &headers, status, |csrf, words| {
             render(
                 StatusCode::OK,
-                &LoginPage { csrf, next: next.clone(), form: view, problem, signup: state.config.signup },
+                &LoginPage { words, csrf, next: next.clone(), form: view, problem, signup: state.config.signup },
             )
         })
     };
@@ -249,7 +269,7 @@ async fn login(
     if let Some(wait) = waits.into_iter().flatten().max() {
         let minutes = wait.as_secs() / 60 + 1;
         tracing::warn!("dashboard login locked after repeated failures");
-        let problem = format!("Too many failed attempts. Try again in {minutes} minutes.");
+        let problem = words.f("Too many failed attempts. Try again in {} minutes.", &[&minutes]);
         let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, problem);
         response.headers_mut().insert(RETRY_AFTER, crate::error::retry_after(wait));
         return Ok(response);
@@ -264,13 +284,13 @@ async fn login(
         Some(user) if matches => {
             db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &account).await?;
             start_session(&session, &user).await?;
-            see_other(&next)
+            Ok(signed_in(&next, Words::of(&user.language)))
         }
         _ => {
             db::throttle::fail(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?;
             db::throttle::fail(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?;
             tracing::info!("dashboard login refused");
-            Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, "Wrong e-mail or password.".to_string()))
+            Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, words.t("Wrong e-mail or password.").to_string()))
         }
     }
 }
@@ -296,12 +316,12 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
     }
     let password = new_password(&r, "password", &mut errors);
     let Some(password) = password.filter(|_| errors.is_empty()) else {
-        let page = PasswordPage { chrome: m.chrome("settings").await, form: FormView::sent(&form, errors) };
+        let page = PasswordPage { chrome: m.chrome("settings").await, form: FormView::sent(&form, errors, m.words) };
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     };
     let hash = crate::passwords::hash(password).await?;
     let user = db::users::set_password(&state.db, m.user.clone(), hash, Utc::now()).await?;
     start_session(&m.session, &user).await?;
-    m.flash("Your password was changed.").await;
+    m.flash(m.t("Your password was changed.")).await;
     see_other("/dashboard/settings")
 }

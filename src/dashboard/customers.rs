@@ -11,7 +11,7 @@ use chrono::Utc;
 use super::csv::Csv;
 use super::form::{FormView, PostedForm};
 use super::list::{ListQuery, search};
-use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
+use super::{Chrome, Merchant, Page, local, ok, render, see_other};
 use crate::db::{self, entities::customers, entities::plans};
 use crate::domain::customer::CustomerFields;
 use crate::domain::payment::PaymentFilter;
@@ -173,7 +173,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         }
         Err(errors) => {
             let page =
-                FormPage { chrome: m.chrome("customers").await, id: Some(c.id), form: FormView::sent(&form, errors) };
+                FormPage { chrome: m.chrome("customers").await, id: Some(c.id), form: FormView::sent(&form, errors, m.words) };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -188,7 +188,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             see_other(&format!("/dashboard/customers/{}", customer.id))
         }
         Err(errors) => {
-            let page = FormPage { chrome: m.chrome("customers").await, id: None, form: FormView::sent(&form, errors) };
+            let page = FormPage { chrome: m.chrome("customers").await, id: None, form: FormView::sent(&form, errors, m.words) };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -228,7 +228,7 @@ async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> 
                 format!(
                     "{} ({} {}{test})",
                     p.title,
-                    money(f.amount, f.currency),
+                    m.money(f.amount, f.currency),
                     crate::i18n::EN.every(f.interval, f.interval_unit)
                 ),
             )
@@ -273,7 +273,7 @@ async fn subscribe(State(state): State<AppState>, m: Merchant, Path(id): Path<St
         Err(AppError::Validation(errors)) => {
             let mut shown = crate::domain::Errors::default();
             errors.for_each(|_, message| shown.add("plan_id", message));
-            show_page(&state, &m, &id, FormView::sent(&form, shown)).await
+            show_page(&state, &m, &id, FormView::sent(&form, shown, m.words)).await
         }
         Err(e) => Err(e),
     }

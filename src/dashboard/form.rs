@@ -6,7 +6,9 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use serde_json::{Map, Value};
 
+use super::Words;
 use crate::domain::Errors;
+use crate::domain::errors::humanize;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -127,23 +129,30 @@ pub fn nest(flat: Map<String, Value>) -> Map<String, Value> {
     out
 }
 
-/// A form being shown: the values to refill and the problems to show beside each field.
+/// A form being shown: the values to refill and the problems to show beside each field, in
+/// the language of the user who sent it.
 #[derive(Debug, Default)]
 pub struct FormView {
     pub values: Vec<(String, String)>,
     pub errors: Errors,
+    pub words: Words,
 }
 
 impl FormView {
-    /// A form refilled from what was sent, with its problems.
-    pub fn sent(form: &PostedForm, errors: Errors) -> Self {
+    /// A form refilled from what was sent, with its problems told in `words`.
+    pub fn sent(form: &PostedForm, errors: Errors, words: Words) -> Self {
         let values = form.0.iter().filter(|(k, _)| !k.contains("password") && k != "csrf").cloned().collect();
-        FormView { values, errors }
+        FormView { values, errors, words }
     }
 
     /// A form filled with these values.
     pub fn filled(values: Vec<(&str, String)>) -> Self {
-        FormView { values: values.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), errors: Errors::default() }
+        FormView { values: values.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), ..Default::default() }
+    }
+
+    /// `english` in the language of the form's problems.
+    pub fn t(&self, english: &'static str) -> &'static str {
+        self.words.t(english)
     }
 
     /// The value to show in `name`.
@@ -158,7 +167,8 @@ impl FormView {
 
     /// The problems of `name`, joined for display.
     pub fn error(&self, name: &str) -> String {
-        self.errors.get(name).map(|m| m.join(", ")).unwrap_or_default()
+        let messages = self.errors.get(name).unwrap_or_default();
+        messages.iter().map(|m| self.words.rule(m)).collect::<Vec<_>>().join(", ")
     }
 
     /// Whether `name` has a problem.
@@ -166,9 +176,19 @@ impl FormView {
         self.errors.has(name)
     }
 
-    /// The summary at the top of a refused form.
+    /// The summary at the top of a refused form: each field with its first problem.
     pub fn message(&self) -> String {
-        self.errors.message()
+        if self.words == Words::En {
+            return self.errors.message();
+        }
+        let mut named: Vec<(String, String)> = Vec::new();
+        self.errors.for_each(|field, message| {
+            if !named.iter().any(|(f, _)| f == field) {
+                let name = humanize(field);
+                named.push((field.to_string(), format!("{}: {}", self.words.t_data(&name), self.words.rule(message))));
+            }
+        });
+        named.into_iter().map(|(_, said)| said).collect::<Vec<_>>().join(". ")
     }
 
     /// Whether the form was refused.

@@ -31,6 +31,8 @@ pub struct Merchant {
     /// The token every form of this session must send back.
     pub csrf: String,
     pub session: Session,
+    /// The language the user reads the dashboard in.
+    pub words: super::Words,
 }
 
 impl FromRequestParts<AppState> for Merchant {
@@ -61,7 +63,8 @@ impl FromRequestParts<AppState> for Merchant {
         };
         let csrf = csrf_token(&session).await.map_err(fail)?;
         let tz = crate::shops::zone(state, &shop);
-        Ok(Merchant { user, shop, tz, csrf, session })
+        let words = super::Words::of(&user.language);
+        Ok(Merchant { user, shop, tz, csrf, session, words })
     }
 }
 

@@ -15,7 +15,6 @@ use tower_sessions::{Expiry, SessionManagerLayer};
 
 use crate::db::sessions::DbSessionStore;
 use crate::domain::currency::Currency;
-use crate::domain::money::Money;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -32,9 +31,11 @@ mod products;
 mod settings;
 mod subscriptions;
 mod webhooks;
+mod words;
 
 pub use form::PostedForm;
 pub use merchant::Merchant;
+pub use words::{Words, k};
 
 /// How long a dashboard session lives without being used.
 const IDLE: Duration = Duration::hours(8);
@@ -69,14 +70,18 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
 #[derive(Template)]
 #[template(path = "dashboard/error.html")]
 struct ErrorPage {
+    words: Words,
     status: u16,
     title: &'static str,
     message: String,
 }
 
-/// The dashboard's error page: the status and what the merchant is told.
-pub fn error_page(status: StatusCode, message: String) -> Response {
-    render(status, &ErrorPage { status: status.as_u16(), title: status.canonical_reason().unwrap_or("Error"), message })
+/// The dashboard's error page: the status and what the merchant is told, in the language of
+/// the request (see [`Words::of_request`]).
+pub fn error_page(status: StatusCode, message: String, request: &axum::http::HeaderMap) -> Response {
+    let words = Words::of_request(request);
+    let title = words.t_data(status.canonical_reason().unwrap_or("Error"));
+    render(status, &ErrorPage { words, status: status.as_u16(), title, message: words.t_data(&message).to_string() })
 }
 
 /// What a dashboard handler answers (errors become the dashboard's error page).
@@ -114,23 +119,50 @@ pub struct Chrome {
     /// The key of the section this page belongs to (`products`, …).
     pub active: &'static str,
     pub flash: Option<String>,
+    /// The language of the signed-in user.
+    pub words: Words,
 }
 
 const NAV: &[(&str, &str, &str)] = &[
-    ("/dashboard", "Overview", "overview"),
-    ("/dashboard/products", "Products", "products"),
-    ("/dashboard/plans", "Plans", "plans"),
-    ("/dashboard/customers", "Customers", "customers"),
-    ("/dashboard/payments", "Payments", "payments"),
-    ("/dashboard/subscriptions", "Subscriptions", "subscriptions"),
-    ("/dashboard/webhooks", "Webhooks", "webhooks"),
-    ("/dashboard/settings", "Settings", "settings"),
+    ("/dashboard", k("Overview"), "overview"),
+    ("/dashboard/products", k("Products"), "products"),
+    ("/dashboard/plans", k("Plans"), "plans"),
+    ("/dashboard/customers", k("Customers"), "customers"),
+    ("/dashboard/payments", k("Payments"), "payments"),
+    ("/dashboard/subscriptions", k("Subscriptions"), "subscriptions"),
+    ("/dashboard/webhooks", k("Webhooks"), "webhooks"),
+    ("/dashboard/settings", k("Settings"), "settings"),
 ];
 
 impl Chrome {
-    /// The sections: link, label, key.
-    pub fn nav(&self) -> &'static [(&'static str, &'static str, &'static str)] {
-        NAV
+    /// The sections: link, label (in the user's language), key.
+    pub fn nav(&self) -> Vec<(&'static str, &'static str, &'static str)> {
+        NAV.iter().map(|&(href, label, key)| (href, self.words.t(label), key)).collect()
+    }
+
+    /// Whether this page belongs to the section `key`.
+    pub fn is_active(&self, key: &str) -> bool {
+        self.active == key
+    }
+
+    /// `english` in the user's language (see [`Words::t`]).
+    pub fn t(&self, english: &'static str) -> &'static str {
+        self.words.t(english)
+    }
+
+    /// A text known only when the page runs, in the user's language (see [`Words::t_data`]).
+    pub fn t_data<'a>(&self, english: &'a str) -> &'a str {
+        self.words.t_data(english)
+    }
+
+    /// `english` with its `{}` filled by `a`, in the user's language.
+    pub fn f1(&self, english: &'static str, a: impl std::fmt::Display) -> String {
+        self.words.f1(english, a)
+    }
+
+    /// `english` with its two `{}` filled by `a` and `b`, in the user's language.
+    pub fn f2(&self, english: &'static str, a: impl std::fmt::Display, b: impl std::fmt::Display) -> String {
+        self.words.f2(english, a, b)
     }
 }
 
@@ -143,7 +175,23 @@ impl Merchant {
             csrf: self.csrf.clone(),
             active,
             flash: self.take_flash().await,
+            words: self.words,
         }
+    }
+
+    /// `english` in the user's language (see [`Words::t`]).
+    pub fn t(&self, english: &'static str) -> &'static str {
+        self.words.t(english)
+    }
+
+    /// `english` in the user's language with each `{}` filled by the next of `args`.
+    pub fn f(&self, english: &'static str, args: &[&dyn std::fmt::Display]) -> String {
+        self.words.f(english, args)
+    }
+
+    /// Money as the user's language writes it: `€9.90`, `9,90 €`.
+    pub fn money(&self, amount: i64, currency: Currency) -> String {
+        self.words.money(amount, currency)
     }
 }
 
@@ -162,6 +210,7 @@ pub struct ConfirmPage {
     pub back_label: &'static str,
 }
 
+
 /// A QR code of `link` as SVG.
 pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, AppError> {
     let code = qrcode::QrCode::new(link.as_bytes()).map_err(|e| AppError::BadRequest(e.to_string()))?;
@@ -172,9 +221,4 @@ pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, AppError> {
 /// A time as the dashboard shows it, in the shop's zone and naming it: `2026-11-23 14:05 CET`.
 pub fn local(at: DateTime<Utc>, tz: Tz) -> String {
     at.with_timezone(&tz).format("%Y-%m-%d %H:%M %Z").to_string()
-}
-
-/// Money as the dashboard shows it: `9.90 EUR`.
-pub fn money(amount: i64, currency: Currency) -> String {
-    Money::new(amount, currency).display(false)
 }

@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::routing::get;
 use chrono::{NaiveDate, Utc};
 
-use super::{Chrome, Merchant, Page, money, ok};
+use super::{Chrome, Merchant, Page, ok};
 use crate::db;
 use crate::domain::currency::Currency;
 use crate::domain::money::Money;
@@ -45,11 +45,11 @@ const CHART_HEIGHT: u32 = 160;
 const BAR_STEP: u32 = 20;
 
 /// A chart per currency with revenue over the days charted.
-fn charts(r: &Revenue, test: bool) -> Vec<Chart> {
-    r.daily.iter().map(|(currency, daily)| chart(*currency, daily, test)).collect()
+fn charts(r: &Revenue, test: bool, m: &Merchant) -> Vec<Chart> {
+    r.daily.iter().map(|(currency, daily)| chart(*currency, daily, test, m)).collect()
 }
 
-fn chart(currency: Currency, daily: &[(NaiveDate, i64)], test: bool) -> Chart {
+fn chart(currency: Currency, daily: &[(NaiveDate, i64)], test: bool, m: &Merchant) -> Chart {
     let top = daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
     let bars = daily
         .iter()
@@ -61,13 +61,13 @@ fn chart(currency: Currency, daily: &[(NaiveDate, i64)], test: bool) -> Chart {
                 x: i as u32 * BAR_STEP,
                 y: CHART_HEIGHT - height,
                 height,
-                label: format!("{}: {}", day.format("%b %d"), money(*amount, currency)),
+                label: format!("{}: {}", day.format("%b %d"), m.money(*amount, currency)),
             }
         })
         .collect();
     let first = daily.first().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
     let last = daily.last().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
-    Chart { max: money(top, currency), currency: currency.code.to_string(), test, bars, first, last }
+    Chart { max: m.money(top, currency), currency: currency.code.to_string(), test, bars, first, last }
 }
 
 #[derive(Template)]
@@ -103,7 +103,7 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
         month: totals(&live.month),
         test_today: totals(&test.today),
         test_month: totals(&test.month),
-        charts: if live.daily.is_empty() { charts(&test, true) } else { charts(&live, false) },
+        charts: if live.daily.is_empty() { charts(&test, true, &m) } else { charts(&live, false, &m) },
         states,
         payments,
     };

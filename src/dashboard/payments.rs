@@ -13,7 +13,7 @@ use chrono::Utc;
 use super::csv::Csv;
 use super::form::{FormView, PostedForm, minor_units, refused_also};
 use super::list::{PER_PAGE, next_link};
-use super::{Chrome, Merchant, Page, local, money, ok, see_other};
+use super::{Chrome, Merchant, Page, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, products, refunds};
 use crate::db::{self, Page as DbPage};
 use crate::domain::money::Money;
@@ -89,7 +89,7 @@ async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> R
             let customer = named.customer(p);
             Row {
                 id: p.id.clone(),
-                amount: money(p.amount, p.currency),
+                amount: m.money(p.amount, p.currency),
                 status: p.status.to_string(),
                 card: format!("{} •••• {}", p.card_brand, p.card_last4),
                 paid_for: named.paid_for(p),
@@ -317,19 +317,19 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
     let left = p.refundable().amount_to_refund(None).ok();
     let refund = left.map(|left| RefundForm {
         form: refund_form.unwrap_or_else(|| FormView::filled(vec![("amount", Money::new(left, p.currency).major())])),
-        left: money(left, p.currency),
+        left: m.money(left, p.currency),
         amount_label: format!("Amount to refund ({})", p.currency),
     });
     let refunds = db::refunds::of_payment(&state.db, &p.id).await?;
     let row = rows(state, m, std::slice::from_ref(&p)).await?.pop().ok_or(AppError::NotFound("Payment"))?;
     let page = ShowPage {
         row,
-        amount: money(p.amount, p.currency),
+        amount: m.money(p.amount, p.currency),
         created: local(p.created_at, m.tz),
         captured: p.captured_at.map(|t| local(t, m.tz)),
         voided: p.voided_at.map(|t| local(t, m.tz)),
         holdable: p.status == PaymentStatus::Authorized,
-        refunded: money(p.refunded_amount, p.currency),
+        refunded: m.money(p.refunded_amount, p.currency),
         refund,
         refunds: refunds.iter().map(|r| refund_row(r, m)).collect(),
         chrome: m.chrome("payments").await,
@@ -341,7 +341,7 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
 fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
     RefundRow {
         id: r.id.clone(),
-        amount: money(r.amount, r.currency),
+        amount: m.money(r.amount, r.currency),
         status: r.status.to_string(),
         reason: r.reason.clone().unwrap_or_default(),
         failure: r.failure_message.clone().unwrap_or_default(),
@@ -352,7 +352,7 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let p = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await?;
-    m.flash(&format!("Captured {}.", money(p.amount, p.currency))).await;
+    m.flash(&format!("Captured {}.", m.money(p.amount, p.currency))).await;
     see_other(&format!("/dashboard/payments/{id}"))
 }
 
@@ -360,7 +360,7 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     m.check(form.get("csrf"))?;
     if form.get("confirm") != Some("yes") {
         let p = find(&state, &m, &id).await?;
-        let held = money(p.amount, p.currency);
+        let held = m.money(p.amount, p.currency);
         let page = super::ConfirmPage {
             chrome: m.chrome("payments").await,
             title: format!("Void the authorization of {held}?"),
@@ -406,13 +406,13 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     });
     let (amount, ask) = match asked {
         Ok(asked) => asked,
-        Err(errors) => return show_page(&state, &m, p, Some(FormView::sent(&form, errors))).await,
+        Err(errors) => return show_page(&state, &m, p, Some(FormView::sent(&form, errors, m.words))).await,
     };
     if form.get("confirm") != Some("yes") {
         let page = ConfirmRefundPage {
             chrome: m.chrome("payments").await,
             card: format!("{} •••• {}", p.card_brand, p.card_last4),
-            amount: money(amount, p.currency),
+            amount: m.money(amount, p.currency),
             typed: Money::new(amount, p.currency).major(),
             reason: ask.reason.unwrap_or_default(),
             id,
@@ -422,8 +422,8 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let ask = RefundAsk { amount: Some(amount), ..ask };
     let refund = crate::refunds::refund(&state, m.shop.id, &id, ask, Utc::now()).await?;
     match refund.failure_message {
-        None => m.flash(&format!("Refunded {}.", money(refund.amount, refund.currency))).await,
-        Some(why) => m.flash(&format!("The refund of {} failed: {why}", money(refund.amount, refund.currency))).await,
+        None => m.flash(&format!("Refunded {}.", m.money(refund.amount, refund.currency))).await,
+        Some(why) => m.flash(&format!("The refund of {} failed: {why}", m.money(refund.amount, refund.currency))).await,
     }
     see_other(&format!("/dashboard/payments/{id}"))
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units, nest, refused_also, ticked_wins};
 use super::list::{ListQuery, search_where};
-use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
+use super::{Chrome, Merchant, Page, local, ok, render, see_other};
 use crate::db::{self, entities::plans};
 use crate::domain::Errors;
 use crate::domain::currency;
@@ -47,12 +47,12 @@ fn span(n: i32, unit: IntervalUnit) -> String {
 }
 
 /// The plan's schedule in plain words, as the merchant's customers will live it.
-pub fn describe(f: &PlanFields) -> String {
-    let price = money(f.amount, f.currency);
+pub fn describe(f: &PlanFields, m: &Merchant) -> String {
+    let price = m.money(f.amount, f.currency);
     let mut text = format!("{price} {}", every(f.interval, f.interval_unit));
     if let Some(t) = f.trial {
         let trial_price =
-            if t.amount == 0 { "free".to_string() } else { format!("for {}", money(t.amount, f.currency)) };
+            if t.amount == 0 { "free".to_string() } else { format!("for {}", m.money(t.amount, f.currency)) };
         text.push_str(&format!(" after a {}-{} trial {trial_price}", t.interval, t.interval_unit));
         if f.trial_as_first_payment {
             text.push_str(" (counted as the first payment)");
@@ -115,7 +115,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             let f = p.fields();
             Row {
                 id: p.id.clone(),
-                price: format!("{} {}", money(f.amount, f.currency), every(f.interval, f.interval_unit)),
+                price: format!("{} {}", m.money(f.amount, f.currency), every(f.interval, f.interval_unit)),
                 trial: f.trial.map_or("—".into(), |t| span(t.interval, t.interval_unit)),
                 title: f.title,
                 test: f.test,
@@ -187,7 +187,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             see_other(&format!("/dashboard/plans/{}", plan.id))
         }
         Err(errors) => {
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, FormView::sent(&form, errors)).await))
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, FormView::sent(&form, errors, m.words)).await))
         }
     }
 }
@@ -220,7 +220,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         super::payments::recent(&state, &m, PaymentFilter { plan: Some(p.id.clone()), ..Default::default() }, 10)
             .await?;
     let page = ShowPage {
-        summary: describe(&p.fields()),
+        summary: describe(&p.fields(), &m),
         pay_url: urls::plan_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/plans/{}/qr.svg", p.id),
         live_off: !p.test && !crate::payments::live_payments_allowed(&state),
@@ -256,7 +256,7 @@ mod tests {
                             "trial": {"amount": 100, "interval": 7, "interval_unit": "day"}}),
         );
         assert_eq!(
-            describe(&p),
+            describe(&p, &m),
             "9.90 EUR every month after a 7-day trial for 1.00 EUR, until cancelled. Failed payments are retried up to 3 \
              attempts in all (a declined card the next day at 03:00, a processing error at the start of each following \
              hour), then the subscription ends."
@@ -267,7 +267,7 @@ mod tests {
                             "prevent_payments_at_night": true}),
         );
         assert_eq!(
-            describe(&p),
+            describe(&p, &m),
             "25.00 USD every 3 months, for 4 payments. A failed payment is not retried: the subscription ends. \
              No charges between 20:00 and 08:00: they wait for the morning."
         );
@@ -317,7 +317,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
             let page = EditPage {
                 chrome: m.chrome("plans").await,
                 id: p.id,
-                form: FormView::sent(&form, errors),
+                form: FormView::sent(&form, errors, m.words),
                 languages: Language::WORDS,
             };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))

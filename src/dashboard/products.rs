@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units, refused_also, ticked_wins};
 use super::list::{ListQuery, search_where};
-use super::{Chrome, Merchant, Page, local, money, ok, render, see_other};
+use super::{Chrome, Merchant, Page, local, ok, render, see_other};
 use crate::db::{self, entities::products};
 use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
@@ -80,7 +80,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
         .map(|p| Row {
             id: p.id.clone(),
             name: p.name.clone(),
-            price: money(p.amount, p.currency),
+            price: m.money(p.amount, p.currency),
             stock: p.quantity.map_or("∞".to_string(), |q| q.to_string()),
             status: status(p),
             test: p.test,
@@ -196,7 +196,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             see_other(&format!("/dashboard/products/{}", product.id))
         }
         Err(errors) => {
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, None, FormView::sent(&form, errors)).await))
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, None, FormView::sent(&form, errors, m.words)).await))
         }
     }
 }
@@ -230,7 +230,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         },
         Err(errors) => errors,
     };
-    let page = FormPage::new(&m, Some(product.id), FormView::sent(&form, refused)).await;
+    let page = FormPage::new(&m, Some(product.id), FormView::sent(&form, refused, m.words)).await;
     Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
 }
 
@@ -259,7 +259,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
             .await?;
     let confirm_url = urls::confirm_order(&state.config, &p.id, p.shop_id);
     let page = ShowPage {
-        price: money(p.amount, p.currency),
+        price: m.money(p.amount, p.currency),
         status: status(&p),
         pay_url: urls::product_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/products/{}/qr.svg", p.id),

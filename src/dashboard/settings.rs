@@ -9,7 +9,7 @@ use axum::routing::{get, post};
 use chrono::Utc;
 
 use super::form::{FormView, PostedForm};
-use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{ShopSettings, email};
@@ -20,6 +20,7 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/settings", get(page).post(save))
+        .route("/dashboard/settings/language", post(language))
         .route("/dashboard/settings/rotate", post(rotate))
         .route("/dashboard/settings/key", get(new_key))
         .route("/dashboard/settings/notifications", post(notifications))
@@ -32,6 +33,8 @@ pub fn router() -> Router<AppState> {
 #[template(path = "dashboard/settings.html")]
 struct SettingsPage {
     chrome: Chrome,
+    /// The dashboard's languages, each in its own words.
+    languages: [(Words, &'static str); 2],
     shop_id: i64,
     system_zone: String,
     /// Every IANA zone, for the searchable list.
@@ -66,6 +69,7 @@ impl SettingsPage {
             )]),
             notifications_authenticated: crate::keys::api_secret(&state.vault, &m.shop).is_some(),
             chrome: m.chrome("settings").await,
+            languages: Words::ALL,
             shop_id: m.shop.id,
             system_zone: state.config.timezone.to_string(),
             zones: chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect(),
@@ -105,10 +109,23 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
             see_other("/dashboard/settings")
         }
         Err(errors) => {
-            let page = SettingsPage::new(&state, &m, Some(FormView::sent(&form, errors)), FormView::default()).await?;
+            let page = SettingsPage::new(&state, &m, Some(FormView::sent(&form, errors, m.words)), FormView::default()).await?;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
+}
+
+/// Sets the language the user reads the dashboard in (and remembers it in this browser).
+async fn language(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let code = form.get("language").unwrap_or("");
+    if !Words::known(code) {
+        return Err(AppError::BadRequest(m.t("Choose one of the languages listed.").to_string()));
+    }
+    let words = Words::of(code);
+    db::users::set_language(&state.db, &m.user.id, words.code(), Utc::now()).await?;
+    m.flash(words.t("From now on the dashboard speaks English.")).await;
+    Ok(super::account::signed_in("/dashboard/settings", words))
 }
 
 #[derive(Template)]
@@ -164,7 +181,7 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
     let url = crate::domain::product::read_url(&Reader::new(&body), "notification_url", &mut errors);
     if !errors.is_empty() {
         let mut page = SettingsPage::new(&state, &m, None, FormView::default()).await?;
-        page.notify_form = FormView::sent(&form, errors);
+        page.notify_form = FormView::sent(&form, errors, m.words);
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
     crate::shops::set_notification_url(&state, m.shop.id, url, Utc::now()).await?;
@@ -214,7 +231,7 @@ async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) 
             Err(NewUserError::Db(e)) => return Err(e.into()),
         }
     }
-    let page = SettingsPage::new(&state, &m, None, FormView::sent(&form, errors)).await?;
+    let page = SettingsPage::new(&state, &m, None, FormView::sent(&form, errors, m.words)).await?;
     Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::form::PostedForm;
 use super::list::{PER_PAGE, next_link};
-use super::{Chrome, Merchant, Page, local, money, ok, see_other};
+use super::{Chrome, Merchant, Page, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
 use crate::db::{self, Page as DbPage};
 use crate::domain::billing::State as SubState;
@@ -171,12 +171,12 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
                 .payment_id
                 .as_ref()
                 .and_then(|id| paid.get(id))
-                .map(|p| (p.id.clone(), money(p.amount, p.currency), p.status.to_string())),
+                .map(|p| (p.id.clone(), m.money(p.amount, p.currency), p.status.to_string())),
         })
         .collect();
     let sub_state = s.state;
     let page = ShowPage {
-        summary: plan.as_ref().map(|p| super::plans::describe(&p.fields())),
+        summary: plan.as_ref().map(|p| super::plans::describe(&p.fields(), &m)),
         next_charge: s.renew_at.map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
         card_link: (sub_state == SubState::Redirecting).then(|| crate::urls::subscription_pay(&state.config, &s.id)),

@@ -121,7 +121,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             Ok(render(StatusCode::CREATED, &page))
         }
         Err(errors) => {
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &list_page(&state, &m, FormView::sent(&form, errors)).await?))
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &list_page(&state, &m, FormView::sent(&form, errors, m.words)).await?))
         }
     }
 }
@@ -229,7 +229,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
             see_other(&format!("/dashboard/webhooks/{id}"))
         }
         Err(errors) => {
-            let page = show_page(&state, &m, e, Some(FormView::sent(&form, errors)), "").await?;
+            let page = show_page(&state, &m, e, Some(FormView::sent(&form, errors, m.words)), "").await?;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }

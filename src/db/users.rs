@@ -27,11 +27,14 @@ pub async fn sign_up(
     secret: super::shops::StoredSecret,
     email: &str,
     password_hash: String,
+    language: &str,
     now: DateTime<Utc>,
 ) -> Result<(shops::Model, users::Model), NewUserError> {
     let txn = db.begin().await?;
     let shop = super::shops::create(&txn, shop_name, None, secret, now).await?;
-    let user = insert(&txn, shop.id, email, password_hash, now).await?;
+    let mut row = new_row(shop.id, email, password_hash, now);
+    row.language = Set(language.to_string());
+    let user = insert_row(&txn, row).await?;
     txn.commit().await?;
     Ok((shop, user))
 }
@@ -71,6 +74,7 @@ fn new_row(shop_id: i64, email: &str, password_hash: String, now: DateTime<Utc>)
         shop_id: Set(shop_id),
         email: Set(email.to_string()),
         password_hash: Set(password_hash),
+        language: Set("en".to_string()),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -98,17 +102,19 @@ pub async fn invited(
         .await
 }
 
-/// Sets an invited user's first password and spends their link, once: `None` if the link was
-/// used (or expired) meanwhile.
+/// Sets an invited user's first password (and the language they read) and spends their link,
+/// once: `None` if the link was used (or expired) meanwhile.
 pub async fn accept_invite(
     db: &impl ConnectionTrait,
     invite_hash: &str,
     password_hash: String,
+    language: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<users::Model>, DbErr> {
     let Some(user) = invited(db, invite_hash, now).await? else { return Ok(None) };
     let result = users::Entity::update_many()
         .col_expr(users::Column::PasswordHash, Expr::value(password_hash))
+        .col_expr(users::Column::Language, Expr::value(language))
         .col_expr(users::Column::InviteHash, Expr::value(Option::<String>::None))
         .col_expr(users::Column::InviteExpiresAt, Expr::value(Option::<DateTime<Utc>>::None))
         .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))
@@ -158,4 +164,15 @@ pub async fn set_password(
     row.password_hash = Set(password_hash);
     row.updated_at = Set(super::now_millis(now));
     row.update(db).await
+}
+
+/// Sets the language a user reads the dashboard in.
+pub async fn set_language(db: &impl ConnectionTrait, id: &str, language: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
+    users::Entity::update_many()
+        .col_expr(users::Column::Language, Expr::value(language))
+        .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(users::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
 }

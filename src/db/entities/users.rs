@@ -14,6 +14,8 @@ pub struct Model {
     /// An invited user's one-time link: the SHA-256 of its token, until a password is set.
     pub invite_hash: Option<String>,
     pub invite_expires_at: Option<DateTimeUtc>,
+    /// The language the user reads the dashboard in: `en` or `ru`.
+    pub language: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

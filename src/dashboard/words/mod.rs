@@ -1,0 +1,221 @@
+//! The dashboard's words, in English and Russian, chosen per user (Settings → Language; before
+//! signing in, the language last chosen in this browser or else its `Accept-Language`).
+//!
+//! The English text is the key, as in gettext: templates write `{{ chrome.t("Products") }}`,
+//! handlers `m.t("Saved.")`, and `f("Refund {}?", &[&amount])` fills `{}` in order. A text
+//! that travels as a value before it is translated is marked where it is written with
+//! [`k`]. Each file beside this one holds the Russian of one part of the dashboard; a test
+//! reads every template and handler of the dashboard and proves that no key lacks its Russian
+//! and that no Russian is left unused.
+
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::sync::OnceLock;
+
+use axum::http::{HeaderMap, header};
+
+use crate::domain::currency::Currency;
+use crate::domain::vocab::Language;
+
+mod catalog;
+mod common;
+mod money;
+mod people;
+mod settings;
+
+/// The cookie that remembers the language chosen in this browser, for the pages before login.
+pub const COOKIE: &str = "pd_lang";
+
+/// Marks `english` as a text translated later, where it is shown (it travels as a value).
+pub const fn k(english: &'static str) -> &'static str {
+    english
+}
+
+/// The language a user reads the dashboard in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Words {
+    #[default]
+    En,
+    Ru,
+}
+
+impl Words {
+    /// Both, in the order the language setting lists them: `(code, own name)`.
+    pub const ALL: [(Words, &'static str); 2] = [(Words::En, "English"), (Words::Ru, "Русский")];
+
+    /// The language of code `code` (`en`, `ru`); English for any other.
+    pub fn of(code: &str) -> Words {
+        match code.trim().to_ascii_lowercase().as_str() {
+            "ru" => Words::Ru,
+            _ => Words::En,
+        }
+    }
+
+    /// Whether `code` names one of the dashboard's languages.
+    pub fn known(code: &str) -> bool {
+        Words::ALL.iter().any(|(w, _)| w.code() == code)
+    }
+
+    /// The language of a request before login: the one last chosen in this browser (its
+    /// cookie), else the first of ours its `Accept-Language` prefers, else English.
+    pub fn of_request(headers: &HeaderMap) -> Words {
+        let cookies = headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok());
+        for pair in cookies.flat_map(|c| c.split(';')) {
+            if let Some((name, value)) = pair.trim().split_once('=')
+                && name == COOKIE
+                && Words::known(value)
+            {
+                return Words::of(value);
+            }
+        }
+        let accept = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()).unwrap_or("");
+        Words::preferred(accept)
+    }
+
+    /// The first of our languages an `Accept-Language` value prefers (`ru-RU,ru;q=0.9,en;q=0.8`).
+    pub fn preferred(accept: &str) -> Words {
+        let mut best: Option<(f32, Words)> = None;
+        for item in accept.split(',') {
+            let mut parts = item.split(';');
+            let tag = parts.next().unwrap_or("").trim();
+            let q = parts
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            let primary = tag.split('-').next().unwrap_or("").to_ascii_lowercase();
+            if q > 0.0 && Words::known(&primary) && best.is_none_or(|(b, _)| q > b) {
+                best = Some((q, Words::of(&primary)));
+            }
+        }
+        best.map_or(Words::En, |(_, w)| w)
+    }
+
+    /// The language's code, as `<html lang>` and the users table write it.
+    pub fn code(self) -> &'static str {
+        match self {
+            Words::En => "en",
+            Words::Ru => "ru",
+        }
+    }
+
+    /// The cookie that remembers this language in the browser for a year.
+    pub fn cookie(self) -> axum::http::HeaderValue {
+        let cookie = format!("{COOKIE}={}; Path=/dashboard; Max-Age=31536000; SameSite=Lax", self.code());
+        axum::http::HeaderValue::from_str(&cookie).unwrap_or(axum::http::HeaderValue::from_static(""))
+    }
+
+    /// The language as the locale data knows it.
+    pub fn language(self) -> Language {
+        match self {
+            Words::En => Language::En,
+            Words::Ru => Language::Ru,
+        }
+    }
+
+    /// `english` in this language.
+    pub fn t(self, english: &'static str) -> &'static str {
+        self.t_data(english)
+    }
+
+    /// A text known only when the page runs (a status, an error's message) in this language,
+    /// as it is when the catalog has none.
+    pub fn t_data<'a>(self, english: &'a str) -> &'a str {
+        match self {
+            Words::En => english,
+            Words::Ru => catalog().get(english).copied().unwrap_or(english),
+        }
+    }
+
+    /// `english` in this language with each `{}` filled by the next of `args`.
+    pub fn f(self, english: &'static str, args: &[&dyn Display]) -> String {
+        fill(self.t(english), args)
+    }
+
+    /// [`Words::f`] with one value, for templates.
+    pub fn f1(self, english: &'static str, a: impl Display) -> String {
+        self.f(english, &[&a])
+    }
+
+    /// [`Words::f`] with two values, for templates.
+    pub fn f2(self, english: &'static str, a: impl Display, b: impl Display) -> String {
+        self.f(english, &[&a, &b])
+    }
+
+    /// A count with its noun, agreeing: `english` is `"{} payment|{} payments"` (one|other);
+    /// its Russian has the three forms one|few|many (`"{} платёж|{} платежа|{} платежей"`).
+    pub fn n(self, n: i64, english: &'static str) -> String {
+        let forms: Vec<&str> = self.t(english).split('|').collect();
+        let form = match (self, forms.len()) {
+            (Words::Ru, 3) => {
+                let (ten, hundred) = (n.unsigned_abs() % 10, n.unsigned_abs() % 100);
+                if ten == 1 && hundred != 11 {
+                    forms[0]
+                } else if (2..=4).contains(&ten) && !(12..=14).contains(&hundred) {
+                    forms[1]
+                } else {
+                    forms[2]
+                }
+            }
+            (_, 2) if n == 1 => forms[0],
+            (_, 2) => forms[1],
+            _ => forms[0],
+        };
+        fill(form, &[&n])
+    }
+
+    /// A day of a chart, short: `8 Dec`, `8 дек.`.
+    pub fn day(self, day: chrono::NaiveDate) -> String {
+        crate::locale::short_day(day, self.language())
+    }
+
+    /// A message of the API's rules (`is too long (maximum is 255 characters)`) in this
+    /// language: found whole, or with its number as `{}`; as it is when neither is known.
+    pub fn rule(self, message: &str) -> String {
+        if self == Words::En {
+            return message.to_string();
+        }
+        if let Some(found) = catalog().get(message) {
+            return found.to_string();
+        }
+        let Some(start) = message.find(|c: char| c.is_ascii_digit()) else { return message.to_string() };
+        let end = message[start..].find(|c: char| !c.is_ascii_digit()).map_or(message.len(), |e| start + e);
+        let pattern = format!("{}{{}}{}", &message[..start], &message[end..]);
+        match catalog().get(pattern.as_str()) {
+            Some(found) => fill(found, &[&&message[start..end]]),
+            None => message.to_string(),
+        }
+    }
+
+    /// `amount` minimal units of `currency` as this language writes money (`€9.90`, `9,90 €`).
+    pub fn money(self, amount: i64, currency: Currency) -> String {
+        crate::locale::money(amount, currency, self.language())
+    }
+}
+
+fn fill(template: &str, args: &[&dyn Display]) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut args = args.iter();
+    let mut rest = template;
+    while let Some(at) = rest.find("{}") {
+        out.push_str(&rest[..at]);
+        if let Some(arg) = args.next() {
+            out.push_str(&arg.to_string());
+        }
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every part's Russian, by English key.
+fn parts() -> [&'static [(&'static str, &'static str)]; 7] {
+    [common::RU, common::DATA, catalog::RU, people::RU, money::RU, settings::RU, common::RULES]
+}
+
+fn catalog() -> &'static HashMap<&'static str, &'static str> {
+    static CATALOG: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    CATALOG.get_or_init(|| parts().into_iter().flatten().copied().collect())
+}
+
+#[cfg(test)]
+mod tests;
