@@ -17,7 +17,6 @@ use crate::domain::customer::CustomerFields;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::subscription::SubscriptionRequest;
-use crate::domain::vocab::Language;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -54,6 +53,11 @@ pub(super) fn full_name(c: &customers::Model) -> String {
     [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ")
 }
 
+/// The customer's country, named in the user's language.
+fn country(c: &customers::Model, m: &Merchant) -> String {
+    c.country.as_deref().map(|code| crate::locale::country_name(code, m.words.language())).unwrap_or_default()
+}
+
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
     let found = search::<customers::Entity>(&state, &m, query, "/dashboard/customers").await?;
     let rows = found
@@ -63,11 +67,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             id: c.id.clone(),
             email: c.email.clone(),
             name: full_name(c),
-            country: c
-                .country
-                .as_deref()
-                .map(|code| crate::locale::country_name(code, Language::En))
-                .unwrap_or_default(),
+            country: country(c, &m),
             created: local(c.created_at, m.tz),
         })
         .collect();
@@ -168,12 +168,15 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
             if !db::customers::update(&state.db, m.shop.id, &c.id, fields, Utc::now()).await? {
                 return Err(AppError::NotFound("Customer"));
             }
-            m.flash("Customer saved.").await;
+            m.flash(m.t("Customer saved.")).await;
             see_other(&format!("/dashboard/customers/{id}"))
         }
         Err(errors) => {
-            let page =
-                FormPage { chrome: m.chrome("customers").await, id: Some(c.id), form: FormView::sent(&form, errors, m.words) };
+            let page = FormPage {
+                chrome: m.chrome("customers").await,
+                id: Some(c.id),
+                form: FormView::sent(&form, errors, m.words),
+            };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -184,11 +187,15 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     match CustomerFields::parse(&form.to_json(&[], &[])) {
         Ok(fields) => {
             let customer = db::customers::insert(&state.db, m.shop.id, fields, Utc::now()).await?;
-            m.flash("Customer created.").await;
+            m.flash(m.t("Customer created.")).await;
             see_other(&format!("/dashboard/customers/{}", customer.id))
         }
         Err(errors) => {
-            let page = FormPage { chrome: m.chrome("customers").await, id: None, form: FormView::sent(&form, errors, m.words) };
+            let page = FormPage {
+                chrome: m.chrome("customers").await,
+                id: None,
+                form: FormView::sent(&form, errors, m.words),
+            };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -217,21 +224,18 @@ async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> 
     let c = find(state, m, id).await?;
     let listed =
         db::list::<plans::Entity>(&state.db, m.shop.id, &db::Page { limit: 500, starting_after: None }).await?;
+    let texts = crate::i18n::texts(m.words.language());
     let plans = listed
         .rows
         .iter()
         .map(|p| {
             let f = p.fields();
-            let test = if p.test { ", test" } else { "" };
-            (
-                p.id.clone(),
-                format!(
-                    "{} ({} {}{test})",
-                    p.title,
-                    m.money(f.amount, f.currency),
-                    crate::i18n::EN.every(f.interval, f.interval_unit)
-                ),
-            )
+            let price = format!("{} {}", m.money(f.amount, f.currency), texts.every(f.interval, f.interval_unit));
+            let label = match p.test {
+                true => m.f("{} ({}, test)", &[&p.title, &price]),
+                false => format!("{} ({price})", p.title),
+            };
+            (p.id.clone(), label)
         })
         .collect();
     let payments =
@@ -244,7 +248,7 @@ async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> 
         plans,
         form,
         name: full_name(&c),
-        country: c.country.as_deref().map(|code| crate::locale::country_name(code, Language::En)).unwrap_or_default(),
+        country: country(&c, m),
         created: local(c.created_at, m.tz),
         chrome: m.chrome("customers").await,
         payments,
@@ -266,8 +270,10 @@ async fn subscribe(State(state): State<AppState>, m: Merchant, Path(id): Path<St
     };
     match created {
         Ok(sub) => {
-            m.flash("Subscription started. Send the customer its card link below: it starts once they enter a card.")
-                .await;
+            m.flash(
+                m.t("Subscription started. Send the customer its card link below: it starts once they enter a card."),
+            )
+            .await;
             see_other(&format!("/dashboard/subscriptions/{}", sub.id))
         }
         Err(AppError::Validation(errors)) => {

@@ -59,14 +59,15 @@ impl PostedForm {
 
 /// Reads each of the `amounts` typed in the currency's units (`9.90`) as minimal units, the
 /// API's way; what cannot be read is left as typed for the API's rules to name. An amount
-/// like `1,000` (a thousand, or one?) is refused rather than guessed: the returned errors.
-pub fn minor_units(body: &mut Map<String, Value>, amounts: &[&str]) -> Errors {
+/// like `1,000` (a thousand, or one?) is refused rather than guessed: the returned errors,
+/// told in `words`.
+pub fn minor_units(body: &mut Map<String, Value>, amounts: &[&str], words: Words) -> Errors {
     let mut ambiguous = Errors::default();
     for key in amounts {
         if let Some(raw) = body.get(*key).and_then(Value::as_str)
             && crate::domain::currency::is_ambiguous(raw)
         {
-            let message = format!("“{}” is ambiguous: type 1000 for a thousand, or 1.00 for one", raw.trim());
+            let message = words.f("“{}” is ambiguous: type 1000 for a thousand, or 1.00 for one", &[&raw.trim()]);
             ambiguous.add(key, message);
         }
     }

@@ -8,6 +8,7 @@ use chrono_tz::Tz;
 use subtle::ConstantTimeEq;
 use tower_sessions::Session;
 
+use super::k;
 use crate::db::entities::{shops, users};
 use crate::db::{self};
 use crate::domain::ids::random_hex;
@@ -73,7 +74,7 @@ impl Merchant {
     pub fn check(&self, sent: Option<&str>) -> Result<(), AppError> {
         match sent {
             Some(token) if bool::from(token.as_bytes().ct_eq(self.csrf.as_bytes())) => Ok(()),
-            _ => Err(AppError::Forbidden("The form has expired: reload the page and send it again")),
+            _ => Err(AppError::Forbidden(k("The form has expired: reload the page and send it again"))),
         }
     }
 

@@ -156,12 +156,12 @@ impl Chrome {
     }
 
     /// `english` with its `{}` filled by `a`, in the user's language.
-    pub fn f1(&self, english: &'static str, a: impl std::fmt::Display) -> String {
+    pub fn f1(&self, english: &'static str, a: impl std::fmt::Display + Sync) -> String {
         self.words.f1(english, a)
     }
 
     /// `english` with its two `{}` filled by `a` and `b`, in the user's language.
-    pub fn f2(&self, english: &'static str, a: impl std::fmt::Display, b: impl std::fmt::Display) -> String {
+    pub fn f2(&self, english: &'static str, a: impl std::fmt::Display + Sync, b: impl std::fmt::Display + Sync) -> String {
         self.words.f2(english, a, b)
     }
 }
@@ -185,7 +185,7 @@ impl Merchant {
     }
 
     /// `english` in the user's language with each `{}` filled by the next of `args`.
-    pub fn f(&self, english: &'static str, args: &[&dyn std::fmt::Display]) -> String {
+    pub fn f(&self, english: &'static str, args: &[&(dyn std::fmt::Display + Sync)]) -> String {
         self.words.f(english, args)
     }
 
@@ -207,9 +207,9 @@ pub struct ConfirmPage {
     pub fields: Vec<(String, String)>,
     pub button: String,
     pub back: String,
+    /// Marked with [`k`] where it is written, shown in the user's language.
     pub back_label: &'static str,
 }
-
 
 /// A QR code of `link` as SVG.
 pub fn qr_svg(link: &str) -> Result<impl IntoResponse + use<>, AppError> {

@@ -33,10 +33,10 @@ struct Bar {
 /// The daily revenue of one currency.
 struct Chart {
     currency: String,
-    /// Whether it shows test-mode payments (when there are no live ones yet).
-    test: bool,
     bars: Vec<Bar>,
     max: String,
+    /// What the chart shows, for screen readers.
+    summary: String,
     first: String,
     last: String,
 }
@@ -45,11 +45,11 @@ const CHART_HEIGHT: u32 = 160;
 const BAR_STEP: u32 = 20;
 
 /// A chart per currency with revenue over the days charted.
-fn charts(r: &Revenue, test: bool, m: &Merchant) -> Vec<Chart> {
-    r.daily.iter().map(|(currency, daily)| chart(*currency, daily, test, m)).collect()
+fn charts(r: &Revenue, m: &Merchant) -> Vec<Chart> {
+    r.daily.iter().map(|(currency, daily)| chart(*currency, daily, m)).collect()
 }
 
-fn chart(currency: Currency, daily: &[(NaiveDate, i64)], test: bool, m: &Merchant) -> Chart {
+fn chart(currency: Currency, daily: &[(NaiveDate, i64)], m: &Merchant) -> Chart {
     let top = daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
     let bars = daily
         .iter()
@@ -61,13 +61,15 @@ fn chart(currency: Currency, daily: &[(NaiveDate, i64)], test: bool, m: &Merchan
                 x: i as u32 * BAR_STEP,
                 y: CHART_HEIGHT - height,
                 height,
-                label: format!("{}: {}", day.format("%b %d"), m.money(*amount, currency)),
+                label: format!("{}: {}", m.words.day(*day), m.money(*amount, currency)),
             }
         })
         .collect();
-    let first = daily.first().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
-    let last = daily.last().map(|(d, _)| d.format("%b %d").to_string()).unwrap_or_default();
-    Chart { max: m.money(top, currency), currency: currency.code.to_string(), test, bars, first, last }
+    let first = daily.first().map(|(d, _)| m.words.day(*d)).unwrap_or_default();
+    let last = daily.last().map(|(d, _)| m.words.day(*d)).unwrap_or_default();
+    let max = m.money(top, currency);
+    let summary = m.f("Daily revenue in {} from {} to {}, up to {} a day", &[&currency.code, &first, &last, &max]);
+    Chart { currency: currency.code.to_string(), bars, max, summary, first, last }
 }
 
 #[derive(Template)]
@@ -79,6 +81,8 @@ struct OverviewPage {
     test_today: Vec<String>,
     test_month: Vec<String>,
     charts: Vec<Chart>,
+    /// Whether the charts show test-mode payments (there are no live ones yet).
+    test_chart: bool,
     states: Vec<(String, i64)>,
     payments: Vec<super::payments::Row>,
 }
@@ -96,14 +100,15 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     let (live, test) = (of(false), of(true));
     let states = db::subscriptions::count_by_state(&state.db, m.shop.id).await?;
     let payments = super::payments::recent(&state, &m, PaymentFilter::default(), 10).await?;
-    let totals = |t: &[Money]| t.iter().map(|m| m.display(false)).collect::<Vec<_>>();
+    let totals = |t: &[Money]| t.iter().map(|x| m.money(x.amount, x.currency)).collect::<Vec<_>>();
     let page = OverviewPage {
         chrome: m.chrome("overview").await,
         today: totals(&live.today),
         month: totals(&live.month),
         test_today: totals(&test.today),
         test_month: totals(&test.month),
-        charts: if live.daily.is_empty() { charts(&test, true, &m) } else { charts(&live, false, &m) },
+        charts: charts(if live.daily.is_empty() { &test } else { &live }, &m),
+        test_chart: live.daily.is_empty() && !test.daily.is_empty(),
         states,
         payments,
     };

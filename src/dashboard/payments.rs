@@ -13,7 +13,7 @@ use chrono::Utc;
 use super::csv::Csv;
 use super::form::{FormView, PostedForm, minor_units, refused_also};
 use super::list::{PER_PAGE, next_link};
-use super::{Chrome, Merchant, Page, local, ok, see_other};
+use super::{Chrome, Merchant, Page, k, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, products, refunds};
 use crate::db::{self, Page as DbPage};
 use crate::domain::money::Money;
@@ -183,6 +183,7 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
     let (products, plans) = choices(&state, &m).await?;
     let mut form = FormView::filled(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
     form.errors = errors.unwrap_or_default();
+    form.words = m.words;
     let export = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&pairs).finish();
     let page = ListPage {
         chrome: m.chrome("payments").await,
@@ -318,7 +319,7 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
     let refund = left.map(|left| RefundForm {
         form: refund_form.unwrap_or_else(|| FormView::filled(vec![("amount", Money::new(left, p.currency).major())])),
         left: m.money(left, p.currency),
-        amount_label: format!("Amount to refund ({})", p.currency),
+        amount_label: m.f("Amount to refund ({})", &[&p.currency]),
     });
     let refunds = db::refunds::of_payment(&state.db, &p.id).await?;
     let row = rows(state, m, std::slice::from_ref(&p)).await?.pop().ok_or(AppError::NotFound("Payment"))?;
@@ -352,7 +353,7 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let p = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await?;
-    m.flash(&format!("Captured {}.", m.money(p.amount, p.currency))).await;
+    m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await;
     see_other(&format!("/dashboard/payments/{id}"))
 }
 
@@ -363,21 +364,21 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         let held = m.money(p.amount, p.currency);
         let page = super::ConfirmPage {
             chrome: m.chrome("payments").await,
-            title: format!("Void the authorization of {held}?"),
+            title: m.f("Void the authorization of {}?", &[&held]),
             lines: vec![
-                format!("The {held} held on {} •••• {} is released to the customer.", p.card_brand, p.card_last4),
-                "You cannot capture it afterwards: to take the money, the customer has to pay again.".into(),
+                m.f("The {} held on {} •••• {} is released to the customer.", &[&held, &p.card_brand, &p.card_last4]),
+                m.t("You cannot capture it afterwards: to take the money, the customer has to pay again.").into(),
             ],
             action: format!("/dashboard/payments/{id}/void"),
             fields: Vec::new(),
-            button: "Void the authorization".into(),
+            button: m.t("Void the authorization").into(),
             back: format!("/dashboard/payments/{id}"),
-            back_label: "Keep it",
+            back_label: k("Keep it"),
         };
         return ok(&page);
     }
     crate::payments::void(&state, m.shop.id, &id, Utc::now()).await?;
-    m.flash("The authorization was voided: the funds are released.").await;
+    m.flash(m.t("The authorization was voided: the funds are released.")).await;
     see_other(&format!("/dashboard/payments/{id}"))
 }
 
@@ -399,7 +400,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let p = find(&state, &m, &id).await?;
     let mut body = form.to_json(&[], &[]);
     body.insert("currency".into(), p.currency.to_string().into());
-    let ambiguous = minor_units(&mut body, &["amount"]);
+    let ambiguous = minor_units(&mut body, &["amount"], m.words);
     let asked = refused_also(RefundAsk::read(&body), ambiguous).and_then(|ask| {
         let amount = p.refundable().amount_to_refund(ask.amount).map_err(|refusal| refusal.as_field_errors())?;
         Ok((amount, ask))
@@ -421,9 +422,10 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     }
     let ask = RefundAsk { amount: Some(amount), ..ask };
     let refund = crate::refunds::refund(&state, m.shop.id, &id, ask, Utc::now()).await?;
+    let refunded = m.money(refund.amount, refund.currency);
     match refund.failure_message {
-        None => m.flash(&format!("Refunded {}.", m.money(refund.amount, refund.currency))).await,
-        Some(why) => m.flash(&format!("The refund of {} failed: {why}", m.money(refund.amount, refund.currency))).await,
+        None => m.flash(&m.f("Refunded {}.", &[&refunded])).await,
+        Some(why) => m.flash(&m.f("The refund of {} failed: {}", &[&refunded, &why])).await,
     }
     see_other(&format!("/dashboard/payments/{id}"))
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units, nest, refused_also, ticked_wins};
 use super::list::{ListQuery, search_where};
-use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use super::{Chrome, Merchant, Page, Words, k, local, ok, render, see_other};
 use crate::db::{self, entities::plans};
 use crate::domain::Errors;
 use crate::domain::currency;
@@ -36,48 +36,70 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/plans/{id}/archive", post(archive))
 }
 
-/// "every month", "every 3 days".
-fn every(n: i32, unit: IntervalUnit) -> String {
-    crate::i18n::EN.every(n, unit)
+/// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".
+fn every(n: i32, unit: IntervalUnit, words: Words) -> String {
+    crate::i18n::texts(words.language()).every(n, unit)
 }
 
-/// "7 days", "1 month".
-fn span(n: i32, unit: IntervalUnit) -> String {
-    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+/// "7 days", "1 month"; "7 дней", "1 месяц".
+fn span(n: i32, unit: IntervalUnit, words: Words) -> String {
+    let forms = match unit {
+        IntervalUnit::Hour => k("{} hour|{} hours"),
+        IntervalUnit::Day => k("{} day|{} days"),
+        IntervalUnit::Month => k("{} month|{} months"),
+    };
+    words.n(n.into(), forms)
+}
+
+/// A trial's length before the word "trial": "7-day"; "7 дней" (as in "trial of 7 days").
+fn trial_length(n: i32, unit: IntervalUnit, words: Words) -> String {
+    let forms = match unit {
+        IntervalUnit::Hour => k("{}-hour|{}-hour"),
+        IntervalUnit::Day => k("{}-day|{}-day"),
+        IntervalUnit::Month => k("{}-month|{}-month"),
+    };
+    words.n(n.into(), forms)
 }
 
 /// The plan's schedule in plain words, as the merchant's customers will live it.
 pub fn describe(f: &PlanFields, m: &Merchant) -> String {
-    let price = m.money(f.amount, f.currency);
-    let mut text = format!("{price} {}", every(f.interval, f.interval_unit));
-    if let Some(t) = f.trial {
-        let trial_price =
-            if t.amount == 0 { "free".to_string() } else { format!("for {}", m.money(t.amount, f.currency)) };
-        text.push_str(&format!(" after a {}-{} trial {trial_price}", t.interval, t.interval_unit));
-        if f.trial_as_first_payment {
-            text.push_str(" (counted as the first payment)");
+    schedule(f, m.words)
+}
+
+/// [`describe`] in `words`.
+fn schedule(f: &PlanFields, words: Words) -> String {
+    let price = format!("{} {}", words.money(f.amount, f.currency), every(f.interval, f.interval_unit, words));
+    let terms = match f.trial {
+        None => price,
+        Some(t) => {
+            let length = trial_length(t.interval, t.interval_unit, words);
+            let trial = match t.amount {
+                0 => words.f("{} after a free {} trial", &[&price, &length]),
+                amount => words.f("{} after a {} trial for {}", &[&price, &length, &words.money(amount, f.currency)]),
+            };
+            match f.trial_as_first_payment {
+                true => words.f("{} (counted as the first payment)", &[&trial]),
+                false => trial,
+            }
         }
-    }
-    match f.billing_cycles {
-        Some(1) if !f.infinite => text.push_str(", for 1 payment"),
-        Some(n) if !f.infinite => text.push_str(&format!(", for {n} payments")),
-        _ => text.push_str(", until cancelled"),
-    }
-    text.push_str(". ");
+    };
+    let until = match f.billing_cycles {
+        Some(n) if !f.infinite => words.n(n.into(), k("for {} payment|for {} payments")),
+        _ => words.t("until cancelled").to_string(),
+    };
+    let mut text = format!("{terms}, {until}. ");
     let attempts = f.number_payment_attempts;
     if attempts <= 1 {
-        text.push_str("A failed payment is not retried: the subscription ends");
+        text.push_str(words.t("A failed payment is not retried: the subscription ends."));
     } else {
         let morning = if f.prevent_payments_at_night { "08:00" } else { "03:00" };
-        text.push_str(&format!(
-            "Failed payments are retried up to {attempts} attempts in all (a declined card the next day at {morning}, \
-             a processing error at the start of each following hour), then the subscription ends"
-        ));
+        let tries = words.n(attempts.into(), k("up to {} attempt|up to {} attempts"));
+        text.push_str(&words.f("Failed payments are retried {} in all (a declined card the next day at {}, a processing error at the start of each following hour), then the subscription ends.", &[&tries, &morning]));
     }
     if f.prevent_payments_at_night {
-        text.push_str(". No charges between 20:00 and 08:00: they wait for the morning");
+        text.push(' ');
+        text.push_str(words.t("No charges between 20:00 and 08:00: they wait for the morning."));
     }
-    text.push('.');
     text
 }
 
@@ -115,8 +137,8 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             let f = p.fields();
             Row {
                 id: p.id.clone(),
-                price: format!("{} {}", m.money(f.amount, f.currency), every(f.interval, f.interval_unit)),
-                trial: f.trial.map_or("—".into(), |t| span(t.interval, t.interval_unit)),
+                price: format!("{} {}", m.money(f.amount, f.currency), every(f.interval, f.interval_unit, m.words)),
+                trial: f.trial.map_or("—".into(), |t| span(t.interval, t.interval_unit, m.words)),
                 title: f.title,
                 test: f.test,
                 created: local(p.created_at, m.tz),
@@ -162,12 +184,13 @@ async fn new(m: Merchant) -> Page {
 }
 
 /// The form as the API's request: prices in major units become minimal units, an empty
-/// trial section is left out, and the flat `plan.*` and `trial.*` names become sections.
-fn request(form: &PostedForm) -> (Map<String, Value>, Errors) {
+/// trial section is left out, and the flat `plan.*` and `trial.*` names become sections. Also
+/// what the form itself refuses (an ambiguous price), told in `words`.
+fn request(form: &PostedForm, words: Words) -> (Map<String, Value>, Errors) {
     let checkboxes = ["infinite", "test", "prevent_payments_at_night", "trial.as_first_payment"];
     let mut flat = form.to_json(&checkboxes, &[]);
     ticked_wins(&mut flat, &[("infinite", "billing_cycles")]);
-    let ambiguous = minor_units(&mut flat, &["plan.amount", "trial.amount"]);
+    let ambiguous = minor_units(&mut flat, &["plan.amount", "trial.amount"], words);
     let given = |key: &str| flat.get(key).is_some_and(|v| !v.is_null());
     let trial_given = given("trial.amount") || given("trial.interval");
     if !trial_given {
@@ -179,15 +202,16 @@ fn request(form: &PostedForm) -> (Map<String, Value>, Errors) {
 
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let (body, ambiguous) = request(&form);
+    let (body, ambiguous) = request(&form, m.words);
     match refused_also(PlanFields::parse(&body), ambiguous) {
         Ok(fields) => {
             let plan = db::plans::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
-            m.flash("Plan created. Share its pay link to take subscriptions.").await;
+            m.flash(m.t("Plan created. Share its pay link to take subscriptions.")).await;
             see_other(&format!("/dashboard/plans/{}", plan.id))
         }
         Err(errors) => {
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, FormView::sent(&form, errors, m.words)).await))
+            let page = FormPage::new(&m, FormView::sent(&form, errors, m.words)).await;
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
 }
@@ -224,7 +248,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         pay_url: urls::plan_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/plans/{}/qr.svg", p.id),
         live_off: !p.test && !crate::payments::live_payments_allowed(&state),
-        links: vec![(urls::plan_pay(&state.config, &p.id), "Open the subscription page".into())],
+        links: vec![(urls::plan_pay(&state.config, &p.id), m.t("Open the subscription page").into())],
         created: local(p.created_at, m.tz),
         chrome: m.chrome("plans").await,
         subscriptions,
@@ -256,8 +280,8 @@ mod tests {
                             "trial": {"amount": 100, "interval": 7, "interval_unit": "day"}}),
         );
         assert_eq!(
-            describe(&p, &m),
-            "9.90 EUR every month after a 7-day trial for 1.00 EUR, until cancelled. Failed payments are retried up to 3 \
+            schedule(&p, Words::En),
+            "€9.90 every month after a 7-day trial for €1.00, until cancelled. Failed payments are retried up to 3 \
              attempts in all (a declined card the next day at 03:00, a processing error at the start of each following \
              hour), then the subscription ends."
         );
@@ -267,9 +291,25 @@ mod tests {
                             "prevent_payments_at_night": true}),
         );
         assert_eq!(
-            describe(&p, &m),
-            "25.00 USD every 3 months, for 4 payments. A failed payment is not retried: the subscription ends. \
+            schedule(&p, Words::En),
+            "$25.00 every 3 months, for 4 payments. A failed payment is not retried: the subscription ends. \
              No charges between 20:00 and 08:00: they wait for the morning."
+        );
+    }
+
+    #[test]
+    fn a_schedule_reads_as_a_russian_sentence() {
+        let p = plan(
+            json!({"title": "Gym", "currency": "EUR", "plan": {"amount": 990, "interval": 1, "interval_unit": "month"},
+                            "trial": {"amount": 0, "interval": 14, "interval_unit": "day"}, "infinite": false,
+                            "billing_cycles": 3, "prevent_payments_at_night": true}),
+        );
+        assert_eq!(
+            schedule(&p, Words::Ru),
+            "9,90\u{a0}€ каждый месяц после бесплатного пробного периода в 14 дней, всего 3 платежа. Неудачное \
+             списание повторяется: всего до 3 попыток (после отказа по карте — на следующий день в 08:00, после \
+             ошибки обработки — в начале каждого следующего часа), затем подписка завершается. С 20:00 до 08:00 \
+             списаний нет: они ждут утра."
         );
     }
 }
@@ -282,8 +322,8 @@ async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
     let archive = form.get("archive") == Some("yes");
     db::set_archived::<plans::Entity>(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
     m.flash(match archive {
-        true => "Plan archived: its page takes no new subscriptions; those running go on.",
-        false => "Plan restored: its page takes subscriptions again.",
+        true => m.t("Plan archived: its page takes no new subscriptions; those running go on."),
+        false => m.t("Plan restored: its page takes subscriptions again."),
     })
     .await;
     see_other(&format!("/dashboard/plans/{id}"))
@@ -310,7 +350,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     match PlanEdit::parse(&form.to_json(&[], &[])) {
         Ok(edit) => {
             db::plans::update(&state.db, m.shop.id, &p.id, &edit, Utc::now()).await?;
-            m.flash("Plan saved.").await;
+            m.flash(m.t("Plan saved.")).await;
             see_other(&format!("/dashboard/plans/{id}"))
         }
         Err(errors) => {

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, minor_units, refused_also, ticked_wins};
 use super::list::{ListQuery, search_where};
-use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
 use crate::db::{self, entities::products};
 use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
@@ -56,14 +56,15 @@ struct ListPage {
     next: Option<String>,
 }
 
-fn status(p: &products::Model) -> &'static str {
+/// Where the product stands on its pay link (on sale, sold out, expired), in `words`.
+fn status(p: &products::Model, words: Words) -> &'static str {
     let fields = p.fields();
     if fields.is_expired(Utc::now()) {
-        "Expired"
+        words.t("Expired")
     } else if fields.is_sold_out() {
-        "Sold out"
+        words.t("Sold out")
     } else {
-        "On sale"
+        words.t("On sale")
     }
 }
 
@@ -82,7 +83,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
             name: p.name.clone(),
             price: m.money(p.amount, p.currency),
             stock: p.quantity.map_or("∞".to_string(), |q| q.to_string()),
-            status: status(p),
+            status: status(p, m.words),
             test: p.test,
             created: local(p.created_at, m.tz),
         })
@@ -109,7 +110,7 @@ impl FormPage {
             chrome: m.chrome("products").await,
             id,
             form,
-            fields: VisibleField::ALL.iter().map(|f| (f.as_str(), label(*f))).collect(),
+            fields: VisibleField::ALL.iter().map(|f| (f.as_str(), label(*f, m.words))).collect(),
             languages: Language::WORDS,
             transaction_types: TransactionType::WORDS,
             currencies: currency::codes(),
@@ -117,9 +118,9 @@ impl FormPage {
     }
 }
 
-/// How the hosted page labels a customer field.
-fn label(f: VisibleField) -> &'static str {
-    crate::i18n::EN.field_label(f)
+/// How the hosted page labels a customer field, in `words`.
+fn label(f: VisibleField, words: Words) -> &'static str {
+    crate::i18n::texts(words.language()).field_label(f)
 }
 
 async fn new(m: Merchant) -> Page {
@@ -135,11 +136,11 @@ async fn new(m: Merchant) -> Page {
 
 /// The form as the API's request: price in major units and a local expiry time become the
 /// API's minimal units and zoned time; the rest is passed as sent. Also what the form itself
-/// refuses (an ambiguous price).
-fn request(form: &PostedForm, tz: Tz) -> (Map<String, Value>, Errors) {
+/// refuses (an ambiguous price), told in `words`.
+fn request(form: &PostedForm, tz: Tz, words: Words) -> (Map<String, Value>, Errors) {
     let mut body = form.to_json(&["infinite", "immortal", "test"], &["visible_fields"]);
     ticked_wins(&mut body, &[("infinite", "quantity"), ("immortal", "expired_at")]);
-    let ambiguous = minor_units(&mut body, &["amount"]);
+    let ambiguous = minor_units(&mut body, &["amount"], words);
     if let Some(Value::String(raw)) = body.get("expired_at")
         && let Some(zoned) = zoned(raw, tz)
     {
@@ -188,15 +189,16 @@ fn filled(p: &products::Model, tz: Tz) -> FormView {
 
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let (body, ambiguous) = request(&form, m.tz);
+    let (body, ambiguous) = request(&form, m.tz, m.words);
     match refused_also(ProductFields::parse(&body, None, m.shop.id), ambiguous) {
         Ok(fields) => {
             let product = db::products::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
-            m.flash("Product created. Share its pay link with your customers.").await;
+            m.flash(m.t("Product created. Share its pay link with your customers.")).await;
             see_other(&format!("/dashboard/products/{}", product.id))
         }
         Err(errors) => {
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &FormPage::new(&m, None, FormView::sent(&form, errors, m.words)).await))
+            let page = FormPage::new(&m, None, FormView::sent(&form, errors, m.words)).await;
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
 }
@@ -219,11 +221,11 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     if let (Some(_), Some(seen)) = (product.quantity, form.get("quantity_was").and_then(|q| q.trim().parse().ok())) {
         product.quantity = Some(seen);
     }
-    let (body, ambiguous) = request(&form, m.tz);
+    let (body, ambiguous) = request(&form, m.tz, m.words);
     let refused = match refused_also(ProductFields::parse(&body, Some(&product.fields()), m.shop.id), ambiguous) {
         Ok(fields) => match db::products::update(&state.db, &product, &fields, Utc::now()).await? {
             Ok(()) => {
-                m.flash("Product saved.").await;
+                m.flash(m.t("Product saved.")).await;
                 return see_other(&format!("/dashboard/products/{id}"));
             }
             Err(refused) => Errors::one("quantity", refused.to_string()),
@@ -260,16 +262,16 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     let confirm_url = urls::confirm_order(&state.config, &p.id, p.shop_id);
     let page = ShowPage {
         price: m.money(p.amount, p.currency),
-        status: status(&p),
+        status: status(&p, m.words),
         pay_url: urls::product_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/products/{}/qr.svg", p.id),
         live_off: !p.test && !crate::payments::live_payments_allowed(&state),
         links: vec![
-            (format!("/dashboard/products/{}/preview", p.id), "Preview the payment page".into()),
-            (confirm_url.clone(), format!("Order confirmation page: {confirm_url}")),
+            (format!("/dashboard/products/{}/preview", p.id), m.t("Preview the payment page").into()),
+            (confirm_url.clone(), m.f("Order confirmation page: {}", &[&confirm_url])),
         ],
-        fields: p.fields().visible_fields.into_iter().map(label).collect(),
-        expires: p.expired_at.map_or("never".into(), |t| local(t, m.tz)),
+        fields: p.fields().visible_fields.into_iter().map(|f| label(f, m.words)).collect(),
+        expires: p.expired_at.map_or(m.t("never").into(), |t| local(t, m.tz)),
         created: local(p.created_at, m.tz),
         chrome: m.chrome("products").await,
         payments,
@@ -291,8 +293,8 @@ async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
     let archive = form.get("archive") == Some("yes");
     db::set_archived::<products::Entity>(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
     m.flash(match archive {
-        true => "Product archived: its pay link now tells customers it is no longer available.",
-        false => "Product restored: its pay link takes payments again.",
+        true => m.t("Product archived: its pay link now tells customers it is no longer available."),
+        false => m.t("Product restored: its pay link takes payments again."),
     })
     .await;
     see_other(&format!("/dashboard/products/{id}"))

@@ -9,7 +9,7 @@ use axum::routing::{get, post};
 use chrono::Utc;
 
 use super::form::{FormView, PostedForm};
-use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
+use super::{Chrome, Merchant, Page, Words, k, local, ok, render, see_other};
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{ShopSettings, email};
@@ -105,11 +105,12 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
     match ShopSettings::parse(&form.to_json(&[], &[])) {
         Ok(settings) => {
             crate::shops::update_settings(&state, (*m.shop).clone(), &settings, Utc::now()).await?;
-            m.flash("Settings saved.").await;
+            m.flash(m.t("Settings saved.")).await;
             see_other("/dashboard/settings")
         }
         Err(errors) => {
-            let page = SettingsPage::new(&state, &m, Some(FormView::sent(&form, errors, m.words)), FormView::default()).await?;
+            let page = SettingsPage::new(&state, &m, Some(FormView::sent(&form, errors, m.words)), FormView::default())
+                .await?;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -145,7 +146,7 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
     let Some(secret_key) = crate::keys::rotate_secret(&state, (*m.shop).clone(), Utc::now()).await? else {
-        let message = "The key was rotated by another request a moment ago; its new key is the one that works.";
+        let message = m.t("The key was rotated by another request a moment ago; its new key is the one that works.");
         return Err(AppError::Conflict(message.into()));
     };
     tracing::info!(shop_id = m.shop.id, "secret key rotated");
@@ -167,7 +168,7 @@ fn new_key_context(m: &Merchant) -> String {
 async fn new_key(State(state): State<AppState>, m: Merchant) -> Page {
     let sealed: Option<String> = m.session.remove(NEW_KEY).await.ok().flatten();
     let Some(secret_key) = sealed.and_then(|s| state.vault.open_text(&s, &new_key_context(&m)).ok()) else {
-        m.flash("A new secret key is shown only once. Rotate the key again if you did not copy it.").await;
+        m.flash(m.t("A new secret key is shown only once. Rotate the key again if you did not copy it.")).await;
         return see_other("/dashboard/settings");
     };
     ok(&SecretPage { chrome: m.chrome("settings").await, shop_id: m.shop.id, secret_key })
@@ -185,7 +186,7 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
     crate::shops::set_notification_url(&state, m.shop.id, url, Utc::now()).await?;
-    m.flash("Notification settings saved.").await;
+    m.flash(m.t("Notification settings saved.")).await;
     see_other("/dashboard/settings")
 }
 
@@ -263,8 +264,10 @@ async fn invitation(State(state): State<AppState>, m: Merchant) -> Page {
     let opened =
         kept.and_then(|(email, sealed)| Some((email, state.vault.open_text(&sealed, &invitation_context(&m)).ok()?)));
     let Some((email, link)) = opened else {
-        m.flash("An invitation link is shown only once. Remove the invited user and invite them again if it was lost.")
-            .await;
+        m.flash(
+            m.t("An invitation link is shown only once. Remove the invited user and invite them again if it was lost."),
+        )
+        .await;
         return see_other("/dashboard/settings");
     };
     ok(&InvitationPage { chrome: m.chrome("settings").await, email, link, days: INVITATION_DAYS })
@@ -274,29 +277,29 @@ async fn invitation(State(state): State<AppState>, m: Merchant) -> Page {
 async fn remove_user(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     if id == m.user.id {
-        return Err(AppError::Conflict("You cannot remove yourself; another user of the shop can".into()));
+        return Err(AppError::Conflict(m.t("You cannot remove yourself; another user of the shop can").into()));
     }
     let users = db::users::of_shop(&state.db, m.shop.id).await?;
     let user = users.into_iter().find(|u| u.id == id).ok_or(AppError::NotFound("User"))?;
     if form.get("confirm") != Some("yes") {
         let page = super::ConfirmPage {
             chrome: m.chrome("settings").await,
-            title: format!("Remove {}?", user.email),
+            title: m.f("Remove {}?", &[&user.email]),
             lines: vec![
-                format!("{} can no longer log in to this shop, and is logged out everywhere now.", user.email),
-                "What they did stays. You can invite them again later.".into(),
+                m.f("{} can no longer log in to this shop, and is logged out everywhere now.", &[&user.email]),
+                m.t("What they did stays. You can invite them again later.").into(),
             ],
             action: format!("/dashboard/settings/users/{id}/remove"),
             fields: Vec::new(),
-            button: "Remove the user".into(),
+            button: m.t("Remove the user").into(),
             back: "/dashboard/settings".into(),
-            back_label: "Keep them",
+            back_label: k("Keep them"),
         };
         return ok(&page);
     }
     if db::users::remove(&state.db, m.shop.id, &id).await? {
         tracing::info!(shop_id = m.shop.id, "dashboard user removed");
-        m.flash(&format!("{} was removed from the shop.", user.email)).await;
+        m.flash(&m.f("{} was removed from the shop.", &[&user.email])).await;
     }
     see_other("/dashboard/settings")
 }

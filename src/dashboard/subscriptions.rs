@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::form::PostedForm;
 use super::list::{PER_PAGE, next_link};
-use super::{Chrome, Merchant, Page, local, ok, see_other};
+use super::{Chrome, Merchant, Page, Words, k, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
 use crate::db::{self, Page as DbPage};
 use crate::domain::billing::State as SubState;
@@ -141,16 +141,18 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions:
     db::find::<subscriptions::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Subscription"))
 }
 
-fn describe_event(e: &subscription_events::Model) -> String {
-    let to = e.to_state.as_str().replace('_', " ");
+/// What an event of the timeline did, in `words`: `Charge attempt → active: …`.
+fn describe_event(e: &subscription_events::Model, words: Words) -> String {
+    let state = |s: SubState| words.t_data(s.as_str()).replace('_', " ");
+    let to = state(e.to_state);
     let what = match (&e.from_state, &e.payment_id) {
-        (None, Some(_)) => format!("Created with its first charge → {to}"),
-        (None, None) => format!("Created ({to})"),
-        (Some(_), Some(_)) => format!("Charge attempt → {to}"),
-        (Some(from), None) => format!("{} → {to}", from.as_str().replace('_', " ")),
+        (None, Some(_)) => words.f("Created with its first charge → {}", &[&to]),
+        (None, None) => words.f("Created ({})", &[&to]),
+        (Some(_), Some(_)) => words.f("Charge attempt → {}", &[&to]),
+        (Some(from), None) => format!("{} → {to}", state(*from)),
     };
     match &e.reason {
-        Some(reason) => format!("{what}: {reason}"),
+        Some(reason) => format!("{what}: {}", words.t_data(reason)),
         None => what,
     }
 }
@@ -166,7 +168,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         .iter()
         .map(|e| Line {
             at: local(e.occurred_at, m.tz),
-            what: describe_event(e),
+            what: describe_event(e, m.words),
             payment: e
                 .payment_id
                 .as_ref()
@@ -198,7 +200,8 @@ async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     m.check(form.get("csrf"))?;
     let sub = find(&state, &m, &id).await?;
     if sub.state.has_ended() {
-        return Err(AppError::Conflict(format!("The subscription has already ended: it is {}", sub.state)));
+        let ended = m.words.t_data(sub.state.as_str());
+        return Err(AppError::Conflict(m.f("The subscription has already ended: it is {}", &[&ended])));
     }
     let at_period_end = form.get("when") == Some("period_end");
     let reason: Option<String> =
@@ -207,36 +210,40 @@ async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         let paid_until = sub.active_to.map(|t| local(t, m.tz)).unwrap_or_default();
         let lines = match at_period_end {
             true => vec![
-                format!("It stays active until the end of the period already paid for, {paid_until}, and then ends."),
-                "It is not charged again.".to_string(),
+                m.f("It stays active until the end of the period already paid for, {}, and then ends.", &[&paid_until]),
+                m.t("It is not charged again.").to_string(),
             ],
-            false if sub.active_to.is_none() => vec!["It ends now, before it was ever charged.".to_string()],
+            false if sub.active_to.is_none() => vec![m.t("It ends now, before it was ever charged.").to_string()],
             false => vec![
-                "It ends now and is not charged again.".to_string(),
-                "Time already paid for is not refunded by this; refund its last payment if you want to.".to_string(),
+                m.t("It ends now and is not charged again.").to_string(),
+                m.t("Time already paid for is not refunded by this; refund its last payment if you want to.")
+                    .to_string(),
             ],
         };
         let mut fields = vec![("when".to_string(), if at_period_end { "period_end" } else { "now" }.to_string())];
         fields.extend(reason.map(|r| ("cancel_reason".to_string(), r)));
         let page = super::ConfirmPage {
             chrome: m.chrome("subscriptions").await,
-            title: if at_period_end { "Cancel at the end of the paid period?" } else { "Cancel the subscription now?" }
-                .into(),
+            title: match at_period_end {
+                true => m.t("Cancel at the end of the paid period?"),
+                false => m.t("Cancel the subscription now?"),
+            }
+            .into(),
             lines,
             action: format!("/dashboard/subscriptions/{id}/cancel"),
             fields,
-            button: "Cancel the subscription".into(),
+            button: m.t("Cancel the subscription").into(),
             back: format!("/dashboard/subscriptions/{id}"),
-            back_label: "Keep it",
+            back_label: k("Keep it"),
         };
         return ok(&page);
     }
     if at_period_end {
         crate::subscriptions::cancel_at_period_end(&state, &sub).await?;
-        m.flash("The subscription ends at the end of its paid period and will not be charged again.").await;
+        m.flash(m.t("The subscription ends at the end of its paid period and will not be charged again.")).await;
     } else {
         crate::subscriptions::cancel(&state, sub, reason).await?;
-        m.flash("The subscription was cancelled: it will not be charged again.").await;
+        m.flash(m.t("The subscription was cancelled: it will not be charged again.")).await;
     }
     see_other(&format!("/dashboard/subscriptions/{id}"))
 }

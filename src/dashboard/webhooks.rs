@@ -120,9 +120,10 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             };
             Ok(render(StatusCode::CREATED, &page))
         }
-        Err(errors) => {
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &list_page(&state, &m, FormView::sent(&form, errors, m.words)).await?))
-        }
+        Err(errors) => Ok(render(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &list_page(&state, &m, FormView::sent(&form, errors, m.words)).await?,
+        )),
     }
 }
 
@@ -150,10 +151,10 @@ fn delivery_row(d: &webhook_deliveries::Model, attempts: &[webhook_attempts::Mod
     let last = attempts.iter().find(|a| a.delivery_id == d.id).map(|a| {
         let outcome = match (a.status_code, &a.error) {
             (Some(code), _) => format!("HTTP {code}"),
-            (None, Some(error)) => error.clone(),
-            (None, None) => "no answer".into(),
+            (None, Some(error)) => m.words.rule(error),
+            (None, None) => m.t("no answer").into(),
         };
-        format!("{outcome} in {} ms, {}", a.latency_ms, local(a.at, m.tz))
+        m.f("{} in {} ms, {}", &[&outcome, &a.latency_ms, &local(a.at, m.tz)])
     });
     DeliveryRow {
         id: d.id.clone(),
@@ -161,7 +162,7 @@ fn delivery_row(d: &webhook_deliveries::Model, attempts: &[webhook_attempts::Mod
         url: d.url.clone(),
         status: d.status.to_string(),
         attempts: d.attempts,
-        last: last.unwrap_or_else(|| "not tried yet".into()),
+        last: last.unwrap_or_else(|| m.t("not tried yet").into()),
         next: match d.status {
             crate::domain::webhook::DeliveryStatus::Pending => local(d.next_attempt_at, m.tz),
             _ => String::new(),
@@ -225,7 +226,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     match EndpointFields::read(&Reader::new(&body), false) {
         Ok(fields) => {
             db::webhooks::update_endpoint(&state.db, e, &fields, Utc::now()).await?;
-            m.flash("The endpoint was saved.").await;
+            m.flash(m.t("The endpoint was saved.")).await;
             see_other(&format!("/dashboard/webhooks/{id}"))
         }
         Err(errors) => {
@@ -252,7 +253,7 @@ async fn delete(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         return ok(&show_page(&state, &m, e, None, "delete").await?);
     }
     db::webhooks::delete_endpoint(&state.db, &e).await?;
-    m.flash(&format!("The endpoint {} was deleted.", e.url)).await;
+    m.flash(&m.f("The endpoint {} was deleted.", &[&e.url])).await;
     see_other("/dashboard/webhooks")
 }
 
@@ -267,7 +268,8 @@ async fn redeliver(State(state): State<AppState>, m: Merchant, Path(id): Path<St
         None => None,
     };
     let count = crate::webhooks::redeliver(&state, m.shop.id, &delivery.event_id, endpoint.as_ref()).await?;
-    m.flash(&format!("The event {} is being sent again ({count} deliveries).", delivery.event_id)).await;
+    let sent = m.words.n(i64::try_from(count).unwrap_or(i64::MAX), "{} delivery|{} deliveries");
+    m.flash(&m.f("The event {} is being sent again ({}).", &[&delivery.event_id, &sent])).await;
     let back = match &delivery.endpoint_id {
         Some(endpoint_id) => format!("/dashboard/webhooks/{endpoint_id}"),
         None => "/dashboard/webhooks".into(),

@@ -86,7 +86,7 @@ db_tests! {
         b.screenshot(&format!("dashboard-product-form-{db}")).await;
         b.send_main_form().await;
         assert_eq!(b.text_of("h1").await, "Gift card test");
-        assert!(b.text_of(".lead").await.starts_with("25.00 EUR"));
+        assert!(b.text_of(".lead").await.starts_with("€25.00"));
         b.screenshot(&format!("dashboard-product-{db}")).await;
         let pay_url = b.client.find(Locator::Id("pay-url")).await.unwrap().prop("value").await.unwrap().unwrap();
         assert!(pay_url.starts_with(&app.base), "{pay_url}");
@@ -102,15 +102,15 @@ db_tests! {
 
         // The merchant sees it.
         b.open(&format!("{}/dashboard/payments", app.base)).await;
-        assert!(b.text_of("table tbody tr").await.contains("25.00 EUR"));
+        assert!(b.text_of("table tbody tr").await.contains("€25.00"));
         assert!(b.text_of("table tbody tr .status").await.contains("succeeded"));
         b.screenshot(&format!("dashboard-payments-{db}")).await;
         b.click("table tbody tr a").await;
-        assert!(b.text_of("h1").await.starts_with("25.00 EUR"));
+        assert!(b.text_of("h1").await.starts_with("€25.00"));
         assert!(b.text_of("#refund-h").await.contains("Refund"));
         b.screenshot(&format!("dashboard-payment-{db}")).await;
         b.open(&format!("{}/dashboard", app.base)).await;
-        assert_eq!(b.text_of("[data-testid=today-test]").await, "Test mode: 25.00 EUR");
+        assert_eq!(b.text_of("[data-testid=today-test]").await, "Test mode: €25.00");
         b.screenshot(&format!("dashboard-overview-{db}")).await;
         for (page, name) in [("/dashboard/customers", "customers"), ("/dashboard/plans/new", "plan-form"),
                              ("/dashboard/subscriptions", "subscriptions"), ("/dashboard/settings", "settings"),

@@ -10,7 +10,7 @@ use crate::helpers::*;
 
 const REFUND_FAILS: &str = "4000000000005126";
 
-/// A paid test product (9.90 EUR, 5 in stock): the product's and the payment's ids.
+/// A paid test product (€9.90, 5 in stock): the product's and the payment's ids.
 async fn paid(app: &TestApp, shop: &Shop, number: &str, change: Value) -> (String, String) {
     let mut body = test_product_body();
     for (k, v) in change.as_object().unwrap() {
@@ -176,7 +176,7 @@ db_tests! {
         let shop = api_shop(&m).await;
         let (_, payment) = paid(&app, &shop, cards::SUCCESS, json!({})).await;
         let page = m.get(&format!("/dashboard/payments/{payment}")).await;
-        assert!(page.html.contains("Up to 9.90 EUR can go back") && page.html.contains("value=\"9.90\""), "{}", page.html);
+        assert!(page.html.contains("Up to €9.90 can go back") && page.html.contains("value=\"9.90\""), "{}", page.html);
 
         let path = format!("/dashboard/payments/{payment}/refund");
         let refused = m.post(&path, &[("amount", "12.00")]).await;
@@ -184,19 +184,19 @@ db_tests! {
         assert!(refused.html.contains("less than or equal to 990"), "{}", refused.html);
         let confirm = m.post(&path, &[("amount", "2.50"), ("reason", "late delivery")]).await;
         assert_eq!(confirm.status, StatusCode::OK);
-        assert!(confirm.html.contains("Refund 2.50 EUR?") && confirm.html.contains("cannot be undone"), "{}", confirm.html);
+        assert!(confirm.html.contains("Refund €2.50?") && confirm.html.contains("cannot be undone"), "{}", confirm.html);
         let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
         assert_eq!(p["refunded_amount"], 0, "nothing is refunded before the confirmation");
 
         let done = m.post(&path, &[("amount", "2.50"), ("reason", "late delivery"), ("confirm", "yes")]).await;
         assert_eq!((done.status, done.location.as_str()), (StatusCode::SEE_OTHER, format!("/dashboard/payments/{payment}").as_str()));
         let page = m.get(&format!("/dashboard/payments/{payment}")).await;
-        assert!(page.html.contains("Refunded 2.50 EUR.") && page.html.contains("late delivery"), "{}", page.html);
-        assert!(page.html.contains("data-testid=\"refunded\">2.50 EUR") && page.html.contains("value=\"7.40\""));
+        assert!(page.html.contains("Refunded €2.50.") && page.html.contains("late delivery"), "{}", page.html);
+        assert!(page.html.contains("data-testid=\"refunded\">€2.50") && page.html.contains("value=\"7.40\""));
         let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
         assert_eq!((p["status"].clone(), p["refunded_amount"].clone()), (json!("partially_refunded"), json!(250)));
         let home = m.get("/dashboard").await;
-        assert!(home.html.contains("data-testid=\"today-test\">Test mode: 7.40 EUR"), "{}", home.html);
+        assert!(home.html.contains("data-testid=\"today-test\">Test mode: €7.40"), "{}", home.html);
 
         let forged = m.post_raw(&path, &[("amount", "1.00"), ("confirm", "yes")]).await;
         assert_eq!(forged.status, StatusCode::FORBIDDEN, "no CSRF token, no refund");

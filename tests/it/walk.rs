@@ -55,6 +55,13 @@ for (const el of document.querySelectorAll('body *')) {
 return wide.slice(0, 5);
 "#;
 
+/// Words of the dashboard's English that a Russian page must not show (the data on it, such as
+/// product names and e-mail addresses, may be in any language).
+const ENGLISH_LEFT: &str = r#"
+const words = /(?<![.\w-])(the|your|you|yet|Create|Save|Cancel|Search|Edit|Delete|Archive|Restore|Next page|Settings|Payments|Products|Plans|Customers|Subscriptions|Overview|Log out|Status|Amount|Created|Price|Refund|Capture|Void|Test mode|Live|succeeded|authorized|failed|refunded|active|trial|canceled|pending|can't|must|invalid)(?![\w.])/g;
+return [...new Set(document.body.innerText.match(words) || [])];
+"#;
+
 /// What the walk found wrong, page by page.
 #[derive(Default)]
 struct Findings(Vec<String>);
@@ -88,6 +95,18 @@ impl Browser {
         self.check(name, found).await;
     }
 
+    /// Records the English words of the interface left on a page meant to be in Russian.
+    async fn no_english(&self, name: &str, found: &mut Findings) {
+        let lang = self.client.execute("return document.documentElement.lang", vec![]).await.unwrap();
+        if lang != "ru" {
+            found.0.push(format!("{name}: <html lang={lang}>, not ru"));
+        }
+        let left = self.client.execute(ENGLISH_LEFT, vec![]).await.unwrap();
+        for word in left.as_array().unwrap() {
+            found.0.push(format!("{name}: English left: {}", word.as_str().unwrap()));
+        }
+    }
+
     async fn press(&self, css: &str) {
         self.client.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -117,8 +136,13 @@ db_tests! {
             ("country", "US"), ("state", "NY"), ("city", "Albany"), ("address", "1 Main St"), ("zip", "12207"),
             ("birth_date", "1990-05-01"), ("taxpayer_id", "123"),
         ]).await;
+        let mut held = test_product_body();
+        held["transaction_type"] = json!("authorization");
+        let held = app.product(&shop, &held).await;
+        app.pay(held["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         let (_, payments) = app.get(&shop, "/payments").await;
-        let payment: &Value = &payments[0];
+        let with = |status: &str| payments.as_array().unwrap().iter().find(|p| p["status"] == status).cloned().unwrap();
+        let (payment, authorized) = (&with("succeeded"), &with("authorized"));
         let (_, hook) = app.post(&shop, "/webhook_endpoints", &json!({"url": "https://merchant.example/hooks", "enabled_events": ["*"]})).await;
 
         let b = Browser::start().await;
@@ -182,6 +206,22 @@ db_tests! {
         b.press("form[action$='/cancel'] button[type=submit]").await;
         assert!(b.has("[data-testid=confirm]").await);
         b.check("subscription-cancel-confirm", &mut found).await;
+        // Money that moves only after a confirmation: a refund, a void.
+        b.client.goto(&format!("{base}/dashboard/payments/{}", payment["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/refund'] button[type=submit]").await;
+        b.check("refund-confirm", &mut found).await;
+        b.client.goto(&format!("{base}/dashboard/payments/{}", authorized["id"].as_str().unwrap())).await.unwrap();
+        b.check("payment-authorized", &mut found).await;
+        b.press("form[action$='/void'] button[type=submit]").await;
+        assert!(b.has("[data-testid=confirm]").await);
+        b.check("void-confirm", &mut found).await;
+        // A webhook endpoint's secret: rotating asks first, then shows the new one once.
+        b.client.goto(&format!("{base}/dashboard/webhooks/{}", hook["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/rotate'] button[type=submit]").await;
+        b.check("webhook-rotate-confirm", &mut found).await;
+        b.press("form[action$='/rotate'] input[name=confirm] ~ button[type=submit]").await;
+        assert!(b.has("[data-testid=webhook-secret]").await);
+        b.check("webhook-secret", &mut found).await;
         // The payments list found by a search, and a customer's search.
         b.visit(&format!("{base}/dashboard/payments?q=ann%40example.com&mode=test"), "payments-found", &mut found).await;
         b.visit(&format!("{base}/dashboard/payments?q=nothing-like-this"), "payments-none", &mut found).await;
@@ -197,6 +237,51 @@ db_tests! {
         b.client.execute("document.querySelectorAll('form').forEach(f => f.noValidate = true)", vec![]).await.unwrap();
         b.press("main form:not(.search) button[type=submit]").await;
         b.check("product-new-refused", &mut found).await;
+        // The same dashboard in Russian, the user's choice in Settings: every page checked again,
+        // and none may still show the English of the interface.
+        b.client.goto(&format!("{base}/dashboard/settings")).await.unwrap();
+        b.client.execute("document.getElementById('f-language').value = 'ru'", vec![]).await.unwrap();
+        b.press("form[action='/dashboard/settings/language'] button[type=submit]").await;
+        let ru = [
+            ("/dashboard".to_string(), "overview"),
+            ("/dashboard/products".into(), "products"),
+            ("/dashboard/products?archived=yes".into(), "products-archived"),
+            ("/dashboard/products/new".into(), "product-new"),
+            (format!("/dashboard/products/{}", product["id"].as_str().unwrap()), "product"),
+            (format!("/dashboard/products/{}/edit", product["id"].as_str().unwrap()), "product-edit"),
+            ("/dashboard/plans".into(), "plans"),
+            ("/dashboard/plans/new".into(), "plan-new"),
+            (format!("/dashboard/plans/{}", plan["id"].as_str().unwrap()), "plan"),
+            (format!("/dashboard/plans/{}/edit", plan["id"].as_str().unwrap()), "plan-edit"),
+            ("/dashboard/customers".into(), "customers"),
+            ("/dashboard/customers/new".into(), "customer-new"),
+            (format!("/dashboard/customers/{}", customer["id"].as_str().unwrap()), "customer"),
+            ("/dashboard/payments".into(), "payments"),
+            ("/dashboard/payments?q=nothing-like-this".into(), "payments-none"),
+            (format!("/dashboard/payments/{}", payment["id"].as_str().unwrap()), "payment"),
+            (format!("/dashboard/payments/{}", authorized["id"].as_str().unwrap()), "payment-authorized"),
+            ("/dashboard/subscriptions".into(), "subscriptions"),
+            (format!("/dashboard/subscriptions/{}", waiting["id"].as_str().unwrap()), "subscription"),
+            ("/dashboard/webhooks".into(), "webhooks"),
+            (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
+            ("/dashboard/settings".into(), "settings"),
+            ("/dashboard/password".into(), "password"),
+            ("/dashboard/nothing-here".into(), "dashboard-not-found"),
+        ];
+        for (path, name) in ru {
+            let name = format!("ru-{name}");
+            b.visit(&format!("{base}{path}"), &name, &mut found).await;
+            b.no_english(&name, &mut found).await;
+        }
+        b.client.goto(&format!("{base}/dashboard/products/new")).await.unwrap();
+        b.client.execute("document.querySelectorAll('form').forEach(f => f.noValidate = true)", vec![]).await.unwrap();
+        b.press("main form:not(.search) button[type=submit]").await;
+        b.check("ru-product-new-refused", &mut found).await;
+        b.no_english("ru-product-new-refused", &mut found).await;
+        b.client.goto(&format!("{base}/dashboard/payments/{}", payment["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/refund'] button[type=submit]").await;
+        b.check("ru-refund-confirm", &mut found).await;
+        b.no_english("ru-refund-confirm", &mut found).await;
         // The invited user's page, logged out.
         b.client.delete_all_cookies().await.unwrap();
         b.visit(&link, "invite", &mut found).await;

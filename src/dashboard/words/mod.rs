@@ -127,17 +127,17 @@ impl Words {
     }
 
     /// `english` in this language with each `{}` filled by the next of `args`.
-    pub fn f(self, english: &'static str, args: &[&dyn Display]) -> String {
+    pub fn f(self, english: &'static str, args: &[&(dyn Display + Sync)]) -> String {
         fill(self.t(english), args)
     }
 
     /// [`Words::f`] with one value, for templates.
-    pub fn f1(self, english: &'static str, a: impl Display) -> String {
+    pub fn f1(self, english: &'static str, a: impl Display + Sync) -> String {
         self.f(english, &[&a])
     }
 
     /// [`Words::f`] with two values, for templates.
-    pub fn f2(self, english: &'static str, a: impl Display, b: impl Display) -> String {
+    pub fn f2(self, english: &'static str, a: impl Display + Sync, b: impl Display + Sync) -> String {
         self.f(english, &[&a, &b])
     }
 
@@ -192,7 +192,7 @@ impl Words {
     }
 }
 
-fn fill(template: &str, args: &[&dyn Display]) -> String {
+fn fill(template: &str, args: &[&(dyn Display + Sync)]) -> String {
     let mut out = String::with_capacity(template.len() + 16);
     let mut args = args.iter();
     let mut rest = template;
@@ -208,8 +208,20 @@ fn fill(template: &str, args: &[&dyn Display]) -> String {
 }
 
 /// Every part's Russian, by English key.
-fn parts() -> [&'static [(&'static str, &'static str)]; 7] {
-    [common::RU, common::DATA, catalog::RU, people::RU, money::RU, settings::RU, common::RULES]
+fn parts() -> [&'static [(&'static str, &'static str)]; 11] {
+    [
+        common::RU,
+        catalog::RU,
+        people::RU,
+        money::RU,
+        settings::RU,
+        common::DATA,
+        catalog::DATA,
+        people::DATA,
+        money::DATA,
+        settings::DATA,
+        common::RULES,
+    ]
 }
 
 fn catalog() -> &'static HashMap<&'static str, &'static str> {

@@ -1,4 +1,184 @@
 //! The Russian of the customers and subscriptions pages.
 
 /// The texts of the customers and subscriptions pages, by their English.
-pub const RU: &[(&str, &str)] = &[];
+pub const RU: &[(&str, &str)] = &[
+    // The customers list.
+    ("Export CSV", "Выгрузить CSV"),
+    ("New customer", "Новый клиент"),
+    ("Search by e-mail or name", "Поиск по e-mail или имени"),
+    (
+        "No customers yet. They appear here after their first payment, or when you add one.",
+        "Клиентов пока нет. Они появляются здесь после первой оплаты, а ещё их можно добавить вручную.",
+    ),
+    ("Add a customer", "Добавить клиента"),
+    (
+        "No customer matches “{}”. Try part of an e-mail or a name.",
+        "По запросу «{}» клиентов нет. Попробуйте часть e-mail или имени.",
+    ),
+    ("Show all customers", "Показать всех клиентов"),
+    ("Country", "Страна"),
+    // The customer form.
+    ("Edit customer", "Редактирование клиента"),
+    (
+        "Every detail may change; the customer keeps its id, payments and subscriptions.",
+        "Изменить можно любые данные: ID, платежи и подписки клиента сохранятся.",
+    ),
+    ("IP address", "IP-адрес"),
+    (
+        "The customer's IPv4 or IPv6 address (required, as in the API).",
+        "IPv4- или IPv6-адрес клиента (обязателен, как и в API).",
+    ),
+    ("First name", "Имя"),
+    ("Last name", "Фамилия"),
+    ("Address", "Адрес"),
+    ("City", "Город"),
+    ("ZIP / postal code", "Почтовый индекс"),
+    ("Two letters, e.g. DE, US", "Две буквы, например RU, DE"),
+    ("State", "Штат"),
+    ("Two letters; only for US and CA", "Две буквы; только для США и Канады"),
+    ("Phone", "Телефон"),
+    ("External id", "Внешний ID"),
+    ("Your own id for this customer (optional).", "ID клиента в вашей системе (необязательно)."),
+    ("Save customer", "Сохранить клиента"),
+    ("Create customer", "Создать клиента"),
+    ("Customer saved.", "Клиент сохранён."),
+    ("Customer created.", "Клиент создан."),
+    // A customer's page.
+    ("Id", "ID"),
+    ("ZIP", "Индекс"),
+    (
+        "No payments from this customer yet. Send them a pay link, or start a subscription below.",
+        "Платежей от этого клиента пока нет. Отправьте ему ссылку на оплату или оформите подписку ниже.",
+    ),
+    ("This customer has no subscriptions yet.", "У этого клиента пока нет подписок."),
+    (
+        "This customer has no subscriptions yet. Start one below.",
+        "У этого клиента пока нет подписок. Оформите подписку ниже.",
+    ),
+    ("To subscribe this customer, first", "Чтобы оформить клиенту подписку, сначала"),
+    ("create a plan", "создайте тариф"),
+    ("Start a subscription on", "Оформить подписку на тариф"),
+    ("{} ({}, test)", "{} ({}, тест)"),
+    (
+        "The customer gets a link to enter a card; the subscription starts when they do.",
+        "Клиент получит ссылку для ввода карты; подписка начнётся, как только он её введёт.",
+    ),
+    ("Start the subscription", "Оформить подписку"),
+    (
+        "Subscription started. Send the customer its card link below: it starts once they enter a card.",
+        "Подписка оформлена. Отправьте клиенту ссылку для ввода карты ниже: подписка начнётся, как только он \
+         введёт карту.",
+    ),
+    // The subscriptions list and table.
+    ("By state", "По статусу"),
+    ("all", "все"),
+    ("Filtered by plan", "Отбор по тарифу"),
+    ("show all", "показать все"),
+    ("No subscriptions match this filter.", "Под этот отбор не подходит ни одна подписка."),
+    ("Show all subscriptions", "Показать все подписки"),
+    (
+        "No subscriptions yet. Share a plan's link, or start one from a customer's page.",
+        "Подписок пока нет. Поделитесь ссылкой на тариф или оформите подписку на странице клиента.",
+    ),
+    ("Customer", "Клиент"),
+    ("Plan", "Тариф"),
+    ("Next charge", "Следующее списание"),
+    ("Started", "Оформлена"),
+    // A subscription's page.
+    ("Subscription {}", "Подписка {}"),
+    ("Subscription", "Подписка"),
+    ("test", "тест"),
+    ("Waiting for the customer's card", "Ждём карту клиента"),
+    (
+        "Nothing is charged until the customer enters a card at this link. Send it to them at {}; it stays valid until \
+         they use it or you cancel.",
+        "Ничего не списывается, пока клиент не введёт карту по этой ссылке. Отправьте её клиенту на {}: ссылка \
+         действует, пока ею не воспользуются или пока подписку не отменят.",
+    ),
+    (
+        "Nothing is charged until the customer enters a card at this link. Send it to them; it stays valid until they \
+         use it or you cancel.",
+        "Ничего не списывается, пока клиент не введёт карту по этой ссылке. Отправьте её клиенту: ссылка действует, \
+         пока ею не воспользуются или пока подписку не отменят.",
+    ),
+    ("Card link", "Ссылка для ввода карты"),
+    ("Copy", "Копировать"),
+    ("none", "нет"),
+    ("Paid until", "Оплачена до"),
+    ("Paid payments", "Оплаченных платежей"),
+    ("Failed attempts", "Неудачных попыток"),
+    ("Card", "Карта"),
+    ("Cancel reason", "Причина отмены"),
+    ("Tracking id", "Tracking ID"),
+    ("Test clock", "Тестовые часы"),
+    ("Timeline", "История"),
+    (
+        "Nothing has happened yet. Once the customer enters a card at the link above, each charge and change appears \
+         here.",
+        "Пока ничего не произошло. Когда клиент введёт карту по ссылке выше, здесь появятся списания и смены статуса.",
+    ),
+    (
+        "Nothing has happened yet. Each charge and change appears here as it happens.",
+        "Пока ничего не произошло. Здесь будут появляться списания и смены статуса.",
+    ),
+    ("Created with its first charge → {}", "Создана с первым списанием → {}"),
+    ("Created ({})", "Создана ({})"),
+    ("Charge attempt → {}", "Попытка списания → {}"),
+    // Cancelling a subscription.
+    ("Cancel the subscription", "Отменить подписку"),
+    (
+        "It ends at the end of its paid period, {}, and will not be charged again. You can still end it now.",
+        "Подписка завершится в конце оплаченного периода, {}, новых списаний не будет. Её ещё можно завершить сейчас.",
+    ),
+    (
+        "It ends at the end of its paid period, and will not be charged again. You can still end it now.",
+        "Подписка завершится в конце оплаченного периода, новых списаний не будет. Её ещё можно завершить сейчас.",
+    ),
+    (
+        "It will not be charged again. You confirm on the next step.",
+        "Новых списаний не будет. Подтверждение — на следующем шаге.",
+    ),
+    ("When", "Когда"),
+    ("At the end of the paid period ({})", "В конце оплаченного периода ({})"),
+    ("At the end of the paid period", "В конце оплаченного периода"),
+    ("Now", "Сейчас"),
+    ("Reason (optional)", "Причина (необязательно)"),
+    ("Cancel subscription…", "Отменить подписку…"),
+    ("Cancel at the end of the paid period?", "Отменить в конце оплаченного периода?"),
+    ("Cancel the subscription now?", "Отменить подписку сейчас?"),
+    (
+        "It stays active until the end of the period already paid for, {}, and then ends.",
+        "Подписка действует до конца уже оплаченного периода, {}, и затем завершается.",
+    ),
+    ("It is not charged again.", "Новых списаний не будет."),
+    ("It ends now, before it was ever charged.", "Подписка завершится сейчас, до первого списания."),
+    ("It ends now and is not charged again.", "Подписка завершится сейчас, новых списаний не будет."),
+    (
+        "Time already paid for is not refunded by this; refund its last payment if you want to.",
+        "Уже оплаченное время при этом не возвращается; при желании оформите возврат последнего платежа.",
+    ),
+    ("Keep it", "Не отменять"),
+    (
+        "The subscription ends at the end of its paid period and will not be charged again.",
+        "Подписка завершится в конце оплаченного периода, новых списаний не будет.",
+    ),
+    ("The subscription was cancelled: it will not be charged again.", "Подписка отменена: новых списаний не будет."),
+    ("The subscription has already ended: it is {}", "Подписка уже завершена, её статус: {}"),
+];
+
+/// Values of the customers and subscriptions pages known only when they run, translated with
+/// `t_data`: why a subscription ended (its timeline, its cancel reason) and the errors these
+/// pages answer.
+pub const DATA: &[(&str, &str)] = &[
+    ("cancelled at the end of the paid period", "отменена в конце оплаченного периода"),
+    ("billing cycles paid", "все периоды оплачены"),
+    ("charged before the cancel took effect", "списание прошло до того, как отмена вступила в силу"),
+    ("first payment failed", "первый платёж не прошёл"),
+    ("payment attempts exhausted", "попытки списания исчерпаны"),
+    ("Customer not found", "Клиент не найден"),
+    ("Subscription not found", "Подписка не найдена"),
+    (
+        "Only a subscription in its trial or a paid period can end with it; cancel it now instead",
+        "Завершить в конце периода можно только подписку в пробном или оплаченном периоде; отмените её сейчас",
+    ),
+];

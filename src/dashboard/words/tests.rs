@@ -25,6 +25,16 @@ fn keys_used() -> BTreeSet<String> {
                 keys.insert(literal(rest));
             }
         }
+        // A count comes first: `.n(count, "{} day|{} days")`.
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(".n(") {
+            rest = &rest[at + ".n(".len()..];
+            let Some(quote) = rest.find('"') else { break };
+            let between = &rest[..quote];
+            if between.ends_with(", ") && !between.contains([';', '{', '\n']) {
+                keys.insert(literal(&rest[quote + 1..]));
+            }
+        }
     }
     keys
 }

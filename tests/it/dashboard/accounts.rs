@@ -296,7 +296,7 @@ async fn cookies_are_secure_when_the_dashboard_is_served_over_https() {
 
 /// Invites `email` into `m`'s shop and goes through the link as the invited user would:
 /// the user, logged in by it.
-async fn invite_and_join(app: &TestApp, m: &Merchant, email: &str) -> Merchant {
+pub(super) async fn invite_and_join(app: &TestApp, m: &Merchant, email: &str) -> Merchant {
     let invited = m.post("/dashboard/settings/users", &[("email", email)]).await;
     assert_eq!((invited.status, invited.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/settings/invitation"));
     let page = m.get("/dashboard/settings/invitation").await;

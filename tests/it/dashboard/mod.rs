@@ -3,6 +3,7 @@
 //! signing up, logging in, sessions and settings; `sections` the shop's pages.
 
 mod accounts;
+mod language;
 mod sections;
 
 use reqwest::StatusCode;

@@ -226,7 +226,7 @@ db_tests! {
         let found = m.get("/dashboard/products?q=MUG").await;
         assert!(found.html.contains("Big mug") && !found.html.contains("Poster"));
         let all = m.get("/dashboard/products").await;
-        assert!(all.html.contains("Big mug") && all.html.contains("Poster") && all.html.contains("12.00 EUR"));
+        assert!(all.html.contains("Big mug") && all.html.contains("Poster") && all.html.contains("€12.00"));
         let none = m.get("/dashboard/products?q=100%25").await;
         assert!(none.html.contains("No product matches"));
     }
@@ -250,7 +250,7 @@ db_tests! {
             ("prevent_payments_at_night", "true"), ("test", "true")]).await;
         let plan = Merchant::created(&created, "pln_");
         let page = m.get(&format!("/dashboard/plans/{plan}")).await;
-        assert!(page.html.contains("9.90 EUR every month after a 7-day trial for 1.00 EUR, until cancelled."), "{}", page.html);
+        assert!(page.html.contains("€9.90 every month after a 7-day trial for €1.00, until cancelled."), "{}", page.html);
         assert!(page.html.contains("No charges between 20:00 and 08:00"));
         assert!(page.html.contains(&format!("{}/plans/{plan}/pay", app.base)));
         let shop = api_shop(&m).await;
@@ -292,17 +292,17 @@ db_tests! {
         let (first, second) = (payments[0]["id"].as_str().unwrap(), payments[1]["id"].as_str().unwrap());
 
         let held = m.get(&format!("/dashboard/payments/{first}")).await;
-        assert!(held.html.contains("Authorized: the funds are held") && held.html.contains("Capture 9.90 EUR"), "{}", held.html);
+        assert!(held.html.contains("Authorized: the funds are held") && held.html.contains("Capture €9.90"), "{}", held.html);
         let captured = m.post(&format!("/dashboard/payments/{first}/capture"), &[]).await;
         assert_eq!(captured.status, StatusCode::SEE_OTHER);
         let page = m.get(&format!("/dashboard/payments/{first}")).await;
-        assert!(page.html.contains("Captured 9.90 EUR.") && !page.html.contains("funds are held"));
+        assert!(page.html.contains("Captured €9.90.") && !page.html.contains("funds are held"));
         let (_, api) = app.get(&shop, &format!("/payments/{first}")).await;
         assert_eq!(api["status"], "succeeded");
         let again = m.post(&format!("/dashboard/payments/{first}/capture"), &[]).await;
         assert_eq!(again.status, StatusCode::CONFLICT);
         let ask = m.post(&format!("/dashboard/payments/{second}/void"), &[]).await;
-        assert!(ask.html.contains("Void the authorization of 9.90 EUR?") && ask.html.contains("name=\"confirm\" value=\"yes\""));
+        assert!(ask.html.contains("Void the authorization of €9.90?") && ask.html.contains("name=\"confirm\" value=\"yes\""));
         assert_eq!(app.get(&shop, &format!("/payments/{second}")).await.1["status"], "authorized", "asked first");
         assert_eq!(m.post(&format!("/dashboard/payments/{second}/void"), &[("confirm", "yes")]).await.status, StatusCode::SEE_OTHER);
         let (_, api) = app.get(&shop, &format!("/payments/{second}")).await;
@@ -321,7 +321,7 @@ db_tests! {
         row.created_at = Set(chrono::Utc::now() - chrono::Duration::days(40));
         row.update(&app.db).await.unwrap();
         let home = m.get("/dashboard").await;
-        assert!(home.html.contains("data-testid=\"today-test\">Test mode: 9.90 EUR"), "{}", home.html);
+        assert!(home.html.contains("data-testid=\"today-test\">Test mode: €9.90"), "{}", home.html);
         assert!(!home.html.contains("data-testid=\"today\""), "test payments are not the shop's revenue");
         assert!(home.html.contains("data-testid=\"chart-EUR\"") && home.html.contains("(test mode: no live payments yet)"));
         let customer = app.get(&shop, "/customers").await.1[0]["id"].as_str().unwrap().to_string();
@@ -411,7 +411,7 @@ db_tests! {
         body["test"] = json!(true);
         let (_, plan) = app.post(&shop, "/plans", &body).await;
         let page = m.get(&format!("/dashboard/customers/{cst}")).await;
-        assert!(page.html.contains("Gold (9.90 EUR every month, test)"), "{}", page.html);
+        assert!(page.html.contains("Gold (€9.90 every month, test)"), "{}", page.html);
         let bad = m.post(&format!("/dashboard/customers/{cst}/subscriptions"), &[("plan_id", "pln_0000000000000000")]).await;
         assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(bad.html.contains("id=\"e-plan_id\">is not a plan of this shop</p>"), "{}", bad.html);
