@@ -134,7 +134,12 @@ struct DeliveryRow {
     url: String,
     status: String,
     attempts: i32,
-    last: String,
+    /// How the last attempt ended (`HTTP 200`, why it failed), or that none was made yet.
+    outcome: String,
+    /// Whether `outcome` is the HTTP client's own English, untranslated.
+    outcome_english: bool,
+    /// How long the last attempt took, and when.
+    took: String,
     next: String,
     created: String,
 }
@@ -148,21 +153,27 @@ async fn deliveries(state: &AppState, m: &Merchant, endpoint_id: Option<&str>) -
 }
 
 fn delivery_row(d: &webhook_deliveries::Model, attempts: &[webhook_attempts::Model], m: &Merchant) -> DeliveryRow {
-    let last = attempts.iter().find(|a| a.delivery_id == d.id).map(|a| {
-        let outcome = match (a.status_code, &a.error) {
-            (Some(code), _) => format!("HTTP {code}"),
-            (None, Some(error)) => m.words.rule(error),
-            (None, None) => m.t("no answer").into(),
-        };
-        m.f("{} in {} ms, {}", &[&outcome, &a.latency_ms, &local(a.at, m.tz)])
-    });
+    let last = attempts.iter().find(|a| a.delivery_id == d.id);
+    let (outcome, outcome_english) = match last.map(|a| (a.status_code, &a.error)) {
+        Some((Some(code), _)) => (format!("HTTP {code}"), false),
+        Some((None, Some(error))) => {
+            let said = m.words.rule(error);
+            let english = m.words != super::Words::En && said == *error;
+            (said, english)
+        }
+        Some((None, None)) => (m.t("no answer").into(), false),
+        None => (m.t("not tried yet").into(), false),
+    };
+    let took = last.map(|a| m.f("in {} ms, {}", &[&a.latency_ms, &local(a.at, m.tz)])).unwrap_or_default();
     DeliveryRow {
         id: d.id.clone(),
         event_id: d.event_id.clone(),
         url: d.url.clone(),
         status: d.status.to_string(),
         attempts: d.attempts,
-        last: last.unwrap_or_else(|| m.t("not tried yet").into()),
+        outcome,
+        outcome_english,
+        took,
         next: match d.status {
             crate::domain::webhook::DeliveryStatus::Pending => local(d.next_attempt_at, m.tz),
             _ => String::new(),

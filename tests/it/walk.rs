@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use fantoccini::Locator;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::browser::{Browser, backend_name};
 use crate::dashboard::{PASSWORD, api_shop, sign_up};
@@ -56,10 +56,16 @@ return wide.slice(0, 5);
 "#;
 
 /// Words of the dashboard's English that a Russian page must not show (the data on it, such as
-/// product names and e-mail addresses, may be in any language).
+/// product names and e-mail addresses, may be in any language; text marked with another
+/// `lang`, such as an HTTP client's own error, is left out).
 const ENGLISH_LEFT: &str = r#"
 const words = /(?<![.\w-])(the|your|you|yet|Create|Save|Cancel|Search|Edit|Delete|Archive|Restore|Next page|Settings|Payments|Products|Plans|Customers|Subscriptions|Overview|Log out|Status|Amount|Created|Price|Refund|Capture|Void|Test mode|Live|succeeded|authorized|failed|refunded|active|trial|canceled|pending|can't|must|invalid)(?![\w.])/g;
-return [...new Set(document.body.innerText.match(words) || [])];
+const quoted = [...document.querySelectorAll('body [lang]:not([lang=ru])')];
+quoted.forEach(el => el.dataset.walkDisplay = el.style.display || ' ');
+quoted.forEach(el => el.style.display = 'none');
+const text = document.body.innerText;
+quoted.forEach(el => el.style.display = el.dataset.walkDisplay.trim());
+return [...new Set(text.match(words) || [])];
 "#;
 
 /// What the walk found wrong, page by page.

@@ -6,7 +6,6 @@ use reqwest::StatusCode;
 
 use super::accounts::invite_and_join;
 use super::*;
-use crate::helpers::*;
 
 /// A new browser that asks for `accept` languages.
 fn browser_speaking(accept: &str) -> reqwest::Client {
