@@ -81,7 +81,7 @@ struct ErrorPage {
 pub fn error_page(status: StatusCode, message: String, request: &axum::http::HeaderMap) -> Response {
     let words = Words::of_request(request);
     let title = words.t_data(status.canonical_reason().unwrap_or("Error"));
-    render(status, &ErrorPage { words, status: status.as_u16(), title, message: words.t_data(&message).to_string() })
+    render(status, &ErrorPage { words, status: status.as_u16(), title, message: words.rule(&message) })
 }
 
 /// What a dashboard handler answers (errors become the dashboard's error page).
@@ -161,7 +161,12 @@ impl Chrome {
     }
 
     /// `english` with its two `{}` filled by `a` and `b`, in the user's language.
-    pub fn f2(&self, english: &'static str, a: impl std::fmt::Display + Sync, b: impl std::fmt::Display + Sync) -> String {
+    pub fn f2(
+        &self,
+        english: &'static str,
+        a: impl std::fmt::Display + Sync,
+        b: impl std::fmt::Display + Sync,
+    ) -> String {
         self.words.f2(english, a, b)
     }
 }

@@ -167,7 +167,12 @@ pub async fn set_password(
 }
 
 /// Sets the language a user reads the dashboard in.
-pub async fn set_language(db: &impl ConnectionTrait, id: &str, language: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn set_language(
+    db: &impl ConnectionTrait,
+    id: &str,
+    language: &str,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
     users::Entity::update_many()
         .col_expr(users::Column::Language, Expr::value(language))
         .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))

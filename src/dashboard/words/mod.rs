@@ -119,7 +119,7 @@ impl Words {
 
     /// A text known only when the page runs (a status, an error's message) in this language,
     /// as it is when the catalog has none.
-    pub fn t_data<'a>(self, english: &'a str) -> &'a str {
+    pub fn t_data(self, english: &str) -> &str {
         match self {
             Words::En => english,
             Words::Ru => catalog().get(english).copied().unwrap_or(english),
@@ -168,8 +168,9 @@ impl Words {
         crate::locale::short_day(day, self.language())
     }
 
-    /// A message of the API's rules (`is too long (maximum is 255 characters)`) in this
-    /// language: found whole, or with its number as `{}`; as it is when neither is known.
+    /// A message of the API's rules or services (`is too long (maximum is 255 characters)`,
+    /// `… this payment is refunded`) in this language: found whole, with its number as `{}`, or
+    /// with its last word as `{}` (a status, itself translated); as it is when none is known.
     pub fn rule(self, message: &str) -> String {
         if self == Words::En {
             return message.to_string();
@@ -177,13 +178,19 @@ impl Words {
         if let Some(found) = catalog().get(message) {
             return found.to_string();
         }
-        let Some(start) = message.find(|c: char| c.is_ascii_digit()) else { return message.to_string() };
-        let end = message[start..].find(|c: char| !c.is_ascii_digit()).map_or(message.len(), |e| start + e);
-        let pattern = format!("{}{{}}{}", &message[..start], &message[end..]);
-        match catalog().get(pattern.as_str()) {
-            Some(found) => fill(found, &[&&message[start..end]]),
-            None => message.to_string(),
+        if let Some(start) = message.find(|c: char| c.is_ascii_digit()) {
+            let end = message[start..].find(|c: char| !c.is_ascii_digit()).map_or(message.len(), |e| start + e);
+            let pattern = format!("{}{{}}{}", &message[..start], &message[end..]);
+            if let Some(found) = catalog().get(pattern.as_str()) {
+                return fill(found, &[&&message[start..end]]);
+            }
         }
+        if let Some((head, last)) = message.rsplit_once(' ')
+            && let Some(found) = catalog().get(format!("{head} {{}}").as_str())
+        {
+            return fill(found, &[&self.t_data(last)]);
+        }
+        message.to_string()
     }
 
     /// `amount` minimal units of `currency` as this language writes money (`€9.90`, `9,90 €`).

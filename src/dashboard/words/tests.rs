@@ -121,6 +121,8 @@ fn texts_fill_their_blanks_and_rules_their_numbers() {
     assert!(Words::Ru.rule("is too long (maximum is 255 characters)").contains("255"));
     assert_eq!(Words::Ru.rule("something new 12"), "something new 12");
     assert_eq!(Words::En.rule("must be at most 5"), "must be at most 5");
+    let refused = Words::Ru.rule("Only a succeeded payment can be refunded; this payment is refunded");
+    assert!(refused.ends_with(Words::Ru.t_data("refunded")) && !refused.contains("Only"), "{refused}");
 }
 
 #[test]
@@ -129,7 +131,8 @@ fn counts_agree_with_their_nouns() {
     assert_eq!(Words::En.n(1, key), "1 payment");
     assert_eq!(Words::En.n(2, key), "2 payments");
     let ru = |n| Words::Ru.n(n, key);
-    assert_eq!([ru(1), ru(2), ru(5), ru(11), ru(21), ru(22), ru(112)], [
-        "1 платёж", "2 платежа", "5 платежей", "11 платежей", "21 платёж", "22 платежа", "112 платежей"
-    ]);
+    assert_eq!(
+        [ru(1), ru(2), ru(5), ru(11), ru(21), ru(22), ru(112)],
+        ["1 платёж", "2 платежа", "5 платежей", "11 платежей", "21 платёж", "22 платежа", "112 платежей"]
+    );
 }
