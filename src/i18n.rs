@@ -454,14 +454,7 @@ fn ru_unit(n: i32, unit: IntervalUnit) -> &'static str {
         IntervalUnit::Day => ["день", "дня", "дней"],
         IntervalUnit::Month => ["месяц", "месяца", "месяцев"],
     };
-    let (n10, n100) = (n % 10, n % 100);
-    if n10 == 1 && n100 != 11 {
-        forms[0]
-    } else if (2..=4).contains(&n10) && !(12..=14).contains(&n100) {
-        forms[1]
-    } else {
-        forms[2]
-    }
+    forms[crate::locale::russian_form(n.unsigned_abs().into())]
 }
 
 #[cfg(test)]

@@ -77,6 +77,19 @@ pub fn date_time(at: DateTime<Utc>, tz: Tz, language: Language) -> String {
     at.with_timezone(&tz).format_localized("%-d %B %Y, %H:%M %Z", chrono_locale(language)).to_string()
 }
 
+/// Which of Russian's three forms of a noun goes with `n` (CLDR's plural rule for ru): 0 for
+/// one (1, 21, 101), 1 for few (2–4, 22–24), 2 for many (0, 5–20, 25–30, 111).
+pub fn russian_form(n: u64) -> usize {
+    let (ten, hundred) = (n % 10, n % 100);
+    if ten == 1 && hundred != 11 {
+        0
+    } else if (2..=4).contains(&ten) && !(12..=14).contains(&hundred) {
+        1
+    } else {
+        2
+    }
+}
+
 /// A day of a chart as `language` writes it, short: `8 Dec`, `8 дек.`.
 pub fn short_day(day: chrono::NaiveDate, language: Language) -> String {
     day.format_localized("%-d %b", chrono_locale(language)).to_string()

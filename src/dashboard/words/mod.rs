@@ -146,16 +146,7 @@ impl Words {
     pub fn n(self, n: i64, english: &'static str) -> String {
         let forms: Vec<&str> = self.t(english).split('|').collect();
         let form = match (self, forms.len()) {
-            (Words::Ru, 3) => {
-                let (ten, hundred) = (n.unsigned_abs() % 10, n.unsigned_abs() % 100);
-                if ten == 1 && hundred != 11 {
-                    forms[0]
-                } else if (2..=4).contains(&ten) && !(12..=14).contains(&hundred) {
-                    forms[1]
-                } else {
-                    forms[2]
-                }
-            }
+            (Words::Ru, 3) => forms[crate::locale::russian_form(n.unsigned_abs())],
             (_, 2) if n == 1 => forms[0],
             (_, 2) => forms[1],
             _ => forms[0],
