@@ -9,8 +9,9 @@ use chrono_tz::Tz;
 use fixed_decimal::Decimal;
 use icu_experimental::dimension::currency::CurrencyCode;
 use icu_experimental::dimension::currency::formatter::CurrencyFormatter;
-use icu_experimental::displaynames::{DisplayNamesOptions, multi::RegionDisplayNames};
-use icu_locale_core::{Locale, subtags::Region};
+use icu_experimental::displaynames::DisplayNamesOptions;
+use icu_experimental::displaynames::multi::{LanguageDisplayNames, RegionDisplayNames};
+use icu_locale_core::{Locale, subtags, subtags::Region};
 use writeable::Writeable;
 
 use crate::domain::country;
@@ -95,6 +96,26 @@ pub fn short_day(day: chrono::NaiveDate, language: Language) -> String {
     day.format_localized("%-d %b", chrono_locale(language)).to_string()
 }
 
+/// Every language of the spec as `(code, its own name)`, in the spec's order: `("de",
+/// "Deutsch")`, `("ru", "Русский")`; a language picker shows each the way its readers know it.
+pub fn language_names() -> &'static [(&'static str, String)] {
+    static NAMES: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        Language::ALL
+            .iter()
+            .map(|&l| {
+                let code = l.as_str();
+                let names = LanguageDisplayNames::try_new(locale(l).into(), DisplayNamesOptions::default()).ok();
+                let subtag: Option<subtags::Language> = code.parse().ok();
+                let name = names.as_ref().zip(subtag).and_then(|(n, s)| n.of(s)).unwrap_or(code);
+                let mut chars = name.chars();
+                let capitalized = chars.next().map(|first| first.to_uppercase().chain(chars).collect());
+                (code, capitalized.unwrap_or_default())
+            })
+            .collect()
+    })
+}
+
 /// Every country as `(code, name in language)`, in the order of the names.
 pub fn countries(language: Language) -> &'static [(&'static str, String)] {
     static LISTS: OnceLock<HashMap<Language, Vec<(&'static str, String)>>> = OnceLock::new();
@@ -128,6 +149,18 @@ pub fn country_name(code: &str, language: Language) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_language_is_named_in_itself() {
+        let names = language_names();
+        assert_eq!(names.iter().map(|(code, _)| *code).collect::<Vec<_>>(), Language::WORDS);
+        for (code, name) in
+            [("en", "English"), ("ru", "Русский"), ("de", "Deutsch"), ("ja", "日本語"), ("uk", "Українська")]
+        {
+            assert_eq!(names.iter().find(|(c, _)| *c == code).unwrap().1, name);
+        }
+        assert!(names.iter().all(|(code, name)| name != code), "{names:?}");
+    }
     use crate::domain::currency::find;
 
     #[test]

@@ -19,6 +19,7 @@ use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::subscription::SubscriptionRequest;
 use crate::error::AppError;
 use crate::state::AppState;
+use sea_orm::{ColumnTrait, Condition};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -222,8 +223,9 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 
 async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> Page {
     let c = find(state, m, id).await?;
-    let listed =
-        db::list::<plans::Entity>(&state.db, m.shop.id, &db::Page { limit: 500, starting_after: None }).await?;
+    let page = db::Page { limit: 500, starting_after: None };
+    let open = Condition::all().add(plans::Column::ArchivedAt.is_null());
+    let listed = db::search_where::<plans::Entity>(&state.db, m.shop.id, &page, "", open).await?;
     let texts = crate::i18n::texts(m.words.language());
     let plans = listed
         .rows

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::Words;
 use crate::domain::Errors;
+use crate::domain::currency::{self, Currency};
 use crate::domain::errors::humanize;
 use crate::error::AppError;
 use crate::state::AppState;
@@ -59,45 +60,85 @@ impl PostedForm {
 
 /// Reads each of the `amounts` typed in the currency's units (`9.90`) as minimal units, the
 /// API's way; what cannot be read is left as typed for the API's rules to name. An amount
-/// like `1,000` (a thousand, or one?) is refused rather than guessed: the returned errors,
-/// told in `words`.
-pub fn minor_units(body: &mut Map<String, Value>, amounts: &[&str], words: Words) -> Errors {
+/// like `1,000` (a thousand, or one?) is refused rather than guessed.
+pub fn minor_units(body: &mut Map<String, Value>, amounts: &'static [&'static str], words: Words) -> TypedAmounts {
     let mut ambiguous = Errors::default();
     for key in amounts {
+        if let Some(Value::String(raw)) = body.get_mut(*key) {
+            *raw = currency::ungrouped(raw);
+        }
         if let Some(raw) = body.get(*key).and_then(Value::as_str)
-            && crate::domain::currency::is_ambiguous(raw)
+            && currency::is_ambiguous(raw)
         {
             let message = words.f("“{}” is ambiguous: type 1000 for a thousand, or 1.00 for one", &[&raw.trim()]);
             ambiguous.add(key, message);
         }
     }
     let code = body.get("currency").and_then(Value::as_str).unwrap_or("").trim().to_uppercase();
-    let Some(currency) = crate::domain::currency::find(&code) else { return ambiguous };
+    let currency = currency::find(&code);
     for key in amounts {
-        if let Some(minor) =
-            body.get(*key).and_then(Value::as_str).and_then(|raw| crate::domain::currency::parse_major(raw, currency))
+        if let Some(c) = currency
+            && let Some(minor) = body.get(*key).and_then(Value::as_str).and_then(|raw| currency::parse_major(raw, c))
         {
             body.insert(key.to_string(), Value::from(minor));
         }
     }
-    ambiguous
+    TypedAmounts { fields: amounts, ambiguous, currency, words }
 }
 
-/// The outcome of the API's rules with the form's own refusals laid over it: a field the form
-/// refused shows the form's message instead of the rules'.
-pub fn refused_also<T>(parsed: Result<T, Errors>, by_form: Errors) -> Result<T, Errors> {
-    if by_form.is_empty() {
-        return parsed;
-    }
-    let mut errors = by_form.clone();
-    if let Err(rules) = parsed {
-        rules.for_each(|field, message| {
-            if !by_form.has(field) {
+/// What a form's money fields were read as: the ones refused as ambiguous, and the currency
+/// the others were read in.
+pub struct TypedAmounts {
+    fields: &'static [&'static str],
+    ambiguous: Errors,
+    currency: Option<Currency>,
+    words: Words,
+}
+
+impl TypedAmounts {
+    /// The outcome of the API's rules with the form's own refusals laid over it (a field the
+    /// form refused shows the form's message instead of the rules'), each bound the rules
+    /// name in minimal units said as money (`must be at least €0.01`).
+    pub fn refuse<T>(&self, parsed: Result<T, Errors>) -> Result<T, Errors> {
+        let rules = match parsed {
+            Ok(parsed) if self.ambiguous.is_empty() => return Ok(parsed),
+            Ok(_) => Errors::default(),
+            Err(rules) => rules,
+        };
+        let mut errors = self.ambiguous.clone();
+        self.as_money(rules).for_each(|field, message| {
+            if !self.ambiguous.has(field) {
                 errors.add(field, message);
             }
         });
+        Err(errors)
     }
-    Err(errors)
+
+    /// `rules` with each bound in minimal units of a money field said as money.
+    pub fn as_money(&self, rules: Errors) -> Errors {
+        let mut said = Errors::default();
+        rules.for_each(|field, message| said.add(field, self.said(field, message)));
+        said
+    }
+
+    /// `message` of `field`, with a bound in minimal units of a money field said as money.
+    fn said(&self, field: &str, message: &str) -> String {
+        let (Some(currency), true) = (self.currency, self.fields.contains(&field)) else {
+            return message.to_string();
+        };
+        let Some(start) = message.find(|c: char| c.is_ascii_digit()) else { return message.to_string() };
+        let end = message[start..].find(|c: char| !c.is_ascii_digit()).map_or(message.len(), |e| start + e);
+        let Ok(minor) = message[start..end].parse::<i64>() else { return message.to_string() };
+        let money = self.words.money(minor, currency);
+        match (&message[..start], &message[end..]) {
+            ("must be greater than or equal to ", "") => self.words.f("must be at least {}", &[&money]),
+            ("must be less than or equal to ", "") => self.words.f("must be at most {}", &[&money]),
+            ("must be less than or equal to ", ", the amount left to refund") => {
+                self.words.f("must be at most {}, the amount left to refund", &[&money])
+            }
+            _ => message.to_string(),
+        }
+    }
 }
 
 /// Without script, a ticked "unlimited" (or "never") box still sends the switched-off field
@@ -189,7 +230,15 @@ impl FormView {
                 named.push((field.to_string(), format!("{}: {}", self.words.t_data(&name), self.words.rule(message))));
             }
         });
-        named.into_iter().map(|(_, said)| said).collect::<Vec<_>>().join(". ")
+        let mut summary = String::new();
+        for (_, said) in named {
+            if !summary.is_empty() {
+                // "не длиннее 255 симв." ends its own sentence.
+                summary.push_str(if summary.ends_with('.') { " " } else { ". " });
+            }
+            summary.push_str(&said);
+        }
+        summary
     }
 
     /// Whether the form was refused.

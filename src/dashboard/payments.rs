@@ -11,7 +11,7 @@ use axum::routing::{get, post};
 use chrono::Utc;
 
 use super::csv::Csv;
-use super::form::{FormView, PostedForm, minor_units, refused_also};
+use super::form::{FormView, PostedForm, minor_units};
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, k, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, products, refunds};
@@ -317,7 +317,7 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
     let refused = refund_form.as_ref().is_some_and(FormView::has_errors);
     let left = p.refundable().amount_to_refund(None).ok();
     let refund = left.map(|left| RefundForm {
-        form: refund_form.unwrap_or_else(|| FormView::filled(vec![("amount", Money::new(left, p.currency).major())])),
+        form: refund_form.unwrap_or_else(|| FormView::filled(vec![("amount", m.words.typed(left, p.currency))])),
         left: m.money(left, p.currency),
         amount_label: m.f("Amount to refund ({})", &[&p.currency]),
     });
@@ -400,21 +400,29 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let p = find(&state, &m, &id).await?;
     let mut body = form.to_json(&[], &[]);
     body.insert("currency".into(), p.currency.to_string().into());
-    let ambiguous = minor_units(&mut body, &["amount"], m.words);
-    let asked = refused_also(RefundAsk::read(&body), ambiguous).and_then(|ask| {
-        let amount = p.refundable().amount_to_refund(ask.amount).map_err(|refusal| refusal.as_field_errors())?;
-        Ok((amount, ask))
-    });
-    let (amount, ask) = match asked {
-        Ok(asked) => asked,
+    let amounts = minor_units(&mut body, &["amount"], m.words);
+    let ask = match amounts.refuse(RefundAsk::read(&body)) {
+        Ok(ask) => ask,
         Err(errors) => return show_page(&state, &m, p, Some(FormView::sent(&form, errors, m.words))).await,
+    };
+    let amount = match p.refundable().amount_to_refund(ask.amount).map_err(|refusal| refusal.explain()) {
+        Ok(amount) => amount,
+        Err(Err(errors)) => {
+            let errors = amounts.as_money(errors);
+            return show_page(&state, &m, p, Some(FormView::sent(&form, errors, m.words))).await;
+        }
+        // The payment changed since the form was shown (refunded in full, say): its page says so.
+        Err(Ok(conflict)) => {
+            m.flash(&m.words.rule(&conflict)).await;
+            return see_other(&format!("/dashboard/payments/{id}"));
+        }
     };
     if form.get("confirm") != Some("yes") {
         let page = ConfirmRefundPage {
             chrome: m.chrome("payments").await,
             card: format!("{} •••• {}", p.card_brand, p.card_last4),
             amount: m.money(amount, p.currency),
-            typed: Money::new(amount, p.currency).major(),
+            typed: m.words.typed(amount, p.currency),
             reason: ask.reason.unwrap_or_default(),
             id,
         };

@@ -11,17 +11,16 @@ use chrono::Utc;
 use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
-use super::form::{FormView, PostedForm, minor_units, nest, refused_also, ticked_wins};
+use super::form::{FormView, PostedForm, TypedAmounts, minor_units, nest, ticked_wins};
 use super::list::{ListQuery, search_where};
 use super::{Chrome, Merchant, Page, Words, k, local, ok, render, see_other};
 use crate::db::{self, entities::plans};
-use crate::domain::Errors;
 use crate::domain::currency;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::plan::PlanEdit;
 use crate::domain::plan::PlanFields;
 use crate::domain::subscription::SubscriptionFilter;
-use crate::domain::vocab::{IntervalUnit, Language};
+use crate::domain::vocab::IntervalUnit;
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::urls;
@@ -154,7 +153,7 @@ struct FormPage {
     chrome: Chrome,
     form: FormView,
     units: &'static [&'static str],
-    languages: &'static [&'static str],
+    languages: &'static [(&'static str, String)],
     currencies: &'static [&'static str],
 }
 
@@ -164,7 +163,7 @@ impl FormPage {
             chrome: m.chrome("plans").await,
             form,
             units: IntervalUnit::WORDS,
-            languages: Language::WORDS,
+            languages: crate::locale::language_names(),
             currencies: currency::codes(),
         }
     }
@@ -173,7 +172,7 @@ impl FormPage {
 async fn new(m: Merchant) -> Page {
     let form = FormView::filled(vec![
         ("currency", "EUR".into()),
-        ("language", "en".into()),
+        ("language", m.words.language().to_string()),
         ("plan.interval", "1".into()),
         ("plan.interval_unit", "month".into()),
         ("trial.interval_unit", "day".into()),
@@ -186,24 +185,24 @@ async fn new(m: Merchant) -> Page {
 /// The form as the API's request: prices in major units become minimal units, an empty
 /// trial section is left out, and the flat `plan.*` and `trial.*` names become sections. Also
 /// what the form itself refuses (an ambiguous price), told in `words`.
-fn request(form: &PostedForm, words: Words) -> (Map<String, Value>, Errors) {
+fn request(form: &PostedForm, words: Words) -> (Map<String, Value>, TypedAmounts) {
     let checkboxes = ["infinite", "test", "prevent_payments_at_night", "trial.as_first_payment"];
     let mut flat = form.to_json(&checkboxes, &[]);
     ticked_wins(&mut flat, &[("infinite", "billing_cycles")]);
-    let ambiguous = minor_units(&mut flat, &["plan.amount", "trial.amount"], words);
+    let amounts = minor_units(&mut flat, &["plan.amount", "trial.amount"], words);
     let given = |key: &str| flat.get(key).is_some_and(|v| !v.is_null());
     let trial_given = given("trial.amount") || given("trial.interval");
     if !trial_given {
         flat.remove("trial.interval_unit");
         flat.remove("trial.as_first_payment");
     }
-    (nest(flat), ambiguous)
+    (nest(flat), amounts)
 }
 
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let (body, ambiguous) = request(&form, m.words);
-    match refused_also(PlanFields::parse(&body), ambiguous) {
+    let (body, amounts) = request(&form, m.words);
+    match amounts.refuse(PlanFields::parse(&body)) {
         Ok(fields) => {
             let plan = db::plans::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
             m.flash(m.t("Plan created. Share its pay link to take subscriptions.")).await;
@@ -335,13 +334,13 @@ struct EditPage {
     chrome: Chrome,
     id: String,
     form: FormView,
-    languages: &'static [&'static str],
+    languages: &'static [(&'static str, String)],
 }
 
 async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
     let form = FormView::filled(vec![("title", p.title.clone()), ("language", p.language.to_string())]);
-    ok(&EditPage { chrome: m.chrome("plans").await, id: p.id, form, languages: Language::WORDS })
+    ok(&EditPage { chrome: m.chrome("plans").await, id: p.id, form, languages: crate::locale::language_names() })
 }
 
 async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -358,7 +357,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
                 chrome: m.chrome("plans").await,
                 id: p.id,
                 form: FormView::sent(&form, errors, m.words),
-                languages: Language::WORDS,
+                languages: crate::locale::language_names(),
             };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }

@@ -12,14 +12,13 @@ use chrono_tz::Tz;
 use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
-use super::form::{FormView, PostedForm, minor_units, refused_also, ticked_wins};
+use super::form::{FormView, PostedForm, TypedAmounts, minor_units, ticked_wins};
 use super::list::{ListQuery, search_where};
 use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
 use crate::db::{self, entities::products};
-use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::product::ProductFields;
-use crate::domain::vocab::{Language, TransactionType, VisibleField};
+use crate::domain::vocab::{TransactionType, VisibleField};
 use crate::domain::{Errors, currency};
 use crate::error::AppError;
 use crate::state::AppState;
@@ -59,7 +58,9 @@ struct ListPage {
 /// Where the product stands on its pay link (on sale, sold out, expired), in `words`.
 fn status(p: &products::Model, words: Words) -> &'static str {
     let fields = p.fields();
-    if fields.is_expired(Utc::now()) {
+    if p.archived_at.is_some() {
+        words.t("Archived")
+    } else if fields.is_expired(Utc::now()) {
         words.t("Expired")
     } else if fields.is_sold_out() {
         words.t("Sold out")
@@ -99,7 +100,7 @@ struct FormPage {
     id: Option<String>,
     form: FormView,
     fields: Vec<(&'static str, &'static str)>,
-    languages: &'static [&'static str],
+    languages: &'static [(&'static str, String)],
     transaction_types: &'static [&'static str],
     currencies: &'static [&'static str],
 }
@@ -111,7 +112,7 @@ impl FormPage {
             id,
             form,
             fields: VisibleField::ALL.iter().map(|f| (f.as_str(), label(*f, m.words))).collect(),
-            languages: Language::WORDS,
+            languages: crate::locale::language_names(),
             transaction_types: TransactionType::WORDS,
             currencies: currency::codes(),
         }
@@ -126,7 +127,7 @@ fn label(f: VisibleField, words: Words) -> &'static str {
 async fn new(m: Merchant) -> Page {
     let form = FormView::filled(vec![
         ("currency", "EUR".into()),
-        ("language", "en".into()),
+        ("language", m.words.language().to_string()),
         ("transaction_type", "payment".into()),
         ("infinite", "true".into()),
         ("immortal", "true".into()),
@@ -137,16 +138,16 @@ async fn new(m: Merchant) -> Page {
 /// The form as the API's request: price in major units and a local expiry time become the
 /// API's minimal units and zoned time; the rest is passed as sent. Also what the form itself
 /// refuses (an ambiguous price), told in `words`.
-fn request(form: &PostedForm, tz: Tz, words: Words) -> (Map<String, Value>, Errors) {
+fn request(form: &PostedForm, tz: Tz, words: Words) -> (Map<String, Value>, TypedAmounts) {
     let mut body = form.to_json(&["infinite", "immortal", "test"], &["visible_fields"]);
     ticked_wins(&mut body, &[("infinite", "quantity"), ("immortal", "expired_at")]);
-    let ambiguous = minor_units(&mut body, &["amount"], words);
+    let amounts = minor_units(&mut body, &["amount"], words);
     if let Some(Value::String(raw)) = body.get("expired_at")
         && let Some(zoned) = zoned(raw, tz)
     {
         body.insert("expired_at".into(), Value::String(zoned));
     }
-    (body, ambiguous)
+    (body, amounts)
 }
 
 /// `2026-12-31T23:59` (a browser's local date and time) in `tz`, as the spec's
@@ -159,11 +160,11 @@ fn zoned(raw: &str, tz: Tz) -> Option<String> {
     Some(at.format("%Y-%m-%dT%H:%M:%S%:z").to_string())
 }
 
-fn filled(p: &products::Model, tz: Tz) -> FormView {
+fn filled(p: &products::Model, tz: Tz, words: Words) -> FormView {
     let mut values = vec![
         ("name", p.name.clone()),
         ("description", p.description.clone()),
-        ("amount", Money::new(p.amount, p.currency).major()),
+        ("amount", words.typed(p.amount, p.currency)),
         ("currency", p.currency.to_string()),
         ("quantity", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
         ("quantity_was", p.quantity.map(|q| q.to_string()).unwrap_or_default()),
@@ -189,8 +190,8 @@ fn filled(p: &products::Model, tz: Tz) -> FormView {
 
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let (body, ambiguous) = request(&form, m.tz, m.words);
-    match refused_also(ProductFields::parse(&body, None, m.shop.id), ambiguous) {
+    let (body, amounts) = request(&form, m.tz, m.words);
+    match amounts.refuse(ProductFields::parse(&body, None, m.shop.id)) {
         Ok(fields) => {
             let product = db::products::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
             m.flash(m.t("Product created. Share its pay link with your customers.")).await;
@@ -209,7 +210,7 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<products::Mode
 
 async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let product = find(&state, &m, &id).await?;
-    let form = filled(&product, m.tz);
+    let form = filled(&product, m.tz, m.words);
     ok(&FormPage::new(&m, Some(product.id), form).await)
 }
 
@@ -221,8 +222,8 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     if let (Some(_), Some(seen)) = (product.quantity, form.get("quantity_was").and_then(|q| q.trim().parse().ok())) {
         product.quantity = Some(seen);
     }
-    let (body, ambiguous) = request(&form, m.tz, m.words);
-    let refused = match refused_also(ProductFields::parse(&body, Some(&product.fields()), m.shop.id), ambiguous) {
+    let (body, amounts) = request(&form, m.tz, m.words);
+    let refused = match amounts.refuse(ProductFields::parse(&body, Some(&product.fields()), m.shop.id)) {
         Ok(fields) => match db::products::update(&state.db, &product, &fields, Utc::now()).await? {
             Ok(()) => {
                 m.flash(m.t("Product saved.")).await;

@@ -25,6 +25,7 @@ pub mod products;
 pub mod refunds;
 pub mod sessions;
 pub mod shops;
+mod sqlite_lower;
 pub mod subscriptions;
 pub mod summaries;
 pub mod test_clocks;
@@ -65,6 +66,7 @@ pub async fn connect(url: &str, connections: u32) -> Result<DatabaseConnection, 
         let pool = SqlitePoolOptions::new()
             .max_connections(connections)
             .test_before_acquire(false)
+            .after_connect(|conn, _| Box::pin(sqlite_lower::install(conn)))
             .connect_with(options)
             .await
             .map_err(fail)?;
@@ -273,7 +275,7 @@ pub async fn search_where<E: Searchable>(
 }
 
 /// `LIKE` over lowercased text, with the user's `%` and `_` taken literally (the same on
-/// SQLite and PostgreSQL).
+/// SQLite, whose `lower()` [`sqlite_lower`] makes Unicode-aware, and PostgreSQL).
 fn contains(column: impl IntoColumnRef, q: &str) -> SimpleExpr {
     let escaped = q.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
     Expr::expr(Func::lower(Expr::col(column))).like(LikeExpr::new(format!("%{escaped}%")).escape('\\'))

@@ -281,6 +281,19 @@ pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
     major.parse::<i64>().ok()?.checked_mul(scale)?.checked_add(minor_value)
 }
 
+/// An amount as typed with its digit grouping taken out: spaces go (`1 234,50`), and where both
+/// a point and a comma appear the last one is the decimal mark (`1,234.50`, `1.234,50`). A lone
+/// comma or point is left for [`parse_major`] and [`is_ambiguous`] to read.
+pub fn ungrouped(raw: &str) -> String {
+    let compact: String = raw.trim().chars().filter(|ch| !matches!(ch, ' ' | '\u{a0}' | '\u{202f}' | '\'')).collect();
+    if !(compact.contains('.') && compact.contains(',')) {
+        return compact;
+    }
+    let point = compact.rfind(['.', ',']).unwrap_or(0);
+    let whole: String = compact[..point].chars().filter(|ch| !matches!(ch, '.' | ',')).collect();
+    format!("{whole}.{}", &compact[point + 1..])
+}
+
 /// Whether an amount typed with a comma could be read two ways: `1,000` is a thousand to
 /// some and one to others.
 pub fn is_ambiguous(raw: &str) -> bool {
@@ -301,6 +314,11 @@ mod tests {
         assert_eq!(parse_major("9.900", eur), Some(990));
         assert_eq!(parse_major("500", find("JPY").unwrap()), Some(500));
         assert_eq!(parse_major("1.234", find("KWD").unwrap()), Some(1234));
+        for (grouped, plain) in
+            [("1 234,50", "1234,50"), ("1,234.50", "1234.50"), ("1.234,50", "1234.50"), ("1,000", "1,000")]
+        {
+            assert_eq!(ungrouped(grouped), plain);
+        }
         for bad in ["9.999", "1.5", "abc", "", "-1", "1e3", "1.", ".5", "1,000", "1.000,50"] {
             let currency = if bad == "1.5" { find("JPY").unwrap() } else { eur };
             assert_eq!(parse_major(bad, currency), None, "{bad}");

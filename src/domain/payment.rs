@@ -94,12 +94,13 @@ impl SearchTerms {
             }
         }
         let mut amounts: Vec<(u32, i64)> = Vec::new();
-        for c in CURRENCIES {
-            if amounts.iter().any(|(e, _)| *e == c.exponent) {
-                continue;
-            }
-            if let Some(minor) = currency::parse_major(typed, *c) {
-                amounts.push((c.exponent, minor));
+        for reading in amount_readings(typed) {
+            for c in CURRENCIES {
+                if let Some(minor) = currency::parse_major(&reading, *c)
+                    && !amounts.contains(&(c.exponent, minor))
+                {
+                    amounts.push((c.exponent, minor));
+                }
             }
         }
         Some(SearchTerms {
@@ -108,6 +109,19 @@ impl SearchTerms {
             last4: digits.then(|| q.to_string()),
             amounts,
         })
+    }
+}
+
+/// The plain numbers an amount typed in a search box may mean, however its digits are
+/// grouped: "1 500,00", "1,500.00" and "1.500,00" all mean 1500.00; "1,500" means a thousand
+/// five hundred to some and one and a half to others, so both are looked for.
+fn amount_readings(typed: &str) -> Vec<String> {
+    let plain = currency::ungrouped(typed);
+    match plain.split_once([',', '.']) {
+        Some((whole, fraction)) if fraction.len() == 3 => {
+            vec![format!("{whole}.{fraction}"), format!("{whole}{fraction}")]
+        }
+        _ => vec![plain],
     }
 }
 
@@ -169,6 +183,11 @@ mod tests {
         assert_eq!(SearchTerms::read("€9,90").unwrap().amounts[0], (2, 990));
         assert_eq!(SearchTerms::read("9.90 EUR").unwrap().amounts[0], (2, 990));
         assert_eq!(SearchTerms::read("usd 12").unwrap().amounts[0], (2, 1200));
+        for grouped in ["1 500,00 €", "1\u{202f}500,00", "€1,500.00", "1.500,00"] {
+            assert_eq!(SearchTerms::read(grouped).unwrap().amounts[0], (2, 150_000), "{grouped}");
+        }
+        let both = SearchTerms::read("1,500").unwrap().amounts;
+        assert!(both.contains(&(2, 150)) && both.contains(&(2, 150_000)), "{both:?}");
         let t = SearchTerms::read("pay_ab12").unwrap();
         assert_eq!((t.id.as_deref(), t.amounts.is_empty()), (Some("pay_ab12"), true));
         assert_eq!(SearchTerms::read("Ann@Example").unwrap().text, "ann@example");

@@ -71,13 +71,6 @@ impl Refusal {
     }
 }
 
-impl Refusal {
-    /// The refusal as a problem of the `amount` field (a form shows every refusal there).
-    pub fn as_field_errors(&self) -> Errors {
-        self.explain().map_or_else(|errors| errors, |conflict| Errors::one("amount", conflict))
-    }
-}
-
 impl Refundable {
     /// What is neither given back nor held by a refund under way.
     pub fn left(&self) -> i64 {

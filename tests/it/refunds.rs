@@ -181,7 +181,9 @@ db_tests! {
         let path = format!("/dashboard/payments/{payment}/refund");
         let refused = m.post(&path, &[("amount", "12.00")]).await;
         assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
-        assert!(refused.html.contains("less than or equal to 990"), "{}", refused.html);
+        assert!(refused.html.contains("id=\"e-amount\">must be at most €9.90, the amount left to refund</p>"), "{}", refused.html);
+        let nothing = m.post(&path, &[("amount", "0")]).await;
+        assert!(nothing.html.contains("id=\"e-amount\">must be at least €0.01</p>"), "{}", nothing.html);
         let confirm = m.post(&path, &[("amount", "2.50"), ("reason", "late delivery")]).await;
         assert_eq!(confirm.status, StatusCode::OK);
         assert!(confirm.html.contains("Refund €2.50?") && confirm.html.contains("cannot be undone"), "{}", confirm.html);
@@ -197,6 +199,15 @@ db_tests! {
         assert_eq!((p["status"].clone(), p["refunded_amount"].clone()), (json!("partially_refunded"), json!(250)));
         let home = m.get("/dashboard").await;
         assert!(home.html.contains("data-testid=\"today-test\">Test mode: €7.40"), "{}", home.html);
+
+        let rest = m.post(&path, &[("amount", "7.40"), ("confirm", "yes")]).await;
+        assert_eq!(rest.status, StatusCode::SEE_OTHER);
+        let stale = m.post(&path, &[("amount", "7.40"), ("confirm", "yes")]).await;
+        assert_eq!((stale.status, stale.location.as_str()), (StatusCode::SEE_OTHER, format!("/dashboard/payments/{payment}").as_str()));
+        let page = m.get(&format!("/dashboard/payments/{payment}")).await;
+        assert!(page.html.contains("Nothing is left to refund on this payment"), "a form sent twice says why: {}", page.html);
+        let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
+        assert_eq!((p["status"].clone(), p["refunded_amount"].clone()), (json!("refunded"), json!(990)));
 
         let forged = m.post_raw(&path, &[("amount", "1.00"), ("confirm", "yes")]).await;
         assert_eq!(forged.status, StatusCode::FORBIDDEN, "no CSRF token, no refund");

@@ -74,6 +74,10 @@ pub const RU: &[(&str, &str)] = &[
     ("All payments of this product", "Все платежи за этот товар"),
     ("Archived", "В архиве"),
     (
+        "Pages are written in English and Russian; in other languages customers read English.",
+        "Страницы написаны на английском и русском; на других языках покупатели видят английский текст.",
+    ),
+    (
         "It takes no payments, and its link says so. Restore it to sell it again.",
         "Товар не принимает оплату, и его ссылка сообщает об этом. Восстановите его, чтобы снова продавать.",
     ),

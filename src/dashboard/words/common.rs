@@ -147,6 +147,9 @@ pub const DATA: &[(&str, &str)] = &[
         "This request conflicts with another one made at the same time; read the object again",
         "Этот запрос столкнулся с другим, сделанным одновременно; загрузите объект заново",
     ),
+    ("must be at least {}", "не меньше {}"),
+    ("must be at most {}", "не больше {}"),
+    ("must be at most {}, the amount left to refund", "не больше {} — столько ещё можно вернуть"),
     ("database unreachable", "база данных недоступна"),
     ("stopping", "сервер останавливается"),
     // The names of fields in a refused form's summary.
@@ -184,7 +187,6 @@ pub const DATA: &[(&str, &str)] = &[
 /// The messages of the API's rules, as a refused form shows them beside its fields (`{}` stands
 /// for the number in a message such as `is too long (maximum is {} characters)`).
 pub const RULES: &[(&str, &str)] = &[
-    ("must be less than or equal to {}, the amount left to refund", "не больше {} — столько ещё можно вернуть"),
     (
         "Only a succeeded payment can be refunded; this payment is {}",
         "Вернуть можно только успешный платёж, а этот: {}",

@@ -184,6 +184,17 @@ impl Words {
         message.to_string()
     }
 
+    /// `amount` minimal units of `currency` as a form's field shows it for editing: `9.90`, or
+    /// `9,90` in Russian (but `1.234` for a three-decimal currency, where `1,234` would read
+    /// as a thousand).
+    pub fn typed(self, amount: i64, currency: Currency) -> String {
+        let major = crate::domain::money::Money::new(amount, currency).major();
+        match (self, currency.exponent) {
+            (Words::Ru, 1 | 2) => major.replace('.', ","),
+            _ => major,
+        }
+    }
+
     /// `amount` minimal units of `currency` as this language writes money (`€9.90`, `9,90 €`).
     pub fn money(self, amount: i64, currency: Currency) -> String {
         crate::locale::money(amount, currency, self.language())

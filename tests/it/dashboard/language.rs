@@ -48,10 +48,21 @@ db_tests! {
             assert!(!refused.html.contains(english), "{english} left in {}", refused.html);
         }
         assert!(refused.html.contains("1,000"), "the amount as typed is named");
-
         // Another user of the shop still reads English, and so does the API.
         let theirs = cleo.get(&format!("/dashboard/products/{id}")).await;
         assert!(theirs.html.contains("<html lang=\"en\">") && theirs.html.contains("€1,234.50"), "{}", theirs.html);
+
+        let edit = ann.get(&format!("/dashboard/products/{id}/edit")).await;
+        assert!(edit.html.contains("value=\"1234,50\""), "the price to edit as Russian types it: {}", edit.html);
+        let new = ann.get("/dashboard/products/new").await;
+        assert!(new.html.contains("<option value=\"ru\" lang=\"ru\" selected>Русский</option>"), "pages start in the user's language");
+        assert!(new.html.contains("<option value=\"de\" lang=\"de\">Deutsch</option>"), "each language named in itself");
+        let fewer = ann.post(&format!("/dashboard/products/{id}"), &[("name", "Кружка"), ("description", "Белая"), ("amount", "1 234,00"),
+            ("currency", "EUR"), ("infinite", "true"), ("immortal", "true")]).await;
+        assert_eq!(fewer.status, StatusCode::SEE_OTHER, "{}", fewer.html);
+        let zero = ann.post(&format!("/dashboard/products/{id}"), &[("name", "Кружка"), ("amount", "0"), ("currency", "EUR")]).await;
+        assert!(zero.html.contains("не меньше 0,01\u{a0}€"), "a bound said as money: {}", zero.html);
+
 
         // The language is checked like every form.
         let odd = ann.post("/dashboard/settings/language", &[("language", "xx")]).await;

@@ -12,17 +12,18 @@ db_tests! {
     async fn customers_are_found_by_email_and_name_and_exported(app) {
         let m = sign_up(&app, "Books", "owner@books.test").await;
         let shop = api_shop(&m).await;
-        for (email, first, last) in [("ann@example.com", "Ann", "Lee"), ("bob@example.org", "Bob", "Annan"), ("zoe@example.com", "Zoë", "=cmd")] {
+        for (email, first, last) in [("ann@example.com", "Ann", "Lee"), ("bob@example.org", "Bob", "Annan"), ("zoe@example.com", "Zoë", "=cmd"), ("ivan@example.ru", "Иван", "Ёлкин")] {
             app.post(&shop, "/customers", &json!({"email": email, "first_name": first, "last_name": last, "ip": "203.0.113.9", "country": "JP"})).await;
         }
         let emails = |html: &str| -> Vec<String> {
             html.split("\">").filter_map(|s| s.split('<').next()).filter(|s| s.contains("@example.")).map(str::to_string).collect()
         };
         let page = m.get("/dashboard/customers").await;
-        assert_eq!(emails(&page.html), ["zoe@example.com", "bob@example.org", "ann@example.com"]);
+        assert_eq!(emails(&page.html), ["ivan@example.ru", "zoe@example.com", "bob@example.org", "ann@example.com"]);
         assert!(page.html.contains(">Japan</td>"), "countries by name");
         for (q, expected) in [("ann", vec!["bob@example.org", "ann@example.com"]), ("ann+lee", vec!["ann@example.com"]),
-                              ("EXAMPLE.ORG", vec!["bob@example.org"]), ("zo%C3%AB", vec!["zoe@example.com"]), ("nobody", vec![])] {
+                              ("EXAMPLE.ORG", vec!["bob@example.org"]), ("zo%C3%AB", vec!["zoe@example.com"]), ("nobody", vec![]),
+                              ("иван", vec!["ivan@example.ru"]), ("ЁЛКИН", vec!["ivan@example.ru"])] {
             let page = m.get(&format!("/dashboard/customers?q={q}")).await;
             assert_eq!(emails(&page.html), expected, "{q}");
         }
@@ -75,6 +76,7 @@ db_tests! {
             ("q=ANN%40example", vec![ann.clone()]),
             ("q=4444", vec![bob.clone()]),
             ("q=25.00", vec![bob.clone()]),
+            ("q=25%2C00+%E2%82%AC", vec![bob.clone()]),
             ("q=%E2%82%AC9.90", vec![carl.clone(), ann.clone()]),
             (&format!("q={ann}") as &str, vec![ann.clone()]),
             ("q=Ann+Lee", vec![carl.clone(), bob.clone(), ann.clone()]),
@@ -447,6 +449,10 @@ db_tests! {
             assert!(!m.get(&format!("/dashboard/{kind}")).await.html.contains(id), "{kind}: left out of the list");
             assert!(m.get(&format!("/dashboard/{kind}?archived=yes")).await.html.contains(id), "{kind}: listed with the archived");
         }
+        let archived = m.get("/dashboard/products?archived=yes").await.html;
+        assert!(archived.contains(">Archived<") && !archived.contains("On sale"), "an archived product is not on sale: {archived}");
+        let offered = m.get(&format!("/dashboard/customers/{}", customer["id"].as_str().unwrap())).await.html;
+        assert!(!offered.contains(&format!("value=\"{pln}\"")), "an archived plan is not offered: {offered}");
         let page = app.page(&format!("/products/{prd}/pay")).await;
         assert_eq!(page.status, StatusCode::GONE);
         assert!(page.html.contains("This is no longer available") && !page.html.contains("name=\"card_number\""));
