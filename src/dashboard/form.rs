@@ -227,7 +227,10 @@ impl FormView {
         self.errors.for_each(|field, message| {
             if !named.iter().any(|(f, _)| f == field) {
                 let name = humanize(field);
-                named.push((field.to_string(), format!("{}: {}", self.words.t_data(&name), self.words.rule(message))));
+                named.push((
+                    field.to_string(),
+                    format!("{}: {}", self.words.t_in("field", &name), self.words.rule(message)),
+                ));
             }
         });
         let mut summary = String::new();

@@ -79,9 +79,13 @@ struct ErrorPage {
 /// The dashboard's error page: the status and what the merchant is told, in the language of
 /// the request (see [`Words::of_request`]).
 pub fn error_page(status: StatusCode, message: String, request: &axum::http::HeaderMap) -> Response {
-    let words = Words::of_request(request);
+    error_page_in(Words::of_request(request), status, &message)
+}
+
+/// The dashboard's error page in `words`.
+fn error_page_in(words: Words, status: StatusCode, message: &str) -> Response {
     let title = words.t_data(status.canonical_reason().unwrap_or("Error"));
-    render(status, &ErrorPage { words, status: status.as_u16(), title, message: words.rule(&message) })
+    render(status, &ErrorPage { words, status: status.as_u16(), title, message: words.rule(message) })
 }
 
 /// What a dashboard handler answers (errors become the dashboard's error page).
@@ -153,6 +157,13 @@ impl Chrome {
     /// A text known only when the page runs, in the user's language (see [`Words::t_data`]).
     pub fn t_data<'a>(&self, english: &'a str) -> &'a str {
         self.words.t_data(english)
+    }
+
+    /// A status of a `kind` of object (`subscription`, `delivery`) in the user's language: its
+    /// own word where that kind needs one (a failed subscription "did not start"), else the
+    /// common word.
+    pub fn status<'a>(&self, kind: &str, english: &'a str) -> &'a str {
+        self.words.t_in(kind, english)
     }
 
     /// `english` with its `{}` filled by `a`, in the user's language.

@@ -14,7 +14,7 @@ use super::csv::Csv;
 use super::form::{FormView, PostedForm, minor_units};
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, k, local, ok, see_other};
-use crate::db::entities::{customers, payments, plans, products, refunds};
+use crate::db::entities::{customers, payments, plans, products, refunds, subscriptions};
 use crate::db::{self, Page as DbPage};
 use crate::domain::money::Money;
 use crate::domain::payment::{PaymentFilter, PaymentSearch};
@@ -151,11 +151,53 @@ struct ListPage {
     plans: Vec<(String, String)>,
     /// Filters the form has no field for (a customer's or subscription's payments), shown so
     /// they can be cleared.
-    scope: Vec<(String, String)>,
+    scope: Vec<Scope>,
     filtered: bool,
     export: String,
     payments: Vec<Row>,
     next: Option<String>,
+}
+
+/// A filter the form has no field for: what it keeps, the object by name, and its page.
+struct Scope {
+    /// The query's name for it, and the id it holds.
+    key: &'static str,
+    id: String,
+    label: &'static str,
+    name: String,
+    href: String,
+}
+
+/// The customer and subscription the payments are filtered by, named (an unknown id as it is).
+async fn scope(state: &AppState, m: &Merchant, asked: &Asked) -> Result<Vec<Scope>, AppError> {
+    let mut scope = Vec::new();
+    let customer = asked.get("customer");
+    if !customer.is_empty() {
+        let found = db::find::<customers::Entity>(&state.db, m.shop.id, customer).await?;
+        scope.push(Scope {
+            key: "customer",
+            id: customer.to_string(),
+            label: m.t("Only the payments of customer"),
+            name: found.map_or_else(|| customer.to_string(), |c| c.email),
+            href: format!("/dashboard/customers/{customer}"),
+        });
+    }
+    let subscription = asked.get("subscription");
+    if !subscription.is_empty() {
+        let found = db::find::<subscriptions::Entity>(&state.db, m.shop.id, subscription).await?;
+        let plan = match &found {
+            Some(s) => db::find::<plans::Entity>(&state.db, m.shop.id, &s.plan_id).await?.map(|p| p.title),
+            None => None,
+        };
+        scope.push(Scope {
+            key: "subscription",
+            id: subscription.to_string(),
+            label: m.t("Only the payments of subscription"),
+            name: plan.map_or_else(|| subscription.to_string(), |title| format!("{title} · {subscription}")),
+            href: format!("/dashboard/subscriptions/{subscription}"),
+        });
+    }
+    Ok(scope)
 }
 
 /// The shop's products and plans by name, for the filters (the latest 500 of each).
@@ -190,11 +232,7 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
         statuses: PaymentStatus::WORDS,
         products,
         plans,
-        scope: ["customer", "subscription"]
-            .iter()
-            .filter(|k| !asked.get(k).is_empty())
-            .map(|k| (k.to_string(), asked.get(k).to_string()))
-            .collect(),
+        scope: scope(&state, &m, &asked).await?,
         filtered: !pairs.is_empty(),
         export: format!("/dashboard/payments/export.csv?{export}"),
         payments: rows(&state, &m, &listed.rows).await?,
@@ -208,7 +246,13 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
 /// The payments a search finds, as CSV (every page of them, up to [`super::csv::EXPORT_LIMIT`]).
 async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQuery) -> Page {
     let asked = Asked::read(query, m.tz);
-    let search = asked.search.map_err(AppError::Validation)?;
+    let search = match asked.search {
+        Ok(search) => search,
+        Err(errors) => {
+            let summary = FormView::sent(&PostedForm::default(), errors, m.words).message();
+            return Ok(super::error_page_in(m.words, StatusCode::UNPROCESSABLE_ENTITY, &summary));
+        }
+    };
     let mut csv = Csv::new(&[
         "id",
         "created_at",
@@ -345,7 +389,7 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
         amount: m.money(r.amount, r.currency),
         status: r.status.to_string(),
         reason: r.reason.clone().unwrap_or_default(),
-        failure: r.failure_message.clone().unwrap_or_default(),
+        failure: m.words.t_data(r.failure_message.as_deref().unwrap_or_default()).to_string(),
         created: local(r.created_at, m.tz),
     }
 }
@@ -433,7 +477,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let refunded = m.money(refund.amount, refund.currency);
     match refund.failure_message {
         None => m.flash(&m.f("Refunded {}.", &[&refunded])).await,
-        Some(why) => m.flash(&m.f("The refund of {} failed: {}", &[&refunded, &why])).await,
+        Some(why) => m.flash(&m.f("The refund of {} failed: {}", &[&refunded, &m.words.t_data(&why)])).await,
     }
     see_other(&format!("/dashboard/payments/{id}"))
 }

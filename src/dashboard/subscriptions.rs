@@ -57,7 +57,7 @@ async fn page_of(
             state: s.state.to_string(),
             plan: plans.get(&s.plan_id).map_or_else(|| s.plan_id.clone(), |p| p.title.clone()),
             customer: customers.get(&s.customer_id).map_or_else(|| s.customer_id.clone(), |c| c.email.clone()),
-            next: s.renew_at.map_or("—".into(), |t| local(t, m.tz)),
+            next: s.renew_at.filter(|_| !s.cancel_at_period_end).map_or("—".into(), |t| local(t, m.tz)),
             created: local(s.created_at, m.tz),
         })
         .collect();
@@ -179,7 +179,8 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     let sub_state = s.state;
     let page = ShowPage {
         summary: plan.as_ref().map(|p| super::plans::describe(&p.fields(), &m)),
-        next_charge: s.renew_at.map(|t| local(t, m.tz)),
+        // A subscription cancelled at the end of its period is not charged again.
+        next_charge: s.renew_at.filter(|_| !s.cancel_at_period_end).map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
         card_link: (sub_state == SubState::Redirecting).then(|| crate::urls::subscription_pay(&state.config, &s.id)),
         cancellable: !sub_state.has_ended(),

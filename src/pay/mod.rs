@@ -108,8 +108,7 @@ impl Checkout<'_> {
         let (csrf, cookie) = csrf::issue(headers, self.secure());
         let sent = Default::default();
         let form = FormView::new(self.t, self.action, csrf, &self.fields, &sent, &Errors::default(), self.submit);
-        let notice =
-            Notice { title: "Preview", body: "This is the page your customers see; a payment made here is real." };
+        let notice = Notice { title: self.t.preview_title, body: self.t.preview_body };
         let page = PayPage { t: self.t, summary: self.summary, notice: Some(notice), form: Some(form) };
         respond_page(StatusCode::OK, page, cookie, self.after.as_deref())
     }

@@ -29,14 +29,14 @@ pub const RU: &[(&str, &str)] = &[
     // The product form.
     ("Edit product", "Редактирование товара"),
     ("In the currency's units, e.g. 9.90", "В единицах валюты, например 9,90"),
-    ("Unlimited (infinite)", "Без ограничений (infinite)"),
+    ("Unlimited (infinite)", "Без ограничений"),
     (
         "How many are left to sell; each payment takes one. Units sold while you edit stay sold.",
         "Сколько единиц осталось в продаже; каждый платёж забирает одну. Проданное, пока вы редактируете, остаётся \
          проданным.",
     ),
     ("Availability", "Срок продажи"),
-    ("Never expires (immortal)", "Бессрочно (immortal)"),
+    ("Never expires (immortal)", "Бессрочно"),
     ("Expires at", "Продаётся до"),
     ("In your shop's time zone.", "В часовом поясе магазина."),
     ("Customer details to ask for", "Какие данные запросить у клиента"),
@@ -141,7 +141,7 @@ pub const RU: &[(&str, &str)] = &[
     ("Every", "Периодичность"),
     ("Unit", "Единица"),
     ("Trial (optional)", "Пробный период (необязательно)"),
-    ("Trial price", "Цена пробного периода"),
+    ("Trial price", "Цена"),
     ("0 for a free trial", "0 — бесплатный пробный период"),
     ("Lasts", "Длительность"),
     (
@@ -149,7 +149,7 @@ pub const RU: &[(&str, &str)] = &[
         "Платёж за пробный период считается первым платежом (тогда неудачные продления повторяются)",
     ),
     ("Billing", "Списания"),
-    ("Bill until cancelled (infinite)", "Списывать до отмены (infinite)"),
+    ("Bill until cancelled (infinite)", "Списывать до отмены"),
     ("Number of payments", "Количество платежей"),
     (
         "Used when not infinite; the trial does not count.",

@@ -29,6 +29,7 @@ pub const RU: &[(&str, &str)] = &[
     ("Currency", "Валюта"),
     ("E-mail", "Эл. почта"),
     ("Search", "Найти"),
+    ("Full name", "Имя"),
     ("Next page →", "Следующая страница →"),
     ("Not saved.", "Не сохранено."),
     (
@@ -88,10 +89,10 @@ pub const DATA: &[(&str, &str)] = &[
     ("{} payment|{} payments", "{} платёж|{} платежа|{} платежей"),
     // Payments and refunds.
     ("processing", "в обработке"),
-    ("succeeded", "успешно"),
+    ("succeeded", "проведён"),
     ("authorized", "средства заблокированы"),
     ("voided", "авторизация отменена"),
-    ("failed", "неуспешно"),
+    ("failed", "не прошёл"),
     ("error", "ошибка"),
     ("partially_refunded", "частично возвращён"),
     ("refunded", "возвращён"),
@@ -105,8 +106,12 @@ pub const DATA: &[(&str, &str)] = &[
     ("hour", "час"),
     ("day", "день"),
     ("month", "месяц"),
+    ("subscription:failed", "не оформлена"),
+    ("subscription:error", "сбой"),
     // Webhook deliveries.
     ("delivered", "доставлено"),
+    ("delivery:failed", "не доставлено"),
+    ("delivery:pending", "в очереди"),
     // The titles of error pages.
     ("Bad Request", "Неверный запрос"),
     ("Unauthorized", "Нужен вход"),
@@ -134,7 +139,7 @@ pub const DATA: &[(&str, &str)] = &[
         "Invalid or missing credentials: use HTTP Basic with your shop id and secret key",
         "Неверные или отсутствующие учётные данные: используйте HTTP Basic с id магазина и секретным ключом",
     ),
-    ("Starting after is not an id of this list", "Starting after не является id этого списка"),
+    ("Starting after is not an id of this list", "Такой страницы списка нет: откройте список заново"),
     (
         "A request with this Idempotency-Key is still being processed; retry when it has finished",
         "Запрос с этим Idempotency-Key ещё обрабатывается; повторите, когда он завершится",
@@ -157,7 +162,7 @@ pub const DATA: &[(&str, &str)] = &[
     ("Password confirmation", "Подтверждение пароля"),
     ("Title", "Название"),
     ("Quantity", "Количество"),
-    ("Expired at", "Срок действия"),
+    ("Expired at", "Продаётся до"),
     ("Immortal", "Бессрочно"),
     ("Infinite", "Без ограничения"),
     ("Transaction type", "Тип операции"),
@@ -180,7 +185,8 @@ pub const DATA: &[(&str, &str)] = &[
     ("Enabled events", "События"),
     ("Ip", "IP-адрес"),
     ("Zip", "Индекс"),
-    ("From", "Начало периода"),
+    ("field:From", "Дата с"),
+    ("field:To", "Дата по"),
     ("Mode", "Режим"),
 ];
 
@@ -189,7 +195,7 @@ pub const DATA: &[(&str, &str)] = &[
 pub const RULES: &[(&str, &str)] = &[
     (
         "Only a succeeded payment can be refunded; this payment is {}",
-        "Вернуть можно только успешный платёж, а этот: {}",
+        "Вернуть можно только проведённый платёж, а этот: {}",
     ),
     (
         "Only an authorized payment can be captured; this payment is {}",
@@ -228,6 +234,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("is not a plan of this shop", "не является тарифом этого магазина"),
     ("is archived: it takes no new subscriptions", "в архиве: новые подписки на него не оформляются"),
     ("is not a customer of this shop", "не является клиентом этого магазина"),
+    ("{} is not a public address", "{} — не публичный адрес: уведомления уходят только в интернет"),
     (
         "cannot be charged: this server takes live payments only with a real acquirer",
         "списание невозможно: этот сервер принимает боевые платежи только через настоящего эквайера",

@@ -126,6 +126,19 @@ impl Words {
         }
     }
 
+    /// `english` as said of a `kind` of thing in this language: `kind:english` where the
+    /// catalog has it (Russian agrees with its object: a failed subscription «не оформлена», a
+    /// failed delivery «не доставлено»; the field `to` of a date range is «Дата по»), else the
+    /// word alone.
+    pub fn t_in<'a>(self, kind: &str, english: &'a str) -> &'a str {
+        match self {
+            Words::En => english,
+            Words::Ru => {
+                catalog().get(format!("{kind}:{english}").as_str()).copied().unwrap_or_else(|| self.t_data(english))
+            }
+        }
+    }
+
     /// `english` in this language with each `{}` filled by the next of `args`.
     pub fn f(self, english: &'static str, args: &[&(dyn Display + Sync)]) -> String {
         fill(self.t(english), args)
@@ -160,8 +173,9 @@ impl Words {
     }
 
     /// A message of the API's rules or services (`is too long (maximum is 255 characters)`,
-    /// `… this payment is refunded`) in this language: found whole, with its number as `{}`, or
-    /// with its last word as `{}` (a status, itself translated); as it is when none is known.
+    /// `… this payment is refunded`) in this language: found whole, with its number as `{}`,
+    /// with its last word as `{}` (a status, itself translated), or with its first word as `{}`
+    /// (an address: `10.0.0.1 is not a public address`); as it is when none is known.
     pub fn rule(self, message: &str) -> String {
         if self == Words::En {
             return message.to_string();
@@ -180,6 +194,11 @@ impl Words {
             && let Some(found) = catalog().get(format!("{head} {{}}").as_str())
         {
             return fill(found, &[&self.t_data(last)]);
+        }
+        if let Some((first, tail)) = message.split_once(' ')
+            && let Some(found) = catalog().get(format!("{{}} {tail}").as_str())
+        {
+            return fill(found, &[&first]);
         }
         message.to_string()
     }

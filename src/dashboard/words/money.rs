@@ -28,20 +28,21 @@ pub const RU: &[(&str, &str)] = &[
     // The payments list and its table.
     ("Find payments", "Найти платежи"),
     ("Not searched.", "Поиск не выполнен."),
+    ("Search payments", "Поиск платежей"),
     (
         "An e-mail or name, the card's last 4 digits, an amount such as 9.90, or a payment id",
-        "E-mail или имя, последние 4 цифры карты, сумма (например, 9,90) или ID платежа",
+        "Эл. почта или имя, последние 4 цифры карты, сумма (например, 9,90) или ID платежа",
     ),
     ("Any status", "Любой статус"),
     ("Product", "Товар"),
     ("Any product", "Любой товар"),
     ("Any plan", "Любой тариф"),
     ("Test or live", "Режим"),
-    ("Test and live", "Тестовые и боевые"),
+    ("Test and live", "Любой режим"),
     ("Live only", "Только боевые"),
     ("Test only", "Только тестовые"),
     ("From (day)", "Дата с"),
-    ("To (day, included)", "Дата по (включительно)"),
+    ("To (day, included)", "Дата по (вкл.)"),
     ("Clear the search", "Сбросить поиск"),
     ("Only the payments of customer", "Только платежи клиента"),
     ("Only the payments of subscription", "Только платежи подписки"),
@@ -121,4 +122,13 @@ pub const DATA: &[(&str, &str)] = &[
     ("authorization", "авторизация"),
     ("pending", "в обработке"),
     ("Payment not found", "Платёж не найден"),
+    // What the acquirer said of a payment or refund it refused (kept in English in the API).
+    ("The card has expired.", "Срок действия карты истёк."),
+    ("The card was declined.", "Банк отклонил карту."),
+    ("The card has insufficient funds.", "На карте недостаточно средств."),
+    ("The payment could not be processed. Please try again later.", "Платёж не удалось провести. Попробуйте позже."),
+    (
+        "The card's issuer refused the refund: give the money back another way.",
+        "Банк карты отклонил возврат: верните деньги другим способом.",
+    ),
 ];

@@ -5,7 +5,7 @@ pub const RU: &[(&str, &str)] = &[
     // The customers list.
     ("Export CSV", "Выгрузить CSV"),
     ("New customer", "Новый клиент"),
-    ("Search by e-mail or name", "Поиск по e-mail или имени"),
+    ("Search by e-mail or name", "Поиск по эл. почте или имени"),
     (
         "No customers yet. They appear here after their first payment, or when you add one.",
         "Клиентов пока нет. Они появляются здесь после первой оплаты, а ещё их можно добавить вручную.",
@@ -13,7 +13,7 @@ pub const RU: &[(&str, &str)] = &[
     ("Add a customer", "Добавить клиента"),
     (
         "No customer matches “{}”. Try part of an e-mail or a name.",
-        "По запросу «{}» клиентов нет. Попробуйте часть e-mail или имени.",
+        "По запросу «{}» клиентов нет. Попробуйте часть адреса эл. почты или имени.",
     ),
     ("Show all customers", "Показать всех клиентов"),
     ("Country", "Страна"),
@@ -109,7 +109,7 @@ pub const RU: &[(&str, &str)] = &[
     ("Failed attempts", "Неудачных попыток"),
     ("Card", "Карта"),
     ("Cancel reason", "Причина отмены"),
-    ("Tracking id", "Tracking ID"),
+    ("Tracking id", "Номер в вашей системе"),
     ("Test clock", "Тестовые часы"),
     ("Timeline", "История"),
     (

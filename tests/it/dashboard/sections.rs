@@ -198,7 +198,7 @@ db_tests! {
         assert!(qr.text().await.unwrap().contains("<svg"));
         let preview = m.get(&format!("/dashboard/products/{id}/preview")).await;
         assert_eq!(preview.status, StatusCode::OK);
-        assert!(preview.html.contains("Preview") && preview.html.contains("name=\"email\"") && preview.html.contains("name=\"phone\""));
+        assert!(preview.html.contains("Предпросмотр") && preview.html.contains("name=\"email\"") && preview.html.contains("name=\"phone\""));
 
         let edit = m.get(&format!("/dashboard/products/{id}/edit")).await;
         assert!(edit.html.contains("value=\"9.90\"") && edit.html.contains("value=\"2030-06-01T12:00\""));
@@ -388,7 +388,9 @@ db_tests! {
         assert_eq!(done.status, StatusCode::SEE_OTHER);
         let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((api["state"].clone(), api["cancel_at_period_end"].clone()), (json!("active"), json!(true)));
-        assert!(m.get(&format!("/dashboard/subscriptions/{id}")).await.html.contains("data-testid=\"ends-at-period-end\""));
+        let ending = m.get(&format!("/dashboard/subscriptions/{id}")).await.html;
+        assert!(ending.contains("data-testid=\"ends-at-period-end\""));
+        assert!(ending.contains("data-testid=\"next-charge\">none</dd>"), "no next charge is shown: {ending}");
         let again = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "period_end"), ("confirm", "yes")]).await;
         assert_eq!(again.status, StatusCode::SEE_OTHER, "a repeated confirmation changes nothing");
         assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["state"], "active");
@@ -427,6 +429,10 @@ db_tests! {
         let paid = app.submit(&format!("/subscriptions/{sub}/pay"), &form, &card(cards::SUCCESS)).await;
         assert_eq!(paid.status, StatusCode::SEE_OTHER);
         assert!(!m.get(&format!("/dashboard/subscriptions/{sub}")).await.html.contains("data-testid=\"card-link\""), "the card is in");
+        let theirs = m.get(&format!("/dashboard/payments?customer={cst}&subscription={sub}")).await.html;
+        let email = customer["email"].as_str().unwrap();
+        assert!(theirs.contains(&format!("<a href=\"/dashboard/customers/{cst}\">{email}</a>")), "the filter names the customer: {theirs}");
+        assert!(theirs.contains(&format!("<a href=\"/dashboard/subscriptions/{sub}\">Gold · {sub}</a>")), "and the subscription's plan");
     }
 
     async fn products_and_plans_are_archived_and_restored_and_their_links_say_so(app) {
