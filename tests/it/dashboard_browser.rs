@@ -18,9 +18,13 @@ impl Browser {
 
     /// Clicks the submit button of the page's main form and waits for the next page.
     async fn send_main_form(&self) {
+        self.send("main form:not(.search) button[type=submit]").await;
+    }
+
+    /// Clicks the first `button` and waits for the next page.
+    async fn send(&self, button: &str) {
         let before = self.client.current_url().await.unwrap();
-        let button = self.client.find(Locator::Css("main form:not(.search) button[type=submit]")).await.unwrap();
-        button.click().await.unwrap();
+        self.client.find(Locator::Css(button)).await.unwrap().click().await.unwrap();
         for _ in 0..100 {
             let ready: bool = self
                 .client
@@ -123,6 +127,43 @@ db_tests! {
         b.open(&format!("{}/dashboard", app.base)).await;
         b.text_of("h1").await;
         b.screenshot(&format!("dashboard-overview-phone-{db}")).await;
+        b.close().await;
+    }
+
+    async fn a_refund_and_a_key_rotation_wait_for_a_confirmation_and_a_reload_repeats_neither(app) {
+        let m = crate::dashboard::sign_up(&app, "Corner Books", "owner@example.com").await;
+        let shop = crate::dashboard::api_shop(&m).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        let (_, paid) = app.get(&shop, "/payments").await;
+        let payment = paid[0]["id"].as_str().unwrap().to_string();
+        let refunded = || async { app.get(&shop, &format!("/payments/{payment}")).await.1["refunded_amount"].clone() };
+        let b = Browser::start().await;
+        let db = backend_name(&app);
+        b.log_in(&app.base, "owner@example.com").await;
+
+        b.open(&format!("{}/dashboard/payments/{payment}", app.base)).await;
+        b.client.find(Locator::Css("[name=amount]")).await.unwrap().clear().await.unwrap();
+        b.fill("amount", "2.50").await;
+        b.send("form[action$='/refund'] button[type=submit]").await;
+        assert_eq!(b.text_of("h1").await, "Refund €2.50?");
+        b.screenshot(&format!("dashboard-refund-confirm-{db}")).await;
+        assert_eq!(refunded().await, 0, "asked, not yet refunded");
+        b.send("main section.danger button[type=submit]").await;
+        assert!(b.text_of(".flash").await.contains("Refunded €2.50."));
+        b.client.refresh().await.unwrap();
+        assert_eq!(refunded().await, 250, "refunded once, the reload repeats nothing");
+
+        b.open(&format!("{}/dashboard/settings", app.base)).await;
+        b.click("#f-confirm").await;
+        b.send("form[action$='/rotate'] button[type=submit]").await;
+        let key = b.client.find(Locator::Css("[data-testid=secret-key]")).await.unwrap().prop("value").await.unwrap().unwrap();
+        let rotated = Shop { id: shop.id, secret: key };
+        assert_eq!(app.get(&rotated, "/payments").await.0, reqwest::StatusCode::OK, "the new key works");
+        assert_eq!(app.get(&shop, "/payments").await.0, reqwest::StatusCode::UNAUTHORIZED, "the old one stopped");
+        b.client.refresh().await.unwrap();
+        assert!(!b.has("[data-testid=secret-key]").await, "the key is shown once");
+        assert_eq!(app.get(&rotated, "/payments").await.0, reqwest::StatusCode::OK, "the reload rotated nothing");
         b.close().await;
     }
 
