@@ -7,7 +7,7 @@
 //! authorization, which never took the money, does give the unit back.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
+use sea_orm::{SqlErr, TransactionTrait};
 use tracing::Instrument;
 
 use crate::acquirer::RefundRequest;
@@ -49,15 +49,38 @@ async fn refund_now(
     // A refund that loses a race for the last of the amount sees the payment again; the
     // loop ends because every lost race means another refund took part of what is left.
     loop {
+        if let Some(made) = made_already(state, shop_id, &ask).await? {
+            return Ok(made);
+        }
         let payment =
             db::find::<payments::Entity>(&state.db, shop_id, payment_id).await?.ok_or(AppError::NotFound("Payment"))?;
         let amount = payment.refundable().amount_to_refund(ask.amount).map_err(refused)?;
         let txn = state.db.begin().await?;
-        let Some(refund) = db::refunds::begin(&txn, &payment, amount, ask.reason.clone(), now).await? else {
-            continue;
+        let refund = match db::refunds::begin(&txn, &payment, &ask, amount, now).await {
+            Ok(Some(refund)) => refund,
+            Ok(None) => {
+                txn.rollback().await?;
+                continue;
+            }
+            // The same chosen id sent twice at once: the other request made the refund.
+            Err(e) if ask.id.is_some() && matches!(e.sql_err(), Some(SqlErr::UniqueConstraintViolation(_))) => {
+                drop(txn);
+                return made_already(state, shop_id, &ask)
+                    .await?
+                    .ok_or_else(|| AppError::Conflict("This refund's id is taken".into()));
+            }
+            Err(e) => return Err(e.into()),
         };
         txn.commit().await?;
         return finish(state, &payment, refund, now).await;
+    }
+}
+
+/// The refund made earlier under the id `ask` chose, if any.
+async fn made_already(state: &AppState, shop_id: i64, ask: &RefundAsk) -> Result<Option<refunds::Model>, AppError> {
+    match &ask.id {
+        Some(id) => Ok(db::find::<refunds::Entity>(&state.db, shop_id, id).await?),
+        None => Ok(None),
     }
 }
 

@@ -22,6 +22,7 @@ use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
 use crate::state::AppState;
+use sha2::{Digest, Sha256};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -436,6 +437,17 @@ struct ConfirmRefundPage {
     /// The amount as the form sends it again (major units).
     typed: String,
     reason: String,
+    /// The confirmation's one-time id: the refund it makes is named after it, so sending
+    /// the confirmation twice (a double click, a reload, a retry) makes one refund.
+    once: String,
+}
+
+/// The id of the refund a confirmation makes: the same for the same confirmation, and no
+/// confirmation can name another shop's or payment's refund.
+fn refund_id(shop_id: i64, payment_id: &str, once: &str) -> String {
+    let digest = Sha256::digest(format!("{shop_id}:{payment_id}:{once}").as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{}{hex}", crate::domain::ids::REFUND)
 }
 
 /// A refund form: checked and shown for confirmation first, made once confirmed.
@@ -461,18 +473,20 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
             return see_other(&format!("/dashboard/payments/{id}"));
         }
     };
-    if form.get("confirm") != Some("yes") {
+    let once = form.get("once").filter(|once| once.len() == 32 && once.bytes().all(|b| b.is_ascii_hexdigit()));
+    let (Some("yes"), Some(once)) = (form.get("confirm"), once) else {
         let page = ConfirmRefundPage {
             chrome: m.chrome("payments").await,
             card: format!("{} •••• {}", p.card_brand, p.card_last4),
             amount: m.money(amount, p.currency),
             typed: m.words.typed(amount, p.currency),
             reason: ask.reason.unwrap_or_default(),
+            once: crate::domain::ids::random_hex(16),
             id,
         };
         return ok(&page);
-    }
-    let ask = RefundAsk { amount: Some(amount), ..ask };
+    };
+    let ask = RefundAsk { amount: Some(amount), id: Some(refund_id(m.shop.id, &id, once)), ..ask };
     let refund = crate::refunds::refund(&state, m.shop.id, &id, ask, Utc::now()).await?;
     let refunded = m.money(refund.amount, refund.currency);
     match refund.failure_message {

@@ -14,6 +14,7 @@ use super::entities::refunds::{ActiveModel, Column, Entity, Model};
 use super::{ListError, Listed, Page, ShopOwned};
 use crate::domain::card::Outcome;
 use crate::domain::ids::{REFUND, new_id};
+use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::{PaymentStatus, RefundStatus};
 
 impl ShopOwned for Entity {
@@ -47,14 +48,36 @@ pub async fn of_payment(db: &impl ConnectionTrait, payment_id: &str) -> Result<V
 /// Holds `amount` of `payment` for a refund and records the refund as `pending`, if the
 /// payment's money was taken and that much of it is neither refunded nor held by another
 /// refund: of refunds started at once, one that would give back more than is left loses.
-/// `None` when nothing was held. Run it in a transaction: the hold and the refund go together.
+/// `None` when nothing was held: then roll the transaction back, as the refund and the hold
+/// go together.
 pub async fn begin(
     db: &impl ConnectionTrait,
     payment: &payments::Model,
+    ask: &RefundAsk,
     amount: i64,
-    reason: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Option<Model>, DbErr> {
+    // The refund first, the hold second: requests with the same chosen id meet at the
+    // refund's key (the later one fails as a duplicate), and every refund takes the locks in
+    // that order, so none waits on another in a circle.
+    let at = super::now_millis(now);
+    let row = ActiveModel {
+        seq: NotSet,
+        id: Set(ask.id.clone().unwrap_or_else(|| new_id(REFUND))),
+        shop_id: Set(payment.shop_id),
+        payment_id: Set(payment.id.clone()),
+        amount: Set(amount),
+        currency: Set(payment.currency),
+        reason: Set(ask.reason.clone()),
+        status: Set(RefundStatus::Pending),
+        test: Set(payment.test),
+        acquirer_reference: Set(None),
+        failure_code: Set(None),
+        failure_message: Set(None),
+        created_at: Set(at),
+        updated_at: Set(at),
+    };
+    let refund = row.insert(db).await?;
     use payments::Column as P;
     let left = Expr::col(P::Amount).sub(Expr::col(P::RefundedAmount)).sub(Expr::col(P::RefundingAmount));
     let held = payments::Entity::update_many()
@@ -65,27 +88,7 @@ pub async fn begin(
         .filter(left.gte(amount))
         .exec(db)
         .await?;
-    if held.rows_affected != 1 {
-        return Ok(None);
-    }
-    let now = super::now_millis(now);
-    let row = ActiveModel {
-        seq: NotSet,
-        id: Set(new_id(REFUND)),
-        shop_id: Set(payment.shop_id),
-        payment_id: Set(payment.id.clone()),
-        amount: Set(amount),
-        currency: Set(payment.currency),
-        reason: Set(reason),
-        status: Set(RefundStatus::Pending),
-        test: Set(payment.test),
-        acquirer_reference: Set(None),
-        failure_code: Set(None),
-        failure_message: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-    };
-    row.insert(db).await.map(Some)
+    Ok((held.rows_affected == 1).then_some(refund))
 }
 
 /// Records the acquirer's answer to a pending refund and settles its hold on the payment:

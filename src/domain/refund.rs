@@ -15,6 +15,10 @@ pub const REASON_MAX: usize = 500;
 pub struct RefundAsk {
     pub amount: Option<i64>,
     pub reason: Option<String>,
+    /// The refund's id when the asker chose it (a dashboard confirmation's one-time id), so
+    /// the same form sent twice makes one refund: the second finds the first. The API's
+    /// requests leave it to paydesk (and use `Idempotency-Key` for retries).
+    pub id: Option<String>,
 }
 
 impl RefundAsk {
@@ -24,7 +28,7 @@ impl RefundAsk {
         let mut errors = Errors::default();
         let amount = r.integer_in("amount", 1, i64::MAX, &mut errors);
         let reason = r.string("reason", REASON_MAX, &mut errors).map(|s| s.trim().to_string());
-        errors.into_result(|| RefundAsk { amount, reason })
+        errors.into_result(|| RefundAsk { amount, reason, id: None })
     }
 }
 
@@ -128,7 +132,7 @@ mod tests {
         let ask = |body: Value| RefundAsk::read(body.as_object().unwrap());
         assert_eq!(ask(json!({})), Ok(RefundAsk::default()));
         let read = ask(json!({"amount": "250", "reason": " duplicate "})).unwrap();
-        assert_eq!(read, RefundAsk { amount: Some(250), reason: Some("duplicate".into()) });
+        assert_eq!(read, RefundAsk { amount: Some(250), reason: Some("duplicate".into()), id: None });
         let errors = ask(json!({"amount": 0, "reason": "x".repeat(501)})).unwrap_err();
         assert_eq!(errors.get("amount").unwrap(), ["must be greater than or equal to 1".to_string()]);
         assert!(errors.has("reason"));

@@ -156,7 +156,7 @@ db_tests! {
             .await.unwrap().unwrap();
         // The amount is held and the refund recorded, then the request stops.
         let now = chrono::Utc::now();
-        let pending = paydesk::db::refunds::begin(&state.db, &model, 400, None, now).await.unwrap().unwrap();
+        let pending = paydesk::db::refunds::begin(&state.db, &model, &Default::default(), 400, now).await.unwrap().unwrap();
         let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
         assert_eq!(p["refunded_amount"], 0, "held, not yet given back");
         let (status, body) = app.post(&shop, &format!("/payments/{payment}/refund"), &json!({"amount": 591})).await;
@@ -190,22 +190,38 @@ db_tests! {
         let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
         assert_eq!(p["refunded_amount"], 0, "nothing is refunded before the confirmation");
 
-        let done = m.post(&path, &[("amount", "2.50"), ("reason", "late delivery"), ("confirm", "yes")]).await;
+        let once = hidden(&confirm.html, "once");
+        let confirmed = [("amount", "2.50"), ("reason", "late delivery"), ("once", once.as_str()), ("confirm", "yes")];
+        let done = m.post(&path, &confirmed).await;
         assert_eq!((done.status, done.location.as_str()), (StatusCode::SEE_OTHER, format!("/dashboard/payments/{payment}").as_str()));
         let page = m.get(&format!("/dashboard/payments/{payment}")).await;
         assert!(page.html.contains("Refunded €2.50.") && page.html.contains("late delivery"), "{}", page.html);
         assert!(page.html.contains("data-testid=\"refunded\">€2.50") && page.html.contains("value=\"7.40\""));
+        let again = m.post(&path, &confirmed).await;
+        assert_eq!(again.status, StatusCode::SEE_OTHER);
         let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
-        assert_eq!((p["status"].clone(), p["refunded_amount"].clone()), (json!("partially_refunded"), json!(250)));
+        assert_eq!((p["status"].clone(), p["refunded_amount"].clone()), (json!("partially_refunded"), json!(250)), "one confirmation, one refund");
         let home = m.get("/dashboard").await;
         assert!(home.html.contains("data-testid=\"today-test\">Test mode: €7.40"), "{}", home.html);
 
-        let rest = m.post(&path, &[("amount", "7.40"), ("confirm", "yes")]).await;
-        assert_eq!(rest.status, StatusCode::SEE_OTHER);
-        let stale = m.post(&path, &[("amount", "7.40"), ("confirm", "yes")]).await;
+        // A confirmation sent many times at once (a double click, a retrying proxy) still refunds once.
+        let twice = m.post(&path, &[("amount", "2.00")]).await;
+        let once = hidden(&twice.html, "once");
+        let confirmed = [("amount", "2.00"), ("once", once.as_str()), ("confirm", "yes")];
+        let sent = futures::future::join_all((0..6).map(|_| m.post(&path, &confirmed))).await;
+        assert!(sent.iter().all(|r| r.status == StatusCode::SEE_OTHER), "{:?}", sent.iter().map(|r| r.status).collect::<Vec<_>>());
+        let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
+        assert_eq!(p["refunded_amount"], 450);
+        let (_, listed) = app.get(&shop, &format!("/refunds?payment_id={payment}")).await;
+        assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
+
+        let rest_once = hidden(&m.post(&path, &[("amount", "5.40")]).await.html, "once");
+        let rest = [("amount", "5.40"), ("once", rest_once.as_str()), ("confirm", "yes")];
+        assert_eq!(m.post(&path, &rest).await.status, StatusCode::SEE_OTHER);
+        let stale = m.post(&path, &rest).await;
         assert_eq!((stale.status, stale.location.as_str()), (StatusCode::SEE_OTHER, format!("/dashboard/payments/{payment}").as_str()));
         let page = m.get(&format!("/dashboard/payments/{payment}")).await;
-        assert!(page.html.contains("Nothing is left to refund on this payment"), "a form sent twice says why: {}", page.html);
+        assert!(page.html.contains("Nothing is left to refund on this payment"), "a form sent after a full refund says why: {}", page.html);
         let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
         assert_eq!((p["status"].clone(), p["refunded_amount"].clone()), (json!("refunded"), json!(990)));
 
@@ -264,6 +280,13 @@ db_tests! {
 /// hour, currency and mode, and subscriptions per shop and state; then folds them
 /// (`db::summaries::compact`), checks again and that one row per key is left. Answers how
 /// many payments took money.
+/// The value of the hidden field `name` of a page's form.
+fn hidden(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} in {html}")) + marker.len();
+    html[start..].split('"').next().unwrap().to_string()
+}
+
 async fn totals_agree(app: &TestApp) -> i64 {
     use paydesk::db::entities::{payment_totals, payments, subscription_counts, subscriptions};
     use sea_orm::EntityTrait;
