@@ -60,22 +60,29 @@ impl PostedForm {
 
 /// Reads each of the `amounts` typed in the currency's units (`9.90`) as minimal units, the
 /// API's way; what cannot be read is left as typed for the API's rules to name. An amount
-/// like `1,000` (a thousand, or one?) is refused rather than guessed.
+/// like `1,000` (a thousand, or one?) is refused rather than guessed, and so is one with more
+/// decimals than its currency has.
 pub fn minor_units(body: &mut Map<String, Value>, amounts: &'static [&'static str], words: Words) -> TypedAmounts {
-    let mut ambiguous = Errors::default();
+    let code = body.get("currency").and_then(Value::as_str).unwrap_or("").trim().to_uppercase();
+    let currency = currency::find(&code);
+    let mut refused = Errors::default();
     for key in amounts {
         if let Some(Value::String(raw)) = body.get_mut(*key) {
             *raw = currency::ungrouped(raw);
         }
-        if let Some(raw) = body.get(*key).and_then(Value::as_str)
-            && currency::is_ambiguous(raw)
-        {
+        let Some(raw) = body.get(*key).and_then(Value::as_str) else { continue };
+        if currency::is_ambiguous(raw, currency) {
             let message = words.f("“{}” is ambiguous: type 1000 for a thousand, or 1.00 for one", &[&raw.trim()]);
-            ambiguous.add(key, message);
+            refused.add(key, message);
+        } else if let Some(c) = currency
+            && let Some((_, fraction)) = raw.split_once([',', '.'])
+            && fraction.bytes().all(|b| b.is_ascii_digit())
+            && fraction.trim_end_matches('0').len() > c.exponent as usize
+        {
+            let message = words.f("{} has at most {} digits after the decimal mark", &[&c.code, &c.exponent]);
+            refused.add(key, message);
         }
     }
-    let code = body.get("currency").and_then(Value::as_str).unwrap_or("").trim().to_uppercase();
-    let currency = currency::find(&code);
     for key in amounts {
         if let Some(c) = currency
             && let Some(minor) = body.get(*key).and_then(Value::as_str).and_then(|raw| currency::parse_major(raw, c))
@@ -83,14 +90,14 @@ pub fn minor_units(body: &mut Map<String, Value>, amounts: &'static [&'static st
             body.insert(key.to_string(), Value::from(minor));
         }
     }
-    TypedAmounts { fields: amounts, ambiguous, currency, words }
+    TypedAmounts { fields: amounts, refused, currency, words }
 }
 
-/// What a form's money fields were read as: the ones refused as ambiguous, and the currency
-/// the others were read in.
+/// What a form's money fields were read as: the ones the form refused (ambiguous, too many
+/// decimals), and the currency the others were read in.
 pub struct TypedAmounts {
     fields: &'static [&'static str],
-    ambiguous: Errors,
+    refused: Errors,
     currency: Option<Currency>,
     words: Words,
 }
@@ -101,13 +108,13 @@ impl TypedAmounts {
     /// name in minimal units said as money (`must be at least €0.01`).
     pub fn refuse<T>(&self, parsed: Result<T, Errors>) -> Result<T, Errors> {
         let rules = match parsed {
-            Ok(parsed) if self.ambiguous.is_empty() => return Ok(parsed),
+            Ok(parsed) if self.refused.is_empty() => return Ok(parsed),
             Ok(_) => Errors::default(),
             Err(rules) => rules,
         };
-        let mut errors = self.ambiguous.clone();
+        let mut errors = self.refused.clone();
         self.as_money(rules).for_each(|field, message| {
-            if !self.ambiguous.has(field) {
+            if !self.refused.has(field) {
                 errors.add(field, message);
             }
         });

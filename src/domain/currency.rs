@@ -266,7 +266,7 @@ pub fn is_alpha3(code: &str) -> bool {
 /// `currency` (`990`); `None` when it is not such a number or has too many decimals.
 pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
     // `1,000` could be a thousand or one: refused rather than guessed.
-    if is_ambiguous(raw) {
+    if is_ambiguous(raw, Some(currency)) {
         return None;
     }
     let raw = raw.trim().replace(',', ".");
@@ -294,10 +294,16 @@ pub fn ungrouped(raw: &str) -> String {
     format!("{whole}.{}", &compact[point + 1..])
 }
 
-/// Whether an amount typed with a comma could be read two ways: `1,000` is a thousand to
-/// some and one to others.
-pub fn is_ambiguous(raw: &str) -> bool {
-    raw.trim().split_once(',').is_some_and(|(_, after)| after.len() == 3)
+/// Whether an amount could be read two ways: `1,000` and `1.000` are a thousand to some and
+/// one to others (but `1.000` of a three-decimal currency is one, and `0,001` is no thousand).
+pub fn is_ambiguous(raw: &str, currency: Option<Currency>) -> bool {
+    let raw = raw.trim();
+    let Some(at) = raw.find([',', '.']) else { return false };
+    let (whole, fraction) = (&raw[..at], &raw[at + 1..]);
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let a_group = (1..=3).contains(&whole.len()) && !whole.starts_with('0') && digits(whole);
+    let three_decimals = raw[at..].starts_with('.') && currency.is_some_and(|c| c.exponent == 3);
+    a_group && fraction.len() == 3 && digits(fraction) && !three_decimals
 }
 
 #[cfg(test)]
@@ -311,7 +317,7 @@ mod tests {
         assert_eq!(parse_major("9,9", eur), Some(990));
         assert_eq!(parse_major(" 12 ", eur), Some(1200));
         assert_eq!(parse_major("0.05", eur), Some(5));
-        assert_eq!(parse_major("9.900", eur), Some(990));
+        assert_eq!(parse_major("0.050", eur), Some(5));
         assert_eq!(parse_major("500", find("JPY").unwrap()), Some(500));
         assert_eq!(parse_major("1.234", find("KWD").unwrap()), Some(1234));
         for (grouped, plain) in
@@ -319,10 +325,23 @@ mod tests {
         {
             assert_eq!(ungrouped(grouped), plain);
         }
-        for bad in ["9.999", "1.5", "abc", "", "-1", "1e3", "1.", ".5", "1,000", "1.000,50"] {
+        for bad in ["9.999", "1.5", "abc", "", "-1", "1e3", "1.", ".5", "1,000", "1.000", "9.900", "0,001", "1.000,50"]
+        {
             let currency = if bad == "1.5" { find("JPY").unwrap() } else { eur };
             assert_eq!(parse_major(bad, currency), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn an_amount_that_could_be_a_thousand_is_ambiguous() {
+        let (eur, kwd) = (find("EUR"), find("KWD"));
+        for two_ways in ["1,000", "1.000", "12,345", "999.000"] {
+            assert!(is_ambiguous(two_ways, eur), "{two_ways}");
+        }
+        for one_way in ["0,001", "0.500", "1000,000", "1,00", "1.5", "9.99", "1234"] {
+            assert!(!is_ambiguous(one_way, eur), "{one_way}");
+        }
+        assert!(!is_ambiguous("1.000", kwd) && is_ambiguous("1,000", kwd), "a point is a three-decimal currency's own");
     }
 
     #[test]

@@ -119,7 +119,10 @@ fn amount_readings(typed: &str) -> Vec<String> {
     let plain = currency::ungrouped(typed);
     match plain.split_once([',', '.']) {
         Some((whole, fraction)) if fraction.len() == 3 => {
-            vec![format!("{whole}.{fraction}"), format!("{whole}{fraction}")]
+            // "1.500" as one and a half, written so no currency takes it for a thousand.
+            let decimals = fraction.trim_end_matches('0');
+            let small = if decimals.is_empty() { whole.to_string() } else { format!("{whole}.{decimals}") };
+            vec![small, format!("{whole}{fraction}")]
         }
         _ => vec![plain],
     }

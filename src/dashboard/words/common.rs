@@ -152,6 +152,7 @@ pub const DATA: &[(&str, &str)] = &[
         "This request conflicts with another one made at the same time; read the object again",
         "Этот запрос столкнулся с другим, сделанным одновременно; загрузите объект заново",
     ),
+    ("{} has at most {} digits after the decimal mark", "в {} не больше {} знаков после запятой"),
     ("must be at least {}", "не меньше {}"),
     ("must be at most {}", "не больше {}"),
     ("must be at most {}, the amount left to refund", "не больше {} — столько ещё можно вернуть"),

@@ -222,6 +222,11 @@ db_tests! {
         let refused = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("amount", "0")]).await;
         assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(refused.html.contains("must be greater than or equal to 1"));
+        for (typed, said) in [("1.000", "“1.000” is ambiguous: type 1000 for a thousand, or 1.00 for one"),
+                              ("0,001", "EUR has at most 2 digits after the decimal mark"), ("0", "must be at least €0.01")] {
+            let refused = m.post(&format!("/dashboard/products/{id}"), &[("name", "Big mug"), ("amount", typed), ("currency", "EUR")]).await;
+            assert!(refused.html.contains(&format!("id=\"e-amount\">{said}</p>")), "{typed}: {}", refused.html);
+        }
 
         app.product(&shop, &json!({"name": "Poster", "description": "A poster", "currency": "EUR", "amount": "500",
                                    "infinite": true, "immortal": true})).await;
