@@ -397,9 +397,24 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
 
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let p = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await?;
-    m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await;
+    let captured = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await;
+    if let Some(p) = said_on_its_page(&m, captured).await? {
+        m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await;
+    }
     see_other(&format!("/dashboard/payments/{id}"))
+}
+
+/// What was done, or `None` when the payment had moved on (captured or voided meanwhile, by
+/// a second click or another user): the payment's page then says why, not an error page.
+async fn said_on_its_page<T>(m: &Merchant, done: Result<T, AppError>) -> Result<Option<T>, AppError> {
+    match done {
+        Ok(done) => Ok(Some(done)),
+        Err(AppError::Conflict(why)) => {
+            m.flash(&m.words.rule(&why)).await;
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -422,8 +437,10 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         };
         return ok(&page);
     }
-    crate::payments::void(&state, m.shop.id, &id, Utc::now()).await?;
-    m.flash(m.t("The authorization was voided: the funds are released.")).await;
+    let voided = crate::payments::void(&state, m.shop.id, &id, Utc::now()).await;
+    if said_on_its_page(&m, voided).await?.is_some() {
+        m.flash(m.t("The authorization was voided: the funds are released.")).await;
+    }
     see_other(&format!("/dashboard/payments/{id}"))
 }
 
@@ -469,7 +486,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         }
         // The payment changed since the form was shown (refunded in full, say): its page says so.
         Err(Ok(conflict)) => {
-            m.flash(&m.words.rule(&conflict)).await;
+            said_on_its_page::<()>(&m, Err(AppError::Conflict(conflict))).await?;
             return see_other(&format!("/dashboard/payments/{id}"));
         }
     };

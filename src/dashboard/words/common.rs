@@ -194,6 +194,11 @@ pub const DATA: &[(&str, &str)] = &[
 /// The messages of the API's rules, as a refused form shows them beside its fields (`{}` stands
 /// for the number in a message such as `is too long (maximum is {} characters)`).
 pub const RULES: &[(&str, &str)] = &[
+    ("Nothing is left to refund on this payment", "По этому платежу возвращать больше нечего"),
+    (
+        "An authorization is voided, not refunded: void this payment to release the funds",
+        "Авторизацию не возвращают, а отменяют: отмените этот платёж, чтобы разблокировать средства",
+    ),
     (
         "Only a succeeded payment can be refunded; this payment is {}",
         "Вернуть можно только проведённый платёж, а этот: {}",

@@ -307,13 +307,17 @@ db_tests! {
         let (_, api) = app.get(&shop, &format!("/payments/{first}")).await;
         assert_eq!(api["status"], "succeeded");
         let again = m.post(&format!("/dashboard/payments/{first}/capture"), &[]).await;
-        assert_eq!(again.status, StatusCode::CONFLICT);
+        assert_eq!(again.status, StatusCode::SEE_OTHER, "a second click is said on the payment's page");
+        let page = m.get(&format!("/dashboard/payments/{first}")).await;
+        assert!(page.html.contains("Only an authorized payment can be captured; this payment is succeeded"), "{}", page.html);
         let ask = m.post(&format!("/dashboard/payments/{second}/void"), &[]).await;
         assert!(ask.html.contains("Void the authorization of €9.90?") && ask.html.contains("name=\"confirm\" value=\"yes\""));
         assert_eq!(app.get(&shop, &format!("/payments/{second}")).await.1["status"], "authorized", "asked first");
         assert_eq!(m.post(&format!("/dashboard/payments/{second}/void"), &[("confirm", "yes")]).await.status, StatusCode::SEE_OTHER);
         let (_, api) = app.get(&shop, &format!("/payments/{second}")).await;
         assert_eq!(api["status"], "voided");
+        assert_eq!(m.post(&format!("/dashboard/payments/{second}/void"), &[("confirm", "yes")]).await.status, StatusCode::SEE_OTHER);
+        assert!(m.get(&format!("/dashboard/payments/{second}")).await.html.contains("this payment is voided"));
 
         let failed = m.get("/dashboard/payments?status=failed").await;
         assert!(failed.html.contains("status-failed") && !failed.html.contains("status-voided"));
