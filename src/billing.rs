@@ -511,7 +511,7 @@ async fn record(
     }
     for (sub, progress) in ending {
         if progress.cancel_at_period_end {
-            let reason = Some("cancelled at the end of the paid period".to_string());
+            let reason = sub.cancel_reason.clone().or_else(|| Some("cancelled at the end of the paid period".into()));
             if let Some((sub, row)) = db::subscriptions::cancel(&txn, &sub, reason, now).await? {
                 report.canceled += 1;
                 lines.push(events::Line { row, sub: sub.clone(), charge: None });

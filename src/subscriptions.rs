@@ -122,10 +122,15 @@ pub async fn cancel(
     }
 }
 
-/// Ends a subscription when its trial or paid period does, without charging it again.
-pub async fn cancel_at_period_end(state: &AppState, sub: &subscriptions::Model) -> Result<(), AppError> {
+/// Ends a subscription when its trial or paid period does, without charging it again; the
+/// `reason` is its cancel reason then.
+pub async fn cancel_at_period_end(
+    state: &AppState,
+    sub: &subscriptions::Model,
+    reason: Option<String>,
+) -> Result<(), AppError> {
     let now = now_of(state, sub).await?;
-    if db::subscriptions::cancel_at_period_end(&state.db, sub, now).await? {
+    if db::subscriptions::cancel_at_period_end(&state.db, sub, reason, now).await? {
         return Ok(());
     }
     let message = "Only a subscription in its trial or a paid period can end with it; cancel it now instead";

@@ -83,6 +83,20 @@ impl Merchant {
         flash(&self.session, message).await
     }
 
+    /// What was done, or `None` when its object had moved on (captured, voided or cancelled
+    /// meanwhile, by a second click or another user): the next page then says why, as a
+    /// flash message, instead of an error page.
+    pub async fn unless_moved_on<T>(&self, done: Result<T, AppError>) -> Result<Option<T>, AppError> {
+        match done {
+            Ok(done) => Ok(Some(done)),
+            Err(AppError::Conflict(why)) => {
+                self.flash(&self.words.rule(&why)).await;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// The message left by the previous request, once.
     pub async fn take_flash(&self) -> Option<String> {
         self.session.remove(FLASH_KEY).await.ok().flatten()

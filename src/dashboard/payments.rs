@@ -398,23 +398,10 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let captured = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await;
-    if let Some(p) = said_on_its_page(&m, captured).await? {
+    if let Some(p) = m.unless_moved_on(captured).await? {
         m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await;
     }
     see_other(&format!("/dashboard/payments/{id}"))
-}
-
-/// What was done, or `None` when the payment had moved on (captured or voided meanwhile, by
-/// a second click or another user): the payment's page then says why, not an error page.
-async fn said_on_its_page<T>(m: &Merchant, done: Result<T, AppError>) -> Result<Option<T>, AppError> {
-    match done {
-        Ok(done) => Ok(Some(done)),
-        Err(AppError::Conflict(why)) => {
-            m.flash(&m.words.rule(&why)).await;
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    }
 }
 
 async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -438,7 +425,7 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         return ok(&page);
     }
     let voided = crate::payments::void(&state, m.shop.id, &id, Utc::now()).await;
-    if said_on_its_page(&m, voided).await?.is_some() {
+    if m.unless_moved_on(voided).await?.is_some() {
         m.flash(m.t("The authorization was voided: the funds are released.")).await;
     }
     see_other(&format!("/dashboard/payments/{id}"))
@@ -486,7 +473,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         }
         // The payment changed since the form was shown (refunded in full, say): its page says so.
         Err(Ok(conflict)) => {
-            said_on_its_page::<()>(&m, Err(AppError::Conflict(conflict))).await?;
+            m.unless_moved_on::<()>(Err(AppError::Conflict(conflict))).await?;
             return see_other(&format!("/dashboard/payments/{id}"));
         }
     };

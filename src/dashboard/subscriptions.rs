@@ -201,8 +201,9 @@ async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     m.check(form.get("csrf"))?;
     let sub = find(&state, &m, &id).await?;
     if sub.state.has_ended() {
-        let ended = m.words.t_data(sub.state.as_str());
-        return Err(AppError::Conflict(m.f("The subscription has already ended: it is {}", &[&ended])));
+        let ended = m.words.t_in("subscription", sub.state.as_str());
+        m.flash(&m.f("The subscription has already ended: it is {}", &[&ended])).await;
+        return see_other(&format!("/dashboard/subscriptions/{id}"));
     }
     let at_period_end = form.get("when") == Some("period_end");
     let reason: Option<String> =
@@ -240,11 +241,15 @@ async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         return ok(&page);
     }
     if at_period_end {
-        crate::subscriptions::cancel_at_period_end(&state, &sub).await?;
-        m.flash(m.t("The subscription ends at the end of its paid period and will not be charged again.")).await;
+        let marked = crate::subscriptions::cancel_at_period_end(&state, &sub, reason).await;
+        if m.unless_moved_on(marked).await?.is_some() {
+            m.flash(m.t("The subscription ends at the end of its paid period and will not be charged again.")).await;
+        }
     } else {
-        crate::subscriptions::cancel(&state, sub, reason).await?;
-        m.flash(m.t("The subscription was cancelled: it will not be charged again.")).await;
+        let cancelled = crate::subscriptions::cancel(&state, sub, reason).await;
+        if m.unless_moved_on(cancelled).await?.is_some() {
+            m.flash(m.t("The subscription was cancelled: it will not be charged again.")).await;
+        }
     }
     see_other(&format!("/dashboard/subscriptions/{id}"))
 }

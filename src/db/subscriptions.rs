@@ -312,10 +312,19 @@ pub async fn cancel(
 }
 
 /// Marks a subscription in its trial or a paid period to end when that period does, without
-/// another charge; `false` if it is in no such state any more (the lost race).
-pub async fn cancel_at_period_end(db: &impl ConnectionTrait, sub: &Model, now: DateTime<Utc>) -> Result<bool, DbErr> {
-    let result = Entity::update_many()
-        .col_expr(Column::CancelAtPeriodEnd, Expr::value(true))
+/// another charge, keeping the merchant's `reason` for then; `false` if it is in no such state
+/// any more (the lost race).
+pub async fn cancel_at_period_end(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let mut update = Entity::update_many().col_expr(Column::CancelAtPeriodEnd, Expr::value(true));
+    if reason.is_some() {
+        update = update.col_expr(Column::CancelReason, Expr::value(reason));
+    }
+    let result = update
         .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(Column::Id.eq(sub.id.as_str()))
         .filter(Column::State.is_in([State::Trial, State::Active]))

@@ -372,7 +372,8 @@ db_tests! {
         assert_eq!((api["state"].clone(), api["cancel_reason"].clone()), (json!("canceled"), json!("moved away")));
         let page = m.get(&format!("/dashboard/subscriptions/{id}")).await;
         assert!(page.html.contains("active → canceled: moved away") && !page.html.contains("Cancel subscription"));
-        assert_eq!(m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[]).await.status, StatusCode::CONFLICT);
+        assert_eq!(m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("confirm", "yes")]).await.status, StatusCode::SEE_OTHER);
+        assert!(m.get(&format!("/dashboard/subscriptions/{id}")).await.html.contains("canceled"), "a second cancel says it is cancelled");
         let home = m.get("/dashboard").await;
         assert!(home.html.contains("canceled</a>: 1"));
     }
@@ -393,7 +394,7 @@ db_tests! {
         assert!(page.html.contains("At the end of the paid period (2026-04-10 12:00 UTC)"), "{}", page.html);
         let ask = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "period_end")]).await;
         assert!(ask.html.contains("Cancel at the end of the paid period?") && ask.html.contains("2026-04-10 12:00 UTC"));
-        let done = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "period_end"), ("confirm", "yes")]).await;
+        let done = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "period_end"), ("cancel_reason", "too dear"), ("confirm", "yes")]).await;
         assert_eq!(done.status, StatusCode::SEE_OTHER);
         let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((api["state"].clone(), api["cancel_at_period_end"].clone()), (json!("active"), json!(true)));
@@ -407,7 +408,7 @@ db_tests! {
         app.post(&shop, &format!("/test_clocks/{clock}/advance"), &json!({"frozen_time": "2026-06-10T13:00:00Z"})).await;
         let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!(api["state"], "canceled", "{api}");
-        assert_eq!(api["cancel_reason"], "cancelled at the end of the paid period");
+        assert_eq!(api["cancel_reason"], "too dear", "the merchant's reason is kept for the end");
         assert_eq!(api["cancelled_at"], "2026-04-10T12:00:00.000Z", "when the paid period ended");
         let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
         assert_eq!(payments.as_array().unwrap().len(), 1, "never charged again: {payments}");
