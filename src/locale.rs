@@ -132,7 +132,8 @@ pub fn countries(language: Language) -> &'static [(&'static str, String)] {
                         (code, name.to_string())
                     })
                     .collect();
-                list.sort_by_cached_key(|(_, name)| name.to_lowercase());
+                // "Тёркс" among the "Те…": Russian sorts ё as е.
+                list.sort_by_cached_key(|(_, name)| name.to_lowercase().replace('ё', "е"));
                 (l, list)
             })
             .collect()

@@ -143,7 +143,7 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions:
 
 /// What an event of the timeline did, in `words`: `Charge attempt → active: …`.
 fn describe_event(e: &subscription_events::Model, words: Words) -> String {
-    let state = |s: SubState| words.t_data(s.as_str()).replace('_', " ");
+    let state = |s: SubState| words.t_in("subscription", s.as_str());
     let to = state(e.to_state);
     let what = match (&e.from_state, &e.payment_id) {
         (None, Some(_)) => words.f("Created with its first charge → {}", &[&to]),

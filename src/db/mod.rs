@@ -5,7 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::domain::ids::plausible;
-use sea_orm::sea_query::{Expr, Func, IntoColumnRef, LikeExpr, SimpleExpr};
+use sea_orm::sea_query::{Alias, Expr, Func, IntoColumnRef, LikeExpr, SimpleExpr};
 use sea_orm::sqlx::ConnectOptions as _;
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -274,11 +274,18 @@ pub async fn search_where<E: Searchable>(
     list_where::<E>(db, shop_id, page, condition).await
 }
 
-/// `LIKE` over lowercased text, with the user's `%` and `_` taken literally (the same on
-/// SQLite, whose `lower()` [`sqlite_lower`] makes Unicode-aware, and PostgreSQL).
+/// `LIKE` over lowercased text with `ё` read as `е` (Russian writes either: "Пётр" is found
+/// by "петр"), the user's `%` and `_` taken literally (the same on SQLite, whose `lower()`
+/// [`sqlite_lower`] makes Unicode-aware, and PostgreSQL).
 fn contains(column: impl IntoColumnRef, q: &str) -> SimpleExpr {
-    let escaped = q.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-    Expr::expr(Func::lower(Expr::col(column))).like(LikeExpr::new(format!("%{escaped}%")).escape('\\'))
+    let escaped = fold(q).replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    let folded = Func::cust(Alias::new("replace")).arg(Func::lower(Expr::col(column))).arg("ё").arg("е");
+    Expr::expr(folded).like(LikeExpr::new(format!("%{escaped}%")).escape('\\'))
+}
+
+/// Text as searches compare it: lowercase, with `ё` as `е`.
+fn fold(text: &str) -> String {
+    text.to_lowercase().replace('ё', "е")
 }
 
 /// A page of the shop's objects that meet `condition`, newest first.

@@ -106,7 +106,7 @@ pub const DATA: &[(&str, &str)] = &[
     ("hour", "час"),
     ("day", "день"),
     ("month", "месяц"),
-    ("subscription:failed", "не оформлена"),
+    ("subscription:failed", "не оплачена"),
     ("subscription:error", "сбой"),
     // Webhook deliveries.
     ("delivered", "доставлено"),
@@ -189,6 +189,13 @@ pub const DATA: &[(&str, &str)] = &[
     ("field:From", "Дата с"),
     ("field:To", "Дата по"),
     ("Mode", "Режим"),
+];
+
+/// The English of API words a merchant would not say, by `kind:word` (see [`super::Words::t_in`]).
+pub const EN: &[(&str, &str)] = &[
+    ("subscription:failed_attempt", "retrying"),
+    ("subscription:redirecting", "awaiting card"),
+    ("payment:partially_refunded", "partially refunded"),
 ];
 
 /// The messages of the API's rules, as a refused form shows them beside its fields (`{}` stands
