@@ -108,12 +108,21 @@ pub fn language_names() -> &'static [(&'static str, String)] {
                 let names = LanguageDisplayNames::try_new(locale(l).into(), DisplayNamesOptions::default()).ok();
                 let subtag: Option<subtags::Language> = code.parse().ok();
                 let name = names.as_ref().zip(subtag).and_then(|(n, s)| n.of(s)).unwrap_or(code);
+                // A list starts each name with a capital, where the script has everyday
+                // capitals: Georgian's Mtavruli are not (ქართული stays as it is).
                 let mut chars = name.chars();
-                let capitalized = chars.next().map(|first| first.to_uppercase().chain(chars).collect());
-                (code, capitalized.unwrap_or_default())
+                let first = chars.next().filter(|c| !('\u{10d0}'..='\u{10ff}').contains(c));
+                let capitalized = first.map(|first| first.to_uppercase().chain(chars).collect());
+                (code, capitalized.unwrap_or_else(|| name.to_string()))
             })
             .collect()
     })
+}
+
+/// `language` by its own name (`Deutsch`).
+pub fn language_name(language: Language) -> &'static str {
+    let names = language_names();
+    names.iter().find(|(code, _)| *code == language.as_str()).map_or(language.as_str(), |(_, name)| name.as_str())
 }
 
 /// Every country as `(code, name in language)`, in the order of the names.

@@ -16,6 +16,7 @@ use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, k, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, products, refunds, subscriptions};
 use crate::db::{self, Page as DbPage};
+use crate::domain::card::brand_name;
 use crate::domain::money::Money;
 use crate::domain::payment::{PaymentFilter, PaymentSearch};
 use crate::domain::refund::RefundAsk;
@@ -92,7 +93,7 @@ async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> R
                 id: p.id.clone(),
                 amount: m.money(p.amount, p.currency),
                 status: p.status.to_string(),
-                card: format!("{} •••• {}", p.card_brand, p.card_last4),
+                card: format!("{} •••• {}", brand_name(&p.card_brand), p.card_last4),
                 paid_for: named.paid_for(p),
                 payer: customer.map_or_else(|| p.card_holder.clone(), |c| c.email.clone()),
                 payer_link: customer.map(|c| format!("/dashboard/customers/{}", c.id)),
@@ -413,7 +414,10 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
             chrome: m.chrome("payments").await,
             title: m.f("Void the authorization of {}?", &[&held]),
             lines: vec![
-                m.f("The {} held on {} •••• {} is released to the customer.", &[&held, &p.card_brand, &p.card_last4]),
+                m.f(
+                    "The {} held on {} •••• {} is released to the customer.",
+                    &[&held, &brand_name(&p.card_brand), &p.card_last4],
+                ),
                 m.t("You cannot capture it afterwards: to take the money, the customer has to pay again.").into(),
             ],
             action: format!("/dashboard/payments/{id}/void"),
@@ -481,7 +485,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let (Some("yes"), Some(once)) = (form.get("confirm"), once) else {
         let page = ConfirmRefundPage {
             chrome: m.chrome("payments").await,
-            card: format!("{} •••• {}", p.card_brand, p.card_last4),
+            card: format!("{} •••• {}", brand_name(&p.card_brand), p.card_last4),
             amount: m.money(amount, p.currency),
             typed: m.words.typed(amount, p.currency),
             reason: ask.reason.unwrap_or_default(),

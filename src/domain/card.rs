@@ -168,6 +168,21 @@ pub fn brand(number: &str) -> &'static str {
     }
 }
 
+/// A card network's name as people write it (`Visa`, `Mastercard`), for pages; the API keeps
+/// the code (`visa`).
+pub fn brand_name(brand: &str) -> &str {
+    match brand {
+        "visa" => "Visa",
+        "mastercard" => "Mastercard",
+        "mir" => "Mir",
+        "amex" => "American Express",
+        "discover" => "Discover",
+        "jcb" => "JCB",
+        "unionpay" => "UnionPay",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -98,17 +98,25 @@ impl Checkout<'_> {
     }
 
     /// The page with a notice and no form.
-    fn notice(self, status: StatusCode, title: &'static str, body: &'static str) -> Response {
+    fn notice(mut self, status: StatusCode, title: &'static str, body: &'static str) -> Response {
+        // Nothing can be paid here: no test cards to pay with, no terms to agree to.
+        self.summary.test_cards.clear();
+        self.summary.terms.clear();
         let page = PayPage { t: self.t, summary: self.summary, notice: Some(Notice { title, body }), form: None };
         respond_page(status, page, None, None)
     }
 
-    /// The page as a merchant previews it: the form, under a note that this is a preview.
+    /// The page as a merchant previews it: the form, under a note that this is a preview
+    /// (and whether paying it moves money).
     fn preview(self, headers: &HeaderMap) -> Response {
         let (csrf, cookie) = csrf::issue(headers, self.secure());
         let sent = Default::default();
+        let body = match self.summary.test_cards.is_empty() {
+            true => self.t.preview_body,
+            false => self.t.preview_test_body,
+        };
         let form = FormView::new(self.t, self.action, csrf, &self.fields, &sent, &Errors::default(), self.submit);
-        let notice = Notice { title: self.t.preview_title, body: self.t.preview_body };
+        let notice = Notice { title: self.t.preview_title, body };
         let page = PayPage { t: self.t, summary: self.summary, notice: Some(notice), form: Some(form) };
         respond_page(StatusCode::OK, page, cookie, self.after.as_deref())
     }

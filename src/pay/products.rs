@@ -114,9 +114,14 @@ pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers
     }
 }
 
-/// The product's hosted page as its customers see it, for the merchant's preview.
+/// The product's hosted page as its customers see it, for the merchant's preview: the form,
+/// or what customers read instead when it cannot be paid (archived, expired, sold out).
 pub fn preview(state: &AppState, product: &products::Model, shop: &shops::Model, headers: &HeaderMap) -> Response {
-    checkout(state, product, shop).preview(headers)
+    let page = checkout(state, product, shop);
+    match unavailable(state, product, page.t) {
+        Some((_, title, body)) => page.notice(StatusCode::OK, title, body),
+        None => page.preview(headers),
+    }
 }
 
 /// Pay a product

@@ -91,7 +91,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         headline,
         order,
         amount: t.price(payment.amount, payment.currency),
-        card: format!("{} •••• {}", payment.card_brand, payment.card_last4),
+        card: format!("{} •••• {}", crate::domain::card::brand_name(&payment.card_brand), payment.card_last4),
         date: crate::locale::date_time(payment.created_at, tz, t.language),
         payment_id: payment.id,
         next_charge,

@@ -249,7 +249,7 @@ db_tests! {
         assert!(receipt.starts_with("/receipts/pay_"));
         let page = app.page(&receipt).await;
         assert_eq!(page.status, StatusCode::OK);
-        assert!(page.html.contains("Payment received") && page.html.contains("€9.90") && page.html.contains("visa •••• 0000"));
+        assert!(page.html.contains("Payment received") && page.html.contains("€9.90") && page.html.contains("Visa •••• 0000"));
         assert_eq!(app.page("/receipts/pay_0000000000000000").await.status, StatusCode::NOT_FOUND);
     }
 
