@@ -364,10 +364,11 @@ impl Texts {
     /// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".
     pub fn every(&self, n: i32, unit: IntervalUnit) -> String {
         if self.ru() {
-            if n == 1 {
-                format!("каждый {}", ru_unit(1, unit))
-            } else {
-                format!("каждые {n} {}", ru_unit(n, unit))
+            // "каждый 21 день", "каждые 3 дня": the word agrees with the number's form.
+            match (n, crate::locale::russian_form(n.unsigned_abs().into())) {
+                (1, _) => format!("каждый {}", ru_unit(1, unit)),
+                (_, 0) => format!("каждый {n} {}", ru_unit(n, unit)),
+                _ => format!("каждые {n} {}", ru_unit(n, unit)),
             }
         } else if n == 1 {
             format!("every {unit}")
@@ -451,8 +452,9 @@ fn en_length(n: i32, unit: IntervalUnit) -> String {
 }
 
 fn ru_length(n: i32, unit: IntervalUnit) -> String {
-    match n {
-        1 => format!("первый {}", ru_unit(1, unit)),
+    match (n, crate::locale::russian_form(n.unsigned_abs().into())) {
+        (1, _) => format!("первый {}", ru_unit(1, unit)),
+        (_, 0) => format!("первый {n} {}", ru_unit(n, unit)),
         _ => format!("первые {n} {}", ru_unit(n, unit)),
     }
 }
@@ -484,7 +486,9 @@ mod tests {
         assert_eq!(RU.every(1, IntervalUnit::Month), "каждый месяц");
         assert_eq!(RU.every(3, IntervalUnit::Month), "каждые 3 месяца");
         assert_eq!(RU.every(5, IntervalUnit::Day), "каждые 5 дней");
-        assert_eq!(RU.every(21, IntervalUnit::Hour), "каждые 21 час");
+        assert_eq!(RU.every(21, IntervalUnit::Hour), "каждый 21 час");
+        assert_eq!(RU.every(31, IntervalUnit::Day), "каждый 31 день");
+        assert_eq!(RU.every(11, IntervalUnit::Day), "каждые 11 дней");
         assert_eq!(RU.every(12, IntervalUnit::Hour), "каждые 12 часов");
     }
 

@@ -5,7 +5,7 @@ use super::*;
 use crate::domain::vocab::{PaymentStatus, RefundStatus};
 
 /// Every key the dashboard's templates and handlers write: the string literal after `.t(`,
-/// `.f(`, `.f1(`, `.f2(` or `k(`.
+/// `.f(`, `.f1(`, `.f2(` or `k(` (on the same line or the next).
 fn keys_used() -> BTreeSet<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -14,15 +14,18 @@ fn keys_used() -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
     for file in files.iter().filter(|f| !f.starts_with(root.join("src/dashboard/words"))) {
         let text = std::fs::read_to_string(file).unwrap();
-        for marker in [".t(\"", ".f(\"", ".f1(\"", ".f2(\"", ".n(\"", "k(\""] {
+        // The literal may start on the next line, where rustfmt breaks a long call.
+        for marker in [".t(", ".f(", ".f1(", ".f2(", ".n(", "k("] {
             let mut rest = text.as_str();
             while let Some(at) = rest.find(marker) {
                 let before = rest[..at].chars().next_back();
                 rest = &rest[at + marker.len()..];
-                if marker == "k(\"" && before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+                if marker == "k(" && before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
                     continue;
                 }
-                keys.insert(literal(rest));
+                if let Some(literal_start) = rest.trim_start().strip_prefix('"') {
+                    keys.insert(literal(literal_start));
+                }
             }
         }
         // A count comes first: `.n(count, "{} day|{} days")`.
