@@ -11,7 +11,7 @@ use chrono::Utc;
 use serde_json::Value;
 
 use super::form::{FormView, PostedForm};
-use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use super::{Chrome, Merchant, Page, k, local, ok, render, see_other};
 use crate::db::entities::{webhook_attempts, webhook_deliveries, webhook_endpoints as endpoints};
 use crate::db::{self, Page as DbPage};
 use crate::domain::event::EventType;
@@ -138,6 +138,8 @@ struct DeliveryRow {
     outcome: String,
     /// Whether `outcome` is the HTTP client's own English, untranslated.
     outcome_english: bool,
+    /// The HTTP client's own English under a translated `outcome`, for whoever debugs it.
+    detail: String,
     /// How long the last attempt took, and when.
     took: String,
     next: String,
@@ -152,17 +154,32 @@ async fn deliveries(state: &AppState, m: &Merchant, endpoint_id: Option<&str>) -
     Ok(listed.rows.iter().map(|d| delivery_row(d, &attempts, m)).collect())
 }
 
+/// What kind of failure an HTTP client's error is, in words a merchant reads (the error
+/// itself is shown beneath, as it is).
+fn failure_kind(error: &str) -> Option<&'static str> {
+    let error = error.to_lowercase();
+    let kinds = [
+        ("dns error", k("the host name was not found (DNS)")),
+        ("connection refused", k("the connection was refused")),
+        ("certificate", k("its TLS certificate was not accepted")),
+        ("tls", k("the TLS connection failed")),
+        ("connection reset", k("the connection was cut")),
+        ("connect", k("no connection could be made")),
+    ];
+    kinds.iter().find(|(marker, _)| error.contains(marker)).map(|(_, kind)| *kind)
+}
+
 fn delivery_row(d: &webhook_deliveries::Model, attempts: &[webhook_attempts::Model], m: &Merchant) -> DeliveryRow {
     let last = attempts.iter().find(|a| a.delivery_id == d.id);
-    let (outcome, outcome_english) = match last.map(|a| (a.status_code, &a.error)) {
-        Some((Some(code), _)) => (format!("HTTP {code}"), false),
-        Some((None, Some(error))) => {
-            let said = m.words.rule(error);
-            let english = m.words != super::Words::En && said == *error;
-            (said, english)
-        }
-        Some((None, None)) => (m.t("no answer").into(), false),
-        None => (m.t("not tried yet").into(), false),
+    let (outcome, outcome_english, detail) = match last.map(|a| (a.status_code, &a.error)) {
+        Some((Some(code), _)) => (format!("HTTP {code}"), false, String::new()),
+        Some((None, Some(error))) => match (m.words.rule(error), failure_kind(error)) {
+            (said, _) if said != *error => (said, false, String::new()),
+            (_, Some(kind)) => (m.t(kind).into(), false, error.clone()),
+            (said, None) => (said, m.words != super::Words::En, String::new()),
+        },
+        Some((None, None)) => (m.t("no answer").into(), false, String::new()),
+        None => (m.t("not tried yet").into(), false, String::new()),
     };
     let took = last.map(|a| m.f("in {} ms, {}", &[&a.latency_ms, &local(a.at, m.tz)])).unwrap_or_default();
     DeliveryRow {
@@ -173,6 +190,7 @@ fn delivery_row(d: &webhook_deliveries::Model, attempts: &[webhook_attempts::Mod
         attempts: d.attempts,
         outcome,
         outcome_english,
+        detail,
         took,
         next: match d.status {
             crate::domain::webhook::DeliveryStatus::Pending => local(d.next_attempt_at, m.tz),
@@ -286,4 +304,21 @@ async fn redeliver(State(state): State<AppState>, m: Merchant, Path(id): Path<St
         None => "/dashboard/webhooks".into(),
     };
     see_other(&back)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http_clients_error_is_named_by_its_kind() {
+        let dns = "client error (Connect): dns error: failed to lookup address information: Name or service not known";
+        assert_eq!(failure_kind(dns), Some("the host name was not found (DNS)"));
+        assert_eq!(
+            failure_kind("client error (Connect): tcp connect error: Connection refused (os error 111)"),
+            Some("the connection was refused")
+        );
+        assert_eq!(failure_kind("something else"), None);
+        assert_eq!(super::super::Words::Ru.t(failure_kind(dns).unwrap()), "адрес не найден (DNS)");
+    }
 }

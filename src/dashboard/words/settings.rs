@@ -123,6 +123,13 @@ pub const RU: &[(&str, &str)] = &[
     ("Remove the user", "Удалить пользователя"),
     ("Keep them", "Не удалять"),
     ("{} was removed from the shop.", "Пользователь {} удалён из магазина."),
+    // Why a delivery failed.
+    ("the host name was not found (DNS)", "адрес не найден (DNS)"),
+    ("the connection was refused", "соединение отклонено"),
+    ("its TLS certificate was not accepted", "его TLS-сертификат не принят"),
+    ("the TLS connection failed", "не удалось установить TLS-соединение"),
+    ("the connection was cut", "соединение оборвалось"),
+    ("no connection could be made", "не удалось подключиться"),
     // The webhook endpoints.
     (
         "paydesk sends each event to the endpoints that take it, and tries again for about three days until your endpoint answers with a 2xx status.",
