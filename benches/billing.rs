@@ -76,6 +76,7 @@ async fn listen(state: &AppState, shop_id: i64, url: &str) {
     let fields = paydesk::domain::webhook::EndpointFields::read(
         &paydesk::domain::input::Reader::new(body.as_object().unwrap()),
         true,
+        true,
     )
     .unwrap();
     paydesk::webhooks::create_endpoint(state, shop_id, &fields, Utc::now()).await.unwrap();

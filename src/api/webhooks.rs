@@ -47,7 +47,7 @@ async fn create(
     ApiShop(shop): ApiShop,
     JsonObject(body): JsonObject,
 ) -> Result<Response, AppError> {
-    let fields = EndpointFields::read(&Reader::new(&body), true)?;
+    let fields = EndpointFields::read(&Reader::new(&body), true, state.config.webhooks_allow_private)?;
     let (endpoint, secret) = crate::webhooks::create_endpoint(&state, shop.id, &fields, Utc::now()).await?;
     Ok(shown_once(StatusCode::CREATED, EndpointView::new(&endpoint, Some(secret))))
 }
@@ -96,7 +96,7 @@ async fn update(
     JsonObject(body): JsonObject,
 ) -> Result<Json<EndpointView>, AppError> {
     let endpoint = find(&state, shop.id, &id).await?;
-    let fields = EndpointFields::read(&Reader::new(&body), false)?;
+    let fields = EndpointFields::read(&Reader::new(&body), false, state.config.webhooks_allow_private)?;
     let endpoint = db::webhooks::update_endpoint(&state.db, endpoint, &fields, Utc::now()).await?;
     Ok(Json(EndpointView::new(&endpoint, None)))
 }

@@ -131,10 +131,19 @@ struct FormPage {
     /// `None` while creating.
     id: Option<String>,
     form: FormView,
+    /// Every country as `(code, name)`, by name in the user's language.
+    countries: &'static [(&'static str, String)],
+}
+
+impl FormPage {
+    async fn new(m: &Merchant, id: Option<String>, form: FormView) -> FormPage {
+        let countries = crate::locale::countries(m.words.language());
+        FormPage { chrome: m.chrome("customers").await, id, form, countries }
+    }
 }
 
 async fn new(m: Merchant) -> Page {
-    ok(&FormPage { chrome: m.chrome("customers").await, id: None, form: FormView::default() })
+    ok(&FormPage::new(&m, None, FormView::default()).await)
 }
 
 async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<customers::Model, AppError> {
@@ -158,7 +167,7 @@ async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         ("phone", text(&c.phone)),
         ("external_id", text(&c.external_id)),
     ]);
-    ok(&FormPage { chrome: m.chrome("customers").await, id: Some(c.id), form })
+    ok(&FormPage::new(&m, Some(c.id), form).await)
 }
 
 async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -173,11 +182,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
             see_other(&format!("/dashboard/customers/{id}"))
         }
         Err(errors) => {
-            let page = FormPage {
-                chrome: m.chrome("customers").await,
-                id: Some(c.id),
-                form: FormView::sent(&form, errors, m.words),
-            };
+            let page = FormPage::new(&m, Some(c.id), FormView::sent(&form, errors, m.words)).await;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -192,11 +197,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             see_other(&format!("/dashboard/customers/{}", customer.id))
         }
         Err(errors) => {
-            let page = FormPage {
-                chrome: m.chrome("customers").await,
-                id: None,
-                form: FormView::sent(&form, errors, m.words),
-            };
+            let page = FormPage::new(&m, None, FormView::sent(&form, errors, m.words)).await;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }

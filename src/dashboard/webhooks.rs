@@ -108,7 +108,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     m.check(form.get("csrf"))?;
     let mut body = request(&form);
     body.remove("enabled");
-    match EndpointFields::read(&Reader::new(&body), true) {
+    match EndpointFields::read(&Reader::new(&body), true, state.config.webhooks_allow_private) {
         Ok(fields) => {
             let (endpoint, secret) = crate::webhooks::create_endpoint(&state, m.shop.id, &fields, Utc::now()).await?;
             let page = SecretPage {
@@ -252,7 +252,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     m.check(form.get("csrf"))?;
     let e = find(&state, &m, &id).await?;
     let body = request(&form);
-    match EndpointFields::read(&Reader::new(&body), false) {
+    match EndpointFields::read(&Reader::new(&body), false, state.config.webhooks_allow_private) {
         Ok(fields) => {
             db::webhooks::update_endpoint(&state.db, e, &fields, Utc::now()).await?;
             m.flash(m.t("The endpoint was saved.")).await;

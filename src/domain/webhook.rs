@@ -121,10 +121,18 @@ pub struct EndpointFields {
 const MAX_DESCRIPTION: usize = 1000;
 
 impl EndpointFields {
-    /// Reads a create (`url` and `enabled_events` required) or an update (all optional).
-    pub fn read(r: &Reader, create: bool) -> Result<Self, Errors> {
+    /// Reads a create (`url` and `enabled_events` required) or an update (all optional). A
+    /// URL whose host is a loopback, private or other non-public address is refused unless
+    /// `allow_private` (a host name is checked when each delivery resolves it).
+    pub fn read(r: &Reader, create: bool, allow_private: bool) -> Result<Self, Errors> {
         let mut e = Errors::default();
         let url = super::product::read_url(r, "url", &mut e);
+        if let Some(ip) = url.as_deref().and_then(literal_ip)
+            && !allow_private
+            && !is_public(ip)
+        {
+            e.add("url", format!("{ip} is not a public address"));
+        }
         let description = r.sent("description").then(|| r.string("description", MAX_DESCRIPTION, &mut e));
         let enabled_events = match r.strings("enabled_events", &mut e) {
             Some(list) => EnabledEvents::parse(&list, "enabled_events", &mut e),
@@ -136,6 +144,15 @@ impl EndpointFields {
             e.require("url", url.is_none());
         }
         e.into_result(|| EndpointFields { url, description, enabled_events, enabled })
+    }
+}
+
+/// The IP address a URL names as its host, if it names one rather than a host name.
+fn literal_ip(url: &str) -> Option<IpAddr> {
+    match url::Url::parse(url).ok()?.host()? {
+        url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+        url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+        url::Host::Domain(_) => None,
     }
 }
 

@@ -189,7 +189,7 @@ impl Words {
             let end = message[start..].find(|c: char| !c.is_ascii_digit()).map_or(message.len(), |e| start + e);
             let pattern = format!("{}{{}}{}", &message[..start], &message[end..]);
             if let Some(found) = catalog().get(pattern.as_str()) {
-                return fill(found, &[&&message[start..end]]);
+                return fill(found, &[&grouped(&message[start..end])]);
             }
         }
         if let Some((head, last)) = message.rsplit_once(' ')
@@ -220,6 +220,22 @@ impl Words {
     pub fn money(self, amount: i64, currency: Currency) -> String {
         crate::locale::money(amount, currency, self.language())
     }
+}
+
+/// A long number grouped as Russian groups digits: `1000000000` as `1 000 000 000` (with
+/// no-break spaces); up to four digits as they are.
+fn grouped(digits: &str) -> String {
+    if digits.len() <= 4 {
+        return digits.to_string();
+    }
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('\u{a0}');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 fn fill(template: &str, args: &[&(dyn Display + Sync)]) -> String {

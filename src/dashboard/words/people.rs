@@ -33,7 +33,7 @@ pub const RU: &[(&str, &str)] = &[
     ("Address", "Адрес"),
     ("City", "Город"),
     ("ZIP / postal code", "Почтовый индекс"),
-    ("Two letters, e.g. DE, US", "Две буквы, например RU, DE"),
+    ("Not given", "Не указана"),
     ("State", "Штат"),
     ("Two letters; only for US and CA", "Две буквы; только для США и Канады"),
     ("Phone", "Телефон"),

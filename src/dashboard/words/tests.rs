@@ -124,6 +124,7 @@ fn texts_fill_their_blanks_and_rules_their_numbers() {
     assert!(Words::Ru.rule("is too long (maximum is 255 characters)").contains("255"));
     assert_eq!(Words::Ru.rule("something new 12"), "something new 12");
     assert_eq!(Words::En.rule("must be at most 5"), "must be at most 5");
+    assert_eq!(Words::Ru.rule("must be less than or equal to 1000000000"), "не больше 1\u{a0}000\u{a0}000\u{a0}000");
     assert_eq!(
         Words::Ru.rule("10.0.0.1 is not a public address"),
         "10.0.0.1 — не публичный адрес: уведомления уходят только в интернет"
