@@ -121,7 +121,9 @@ impl FormPage {
 
 /// How the hosted page labels a customer field, in `words`.
 fn label(f: VisibleField, words: Words) -> &'static str {
-    crate::i18n::texts(words.language()).field_label(f)
+    // The field's name without the customer's hint: "State or province", not "… (two letters, e.g. NY)".
+    let label = crate::i18n::texts(words.language()).field_label(f);
+    label.split(" (").next().unwrap_or(label)
 }
 
 async fn new(m: Merchant) -> Page {
