@@ -138,17 +138,19 @@ impl Context {
 /// One attempt of a claimed delivery, recorded with its outcome.
 async fn attempt(state: &AppState, context: &Context, delivery: deliveries::Model) -> (deliveries::Model, Attempted) {
     let at = Utc::now();
-    let (answer, took) = match context.prepare(state, &delivery, at) {
+    let (answer, took, unsendable) = match context.prepare(state, &delivery, at) {
         Ok((headers, body)) => {
             let (answer, took) = state.outbound.post(&delivery.url, &headers, body, rules::TIMEOUT).await;
-            (answer.map_err(|e| e.0), took)
+            (answer.map_err(|e| e.0), took, false)
         }
-        Err(why) => (Err(why), Duration::ZERO),
+        Err(why) => (Err(why), Duration::ZERO, true),
     };
     let delivered = matches!(&answer, Ok(a) if (200..300).contains(&a.status));
     let gone = matches!(&answer, Ok(a) if a.status == GONE);
     let attempts = delivery.attempts + 1;
-    let next = if delivered || gone { None } else { rules::next_attempt(attempts, at) };
+    // A delivery that cannot be sent at all (its endpoint disabled or deleted) is not tried
+    // again: it fails now, and is sent again by hand once the endpoint is back.
+    let next = if delivered || gone || unsendable { None } else { rules::next_attempt(attempts, at) };
     let status = match (delivered, next) {
         (true, _) => DeliveryStatus::Delivered,
         (false, Some(_)) => DeliveryStatus::Pending,

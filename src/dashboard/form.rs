@@ -243,7 +243,7 @@ impl FormView {
         let mut summary = String::new();
         for (_, said) in named {
             if !summary.is_empty() {
-                // "не длиннее 255 симв." ends its own sentence.
+                // A message ending in an abbreviation ("… 4 шт.") ends its own sentence.
                 summary.push_str(if summary.ends_with('.') { " " } else { ". " });
             }
             summary.push_str(&said);

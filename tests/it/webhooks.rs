@@ -400,6 +400,10 @@ db_tests! {
         let (_, disabled) = app.get(&shop, &format!("/webhook_endpoints/{id}")).await;
         assert_eq!(disabled["enabled"], false, "{disabled}");
         assert_eq!(disabled["disabled_reason"], "every delivery failed for 5 days");
+        paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(1)).await.unwrap();
+        assert_eq!(down.received().len(), 11, "nothing more is sent to a disabled endpoint");
+        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        assert_eq!((list[0]["status"].clone(), list[0]["last_error"].clone()), (json!("failed"), json!("the endpoint is disabled or deleted")), "not retried: {list}");
         let (_, enabled) = app.put(&shop, &format!("/webhook_endpoints/{id}"), &json!({"enabled": true})).await;
         assert_eq!((enabled["enabled"].clone(), enabled["disabled_reason"].clone()), (json!(true), Value::Null));
 

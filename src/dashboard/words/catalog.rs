@@ -228,7 +228,7 @@ pub const RU: &[(&str, &str)] = &[
 pub const DATA: &[(&str, &str)] = &[
     (
         "Customers bought units while the product was being changed: only {} are left, fewer than the change removes",
-        "Пока товар редактировали, клиенты купили часть единиц: осталось только {}, меньше, чем убирает изменение",
+        "Пока вы редактировали товар, его покупали: осталось {} шт. — меньше, чем вы хотите списать",
     ),
     (
         "The product's stock was changed by another request meanwhile; read it again",

@@ -44,7 +44,7 @@ db_tests! {
         assert!(product.html.contains("1\u{a0}234,50\u{a0}€"), "{}", product.html);
         let refused = ann.post("/dashboard/products", &[("name", ""), ("amount", "1,000"), ("currency", "EUR")]).await;
         assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
-        for english in ["be blank", "Not saved.", "is ambiguous", "Name "] {
+        for english in ["be blank", "Please correct", "is ambiguous", "Name "] {
             assert!(!refused.html.contains(english), "{english} left in {}", refused.html);
         }
         assert!(refused.html.contains("1,000"), "the amount as typed is named");
