@@ -173,6 +173,7 @@ pub async fn subscribe(
     }
     let customer = customer_of(state, plan.shop_id, &checkout, ip, now).await?.ok_or_else(blank_email)?;
     let new = NewSubscription {
+        id: None,
         shop_id: plan.shop_id,
         plan_id: plan.id.clone(),
         customer_id: customer.id.clone(),

@@ -28,6 +28,9 @@ pub async fn create(
     request: SubscriptionRequest,
     now: DateTime<Utc>,
 ) -> Result<subscriptions::Model, AppError> {
+    if let Some(made) = made_already(state, shop_id, request.id.as_deref()).await? {
+        return Ok(made);
+    }
     let plan = db::find::<plans::Entity>(&state.db, shop_id, &request.plan_id)
         .await?
         .ok_or_else(|| invalid("plan.id", "is not a plan of this shop"))?;
@@ -56,7 +59,9 @@ pub async fn create(
             .ok_or_else(|| invalid("customer.id", "is not a customer of this shop"))?,
         CustomerRef::New(fields) => db::customers::insert(&state.db, shop_id, *fields, now).await?,
     };
+    let chosen = request.id.clone();
     let new = NewSubscription {
+        id: request.id,
         shop_id,
         plan_id: plan.id.clone(),
         customer_id: customer.id,
@@ -69,7 +74,17 @@ pub async fn create(
         progress: begin(&Terms::from(&plan.fields())),
     };
     let txn = state.db.begin().await?;
-    let sub = db::subscriptions::insert(&txn, new, now).await?;
+    let sub = match db::subscriptions::insert(&txn, new, now).await {
+        Ok(sub) => sub,
+        // The same chosen id sent twice at once: the other request started it.
+        Err(e) if chosen.is_some() && matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => {
+            drop(txn);
+            return made_already(state, shop_id, chosen.as_deref())
+                .await?
+                .ok_or_else(|| AppError::Conflict("This subscription's id is taken".into()));
+        }
+        Err(e) => return Err(e.into()),
+    };
     // With a card, the first charge's line begins the timeline (and says it was created).
     if card.is_none() {
         crate::events::timeline(&txn, &state.config, vec![crate::events::created(&sub, now)]).await?;
@@ -80,6 +95,18 @@ pub async fn create(
             .await?
             .ok_or_else(|| AppError::Conflict("The subscription was started by another request".into())),
         None => Ok(sub),
+    }
+}
+
+/// The subscription started earlier under the id its asker chose, if any.
+async fn made_already(
+    state: &AppState,
+    shop_id: i64,
+    id: Option<&str>,
+) -> Result<Option<subscriptions::Model>, AppError> {
+    match id {
+        Some(id) => Ok(db::find::<subscriptions::Entity>(&state.db, shop_id, id).await?),
+        None => Ok(None),
     }
 }
 

@@ -216,6 +216,8 @@ struct ShowPage {
     /// The shop's plans to start a subscription on: id, title and price.
     plans: Vec<(String, String)>,
     form: FormView,
+    /// The subscribe form's one-time id (see [`super::form::new_once`]).
+    once: String,
 }
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
@@ -248,6 +250,7 @@ async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> 
     let subscriptions = super::subscriptions::rows(state, m, filter, 25).await?;
     let refused = form.has_errors();
     let page = ShowPage {
+        once: super::form::new_once(),
         plans,
         form,
         name: full_name(&c),
@@ -267,8 +270,12 @@ async fn subscribe(State(state): State<AppState>, m: Merchant, Path(id): Path<St
     m.check(form.get("csrf"))?;
     let body = serde_json::json!({"plan_id": form.get("plan_id").unwrap_or(""), "customer_id": id});
     let body = body.as_object().cloned().unwrap_or_default();
+    let chosen = super::form::once_id(crate::domain::ids::SUBSCRIPTION, m.shop.id, &id, form.get("once"));
     let created = match SubscriptionRequest::parse(&body, Utc::now()) {
-        Ok(request) => crate::subscriptions::create(&state, m.shop.id, request, Utc::now()).await,
+        Ok(request) => {
+            let request = SubscriptionRequest { id: chosen, ..request };
+            crate::subscriptions::create(&state, m.shop.id, request, Utc::now()).await
+        }
         Err(errors) => Err(AppError::Validation(errors)),
     };
     match created {

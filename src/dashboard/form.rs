@@ -12,6 +12,7 @@ use crate::domain::currency::{self, Currency};
 use crate::domain::errors::humanize;
 use crate::error::AppError;
 use crate::state::AppState;
+use sha2::{Digest, Sha256};
 
 /// A posted `application/x-www-form-urlencoded` body.
 #[derive(Debug, Default, Clone)]
@@ -79,7 +80,10 @@ pub fn minor_units(body: &mut Map<String, Value>, amounts: &'static [&'static st
             && fraction.bytes().all(|b| b.is_ascii_digit())
             && fraction.trim_end_matches('0').len() > c.exponent as usize
         {
-            let message = words.f("{} has at most {} digits after the decimal mark", &[&c.code, &c.exponent]);
+            let message = match c.exponent {
+                0 => words.f("{} has no decimals", &[&c.code]),
+                _ => words.f("{} has at most {} digits after the decimal mark", &[&c.code, &c.exponent]),
+            };
             refused.add(key, message);
         }
     }
@@ -255,4 +259,20 @@ impl FormView {
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
     }
+}
+
+/// A form's one-time id, for a hidden `once` field: what the form makes is named after it, so
+/// the same form sent twice (a double click, a reload, a retrying proxy) makes one thing.
+pub fn new_once() -> String {
+    crate::domain::ids::random_hex(16)
+}
+
+/// The id of what a form with one-time id `once` makes: `prefix` and a digest of the shop,
+/// the object it is made for and `once`, so no form can name another shop's or object's
+/// thing; `None` when `once` is not one of [`new_once`]'s.
+pub fn once_id(prefix: &str, shop_id: i64, object_id: &str, once: Option<&str>) -> Option<String> {
+    let once = once.filter(|once| once.len() == 32 && once.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let digest = Sha256::digest(format!("{shop_id}:{object_id}:{once}").as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    Some(format!("{prefix}{hex}"))
 }

@@ -11,7 +11,7 @@ use axum::routing::{get, post};
 use chrono::Utc;
 
 use super::csv::Csv;
-use super::form::{FormView, PostedForm, minor_units};
+use super::form::{FormView, PostedForm, minor_units, new_once, once_id};
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, k, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, products, refunds, subscriptions};
@@ -23,7 +23,6 @@ use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::PaymentStatus;
 use crate::error::AppError;
 use crate::state::AppState;
-use sha2::{Digest, Sha256};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -398,17 +397,34 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
 
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let captured = crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await;
-    if let Some(p) = m.unless_moved_on(captured).await? {
-        m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await;
+    match crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await {
+        Ok(p) => m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await,
+        Err(AppError::Conflict(_)) => m.flash(&settled_already(&find(&state, &m, &id).await?, &m)).await,
+        Err(e) => return Err(e),
     }
     see_other(&format!("/dashboard/payments/{id}"))
 }
 
+/// What a payment's page says when a capture or void finds it settled already (by a second
+/// click, or by another user a moment before).
+fn settled_already(p: &payments::Model, m: &Merchant) -> String {
+    match p.status {
+        PaymentStatus::Voided => m.t("This authorization was already voided: the funds are released.").into(),
+        status if status.is_taken() => m.t("This payment was already captured.").into(),
+        status => {
+            m.f("This payment is {}: nothing is held to capture or void.", &[&m.words.t_in("payment", status.as_str())])
+        }
+    }
+}
+
 async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
+    let p = find(&state, &m, &id).await?;
+    if p.status != PaymentStatus::Authorized {
+        m.flash(&settled_already(&p, &m)).await;
+        return see_other(&format!("/dashboard/payments/{id}"));
+    }
     if form.get("confirm") != Some("yes") {
-        let p = find(&state, &m, &id).await?;
         let held = m.money(p.amount, p.currency);
         let page = super::ConfirmPage {
             chrome: m.chrome("payments").await,
@@ -428,9 +444,10 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         };
         return ok(&page);
     }
-    let voided = crate::payments::void(&state, m.shop.id, &id, Utc::now()).await;
-    if m.unless_moved_on(voided).await?.is_some() {
-        m.flash(m.t("The authorization was voided: the funds are released.")).await;
+    match crate::payments::void(&state, m.shop.id, &id, Utc::now()).await {
+        Ok(_) => m.flash(m.t("The authorization was voided: the funds are released.")).await,
+        Err(AppError::Conflict(_)) => m.flash(&settled_already(&find(&state, &m, &id).await?, &m)).await,
+        Err(e) => return Err(e),
     }
     see_other(&format!("/dashboard/payments/{id}"))
 }
@@ -448,14 +465,6 @@ struct ConfirmRefundPage {
     /// The confirmation's one-time id: the refund it makes is named after it, so sending
     /// the confirmation twice (a double click, a reload, a retry) makes one refund.
     once: String,
-}
-
-/// The id of the refund a confirmation makes: the same for the same confirmation, and no
-/// confirmation can name another shop's or payment's refund.
-fn refund_id(shop_id: i64, payment_id: &str, once: &str) -> String {
-    let digest = Sha256::digest(format!("{shop_id}:{payment_id}:{once}").as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{}{hex}", crate::domain::ids::REFUND)
 }
 
 /// A refund form: checked and shown for confirmation first, made once confirmed.
@@ -481,20 +490,20 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
             return see_other(&format!("/dashboard/payments/{id}"));
         }
     };
-    let once = form.get("once").filter(|once| once.len() == 32 && once.bytes().all(|b| b.is_ascii_hexdigit()));
-    let (Some("yes"), Some(once)) = (form.get("confirm"), once) else {
+    let refund_id = once_id(crate::domain::ids::REFUND, m.shop.id, &id, form.get("once"));
+    let (Some("yes"), Some(refund_id)) = (form.get("confirm"), refund_id) else {
         let page = ConfirmRefundPage {
             chrome: m.chrome("payments").await,
             card: format!("{} •••• {}", brand_name(&p.card_brand), p.card_last4),
             amount: m.money(amount, p.currency),
             typed: m.words.typed(amount, p.currency),
             reason: ask.reason.unwrap_or_default(),
-            once: crate::domain::ids::random_hex(16),
+            once: new_once(),
             id,
         };
         return ok(&page);
     };
-    let ask = RefundAsk { amount: Some(amount), id: Some(refund_id(m.shop.id, &id, once)), ..ask };
+    let ask = RefundAsk { amount: Some(amount), id: Some(refund_id), ..ask };
     let refund = crate::refunds::refund(&state, m.shop.id, &id, ask, Utc::now()).await?;
     let refunded = m.money(refund.amount, refund.currency);
     match refund.failure_message {

@@ -159,6 +159,7 @@ async fn deliveries(state: &AppState, m: &Merchant, endpoint_id: Option<&str>) -
 fn failure_kind(error: &str) -> Option<&'static str> {
     let error = error.to_lowercase();
     let kinds = [
+        ("no public address", k("the address is not public: webhooks go to the internet only")),
         ("dns error", k("the host name was not found (DNS)")),
         ("connection refused", k("the connection was refused")),
         ("certificate", k("its TLS certificate was not accepted")),

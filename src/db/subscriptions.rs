@@ -100,6 +100,8 @@ pub async fn count_by_state(db: &impl ConnectionTrait, shop_id: i64) -> Result<V
 }
 
 pub struct NewSubscription {
+    /// The id its asker chose (a dashboard form's one-time id), else a new one.
+    pub id: Option<String>,
     pub shop_id: i64,
     pub plan_id: String,
     pub customer_id: String,
@@ -118,7 +120,7 @@ pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTi
     let now = super::now_millis(now);
     let mut row = ActiveModel {
         seq: NotSet,
-        id: Set(new_id(SUBSCRIPTION)),
+        id: Set(new.id.unwrap_or_else(|| new_id(SUBSCRIPTION))),
         shop_id: Set(new.shop_id),
         plan_id: Set(new.plan_id),
         customer_id: Set(new.customer_id),
@@ -286,10 +288,15 @@ pub async fn cancel(
 ) -> Result<Option<(Model, events::ActiveModel)>, DbErr> {
     let at = super::now_millis(now);
     let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt];
-    let result = Entity::update_many()
+    let mut update = Entity::update_many()
         .col_expr(Column::State, Expr::value(State::Canceled))
         .col_expr(Column::RenewAt, Expr::value(Option::<DateTime<Utc>>::None))
-        .col_expr(Column::CancelReason, Expr::value(reason.clone()))
+        .col_expr(Column::CancelAtPeriodEnd, Expr::value(false));
+    // A reason given earlier (when it was set to end with its period) stays unless a new one is.
+    if reason.is_some() {
+        update = update.col_expr(Column::CancelReason, Expr::value(reason));
+    }
+    let result = update
         .col_expr(Column::CancelledAt, Expr::value(Some(at)))
         .col_expr(Column::UpdatedAt, Expr::value(at))
         .filter(Column::Id.eq(sub.id.as_str()))
@@ -307,7 +314,7 @@ pub async fn cancel(
         .one(txn)
         .await?
         .map(|e| e.to_state);
-    let line = event_row(&sub, from, (sub.state, None), None, reason, now);
+    let line = event_row(&sub, from, (sub.state, None), None, sub.cancel_reason.clone(), now);
     Ok(Some((sub, line)))
 }
 

@@ -269,7 +269,11 @@ pub fn parse_major(raw: &str, currency: Currency) -> Option<i64> {
     if is_ambiguous(raw, Some(currency)) {
         return None;
     }
-    let raw = raw.trim().replace(',', ".");
+    // A currency without decimals reads `1,000` and `1.000.000` only as grouped digits.
+    let raw = match currency.exponent == 0 && in_groups_of_three(raw.trim()) {
+        true => raw.trim().replace([',', '.'], ""),
+        false => raw.trim().replace(',', "."),
+    };
     let (major, minor) = raw.split_once('.').unwrap_or((&raw, "0"));
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if !digits(major) || !digits(minor) || minor.trim_end_matches('0').len() > currency.exponent as usize {
@@ -303,7 +307,17 @@ pub fn is_ambiguous(raw: &str, currency: Option<Currency>) -> bool {
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     let a_group = (1..=3).contains(&whole.len()) && !whole.starts_with('0') && digits(whole);
     let three_decimals = raw[at..].starts_with('.') && currency.is_some_and(|c| c.exponent == 3);
-    a_group && fraction.len() == 3 && digits(fraction) && !three_decimals
+    let no_decimals = currency.is_some_and(|c| c.exponent == 0);
+    a_group && fraction.len() == 3 && digits(fraction) && !three_decimals && !no_decimals
+}
+
+/// Whether `raw` is digits grouped by threes with commas or points: `1,000`, `1.000.000`.
+fn in_groups_of_three(raw: &str) -> bool {
+    let mut groups = raw.split([',', '.']);
+    let first = groups.next().unwrap_or("");
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let rest: Vec<&str> = groups.collect();
+    !rest.is_empty() && digits(first) && first.len() <= 3 && rest.iter().all(|g| g.len() == 3 && digits(g))
 }
 
 #[cfg(test)]
@@ -342,6 +356,12 @@ mod tests {
             assert!(!is_ambiguous(one_way, eur), "{one_way}");
         }
         assert!(!is_ambiguous("1.000", kwd) && is_ambiguous("1,000", kwd), "a point is a three-decimal currency's own");
+        let jpy = find("JPY").unwrap();
+        assert!(!is_ambiguous("1,000", Some(jpy)), "a currency without decimals has only thousands");
+        assert_eq!(
+            (parse_major("1,000", jpy), parse_major("1.000.000", jpy), parse_major("1,5", jpy)),
+            (Some(1000), Some(1_000_000), None)
+        );
     }
 
     #[test]

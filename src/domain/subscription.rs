@@ -60,6 +60,9 @@ pub struct SubscriptionRequest {
     /// The merchant's `additional_data` object, kept as JSON text.
     pub additional_data: Option<String>,
     pub test_clock: Option<String>,
+    /// The subscription's id when the asker chose it (a dashboard form's one-time id), so the
+    /// same form sent twice starts one subscription. The API leaves it to paydesk.
+    pub id: Option<String>,
 }
 
 impl SubscriptionRequest {
@@ -99,6 +102,7 @@ impl SubscriptionRequest {
                 tracking_id,
                 additional_data,
                 test_clock,
+                id: None,
             }),
             _ => Err(e),
         }

@@ -127,11 +127,10 @@ impl EndpointFields {
     pub fn read(r: &Reader, create: bool, allow_private: bool) -> Result<Self, Errors> {
         let mut e = Errors::default();
         let url = super::product::read_url(r, "url", &mut e);
-        if let Some(ip) = url.as_deref().and_then(literal_ip)
+        if let Some(host) = url.as_deref().and_then(private_host)
             && !allow_private
-            && !is_public(ip)
         {
-            e.add("url", format!("{ip} is not a public address"));
+            e.add("url", format!("{host} is not a public address"));
         }
         let description = r.sent("description").then(|| r.string("description", MAX_DESCRIPTION, &mut e));
         let enabled_events = match r.strings("enabled_events", &mut e) {
@@ -147,11 +146,12 @@ impl EndpointFields {
     }
 }
 
-/// The IP address a URL names as its host, if it names one rather than a host name.
-fn literal_ip(url: &str) -> Option<IpAddr> {
+/// The host of a URL when it is an IP address outside the public ranges; a host name is
+/// checked as each delivery resolves it (it may change), not here.
+fn private_host(url: &str) -> Option<String> {
     match url::Url::parse(url).ok()?.host()? {
-        url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
-        url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+        url::Host::Ipv4(ip) => (!is_public(IpAddr::V4(ip))).then(|| ip.to_string()),
+        url::Host::Ipv6(ip) => (!is_public(IpAddr::V6(ip))).then(|| ip.to_string()),
         url::Host::Domain(_) => None,
     }
 }
@@ -179,13 +179,26 @@ pub fn is_public(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let seg = v6.segments();
+            let embedded =
+                |hi: u16, lo: u16| IpAddr::V4(std::net::Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
+            // An IPv4 address carried inside: NAT64 (64:ff9b::/96), 6to4 (2002::/16) and the
+            // old IPv4-compatible form (::a.b.c.d) reach it, so it is judged as that address.
+            if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || (seg[..6] == [0; 6] && seg[6] != 0) {
+                return is_public(embedded(seg[6], seg[7]));
+            }
+            if seg[0] == 0x2002 {
+                return is_public(embedded(seg[1], seg[2]));
+            }
+            let first = seg[0];
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (first & 0xfe00) == 0xfc00
                 || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8)
+                || first == 0x2001 && seg[1] == 0x0db8
+                // Local-use NAT64 (64:ff9b:1::/48) translates into private networks.
+                || first == 0x64 && seg[1] == 0xff9b && seg[2] == 1)
         }
     }
 }
@@ -317,10 +330,18 @@ mod tests {
             "::ffff:127.0.0.1",
             "224.0.0.1",
             "255.255.255.255",
+            "64:ff9b::a00:5",
+            "64:ff9b:1::1",
+            "2002:7f00:1::1",
+            "::127.0.0.1",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
-        for public in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+        for url in ["http://[::1]/x", "http://0x7f.1/x", "http://[64:ff9b::a00:5]/x"] {
+            assert!(private_host(url).is_some(), "{url}");
+        }
+        assert_eq!(private_host("https://example.com/x"), None, "a name is checked when it is resolved");
+        for public in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "64:ff9b::808:808", "2002:808:808::1"] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
     }

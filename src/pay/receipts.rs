@@ -79,6 +79,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         status if status.is_taken() && payment.amount == 0 => t.card_saved.to_string(),
         status if status.is_taken() => t.paid.to_string(),
         PaymentStatus::Authorized => t.authorized.to_string(),
+        PaymentStatus::Voided => t.voided.to_string(),
         _ => t.failure(
             payment.failure_code.as_deref().unwrap_or(""),
             payment.failure_message.as_deref().unwrap_or(payment.status.as_str()),

@@ -40,6 +40,7 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
             cancel_at_period_end: false,
         };
         let new = NewSubscription {
+            id: None,
             shop_id: shop.id,
             plan_id: plan["id"].as_str().unwrap().into(),
             customer_id: customer["id"].as_str().unwrap().into(),

@@ -153,6 +153,7 @@ pub const DATA: &[(&str, &str)] = &[
         "Этот запрос столкнулся с другим, сделанным одновременно; загрузите объект заново",
     ),
     ("{} has at most {} digits after the decimal mark", "в {} не больше {} знаков после запятой"),
+    ("{} has no decimals", "в {} нет дробной части"),
     ("must be at least {}", "не меньше {}"),
     ("must be at most {}", "не больше {}"),
     ("must be at most {}, the amount left to refund", "не больше {} — столько ещё можно вернуть"),

@@ -30,6 +30,15 @@ pub const RU: &[(&str, &str)] = &[
     ("Not searched.", "Поиск не выполнен."),
     ("Search payments", "Поиск платежей"),
     (
+        "This authorization was already voided: the funds are released.",
+        "Эта авторизация уже отменена: средства разблокированы.",
+    ),
+    ("This payment was already captured.", "Этот платёж уже списан."),
+    (
+        "This payment is {}: nothing is held to capture or void.",
+        "Статус платежа — «{}»: списывать или отменять нечего.",
+    ),
+    (
         "An e-mail or name, the card's last 4 digits, an amount such as 9.90, or a payment id",
         "Эл. почта или имя, последние 4 цифры карты, сумма (например, 9,90) или ID платежа",
     ),

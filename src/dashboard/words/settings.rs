@@ -124,6 +124,10 @@ pub const RU: &[(&str, &str)] = &[
     ("Keep them", "Не удалять"),
     ("{} was removed from the shop.", "Пользователь {} удалён из магазина."),
     // Why a delivery failed.
+    (
+        "the address is not public: webhooks go to the internet only",
+        "адрес не публичный: уведомления уходят только в интернет",
+    ),
     ("the host name was not found (DNS)", "адрес не найден (DNS)"),
     ("the connection was refused", "соединение отклонено"),
     ("its TLS certificate was not accepted", "его TLS-сертификат не принят"),

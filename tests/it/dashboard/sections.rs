@@ -309,7 +309,7 @@ db_tests! {
         let again = m.post(&format!("/dashboard/payments/{first}/capture"), &[]).await;
         assert_eq!(again.status, StatusCode::SEE_OTHER, "a second click is said on the payment's page");
         let page = m.get(&format!("/dashboard/payments/{first}")).await;
-        assert!(page.html.contains("Only an authorized payment can be captured; this payment is succeeded"), "{}", page.html);
+        assert!(page.html.contains("This payment was already captured."), "{}", page.html);
         let ask = m.post(&format!("/dashboard/payments/{second}/void"), &[]).await;
         assert!(ask.html.contains("Void the authorization of €9.90?") && ask.html.contains("name=\"confirm\" value=\"yes\""));
         assert_eq!(app.get(&shop, &format!("/payments/{second}")).await.1["status"], "authorized", "asked first");
@@ -317,7 +317,9 @@ db_tests! {
         let (_, api) = app.get(&shop, &format!("/payments/{second}")).await;
         assert_eq!(api["status"], "voided");
         assert_eq!(m.post(&format!("/dashboard/payments/{second}/void"), &[("confirm", "yes")]).await.status, StatusCode::SEE_OTHER);
-        assert!(m.get(&format!("/dashboard/payments/{second}")).await.html.contains("this payment is voided"));
+        assert!(m.get(&format!("/dashboard/payments/{second}")).await.html.contains("This authorization was already voided"));
+        let late = m.post(&format!("/dashboard/payments/{first}/void"), &[]).await;
+        assert_eq!(late.status, StatusCode::SEE_OTHER, "no confirmation to void what is not held");
 
         let failed = m.get("/dashboard/payments?status=failed").await;
         assert!(failed.html.contains("status-failed") && !failed.html.contains("status-voided"));
@@ -439,6 +441,17 @@ db_tests! {
         let paid = app.submit(&format!("/subscriptions/{sub}/pay"), &form, &card(cards::SUCCESS)).await;
         assert_eq!(paid.status, StatusCode::SEE_OTHER);
         assert!(!m.get(&format!("/dashboard/subscriptions/{sub}")).await.html.contains("data-testid=\"card-link\""), "the card is in");
+        let page = m.get(&format!("/dashboard/customers/{cst}")).await.html;
+        let once = page.split("name=\"once\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+        let plan_id = plan["id"].as_str().unwrap();
+        let form = [("plan_id", plan_id), ("once", once.as_str())];
+        let path = format!("/dashboard/customers/{cst}/subscriptions");
+        let twice = futures::future::join_all((0..4).map(|_| m.post(&path, &form))).await;
+        let started: std::collections::BTreeSet<String> = twice.iter().map(|r| Merchant::created(r, "sbs_")).collect();
+        assert_eq!(started.len(), 1, "one form, one subscription, however often it is sent: {started:?}");
+        let (_, listed) = app.get(&shop, "/subscriptions").await;
+        let theirs = listed.as_array().unwrap().iter().filter(|s| s["customer"]["id"] == cst || s["customer_id"] == cst).count();
+        assert_eq!(theirs, 2, "the first one and this form's: {listed}");
         let theirs = m.get(&format!("/dashboard/payments?customer={cst}&subscription={sub}")).await.html;
         let email = customer["email"].as_str().unwrap();
         assert!(theirs.contains(&format!("<a href=\"/dashboard/customers/{cst}\">{email}</a>")), "the filter names the customer: {theirs}");
