@@ -486,7 +486,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         }
         // The payment changed since the form was shown (refunded in full, say): its page says so.
         Err(Ok(conflict)) => {
-            m.unless_moved_on::<()>(Err(AppError::Conflict(conflict))).await?;
+            m.flash(&m.words.rule(&conflict)).await;
             return see_other(&format!("/dashboard/payments/{id}"));
         }
     };
