@@ -30,9 +30,11 @@ run() {
   # the simulated acquirer: otherwise every live pay page is 503 on a machine without a real
   # acquirer. The auth throttle raised: schemathesis sends wrong and missing credentials to
   # every operation on purpose (ignored_auth, missing_required_header), which would lock
-  # this address out after 30 and turn the rest of the run into 429s.
+  # this address out after 30 and turn the rest of the run into 429s. Private addresses
+  # allowed: a URL the schema accepts (http://10.0.0.1/) is not refused for its address in
+  # the middle of a fuzz run (that refusal is tested in tests/it/webhooks.rs).
   PAYDESK_LISTEN="127.0.0.1:$port" PAYDESK_SCHEDULER=off PAYDESK_SIMULATED_LIVE=on \
-    PAYDESK_API_AUTH_FAILURES=1000000 RUST_LOG=warn \
+    PAYDESK_API_AUTH_FAILURES=1000000 PAYDESK_WEBHOOKS_ALLOW_PRIVATE=on RUST_LOG=warn \
     "$BIN" serve >"$WORK/$name.log" 2>&1 &
   SERVER=$!
   for _ in $(seq 100); do

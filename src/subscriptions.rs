@@ -11,6 +11,7 @@ use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::{State as SubState, Terms, begin};
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
+use crate::domain::webhook::public_url;
 use crate::error::AppError;
 use crate::payments::live_payments_allowed;
 use crate::state::AppState;
@@ -31,6 +32,8 @@ pub async fn create(
     if let Some(made) = made_already(state, shop_id, request.id.as_deref()).await? {
         return Ok(made);
     }
+    let allow_private = state.config.webhooks_allow_private;
+    public_url(request.notification_url.as_deref(), "notification_url", allow_private)?;
     let plan = db::find::<plans::Entity>(&state.db, shop_id, &request.plan_id)
         .await?
         .ok_or_else(|| invalid("plan.id", "is not a plan of this shop"))?;

@@ -12,6 +12,7 @@ use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::products};
 use crate::domain::product::ProductFields;
+use crate::domain::webhook::public_url;
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::views::ProductView;
@@ -34,6 +35,7 @@ async fn create(
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
     let fields = ProductFields::parse(&body, None, shop.id)?;
+    public_url(fields.notification_url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
     let product = db::products::insert(&state.db, shop.id, &fields, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(ProductView::new(&product, &state.config))))
 }
@@ -86,6 +88,7 @@ async fn update(
 ) -> Result<StatusCode, AppError> {
     let product = find(&state, shop.id, &id).await?;
     let fields = ProductFields::parse(&body, Some(&product.fields()), shop.id)?;
+    public_url(fields.notification_url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
     db::products::update(&state.db, &product, &fields, Utc::now())
         .await?
         .map_err(|refused| AppError::Conflict(refused.to_string()))?;

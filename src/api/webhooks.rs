@@ -16,6 +16,7 @@ use crate::db::{self, entities::webhook_endpoints as endpoints};
 use crate::domain::Errors;
 use crate::domain::input::Reader;
 use crate::domain::webhook::EndpointFields;
+use crate::domain::webhook::public_url;
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::views::webhook::{Deleted, Redelivered, ShopView};
@@ -201,6 +202,7 @@ async fn update_shop(
     if r.sent("notification_url") {
         let url = crate::domain::product::read_url(&r, "notification_url", &mut errors);
         errors.into_result(|| ()).map_err(AppError::from)?;
+        public_url(url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
         crate::shops::set_notification_url(&state, shop.id, url, Utc::now()).await?;
     }
     let shop = crate::shops::find(&state, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;

@@ -19,6 +19,7 @@ use crate::db::{self, entities::products};
 use crate::domain::payment::PaymentFilter;
 use crate::domain::product::ProductFields;
 use crate::domain::vocab::{TransactionType, VisibleField};
+use crate::domain::webhook::public_url;
 use crate::domain::{Errors, currency};
 use crate::error::AppError;
 use crate::state::AppState;
@@ -152,6 +153,11 @@ fn request(form: &PostedForm, tz: Tz, words: Words) -> (Map<String, Value>, Type
     (body, amounts)
 }
 
+/// `fields`, unless their notification URL names a non-public address.
+fn notified_publicly(fields: ProductFields, allow_private: bool) -> Result<ProductFields, Errors> {
+    public_url(fields.notification_url.as_deref(), "notification_url", allow_private).map(|()| fields)
+}
+
 /// `2026-12-31T23:59` (a browser's local date and time) in `tz`, as the spec's
 /// `2026-12-31T23:59:00+01:00`; `None` when it is not such a time.
 fn zoned(raw: &str, tz: Tz) -> Option<String> {
@@ -193,7 +199,9 @@ fn filled(p: &products::Model, tz: Tz, words: Words) -> FormView {
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let (body, amounts) = request(&form, m.tz, m.words);
-    match amounts.refuse(ProductFields::parse(&body, None, m.shop.id)) {
+    let allow_private = state.config.webhooks_allow_private;
+    let parsed = ProductFields::parse(&body, None, m.shop.id).and_then(|f| notified_publicly(f, allow_private));
+    match amounts.refuse(parsed) {
         Ok(fields) => {
             let product = db::products::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
             m.flash(m.t("Product created. Share its pay link with your customers.")).await;
@@ -225,7 +233,10 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         product.quantity = Some(seen);
     }
     let (body, amounts) = request(&form, m.tz, m.words);
-    let refused = match amounts.refuse(ProductFields::parse(&body, Some(&product.fields()), m.shop.id)) {
+    let allow_private = state.config.webhooks_allow_private;
+    let parsed = ProductFields::parse(&body, Some(&product.fields()), m.shop.id)
+        .and_then(|f| notified_publicly(f, allow_private));
+    let refused = match amounts.refuse(parsed) {
         Ok(fields) => match db::products::update(&state.db, &product, &fields, Utc::now()).await? {
             Ok(()) => {
                 m.flash(m.t("Product saved.")).await;

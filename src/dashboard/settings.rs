@@ -180,6 +180,10 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
     let body = form.to_json(&[], &[]);
     let mut errors = Errors::default();
     let url = crate::domain::product::read_url(&Reader::new(&body), "notification_url", &mut errors);
+    let allow_private = state.config.webhooks_allow_private;
+    if let Err(refused) = crate::domain::webhook::public_url(url.as_deref(), "notification_url", allow_private) {
+        refused.for_each(|field, message| errors.add(field, message));
+    }
     if !errors.is_empty() {
         let mut page = SettingsPage::new(&state, &m, None, FormView::default()).await?;
         page.notify_form = FormView::sent(&form, errors, m.words);

@@ -127,10 +127,8 @@ impl EndpointFields {
     pub fn read(r: &Reader, create: bool, allow_private: bool) -> Result<Self, Errors> {
         let mut e = Errors::default();
         let url = super::product::read_url(r, "url", &mut e);
-        if let Some(host) = url.as_deref().and_then(private_host)
-            && !allow_private
-        {
-            e.add("url", format!("{host} is not a public address"));
+        if let Err(refused) = public_url(url.as_deref(), "url", allow_private) {
+            refused.for_each(|field, message| e.add(field, message));
         }
         let description = r.sent("description").then(|| r.string("description", MAX_DESCRIPTION, &mut e));
         let enabled_events = match r.strings("enabled_events", &mut e) {
@@ -143,6 +141,15 @@ impl EndpointFields {
             e.require("url", url.is_none());
         }
         e.into_result(|| EndpointFields { url, description, enabled_events, enabled })
+    }
+}
+
+/// Refuses a URL deliveries go to (a webhook endpoint, a notification URL) whose host is an IP
+/// address outside the public ranges, unless `allow_private`: a problem of `field`.
+pub fn public_url(url: Option<&str>, field: &str, allow_private: bool) -> Result<(), Errors> {
+    match url.and_then(private_host) {
+        Some(host) if !allow_private => Err(Errors::one(field, format!("{host} is not a public address"))),
+        _ => Ok(()),
     }
 }
 

@@ -567,6 +567,12 @@ async fn private_addresses_are_refused_unless_allowed() {
     let (status, refused) =
         app.post(&shop, "/webhook_endpoints", &json!({"url": r.url, "enabled_events": ["*"]})).await;
     assert_invalid(status, &refused, "url", &["127.0.0.1 is not a public address"]);
+    let (status, refused) = app.put(&shop, "/shop", &json!({"notification_url": "http://10.0.0.5/notify"})).await;
+    assert_invalid(status, &refused, "notification_url", &["10.0.0.5 is not a public address"]);
+    let mut body = test_product_body();
+    body["notification_url"] = json!("http://[64:ff9b::a00:5]/notify");
+    let (status, refused) = app.post(&shop, "/products", &body).await;
+    assert_invalid(status, &refused, "notification_url", &["64:ff9b::a00:5 is not a public address"]);
     endpoint(&app, &shop, &localhost, json!(["*"])).await;
     let product = app.product(&shop, &test_product_body()).await;
     app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
