@@ -254,6 +254,6 @@ pub fn retry_after(wait: std::time::Duration) -> header::HeaderValue {
 
 /// Whether a database error is a unique key that another request took first: the client's
 /// race, answered 409, never a 500.
-fn duplicate(e: &DbErr) -> bool {
+pub fn duplicate(e: &DbErr) -> bool {
     matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_)))
 }

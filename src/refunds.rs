@@ -7,7 +7,7 @@
 //! authorization, which never took the money, does give the unit back.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{SqlErr, TransactionTrait};
+use sea_orm::TransactionTrait;
 use tracing::Instrument;
 
 use crate::acquirer::RefundRequest;
@@ -63,7 +63,7 @@ async fn refund_now(
                 continue;
             }
             // The same chosen id sent twice at once: the other request made the refund.
-            Err(e) if ask.id.is_some() && matches!(e.sql_err(), Some(SqlErr::UniqueConstraintViolation(_))) => {
+            Err(e) if ask.id.is_some() && crate::error::duplicate(&e) => {
                 drop(txn);
                 return made_already(state, shop_id, &ask)
                     .await?

@@ -80,7 +80,7 @@ pub async fn create(
     let sub = match db::subscriptions::insert(&txn, new, now).await {
         Ok(sub) => sub,
         // The same chosen id sent twice at once: the other request started it.
-        Err(e) if chosen.is_some() && matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => {
+        Err(e) if chosen.is_some() && crate::error::duplicate(&e) => {
             drop(txn);
             return made_already(state, shop_id, chosen.as_deref())
                 .await?

@@ -159,9 +159,8 @@ impl Chrome {
         self.words.t_data(english)
     }
 
-    /// A status of a `kind` of object (`subscription`, `delivery`) in the user's language: its
-    /// own word where that kind needs one (a failed subscription "did not start"), else the
-    /// common word.
+    /// A status of a `kind` of object (`payment`, `subscription`, `delivery`) in the user's
+    /// language (see [`Words::t_in`]).
     pub fn status<'a>(&self, kind: &str, english: &'a str) -> &'a str {
         self.words.t_in(kind, english)
     }

@@ -92,7 +92,7 @@ async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> R
                 id: p.id.clone(),
                 amount: m.money(p.amount, p.currency),
                 status: p.status.to_string(),
-                card: format!("{} •••• {}", brand_name(&p.card_brand), p.card_last4),
+                card: p.card_label(),
                 paid_for: named.paid_for(p),
                 payer: customer.map_or_else(|| p.card_holder.clone(), |c| c.email.clone()),
                 payer_link: customer.map(|c| format!("/dashboard/customers/{}", c.id)),
@@ -494,7 +494,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let (Some("yes"), Some(refund_id)) = (form.get("confirm"), refund_id) else {
         let page = ConfirmRefundPage {
             chrome: m.chrome("payments").await,
-            card: format!("{} •••• {}", brand_name(&p.card_brand), p.card_last4),
+            card: p.card_label(),
             amount: m.money(amount, p.currency),
             typed: m.words.typed(amount, p.currency),
             reason: ask.reason.unwrap_or_default(),

@@ -57,7 +57,7 @@ async fn page_of(
             state: s.state.to_string(),
             plan: plans.get(&s.plan_id).map_or_else(|| s.plan_id.clone(), |p| p.title.clone()),
             customer: customers.get(&s.customer_id).map_or_else(|| s.customer_id.clone(), |c| c.email.clone()),
-            next: s.renew_at.filter(|_| !s.cancel_at_period_end).map_or("—".into(), |t| local(t, m.tz)),
+            next: next_charge(s).map_or("—".into(), |t| local(t, m.tz)),
             created: local(s.created_at, m.tz),
         })
         .collect();
@@ -141,6 +141,11 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions:
     db::find::<subscriptions::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Subscription"))
 }
 
+/// When the subscription is charged next: none once it is set to end with its period.
+fn next_charge(s: &subscriptions::Model) -> Option<chrono::DateTime<chrono::Utc>> {
+    s.renew_at.filter(|_| !s.cancel_at_period_end)
+}
+
 /// What an event of the timeline did, in `words`: `Charge attempt → active: …`.
 fn describe_event(e: &subscription_events::Model, words: Words) -> String {
     let state = |s: SubState| words.t_in("subscription", s.as_str());
@@ -179,8 +184,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     let sub_state = s.state;
     let page = ShowPage {
         summary: plan.as_ref().map(|p| super::plans::describe(&p.fields(), &m)),
-        // A subscription cancelled at the end of its period is not charged again.
-        next_charge: s.renew_at.filter(|_| !s.cancel_at_period_end).map(|t| local(t, m.tz)),
+        next_charge: next_charge(&s).map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
         card_link: (sub_state == SubState::Redirecting).then(|| crate::urls::subscription_pay(&state.config, &s.id)),
         cancellable: !sub_state.has_ended(),

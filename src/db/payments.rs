@@ -345,6 +345,11 @@ impl Model {
             holder: self.card_holder.clone(),
         }
     }
+
+    /// The card as pages name it: `Visa •••• 4242`.
+    pub fn card_label(&self) -> String {
+        format!("{} •••• {}", crate::domain::card::brand_name(&self.card_brand), self.card_last4)
+    }
 }
 
 /// Names the customer who made the payment (known once the card went through).

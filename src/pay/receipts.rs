@@ -92,7 +92,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         headline,
         order,
         amount: t.price(payment.amount, payment.currency),
-        card: format!("{} •••• {}", crate::domain::card::brand_name(&payment.card_brand), payment.card_last4),
+        card: payment.card_label(),
         date: crate::locale::date_time(payment.created_at, tz, t.language),
         payment_id: payment.id,
         next_charge,

@@ -127,17 +127,15 @@ impl Words {
     }
 
     /// `english` as said of a `kind` of thing in this language: `kind:english` where the
-    /// catalog has it (English too has a few, for the API's words a merchant would not say:
-    /// `redirecting` is "awaiting card") (Russian agrees with its object: a failed subscription «не оформлена», a
-    /// failed delivery «не доставлено»; the field `to` of a date range is «Дата по»), else the
-    /// word alone.
+    /// catalog has it, else the word alone. Russian agrees with its object (a failed
+    /// subscription «не оплачена», a failed delivery «не доставлено»; the field `to` of a date
+    /// range is «Дата по»); English has a few for API words a merchant would not say
+    /// (`redirecting` is "awaiting card").
     pub fn t_in<'a>(self, kind: &str, english: &'a str) -> &'a str {
         let key = format!("{kind}:{english}");
         match self {
             Words::En => common::EN.iter().find(|(k, _)| *k == key).map_or(english, |(_, said)| said),
-            Words::Ru => {
-                catalog().get(format!("{kind}:{english}").as_str()).copied().unwrap_or_else(|| self.t_data(english))
-            }
+            Words::Ru => catalog().get(key.as_str()).copied().unwrap_or_else(|| self.t_data(english)),
         }
     }
 
