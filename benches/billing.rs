@@ -14,7 +14,7 @@ use paydesk::app;
 use paydesk::config::{Config, ConfigArgs};
 use paydesk::db::entities::subscriptions;
 use paydesk::domain::billing::State;
-use paydesk::state::AppState;
+use paydesk::web::state::AppState;
 use sea_orm::{ActiveValue::NotSet, ConnectionTrait, Database, EntityTrait, Set};
 use serde_json::json;
 
@@ -34,7 +34,7 @@ async fn main() {
                     listen(&state, shop, &receiver).await;
                 }
                 let started = Instant::now();
-                let report = paydesk::billing::run_due(&state, Utc::now()).await.expect("engine run");
+                let report = paydesk::services::billing::run_due(&state, Utc::now()).await.expect("engine run");
                 let took = started.elapsed();
                 assert_eq!(report.charged, n);
                 runs.push(took.as_secs_f64());
@@ -46,7 +46,7 @@ async fn main() {
                 );
                 if webhooks {
                     let started = Instant::now();
-                    let sent = paydesk::webhooks::deliver_due(&state, Utc::now()).await.expect("deliveries");
+                    let sent = paydesk::services::webhooks::deliver_due(&state, Utc::now()).await.expect("deliveries");
                     let took = started.elapsed().as_secs_f64();
                     println!(
                         "{backend:>8} n={n:>7}: {sent} deliveries ({} Standard Webhooks, {} bePaid) sent in {took:.2} s: {:.0}/s",
@@ -79,7 +79,7 @@ async fn listen(state: &AppState, shop_id: i64, url: &str) {
         true,
     )
     .unwrap();
-    paydesk::webhooks::create_endpoint(state, shop_id, &fields, Utc::now()).await.unwrap();
+    paydesk::services::webhooks::create_endpoint(state, shop_id, &fields, Utc::now()).await.unwrap();
     paydesk::db::shops::set_notification_url(&state.db, shop_id, Some(url.into()), Utc::now()).await.unwrap();
 }
 
@@ -111,7 +111,8 @@ async fn fresh(backend: &str) -> (AppState, tempfile::TempDir) {
 
 /// `n` active monthly subscriptions with a test card, all due a minute ago; answers the shop.
 async fn seed(state: &AppState, n: usize) -> i64 {
-    let shop = paydesk::keys::create_shop(&state.db, &state.vault, "Bench", None, Utc::now()).await.unwrap().shop;
+    let shop =
+        paydesk::services::keys::create_shop(&state.db, &state.vault, "Bench", None, Utc::now()).await.unwrap().shop;
     let plan_body = json!({"title": "Gold", "currency": "EUR", "test": true,
                            "plan": {"amount": 990, "interval": 1, "interval_unit": "month"}});
     let fields = paydesk::domain::plan::PlanFields::parse(plan_body.as_object().unwrap()).unwrap();

@@ -1,41 +1,31 @@
 //! paydesk: a self-hostable payment-acceptance service.
 //!
 //! One axum app serves three faces from one process: the JSON API for integrations
-//! ([`api`], HTTP Basic per shop), the public hosted pages customers pay on ([`pay`]), and
-//! the merchant dashboard ([`dashboard`], session login, server-rendered). Handlers stay thin: they extract the request, let the pure
-//! rules of [`domain`] parse and validate it (time passed in, no HTTP, no SQL), call the
-//! queries of [`db`] (sea-orm over SQLite or PostgreSQL, every query filtered by shop), and
-//! render JSON or an askama page. Every failure is one [`error::AppError`].
+//! ([`frontends::api`], HTTP Basic per shop), the public hosted pages customers pay on
+//! ([`frontends::pay`]), and the merchant dashboard ([`frontends::dashboard`], session login,
+//! server-rendered). The folders are the layers, and each imports only from those listed
+//! before it (`tests/it/layout.rs` checks every file):
+//!
+//! 1. [`domain`] and [`config`]: the rules (parsing, validation, money, the billing time
+//!    rules; no HTTP, no SQL, time passed in) and the instance's settings;
+//! 2. [`db`], storage (sea-orm entities and every query, each scoped to a shop), and
+//!    [`external`], the world outside (the acquirer, outbound HTTP, the vault, telemetry);
+//! 3. [`web`]: what every face shares (the one error type, the app state, the request guard,
+//!    the API's objects, texts and locale data, CSRF, the addresses paydesk hands out);
+//! 4. [`services`]: the billing engine, payments, refunds, subscriptions, webhooks, events;
+//! 5. [`frontends`]: the API, the hosted pages, the dashboard and the operators' endpoints,
+//!    none importing another;
+//! 6. [`app`]: the wiring (the router, the server, the OpenAPI document, the command line).
+//!
+//! Handlers stay thin: they extract the request, let [`domain`] parse and validate it, call
+//! the queries of [`db`] or a service, and render JSON or an askama page. Every failure is one
+//! [`web::error::AppError`].
 
-pub mod acquirer;
-pub mod api;
 pub mod app;
-pub mod billing;
-pub mod cli;
 pub mod config;
-pub mod csrf;
-pub mod dashboard;
 pub mod db;
 pub mod domain;
-pub mod error;
-pub mod events;
-pub mod guard;
-pub mod i18n;
-pub mod keys;
-pub mod locale;
-pub mod openapi;
-pub mod ops;
-pub mod outbound;
-pub mod passwords;
-pub mod pay;
-pub mod payments;
-pub mod refunds;
-pub mod scheduler;
-pub mod shops;
-pub mod state;
-pub mod subscriptions;
-pub mod telemetry;
-pub mod urls;
-pub mod vault;
-pub mod views;
-pub mod webhooks;
+pub mod external;
+pub mod frontends;
+pub mod services;
+pub mod web;

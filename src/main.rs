@@ -1,4 +1,4 @@
-//! The `paydesk` command (see `paydesk::cli`).
+//! The `paydesk` command (see `paydesk::app::cli`).
 
 /// mimalloc instead of the C library's allocator: rows read on a database connection's thread
 /// and freed on the request's, many small strings per request, and a third more lists of 100
@@ -7,5 +7,5 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    paydesk::cli::main()
+    paydesk::app::cli::main()
 }

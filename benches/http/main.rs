@@ -26,7 +26,7 @@ use chrono::Utc;
 use futures::StreamExt;
 use oha::{Load, Measured, Target};
 use paydesk::config::{Config, ConfigArgs};
-use paydesk::state::AppState;
+use paydesk::web::state::AppState;
 use serde_json::{Value, json};
 use server::{Backend, Client, Fresh, Server, Shop};
 
@@ -250,7 +250,7 @@ async fn grow(oha: &PathBuf, running: &Running<'_>, t: &growth::Templates, opts:
         }
         growth::make_due(&db, &t.subscription, 1000).await;
         let started = Instant::now();
-        let report = paydesk::billing::run_due(&state, Utc::now()).await.expect("billing run");
+        let report = paydesk::services::billing::run_due(&state, Utc::now()).await.expect("billing run");
         let took = started.elapsed().as_secs_f64();
         assert_eq!(report.charged, 1000, "the billing run charged {}", report.charged);
         lines[4].1.push(format!("{:>14.2} s", took));

@@ -74,7 +74,7 @@ pub async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    crate::telemetry::init_logs(config.log_format);
+    crate::external::telemetry::init_logs(config.log_format);
     match run(cli.command.unwrap_or(Command::Serve), config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -104,8 +104,8 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 }
             }
             let db = app::open_database(&config).await?;
-            let vault = crate::vault::Vault::load(&config.kek)?;
-            let created = crate::keys::create_shop(&db, &vault, name, url, Utc::now()).await?;
+            let vault = crate::external::vault::Vault::load(&config.kek)?;
+            let created = crate::services::keys::create_shop(&db, &vault, name, url, Utc::now()).await?;
             let out = json!({
                 "shop_id": created.shop.id,
                 "secret_key": created.secret_key,
@@ -131,7 +131,7 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             if crate::db::shops::find(&db, shop_id).await?.is_none() {
                 return Err(format!("there is no shop {shop_id}").into());
             }
-            let hash = crate::passwords::hash(password).await?;
+            let hash = crate::services::passwords::hash(password).await?;
             let user = crate::db::users::insert(&db, shop_id, &email, hash, Utc::now()).await?;
             println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email}));
             Ok(())

@@ -1,5 +1,8 @@
 //! The application: the router of all three faces, and the server.
 
+pub mod cli;
+pub mod openapi;
+
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
@@ -10,12 +13,14 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::config::Config;
+use crate::db;
 use crate::db::entities::products;
-use crate::error::{AppError, Failure};
-use crate::guard::BODY_LIMIT;
-use crate::guard::csp;
-use crate::state::AppState;
-use crate::{api, dashboard, db, guard, ops, pay};
+use crate::frontends::{api, dashboard, ops, pay};
+use crate::web::error::{AppError, Failure};
+use crate::web::guard;
+use crate::web::guard::BODY_LIMIT;
+use crate::web::guard::csp;
+use crate::web::state::AppState;
 
 /// The whole HTTP app.
 pub fn router(state: AppState) -> Router {
@@ -30,12 +35,12 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router(&state))
         .merge(pay::router())
         .merge(ops::router())
-        .merge(crate::openapi::router())
+        .merge(crate::app::openapi::router())
         .merge(dashboard::router(&state, Router::new().route("/dashboard/products/{id}/preview", get(preview))))
-        .route("/static/paydesk.css", get(|| asset("text/css", include_str!("../static/paydesk.css"))))
-        .route("/static/dashboard.css", get(|| asset("text/css", include_str!("../static/dashboard.css"))))
-        .route("/static/docs.css", get(|| asset("text/css", include_str!("../static/docs.css"))))
-        .route("/static/dashboard.js", get(|| asset("text/javascript", include_str!("../static/dashboard.js"))))
+        .route("/static/paydesk.css", get(|| asset("text/css", include_str!("../../static/paydesk.css"))))
+        .route("/static/dashboard.css", get(|| asset("text/css", include_str!("../../static/dashboard.css"))))
+        .route("/static/docs.css", get(|| asset("text/css", include_str!("../../static/docs.css"))))
+        .route("/static/dashboard.js", get(|| asset("text/javascript", include_str!("../../static/dashboard.js"))))
         .fallback(|| async { AppError::NotFound("Page") })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(axum::middleware::from_fn(guard::mark_route))
@@ -159,9 +164,11 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     tracing::info!(listen = %config.listen, base_url = %config.base_url, "paydesk is serving");
     let state = AppState::new(db, config)?;
     let scheduler = match state.config.scheduler {
-        true => {
-            Some(crate::scheduler::start(state.clone()).await.map_err(|e| format!("cannot start the scheduler: {e}"))?)
-        }
+        true => Some(
+            crate::services::scheduler::start(state.clone())
+                .await
+                .map_err(|e| format!("cannot start the scheduler: {e}"))?,
+        ),
         false => None,
     };
     let lifecycle = state.lifecycle.clone();
@@ -191,14 +198,14 @@ impl Drop for AbortOnDrop {
 /// flight, the running billing batch and the delivery batch finish (each wait bounded by
 /// `PAYDESK_SHUTDOWN_SECONDS`), and returns.
 pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    let deliveries = crate::webhooks::start(state.clone());
+    let deliveries = crate::services::webhooks::start(state.clone());
     let _stop_deliveries = AbortOnDrop(deliveries);
-    let _shop_changes =
-        crate::shops::needs_listener(&state.db).then(|| AbortOnDrop(tokio::spawn(crate::shops::listen(state.clone()))));
+    let _shop_changes = crate::services::shops::needs_listener(&state.db)
+        .then(|| AbortOnDrop(tokio::spawn(crate::services::shops::listen(state.clone()))));
     let _upkeep = AbortOnDrop(tokio::spawn(async {
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-            crate::telemetry::upkeep();
+            crate::external::telemetry::upkeep();
         }
     }));
     let (lifecycle, timeout) = (state.lifecycle.clone(), state.config.shutdown_timeout);

@@ -260,8 +260,21 @@ pub async fn search<E: Searchable>(
     search_where::<E>(db, shop_id, page, q, Condition::all()).await
 }
 
+/// Like [`search`], among the archived objects (`archived`) or the others.
+pub async fn search_archived<E: Searchable + Archivable>(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    q: &str,
+    archived: bool,
+) -> Result<Listed<E::Model>, ListError> {
+    let column = Expr::col(E::ARCHIVED_AT);
+    let condition = Condition::all().add(if archived { column.is_not_null() } else { column.is_null() });
+    search_where::<E>(db, shop_id, page, q, condition).await
+}
+
 /// Like [`search`], among the objects that also meet `condition`.
-pub async fn search_where<E: Searchable>(
+async fn search_where<E: Searchable>(
     db: &impl ConnectionTrait,
     shop_id: i64,
     page: &Page,

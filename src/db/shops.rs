@@ -155,3 +155,13 @@ pub fn new_secret() -> String {
 pub fn digest(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// Sends `payload` on PostgreSQL's notification `channel` to every session listening.
+pub async fn notify(db: &impl ConnectionTrait, channel: &str, payload: &str) -> Result<(), DbErr> {
+    let statement = sea_orm::Statement::from_sql_and_values(
+        sea_orm::DatabaseBackend::Postgres,
+        "SELECT pg_notify($1, $2)",
+        [channel.into(), payload.into()],
+    );
+    db.execute(statement).await.map(|_| ())
+}

@@ -83,7 +83,7 @@ pub async fn timeline(
 }
 
 /// Counts the shop's subscriptions in each state.
-pub async fn count_by_state(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<(String, i64)>, DbErr> {
+pub async fn count_by_state(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<(State, i64)>, DbErr> {
     // Kept by triggers on `subscriptions` as rows of change, summed here (`db::summaries`).
     use super::entities::subscription_counts::{Column as C, Entity as Counts};
     Counts::find()

@@ -10,6 +10,7 @@ use sea_orm::{
 
 use super::entities::{shops, users};
 use crate::domain::ids::{USER, new_id};
+use crate::domain::vocab::DashboardLanguage;
 
 /// Why a user could not be created.
 #[derive(Debug, thiserror::Error)]
@@ -27,13 +28,13 @@ pub async fn sign_up(
     secret: super::shops::StoredSecret,
     email: &str,
     password_hash: String,
-    language: &str,
+    language: DashboardLanguage,
     now: DateTime<Utc>,
 ) -> Result<(shops::Model, users::Model), NewUserError> {
     let txn = db.begin().await?;
     let shop = super::shops::create(&txn, shop_name, None, secret, now).await?;
     let mut row = new_row(shop.id, email, password_hash, now);
-    row.language = Set(language.to_string());
+    row.language = Set(language);
     let user = insert_row(&txn, row).await?;
     txn.commit().await?;
     Ok((shop, user))
@@ -74,7 +75,7 @@ fn new_row(shop_id: i64, email: &str, password_hash: String, now: DateTime<Utc>)
         shop_id: Set(shop_id),
         email: Set(email.to_string()),
         password_hash: Set(password_hash),
-        language: Set("en".to_string()),
+        language: Set(DashboardLanguage::En),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -108,7 +109,7 @@ pub async fn accept_invite(
     db: &impl ConnectionTrait,
     invite_hash: &str,
     password_hash: String,
-    language: &str,
+    language: DashboardLanguage,
     now: DateTime<Utc>,
 ) -> Result<Option<users::Model>, DbErr> {
     let Some(user) = invited(db, invite_hash, now).await? else { return Ok(None) };
@@ -170,7 +171,7 @@ pub async fn set_password(
 pub async fn set_language(
     db: &impl ConnectionTrait,
     id: &str,
-    language: &str,
+    language: DashboardLanguage,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
     users::Entity::update_many()

@@ -72,6 +72,11 @@ words! {
 }
 
 words! {
+    /// Languages of the dashboard: what a user reads it in.
+    DashboardLanguage { En = "en", Ru = "ru" }
+}
+
+words! {
     /// `payment` captures at once; `authorization` holds the funds for a later capture.
     TransactionType { Payment = "payment", Authorization = "authorization" }
 }
@@ -128,6 +133,13 @@ words! {
 impl Default for Language {
     fn default() -> Self {
         Language::En
+    }
+}
+
+#[allow(clippy::derivable_impls)]
+impl Default for DashboardLanguage {
+    fn default() -> Self {
+        DashboardLanguage::En
     }
 }
 

@@ -10,10 +10,10 @@ use chrono::Utc;
 use subtle::ConstantTimeEq;
 
 use crate::db;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::telemetry::{self, Levels};
-use crate::views::Health;
+use crate::external::telemetry::{self, Levels};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::Health;
 
 /// The operators' routes.
 pub fn router() -> Router<AppState> {
@@ -26,7 +26,7 @@ pub fn router() -> Router<AppState> {
 #[utoipa::path(get, path = "/healthz", tag = "Operations", security(()),
     responses(
         (status = 200, description = "The database answers", body = Health),
-        (status = 503, description = "The database does not answer, or the instance is stopping", body = crate::error::ErrorBody),
+        (status = 503, description = "The database does not answer, or the instance is stopping", body = crate::web::error::ErrorBody),
     ))]
 async fn healthz(State(state): State<AppState>) -> Result<Json<Health>, AppError> {
     if state.lifecycle.is_stopping() {

@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, TransactionTrait};
 
-use crate::acquirer::{Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
 use crate::db::entities::{payments, subscriptions, test_clocks};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
@@ -26,10 +25,11 @@ use crate::domain::currency::Currency;
 use crate::domain::event::EventType;
 use crate::domain::ids::random_hex;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
-use crate::error::AppError;
-use crate::events;
-use crate::state::AppState;
-use crate::telemetry;
+use crate::external::acquirer::{Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
+use crate::external::telemetry;
+use crate::services::events;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 /// How many due subscriptions one claim takes.
 const BATCH: u64 = 500;

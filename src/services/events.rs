@@ -19,7 +19,7 @@ use crate::db::{self, events::NewEvent};
 use crate::domain::event::EventType;
 use crate::domain::vocab::PaymentStatus;
 use crate::domain::webhook::{EnabledEvents, Scheme};
-use crate::views::{PaymentView, ProductView, RefundView, SubscriptionView};
+use crate::web::views::{PaymentView, ProductView, RefundView, SubscriptionView};
 
 /// An event about a payment.
 pub fn payment(kind: EventType, p: &payments::Model) -> NewEvent {

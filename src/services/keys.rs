@@ -15,9 +15,9 @@ use sea_orm::{ConnectionTrait, DbErr};
 use crate::db::entities::shops;
 use crate::db::shops::{CreatedShop, StoredSecret};
 use crate::db::{self};
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::vault::Vault;
+use crate::external::vault::Vault;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 fn secret_context(digest: &str) -> String {
     format!("shop-secret:{digest}")
@@ -50,10 +50,10 @@ pub async fn create_shop(
 
 /// Replaces the shop's secret key; the new key, or `None` when another rotation won. The old
 /// key is refused by this instance at once and by every other as the change reaches it
-/// (see [`crate::shops`]).
+/// (see [`crate::services::shops`]).
 pub async fn rotate_secret(state: &AppState, shop: shops::Model, now: DateTime<Utc>) -> Result<Option<String>, DbErr> {
     let (secret_key, stored) = new_secret(&state.vault);
-    Ok(crate::shops::rotate_secret(state, shop, stored, now).await?.then_some(secret_key))
+    Ok(crate::services::shops::rotate_secret(state, shop, stored, now).await?.then_some(secret_key))
 }
 
 /// The shop's API secret in clear, for the Basic auth of its notifications; `None` for a
@@ -75,7 +75,7 @@ pub async fn key_pair(state: &AppState, shop: &shops::Model) -> Result<KeyPair, 
                 .map_err(|_| AppError::Internal("generating a key pair stopped".into()))??;
             let sealed = vault.seal(&private_der, &signing_context(shop.id));
             let stored = db::shops::set_key_pair(&state.db, shop.id, sealed, public_pem);
-            crate::shops::changing(state, shop.id, stored).await?.ok_or(AppError::NotFound("Shop"))?
+            crate::services::shops::changing(state, shop.id, stored).await?.ok_or(AppError::NotFound("Shop"))?
         }
     };
     let (Some(sealed), Some(public_pem)) = (stored.signing_key_sealed, stored.public_key) else {

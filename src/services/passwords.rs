@@ -3,7 +3,7 @@
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng};
 
-use crate::error::AppError;
+use crate::web::error::AppError;
 
 /// A job for the password-hashing threads.
 type Job = Box<dyn FnOnce() + Send>;

@@ -6,7 +6,6 @@ use chrono::{DateTime, Utc};
 use sea_orm::{DbErr, TransactionTrait};
 use tracing::Instrument;
 
-use crate::acquirer::{CardRef, ChargeRequest, Outcome};
 use crate::db::entities::{customers, payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
 use crate::db::subscriptions::NewSubscription;
@@ -17,8 +16,9 @@ use crate::domain::checkout::Checkout;
 use crate::domain::customer::CustomerFields;
 use crate::domain::event::EventType;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::external::acquirer::{CardRef, ChargeRequest, Outcome};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 /// Why a hosted payment did not reach the acquirer.
 #[derive(Debug, thiserror::Error)]
@@ -119,8 +119,8 @@ async fn take_unit(state: &AppState, product: &products::Model) -> Result<bool, 
     }
     let left = db::find_public::<products::Entity>(&txn, &product.id).await?;
     if let Some(sold_out) = left.filter(|p| p.quantity == Some(0)) {
-        let event = crate::events::product(EventType::ProductSoldOut, &sold_out, &state.config);
-        crate::events::record(&txn, vec![event]).await?;
+        let event = crate::services::events::product(EventType::ProductSoldOut, &sold_out, &state.config);
+        crate::services::events::record(&txn, vec![event]).await?;
     }
     txn.commit().await?;
     Ok(true)
@@ -216,7 +216,7 @@ async fn start_subscription(
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
     let (shop_id, id) = (sub.shop_id, sub.id.clone());
-    let started = crate::billing::start(state, plan, sub, card, now).await?;
+    let started = crate::services::billing::start(state, plan, sub, card, now).await?;
     let payment_id = match started {
         Some(sub) => sub.last_payment_id,
         // Another submit of the form started it: show that one's charge when it is known.
@@ -299,7 +299,7 @@ async fn charge(
         simulate: None,
     };
     let outcome = state.acquirer.charge(card, request).await;
-    crate::billing::record_answer(state, payment, &outcome, now).await
+    crate::services::billing::record_answer(state, payment, &outcome, now).await
 }
 
 /// Captures an authorized payment of the shop in full.
@@ -373,7 +373,7 @@ async fn settle_now(
     }
     let settled = db::find::<payments::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Payment"))?;
     let kind = if to == PaymentStatus::Voided { EventType::PaymentVoided } else { EventType::PaymentCaptured };
-    crate::events::record(&txn, vec![crate::events::payment(kind, &settled)]).await?;
+    crate::services::events::record(&txn, vec![crate::services::events::payment(kind, &settled)]).await?;
     txn.commit().await?;
     Ok(settled)
 }

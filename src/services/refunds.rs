@@ -10,14 +10,14 @@ use chrono::{DateTime, Utc};
 use sea_orm::TransactionTrait;
 use tracing::Instrument;
 
-use crate::acquirer::RefundRequest;
 use crate::db::{self, entities::payments, entities::refunds};
 use crate::domain::event::EventType;
 use crate::domain::refund::{RefundAsk, Refusal};
 use crate::domain::vocab::RefundStatus;
-use crate::error::AppError;
-use crate::events;
-use crate::state::AppState;
+use crate::external::acquirer::RefundRequest;
+use crate::services::events;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 /// How long a refund may stay pending before the sweeper takes it over.
 const INTERRUPTED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
@@ -63,7 +63,7 @@ async fn refund_now(
                 continue;
             }
             // The same chosen id sent twice at once: the other request made the refund.
-            Err(e) if ask.id.is_some() && crate::error::duplicate(&e) => {
+            Err(e) if ask.id.is_some() && crate::web::error::duplicate(&e) => {
                 drop(txn);
                 return made_already(state, shop_id, &ask)
                     .await?

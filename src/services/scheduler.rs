@@ -10,9 +10,9 @@ use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
 
 use tower_sessions::session_store::ExpiredDeletion;
 
-use crate::billing;
 use crate::db::sessions::DbSessionStore;
-use crate::state::AppState;
+use crate::services::billing;
+use crate::web::state::AppState;
 
 /// When the engine runs: at second 0 of every minute.
 pub const EVERY_MINUTE: &str = "0 * * * * *";
@@ -69,7 +69,7 @@ pub async fn prune(state: &AppState) {
 async fn run_billing(state: &AppState) {
     let Some(_working) = state.lifecycle.work().await else { return };
     let started = std::time::Instant::now();
-    match crate::refunds::resume_interrupted(state, Utc::now()).await {
+    match crate::services::refunds::resume_interrupted(state, Utc::now()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "finished interrupted refunds"),
         Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
@@ -80,7 +80,7 @@ async fn run_billing(state: &AppState) {
         Err(e) => tracing::warn!(error = %e, "compacting the overview's summaries failed"),
     }
     let charged = ran.as_ref().map_or(0, |report| report.charged);
-    crate::telemetry::billing_run(started.elapsed().as_secs_f64(), charged);
+    crate::external::telemetry::billing_run(started.elapsed().as_secs_f64(), charged);
     match ran {
         Ok(report) if report.charged + report.expired > 0 => {
             tracing::info!(

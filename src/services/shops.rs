@@ -24,7 +24,7 @@ use subtle::ConstantTimeEq;
 use crate::db::entities::shops::Model;
 use crate::db::shops as shop_db;
 use crate::domain::account::ShopSettings;
-use crate::state::AppState;
+use crate::web::state::AppState;
 
 /// The channel of the trigger on `shops` (migration m20261124_000012).
 pub const CHANNEL: &str = "paydesk_shops";
@@ -96,7 +96,7 @@ pub async fn rotate_secret(
 
 /// On PostgreSQL, waits until this instance and every other one listening confirmed they
 /// forgot the shop since `before`, or a short while passed.
-async fn heard(state: &AppState, before: &crate::state::HeardBefore) {
+async fn heard(state: &AppState, before: &crate::web::state::HeardBefore) {
     if needs_listener(&state.db) {
         state.shops.await_heard(before).await;
     }
@@ -206,12 +206,7 @@ async fn hear(state: &AppState, listener: &mut PgListener, ping: &str) {
 
 /// Sends `payload` to every instance listening (through the pool, not the listener).
 async fn notify(db: sea_orm::DatabaseConnection, payload: String) -> Result<(), DbErr> {
-    let statement = sea_orm::Statement::from_sql_and_values(
-        sea_orm::DatabaseBackend::Postgres,
-        "SELECT pg_notify($1, $2)",
-        [CHANNEL.into(), payload.into()],
-    );
-    db.execute(statement).await.map(|_| ())
+    shop_db::notify(&db, CHANNEL, &payload).await
 }
 
 /// Whether `db` needs a listener for the cache to be used (PostgreSQL).

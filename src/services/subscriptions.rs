@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 use sea_orm::TransactionTrait;
 
-use crate::acquirer::CardRef;
 use crate::db::entities::{customers, plans, subscriptions, test_clocks};
 use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
@@ -12,9 +11,10 @@ use crate::domain::Errors;
 use crate::domain::billing::{State as SubState, Terms, begin};
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
 use crate::domain::webhook::public_url;
-use crate::error::AppError;
-use crate::payments::live_payments_allowed;
-use crate::state::AppState;
+use crate::external::acquirer::CardRef;
+use crate::services::payments::live_payments_allowed;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 fn invalid(field: &str, message: &str) -> AppError {
     let errors = Errors::one(field, message);
@@ -80,7 +80,7 @@ pub async fn create(
     let sub = match db::subscriptions::insert(&txn, new, now).await {
         Ok(sub) => sub,
         // The same chosen id sent twice at once: the other request started it.
-        Err(e) if chosen.is_some() && crate::error::duplicate(&e) => {
+        Err(e) if chosen.is_some() && crate::web::error::duplicate(&e) => {
             drop(txn);
             return made_already(state, shop_id, chosen.as_deref())
                 .await?
@@ -90,11 +90,12 @@ pub async fn create(
     };
     // With a card, the first charge's line begins the timeline (and says it was created).
     if card.is_none() {
-        crate::events::timeline(&txn, &state.config, vec![crate::events::created(&sub, now)]).await?;
+        crate::services::events::timeline(&txn, &state.config, vec![crate::services::events::created(&sub, now)])
+            .await?;
     }
     txn.commit().await?;
     match card {
-        Some(card) => crate::billing::start(state, &plan, sub, &card, now)
+        Some(card) => crate::services::billing::start(state, &plan, sub, &card, now)
             .await?
             .ok_or_else(|| AppError::Conflict("The subscription was started by another request".into())),
         None => Ok(sub),
@@ -140,8 +141,8 @@ pub async fn cancel(
     let txn = state.db.begin().await?;
     match db::subscriptions::cancel(&txn, &sub, reason, now).await? {
         Some((canceled, row)) => {
-            let line = crate::events::Line { row, sub: canceled.clone(), charge: None };
-            crate::events::timeline(&txn, &state.config, vec![line]).await?;
+            let line = crate::services::events::Line { row, sub: canceled.clone(), charge: None };
+            crate::services::events::timeline(&txn, &state.config, vec![line]).await?;
             txn.commit().await?;
             Ok(canceled)
         }

@@ -22,12 +22,12 @@ use crate::db::webhooks::Attempted;
 use crate::db::{self};
 use crate::domain::ids::random_hex;
 use crate::domain::webhook::{self as rules, DeliveryStatus, EndpointFields, Scheme};
-use crate::error::AppError;
-use crate::keys::KeyPair;
-use crate::outbound::Answer;
-use crate::state::AppState;
-use crate::telemetry;
-use crate::views::EventView;
+use crate::external::outbound::Answer;
+use crate::external::telemetry;
+use crate::services::keys::KeyPair;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::EventView;
 
 /// A request ready to send: its headers and body.
 type Prepared = (Vec<(HeaderName, String)>, Vec<u8>);
@@ -63,7 +63,7 @@ pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
 /// Fans out the events recorded meanwhile, then sends every delivery due by `due_by` (now,
 /// or later to send retries early); answers how many attempts were made.
 pub async fn deliver_due(state: &AppState, due_by: DateTime<Utc>) -> Result<usize, AppError> {
-    while crate::events::fan_out(&state.db, FAN_OUT).await? > 0 {}
+    while crate::services::events::fan_out(&state.db, FAN_OUT).await? > 0 {}
     // What was fanned out just now is due too.
     let due_by = due_by.max(Utc::now());
     let mut made = 0;
@@ -106,9 +106,9 @@ impl Context {
         shop_ids.dedup();
         let mut shops = HashMap::new();
         for shop_id in shop_ids {
-            let shop = crate::shops::find(state, shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
-            let keys = crate::keys::key_pair(state, &shop).await?;
-            shops.insert(shop_id, (keys, crate::keys::api_secret(&state.vault, &shop)));
+            let shop = crate::services::shops::find(state, shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+            let keys = crate::services::keys::key_pair(state, &shop).await?;
+            shops.insert(shop_id, (keys, crate::services::keys::api_secret(&state.vault, &shop)));
         }
         Ok(Context {
             events: events.into_iter().map(|e| (e.id.clone(), e)).collect(),
@@ -307,6 +307,6 @@ pub async fn redeliver(
     endpoint: Option<&endpoints::Model>,
 ) -> Result<usize, AppError> {
     let event = db::find::<events::Entity>(&state.db, shop_id, event_id).await?.ok_or(AppError::NotFound("Event"))?;
-    let count = crate::events::redeliver(&state.db, &event, endpoint).await?;
+    let count = crate::services::events::redeliver(&state.db, &event, endpoint).await?;
     Ok(count)
 }

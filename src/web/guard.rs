@@ -16,8 +16,8 @@ use tracing::Instrument;
 use crate::domain::Errors;
 use crate::domain::ids::random_hex;
 use crate::domain::input::storable;
-use crate::error::{AppError, Failure};
-use crate::telemetry;
+use crate::external::telemetry;
+use crate::web::error::{AppError, Failure};
 
 /// The header that names a request, in its answer and in every log line it causes.
 pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -191,19 +191,19 @@ pub fn csp(form_target: Option<&str>) -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct ClientIp(pub std::net::IpAddr);
 
-impl axum::extract::FromRequestParts<crate::state::AppState> for ClientIp {
+impl axum::extract::FromRequestParts<crate::web::state::AppState> for ClientIp {
     type Rejection = AppError;
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
-        state: &crate::state::AppState,
+        state: &crate::web::state::AppState,
     ) -> Result<Self, AppError> {
         client_ip(parts, state).map(ClientIp).ok_or_else(|| AppError::Internal("no peer address".into()))
     }
 }
 
 /// The client's address, when the connection's is known.
-pub fn client_ip(parts: &axum::http::request::Parts, state: &crate::state::AppState) -> Option<std::net::IpAddr> {
+pub fn client_ip(parts: &axum::http::request::Parts, state: &crate::web::state::AppState) -> Option<std::net::IpAddr> {
     let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()?.0.ip();
     if !state.config.trusted_proxies.contains(peer) {
         return Some(peer.to_canonical());

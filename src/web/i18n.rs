@@ -362,14 +362,14 @@ impl Texts {
 
     /// Money as people of this language write it: `€9.90`, `9,90 €`.
     pub fn price(&self, amount: i64, currency: Currency) -> String {
-        crate::locale::money(amount, currency, self.language)
+        crate::web::locale::money(amount, currency, self.language)
     }
 
     /// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".
     pub fn every(&self, n: i32, unit: IntervalUnit) -> String {
         if self.ru() {
             // "каждый 21 день", "каждые 3 дня": the word agrees with the number's form.
-            match (n, crate::locale::russian_form(n.unsigned_abs().into())) {
+            match (n, crate::web::locale::russian_form(n.unsigned_abs().into())) {
                 (1, _) => format!("каждый {}", ru_unit(1, unit)),
                 (_, 0) => format!("каждый {n} {}", ru_unit(n, unit)),
                 _ => format!("каждые {n} {}", ru_unit(n, unit)),
@@ -404,8 +404,8 @@ impl Texts {
         let t = p.terms;
         let (today, next) = t.first_charges(p.now, p.tz);
         let when = match t.unit {
-            IntervalUnit::Hour => crate::locale::date_time(next, p.tz, self.language),
-            _ => crate::locale::date(next, p.tz, self.language),
+            IntervalUnit::Hour => crate::web::locale::date_time(next, p.tz, self.language),
+            _ => crate::web::locale::date(next, p.tz, self.language),
         };
         let price = self.price(t.amount, p.currency);
         let every = self.every(t.interval, t.unit);
@@ -456,7 +456,7 @@ fn en_length(n: i32, unit: IntervalUnit) -> String {
 }
 
 fn ru_length(n: i32, unit: IntervalUnit) -> String {
-    match (n, crate::locale::russian_form(n.unsigned_abs().into())) {
+    match (n, crate::web::locale::russian_form(n.unsigned_abs().into())) {
         (1, _) => format!("первый {}", ru_unit(1, unit)),
         (_, 0) => format!("первый {n} {}", ru_unit(n, unit)),
         _ => format!("первые {n} {}", ru_unit(n, unit)),
@@ -470,7 +470,7 @@ fn ru_unit(n: i32, unit: IntervalUnit) -> &'static str {
         IntervalUnit::Day => ["день", "дня", "дней"],
         IntervalUnit::Month => ["месяц", "месяца", "месяцев"],
     };
-    forms[crate::locale::russian_form(n.unsigned_abs().into())]
+    forms[crate::web::locale::russian_form(n.unsigned_abs().into())]
 }
 
 #[cfg(test)]

@@ -13,10 +13,11 @@ use sea_orm::{ConnectionTrait, DatabaseConnection};
 
 use crate::db::entities::shops::Model;
 
-use crate::acquirer::{Acquirer, SimulatedAcquirer};
 use crate::config::Config;
-use crate::outbound::Outbound;
-use crate::vault::Vault;
+use crate::external::acquirer::Acquirer;
+use crate::external::acquirer::simulated::SimulatedAcquirer;
+use crate::external::outbound::Outbound;
+use crate::external::vault::Vault;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -47,7 +48,7 @@ impl AppState {
         let acquirer = Arc::new(SimulatedAcquirer::new(config.simulated_live));
         let vault = Vault::load(&config.kek)?;
         let outbound = Outbound::new(config.webhooks_allow_private);
-        crate::telemetry::metrics();
+        crate::external::telemetry::metrics();
         Ok(AppState {
             shops: Arc::new(ShopCache::new(db.get_database_backend() != sea_orm::DatabaseBackend::Postgres)),
             db,
@@ -148,7 +149,7 @@ const PEER_ALIVE: Duration = Duration::from_secs(12);
 /// behind is read afresh after this.
 const MAX_AGE: Duration = Duration::from_secs(60);
 
-/// Shops by id, kept by [`crate::shops`], and whether changes made elsewhere reach this
+/// Shops by id, kept by [`crate::services::shops`], and whether changes made elsewhere reach this
 /// instance.
 #[derive(Debug)]
 pub struct ShopCache {

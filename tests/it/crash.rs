@@ -132,7 +132,7 @@ db_tests! {
         kill(process);
         tokio::time::sleep(Duration::from_millis(2500)).await;
         // The next run (here this instance's) takes over what the killed one had claimed.
-        paydesk::billing::run_due(&app.state, Utc::now()).await.unwrap();
+        paydesk::services::billing::run_due(&app.state, Utc::now()).await.unwrap();
         charged_once_each(&app, &shop, &ids, 1).await;
         for id in &ids {
             let (_, sub) = app.get(&shop, &format!("/subscriptions/{id}")).await;
@@ -152,7 +152,7 @@ db_tests! {
         // the payment processing.
         use paydesk::db::entities::products;
         assert!(paydesk::db::products::reserve_unit(&app.db, id).await.unwrap());
-        let card = paydesk::acquirer::CardRef {
+        let card = paydesk::external::acquirer::CardRef {
             token: "tok_sim_decline_000000000000000000".into(),
             brand: "visa".into(),
             last4: "0019".into(),
@@ -175,12 +175,12 @@ db_tests! {
         };
         let then = Utc::now() - chrono::Duration::seconds(10);
         paydesk::db::payments::insert_processing(&app.db, new, then).await.unwrap();
-        paydesk::billing::run_due(&app.state, Utc::now()).await.unwrap();
+        paydesk::services::billing::run_due(&app.state, Utc::now()).await.unwrap();
         let (_, paid) = app.get(&shop, &format!("/payments?product={id}")).await;
         assert_eq!(paid[0]["status"], "failed", "{paid}");
         let left = paydesk::db::find_public::<products::Entity>(&app.db, id).await.unwrap().unwrap().quantity;
         assert_eq!(left, Some(5), "the unit is back");
-        paydesk::billing::run_due(&app.state, Utc::now()).await.unwrap();
+        paydesk::services::billing::run_due(&app.state, Utc::now()).await.unwrap();
         let left = paydesk::db::find_public::<products::Entity>(&app.db, id).await.unwrap().unwrap().quantity;
         assert_eq!(left, Some(5), "and only once");
     }

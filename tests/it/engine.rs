@@ -2,10 +2,10 @@
 //! subscription twice, and a run after downtime charges what was missed once.
 
 use chrono::{Duration, Utc};
-use paydesk::billing::run_due;
 use paydesk::db::subscriptions::NewSubscription;
 use paydesk::domain::billing::{Progress, State};
-use paydesk::state::AppState;
+use paydesk::services::billing::run_due;
+use paydesk::web::state::AppState;
 use sea_orm::ActiveModelTrait;
 use serde_json::json;
 
@@ -17,7 +17,7 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
     body["test"] = json!(true);
     let (_, plan) = app.post(shop, "/plans", &body).await;
     let (_, customer) = app.post(shop, "/customers", &customer_body()).await;
-    let card = paydesk::acquirer::CardRef {
+    let card = paydesk::external::acquirer::CardRef {
         token: "tok_sim_ok_000000000000000000000000".into(),
         brand: "visa".into(),
         last4: "0000".into(),
@@ -106,12 +106,12 @@ db_tests! {
 
 /// Counts the acquirer's charge calls per idempotency key.
 struct Counting {
-    inner: paydesk::acquirer::SimulatedAcquirer,
+    inner: paydesk::external::acquirer::simulated::SimulatedAcquirer,
     calls: std::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 #[async_trait::async_trait]
-impl paydesk::acquirer::Acquirer for Counting {
+impl paydesk::external::acquirer::Acquirer for Counting {
     fn is_simulated(&self) -> bool {
         true
     }
@@ -119,35 +119,35 @@ impl paydesk::acquirer::Acquirer for Counting {
         &self,
         card: &paydesk::domain::card::CardInput,
         test: bool,
-    ) -> Result<paydesk::acquirer::CardRef, paydesk::acquirer::CardRefused> {
+    ) -> Result<paydesk::external::acquirer::CardRef, paydesk::external::acquirer::CardRefused> {
         self.inner.tokenize(card, test).await
     }
     async fn charge(
         &self,
-        card: &paydesk::acquirer::CardRef,
-        request: paydesk::acquirer::ChargeRequest<'_>,
-    ) -> paydesk::acquirer::Outcome {
+        card: &paydesk::external::acquirer::CardRef,
+        request: paydesk::external::acquirer::ChargeRequest<'_>,
+    ) -> paydesk::external::acquirer::Outcome {
         *self.calls.lock().unwrap().entry(request.idempotency_key.to_string()).or_default() += 1;
         self.inner.charge(card, request).await
     }
-    async fn capture(&self, reference: &str) -> paydesk::acquirer::Outcome {
+    async fn capture(&self, reference: &str) -> paydesk::external::acquirer::Outcome {
         self.inner.capture(reference).await
     }
-    async fn void(&self, reference: &str) -> paydesk::acquirer::Outcome {
+    async fn void(&self, reference: &str) -> paydesk::external::acquirer::Outcome {
         self.inner.void(reference).await
     }
     async fn refund(
         &self,
-        card: &paydesk::acquirer::CardRef,
-        request: paydesk::acquirer::RefundRequest<'_>,
-    ) -> paydesk::acquirer::Outcome {
+        card: &paydesk::external::acquirer::CardRef,
+        request: paydesk::external::acquirer::RefundRequest<'_>,
+    ) -> paydesk::external::acquirer::Outcome {
         self.inner.refund(card, request).await
     }
 }
 
 fn counting(app: &TestApp) -> (AppState, std::sync::Arc<Counting>) {
     let acquirer = std::sync::Arc::new(Counting {
-        inner: paydesk::acquirer::SimulatedAcquirer::new(false),
+        inner: paydesk::external::acquirer::simulated::SimulatedAcquirer::new(false),
         calls: Default::default(),
     });
     let mut state = app.state.clone();
@@ -179,7 +179,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
     };
     let now = Utc::now();
     let payment = paydesk::db::payments::insert_processing(&app.db, new, now).await.unwrap();
-    let request = paydesk::acquirer::ChargeRequest {
+    let request = paydesk::external::acquirer::ChargeRequest {
         amount: 990,
         currency: paydesk::domain::currency::find("EUR").unwrap(),
         capture: true,

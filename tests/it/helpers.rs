@@ -2,7 +2,7 @@
 
 use paydesk::app;
 use paydesk::config::{Config, ConfigArgs};
-use paydesk::state::AppState;
+use paydesk::web::state::AppState;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use sea_orm::{ConnectionTrait, Database};
 use serde_json::Value;
@@ -149,10 +149,15 @@ impl TestApp {
 
     /// A new shop with a registered URL (where customers return after paying).
     pub async fn shop_with_url(&self, name: &str, url: Option<&str>) -> Shop {
-        let created =
-            paydesk::keys::create_shop(&self.db, &self.state.vault, name, url.map(str::to_string), chrono::Utc::now())
-                .await
-                .unwrap();
+        let created = paydesk::services::keys::create_shop(
+            &self.db,
+            &self.state.vault,
+            name,
+            url.map(str::to_string),
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
         Shop { id: created.shop.id, secret: created.secret_key }
     }
 

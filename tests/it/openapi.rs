@@ -80,9 +80,9 @@ db_tests! {
         let documented = documented(&document);
 
         // Every route of the API, the pay links and the health check is documented.
-        let mut files = sources("src/api");
-        files.extend(sources("src/pay"));
-        files.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops.rs"));
+        let mut files = sources("src/frontends/api");
+        files.extend(sources("src/frontends/pay"));
+        files.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/frontends/ops.rs"));
         let declared = declared_routes(&files);
         assert!(declared.len() > 40, "the routes were read: {declared:?}");
         for route in &declared {

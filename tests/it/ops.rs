@@ -151,7 +151,7 @@ db_tests! {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         let page = app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         assert_eq!(page.status, StatusCode::SEE_OTHER);
-        paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now()).await.unwrap();
+        paydesk::services::webhooks::deliver_due(&app.state, chrono::Utc::now()).await.unwrap();
         let delivered = scrape(&app).await;
         let retrying = sample(&delivered, "paydesk_webhook_deliveries_total", &[("outcome", "retrying")])
             - sample(&after, "paydesk_webhook_deliveries_total", &[("outcome", "retrying")]);

@@ -367,10 +367,10 @@ async fn concurrent_payers_never_oversell_on_postgres() {
 }
 
 /// The simulated acquirer, except that it refuses every capture and void.
-struct Refusing(paydesk::acquirer::SimulatedAcquirer);
+struct Refusing(paydesk::external::acquirer::simulated::SimulatedAcquirer);
 
 #[async_trait::async_trait]
-impl paydesk::acquirer::Acquirer for Refusing {
+impl paydesk::external::acquirer::Acquirer for Refusing {
     fn is_simulated(&self) -> bool {
         true
     }
@@ -378,27 +378,27 @@ impl paydesk::acquirer::Acquirer for Refusing {
         &self,
         card: &paydesk::domain::card::CardInput,
         test: bool,
-    ) -> Result<paydesk::acquirer::CardRef, paydesk::acquirer::CardRefused> {
+    ) -> Result<paydesk::external::acquirer::CardRef, paydesk::external::acquirer::CardRefused> {
         self.0.tokenize(card, test).await
     }
     async fn charge(
         &self,
-        card: &paydesk::acquirer::CardRef,
-        request: paydesk::acquirer::ChargeRequest<'_>,
-    ) -> paydesk::acquirer::Outcome {
+        card: &paydesk::external::acquirer::CardRef,
+        request: paydesk::external::acquirer::ChargeRequest<'_>,
+    ) -> paydesk::external::acquirer::Outcome {
         self.0.charge(card, request).await
     }
-    async fn capture(&self, _: &str) -> paydesk::acquirer::Outcome {
-        paydesk::acquirer::Outcome::Error { code: "processing_error", message: "try again later" }
+    async fn capture(&self, _: &str) -> paydesk::external::acquirer::Outcome {
+        paydesk::external::acquirer::Outcome::Error { code: "processing_error", message: "try again later" }
     }
-    async fn void(&self, reference: &str) -> paydesk::acquirer::Outcome {
+    async fn void(&self, reference: &str) -> paydesk::external::acquirer::Outcome {
         self.capture(reference).await
     }
     async fn refund(
         &self,
-        card: &paydesk::acquirer::CardRef,
-        request: paydesk::acquirer::RefundRequest<'_>,
-    ) -> paydesk::acquirer::Outcome {
+        card: &paydesk::external::acquirer::CardRef,
+        request: paydesk::external::acquirer::RefundRequest<'_>,
+    ) -> paydesk::external::acquirer::Outcome {
         self.0.refund(card, request).await
     }
 }
@@ -413,15 +413,15 @@ db_tests! {
         assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
         let before = payment_of(&app, &shop, id).await;
         let mut state = app.state.clone();
-        state.acquirer = std::sync::Arc::new(Refusing(paydesk::acquirer::SimulatedAcquirer::new(false)));
+        state.acquirer = std::sync::Arc::new(Refusing(paydesk::external::acquirer::simulated::SimulatedAcquirer::new(false)));
         let payment = before["id"].as_str().unwrap();
         for void in [false, true] {
             let now = chrono::Utc::now();
             let refused = match void {
-                false => paydesk::payments::capture(&state, shop.id, payment, now).await,
-                true => paydesk::payments::void(&state, shop.id, payment, now).await,
+                false => paydesk::services::payments::capture(&state, shop.id, payment, now).await,
+                true => paydesk::services::payments::void(&state, shop.id, payment, now).await,
             };
-            assert!(matches!(refused, Err(paydesk::error::AppError::Acquirer(_))), "{refused:?}");
+            assert!(matches!(refused, Err(paydesk::web::error::AppError::Acquirer(_))), "{refused:?}");
             let after = payment_of(&app, &shop, id).await;
             assert_eq!((after["status"].clone(), after["captured_at"].clone(), after["voided_at"].clone()),
                        (json!("authorized"), Value::Null, Value::Null));

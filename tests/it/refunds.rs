@@ -161,14 +161,14 @@ db_tests! {
         assert_eq!(p["refunded_amount"], 0, "held, not yet given back");
         let (status, body) = app.post(&shop, &format!("/payments/{payment}/refund"), &json!({"amount": 591})).await;
         assert_invalid(status, &body, "amount", &["must be less than or equal to 590, the amount left to refund"]);
-        assert_eq!(paydesk::refunds::resume_interrupted(state, now).await.unwrap(), 0, "not yet overdue");
+        assert_eq!(paydesk::services::refunds::resume_interrupted(state, now).await.unwrap(), 0, "not yet overdue");
         let later = now + chrono::TimeDelta::minutes(2);
-        assert_eq!(paydesk::refunds::resume_interrupted(state, later).await.unwrap(), 1);
+        assert_eq!(paydesk::services::refunds::resume_interrupted(state, later).await.unwrap(), 1);
         let (_, refund) = app.get(&shop, &format!("/refunds/{}", pending.id)).await;
         assert_eq!(refund["status"], "succeeded");
         let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
         assert_eq!((p["status"].clone(), p["refunded_amount"].clone()), (json!("partially_refunded"), json!(400)));
-        assert_eq!(paydesk::refunds::resume_interrupted(state, later).await.unwrap(), 0, "finished once");
+        assert_eq!(paydesk::services::refunds::resume_interrupted(state, later).await.unwrap(), 0, "finished once");
     }
 
     async fn the_dashboard_refunds_after_a_confirmation_and_counts_revenue_net_of_refunds(app) {
@@ -300,7 +300,7 @@ async fn totals_agree(app: &TestApp) -> i64 {
             (sum.0, sum.1, rows) = (sum.0 + t.net, sum.1 + t.payments, rows + 1);
         }
         for c in subscription_counts::Entity::find().all(&app.db).await.unwrap() {
-            *counts.entry((c.shop_id, c.state)).or_default() += c.subscriptions;
+            *counts.entry((c.shop_id, c.state.to_string())).or_default() += c.subscriptions;
             rows += 1;
         }
         totals.retain(|_, sum| *sum != (0, 0));

@@ -91,7 +91,7 @@ impl Receiver {
 
 /// Fans out what was recorded and waits until no delivery of the shop is pending (up to 30 s).
 pub async fn settled(app: &TestApp, shop: &Shop) -> Vec<Value> {
-    paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now()).await.unwrap();
+    paydesk::services::webhooks::deliver_due(&app.state, chrono::Utc::now()).await.unwrap();
     for _ in 0..300 {
         let (_, list) = app.get(shop, "/webhook_deliveries?limit=1000").await;
         let list = list.as_array().unwrap().clone();
@@ -344,7 +344,7 @@ db_tests! {
         wait_for(&flaky, 2).await;
         attempts_recorded(&app, &shop, 2).await;
         let later = chrono::Utc::now() + chrono::TimeDelta::minutes(6);
-        paydesk::webhooks::deliver_due(&app.state, later).await.unwrap();
+        paydesk::services::webhooks::deliver_due(&app.state, later).await.unwrap();
         let got = flaky.received();
         assert_eq!(got.len(), 3);
         assert!(got.iter().all(|r| r.headers["webhook-id"] == first[0].headers["webhook-id"]), "the same id each time");
@@ -378,7 +378,7 @@ db_tests! {
         app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         wait_for(&down, 1).await;
         attempts_recorded(&app, &shop, 1).await;
-        paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(4)).await.unwrap();
+        paydesk::services::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(4)).await.unwrap();
         assert_eq!(down.received().len(), 10, "ten attempts over about three days");
         let (_, list) = app.get(&shop, "/webhook_deliveries").await;
         assert_eq!((list[0]["status"].clone(), list[0]["attempts"].clone()), (json!("failed"), json!(10)));
@@ -400,7 +400,7 @@ db_tests! {
         let (_, disabled) = app.get(&shop, &format!("/webhook_endpoints/{id}")).await;
         assert_eq!(disabled["enabled"], false, "{disabled}");
         assert_eq!(disabled["disabled_reason"], "every delivery failed for 5 days");
-        paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(1)).await.unwrap();
+        paydesk::services::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(1)).await.unwrap();
         assert_eq!(down.received().len(), 11, "nothing more is sent to a disabled endpoint");
         let (_, list) = app.get(&shop, "/webhook_deliveries").await;
         assert_eq!((list[0]["status"].clone(), list[0]["last_error"].clone()), (json!("failed"), json!("the endpoint is disabled or deleted")), "not retried: {list}");
@@ -463,7 +463,7 @@ db_tests! {
         assert!(list.as_array().unwrap().iter().all(|d| d["status"] == "pending" && d["attempts"].as_i64() >= Some(1)), "{list}");
         assert!(list[0]["last_error"].as_str().unwrap().contains("onnect"), "{list}");
         let receiver = Receiver::on(tokio::net::TcpListener::bind(address).await.unwrap()).await;
-        paydesk::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::hours(1)).await.unwrap();
+        paydesk::services::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::hours(1)).await.unwrap();
         let counts = receiver.counts();
         assert_eq!(counts.len(), 5);
         assert!(counts.values().all(|n| *n == 1));
@@ -479,11 +479,11 @@ db_tests! {
         body["infinite"] = json!(true);
         let product = app.product(&shop, &body).await;
         let config = app.state.config.as_ref().clone();
-        let second = paydesk::state::AppState::new(paydesk::db::connect(&config.database_url, config.db_connections).await.unwrap(), config).unwrap();
+        let second = paydesk::web::state::AppState::new(paydesk::db::connect(&config.database_url, config.db_connections).await.unwrap(), config).unwrap();
         let pays = (0..30).map(|_| app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]));
         futures::future::join_all(pays).await;
         let now = chrono::Utc::now();
-        let (a, b) = tokio::join!(paydesk::webhooks::deliver_due(&second, now), paydesk::webhooks::deliver_due(&app.state, now));
+        let (a, b) = tokio::join!(paydesk::services::webhooks::deliver_due(&second, now), paydesk::services::webhooks::deliver_due(&app.state, now));
         a.unwrap();
         b.unwrap();
         settled(&app, &shop).await;

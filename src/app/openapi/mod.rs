@@ -20,11 +20,13 @@ use utoipa::openapi::{
 };
 use utoipa::{Modify, OpenApi};
 
-use crate::api::{customers, events, payments, plans, products, refunds, subscriptions, test_clocks, webhooks};
-use crate::error::AppError;
-use crate::error::{ErrorBody, ErrorCode};
-use crate::state::AppState;
-use crate::{ops, pay};
+use crate::frontends::api::{
+    customers, events, payments, plans, products, refunds, subscriptions, test_clocks, webhooks,
+};
+use crate::frontends::{ops, pay};
+use crate::web::error::AppError;
+use crate::web::error::{ErrorBody, ErrorCode};
+use crate::web::state::AppState;
 
 pub mod reference;
 

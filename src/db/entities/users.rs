@@ -1,5 +1,7 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::vocab::DashboardLanguage;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "users")]
 pub struct Model {
@@ -14,8 +16,8 @@ pub struct Model {
     /// An invited user's one-time link: the SHA-256 of its token, until a password is set.
     pub invite_hash: Option<String>,
     pub invite_expires_at: Option<DateTimeUtc>,
-    /// The language the user reads the dashboard in: `en` or `ru`.
-    pub language: String,
+    /// The language the user reads the dashboard in.
+    pub language: DashboardLanguage,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -10,8 +10,8 @@ use chrono::Utc;
 
 use crate::db::{self, entities::shops};
 use crate::domain::throttle;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 use std::sync::Arc;
 
 /// The shop an API request is made by.
@@ -26,14 +26,14 @@ impl FromRequestParts<AppState> for ApiShop {
         if let Some(shop) = parts.extensions.get::<ApiShop>() {
             return Ok(shop.clone());
         }
-        let address = crate::guard::client_ip(parts, state);
+        let address = crate::web::guard::client_ip(parts, state);
         let now = Utc::now();
         if let Some(wait) = address.and_then(|a| state.api_locks.wait(a, now)) {
             return Err(too_many(wait));
         }
         let shop = match basic_credentials(parts) {
             Some((user, password)) => match user.trim().parse::<i64>() {
-                Ok(shop_id) => crate::shops::authenticate(state, shop_id, &password).await?,
+                Ok(shop_id) => crate::services::shops::authenticate(state, shop_id, &password).await?,
                 Err(_) => None,
             },
             None => None,

@@ -12,9 +12,9 @@ use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::customers};
 use crate::domain::customer::CustomerFields;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::CustomerView;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::CustomerView;
 
 /// Routes of customers.
 pub fn router() -> Router<AppState> {

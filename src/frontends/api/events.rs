@@ -9,9 +9,9 @@ use super::auth::ApiShop;
 use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::events};
 use crate::domain::event::EventFilter;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::EventView;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::EventView;
 
 /// Routes of events.
 pub fn router() -> Router<AppState> {

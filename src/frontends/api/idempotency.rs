@@ -19,9 +19,9 @@ use super::auth::ApiShop;
 use crate::db::idempotency::{self, Begin};
 use crate::domain::Errors;
 use crate::domain::input::storable;
-use crate::error::AppError;
-use crate::guard::BODY_LIMIT;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::guard::BODY_LIMIT;
+use crate::web::state::AppState;
 
 /// The request header.
 pub const HEADER: HeaderName = HeaderName::from_static("idempotency-key");

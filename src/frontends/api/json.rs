@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::domain::Errors;
 use crate::domain::input::storable;
-use crate::error::AppError;
+use crate::web::error::AppError;
 
 /// A request body that is a JSON object; an empty body, or `null`, reads as `{}`.
 pub struct JsonObject(pub Map<String, Value>);

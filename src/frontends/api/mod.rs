@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::db::{ListError, Listed, Page};
 use crate::domain::Errors;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 pub mod auth;
 pub mod customers;

@@ -11,9 +11,9 @@ use super::schemas;
 use super::{list_response, page_from_query};
 use crate::db::{self, entities::payments};
 use crate::domain::payment::PaymentFilter;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::PaymentView;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::PaymentView;
 
 /// Routes of payments.
 pub fn router() -> Router<AppState> {
@@ -58,15 +58,15 @@ async fn show(
 #[utoipa::path(post, path = "/payments/{id}/capture", tag = "Payments", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
     responses(
         (status = 200, description = "The captured payment", body = PaymentView),
-        (status = 409, description = "The payment is not `authorized`", body = crate::error::ErrorBody),
-        (status = 502, description = "The acquirer declined or failed; the payment stays `authorized`", body = crate::error::ErrorBody),
+        (status = 409, description = "The payment is not `authorized`", body = crate::web::error::ErrorBody),
+        (status = 502, description = "The acquirer declined or failed; the payment stays `authorized`", body = crate::web::error::ErrorBody),
     ))]
 async fn capture(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
 ) -> Result<Json<PaymentView>, AppError> {
-    let payment = crate::payments::capture(&state, shop.id, &id, Utc::now()).await?;
+    let payment = crate::services::payments::capture(&state, shop.id, &id, Utc::now()).await?;
     Ok(Json(PaymentView::from(&payment)))
 }
 
@@ -77,14 +77,14 @@ async fn capture(
 #[utoipa::path(post, path = "/payments/{id}/void", tag = "Payments", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
     responses(
         (status = 200, description = "The voided payment", body = PaymentView),
-        (status = 409, description = "The payment is not `authorized`", body = crate::error::ErrorBody),
-        (status = 502, description = "The acquirer declined or failed; the payment stays `authorized`", body = crate::error::ErrorBody),
+        (status = 409, description = "The payment is not `authorized`", body = crate::web::error::ErrorBody),
+        (status = 502, description = "The acquirer declined or failed; the payment stays `authorized`", body = crate::web::error::ErrorBody),
     ))]
 async fn void(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
 ) -> Result<Json<PaymentView>, AppError> {
-    let payment = crate::payments::void(&state, shop.id, &id, Utc::now()).await?;
+    let payment = crate::services::payments::void(&state, shop.id, &id, Utc::now()).await?;
     Ok(Json(PaymentView::from(&payment)))
 }

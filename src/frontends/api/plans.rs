@@ -12,9 +12,9 @@ use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::plans};
 use crate::domain::plan::PlanFields;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::PlanView;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::PlanView;
 
 /// Routes of plans.
 pub fn router() -> Router<AppState> {

@@ -13,9 +13,9 @@ use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::products};
 use crate::domain::product::ProductFields;
 use crate::domain::webhook::public_url;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::ProductView;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::ProductView;
 
 /// Routes of products.
 pub fn router() -> Router<AppState> {
@@ -78,7 +78,7 @@ async fn list(
     request_body = Option<schemas::ProductUpdate>,
     responses(
         (status = 204, description = "Updated; no body"),
-        (status = 409, description = "Customers' purchases overtook the new quantity", body = crate::error::ErrorBody),
+        (status = 409, description = "Customers' purchases overtook the new quantity", body = crate::web::error::ErrorBody),
     ))]
 async fn update(
     State(state): State<AppState>,

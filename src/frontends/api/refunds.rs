@@ -12,9 +12,9 @@ use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::refunds};
 use crate::domain::refund::RefundAsk;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::RefundView;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::RefundView;
 
 /// Routes of refunds.
 pub fn router() -> Router<AppState> {
@@ -32,7 +32,7 @@ pub fn router() -> Router<AppState> {
     request_body = Option<schemas::RefundCreate>,
     responses(
         (status = 201, description = "The refund", body = RefundView),
-        (status = 409, description = "The payment cannot be refunded (an authorization, failed, or refunded)", body = crate::error::ErrorBody),
+        (status = 409, description = "The payment cannot be refunded (an authorization, failed, or refunded)", body = crate::web::error::ErrorBody),
     ))]
 async fn create(
     State(state): State<AppState>,
@@ -41,7 +41,7 @@ async fn create(
     JsonObject(body): JsonObject,
 ) -> Result<(StatusCode, Json<RefundView>), AppError> {
     let ask = RefundAsk::read(&body)?;
-    let refund = crate::refunds::refund(&state, shop.id, &id, ask, Utc::now()).await?;
+    let refund = crate::services::refunds::refund(&state, shop.id, &id, ask, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(RefundView::from(&refund))))
 }
 

@@ -14,16 +14,16 @@ use utoipa::ToSchema;
 use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::{page_from_query, schemas};
-use crate::acquirer::Behaviour;
 use crate::db::entities::{payments, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
 use crate::domain::input::{Reader, whole_number};
 use crate::domain::subscription::{SubscriptionFilter, SubscriptionRequest};
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::{PaymentView, SubscriptionView, timestamp};
+use crate::external::acquirer::Behaviour;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::{PaymentView, SubscriptionView, timestamp};
 
 /// The most entries a test card's schedule holds.
 const MAX_SCHEDULE: usize = 50;
@@ -54,7 +54,7 @@ async fn create(
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
     let request = SubscriptionRequest::parse(&body, Utc::now())?;
-    let sub = crate::subscriptions::create(&state, shop.id, request, Utc::now()).await?;
+    let sub = crate::services::subscriptions::create(&state, shop.id, request, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(SubscriptionView::load(&state.db, &state.config, &sub).await?)))
 }
 
@@ -154,7 +154,7 @@ async fn events(
     request_body = Option<schemas::SubscriptionCancel>,
     responses(
         (status = 200, description = "The cancelled subscription", body = SubscriptionView),
-        (status = 409, description = "The subscription has already ended", body = crate::error::ErrorBody),
+        (status = 409, description = "The subscription has already ended", body = crate::web::error::ErrorBody),
     ))]
 async fn cancel(
     State(state): State<AppState>,
@@ -165,7 +165,7 @@ async fn cancel(
     let mut errors = Errors::default();
     let reason = Reader::new(&body).string("cancel_reason", 255, &mut errors);
     errors.into_result(|| ()).map_err(AppError::from)?;
-    let sub = crate::subscriptions::cancel(&state, find(&state, shop.id, &id).await?, reason).await?;
+    let sub = crate::services::subscriptions::cancel(&state, find(&state, shop.id, &id).await?, reason).await?;
     Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 
@@ -178,7 +178,7 @@ async fn cancel(
     request_body = schemas::TestCardOutcome,
     responses(
         (status = 200, description = "The subscription", body = SubscriptionView),
-        (status = 409, description = "A live subscription: only test ones can be told", body = crate::error::ErrorBody),
+        (status = 409, description = "A live subscription: only test ones can be told", body = crate::web::error::ErrorBody),
     ))]
 async fn test_card_outcome(
     State(state): State<AppState>,
@@ -199,7 +199,7 @@ async fn test_card_outcome(
         return Err(AppError::Conflict("Only test subscriptions can be told how their card behaves".into()));
     }
     // The schedule is of what is to come: from the subscription's now (its clock's time).
-    let now = crate::subscriptions::now_of(&state, &sub).await?;
+    let now = crate::services::subscriptions::now_of(&state, &sub).await?;
     let from = from.unwrap_or(now);
     if from < now {
         let message = format!("must not be before the subscription's current time, {}", timestamp(now));

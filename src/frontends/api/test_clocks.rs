@@ -18,9 +18,9 @@ use crate::db::{self, entities::test_clocks};
 use crate::domain::Errors;
 use crate::domain::input::Reader;
 use crate::domain::vocab::ClockStatus;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::timestamp;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::timestamp;
 
 /// Routes of test clocks.
 pub fn router() -> Router<AppState> {
@@ -117,7 +117,7 @@ async fn list(
     request_body = schemas::TestClockAdvance,
     responses(
         (status = 200, description = "The clock at its new time", body = ClockView),
-        (status = 409, description = "The clock is already advancing, or is later than `frozen_time` (clocks only move forward)", body = crate::error::ErrorBody),
+        (status = 409, description = "The clock is already advancing, or is later than `frozen_time` (clocks only move forward)", body = crate::web::error::ErrorBody),
     ))]
 async fn advance(
     State(state): State<AppState>,
@@ -137,12 +137,12 @@ async fn advance(
     if to < clock.frozen_time {
         return Err(AppError::Conflict(format!(
             "The clock is at {}; it only moves forward",
-            crate::views::timestamp(clock.frozen_time)
+            crate::web::views::timestamp(clock.frozen_time)
         )));
     }
     // The advance runs in a task of its own under a renewed lease: it finishes even if this
     // client hangs up, and another run takes it over if this instance stops.
-    if crate::billing::advance_clock(&state, &clock, to).await?.is_none() {
+    if crate::services::billing::advance_clock(&state, &clock, to).await?.is_none() {
         return Err(AppError::Conflict("The clock is already advancing".into()));
     }
     Ok(Json(ClockView::from(&find(&state, shop.id, &id).await?)))

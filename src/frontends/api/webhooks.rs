@@ -17,10 +17,10 @@ use crate::domain::Errors;
 use crate::domain::input::Reader;
 use crate::domain::webhook::EndpointFields;
 use crate::domain::webhook::public_url;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::views::webhook::{Deleted, Redelivered, ShopView};
-use crate::views::{DeliveryView, EndpointView};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::webhook::{Deleted, Redelivered, ShopView};
+use crate::web::views::{DeliveryView, EndpointView};
 
 /// Routes of webhooks and the shop's settings.
 pub fn router() -> Router<AppState> {
@@ -49,7 +49,7 @@ async fn create(
     JsonObject(body): JsonObject,
 ) -> Result<Response, AppError> {
     let fields = EndpointFields::read(&Reader::new(&body), true, state.config.webhooks_allow_private)?;
-    let (endpoint, secret) = crate::webhooks::create_endpoint(&state, shop.id, &fields, Utc::now()).await?;
+    let (endpoint, secret) = crate::services::webhooks::create_endpoint(&state, shop.id, &fields, Utc::now()).await?;
     Ok(shown_once(StatusCode::CREATED, EndpointView::new(&endpoint, Some(secret))))
 }
 
@@ -126,7 +126,7 @@ async fn rotate(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let endpoint = find(&state, shop.id, &id).await?;
-    let (endpoint, secret) = crate::webhooks::rotate_secret(&state, endpoint, Utc::now()).await?;
+    let (endpoint, secret) = crate::services::webhooks::rotate_secret(&state, endpoint, Utc::now()).await?;
     Ok(shown_once(StatusCode::OK, EndpointView::new(&endpoint, Some(secret))))
 }
 
@@ -172,7 +172,7 @@ async fn redeliver(
         Some(id) => Some(find(&state, shop.id, &id).await?),
         None => None,
     };
-    let count = crate::webhooks::redeliver(&state, shop.id, &id, endpoint.as_ref()).await?;
+    let count = crate::services::webhooks::redeliver(&state, shop.id, &id, endpoint.as_ref()).await?;
     Ok((StatusCode::ACCEPTED, Json(Redelivered { event_id: id, deliveries: count })))
 }
 
@@ -203,9 +203,9 @@ async fn update_shop(
         let url = crate::domain::product::read_url(&r, "notification_url", &mut errors);
         errors.into_result(|| ()).map_err(AppError::from)?;
         public_url(url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
-        crate::shops::set_notification_url(&state, shop.id, url, Utc::now()).await?;
+        crate::services::shops::set_notification_url(&state, shop.id, url, Utc::now()).await?;
     }
-    let shop = crate::shops::find(&state, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
+    let shop = crate::services::shops::find(&state, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
     shop_view(&state, shop).await
 }
 
@@ -213,11 +213,11 @@ async fn shop_view(
     state: &AppState,
     shop: std::sync::Arc<crate::db::entities::shops::Model>,
 ) -> Result<Json<ShopView>, AppError> {
-    let keys = crate::keys::key_pair(state, &shop).await?;
+    let keys = crate::services::keys::key_pair(state, &shop).await?;
     Ok(Json(ShopView {
         public_key_base64: keys.public_base64(),
         public_key: keys.public_pem.clone(),
-        notifications_authenticated: crate::keys::api_secret(&state.vault, &shop).is_some(),
+        notifications_authenticated: crate::services::keys::api_secret(&state.vault, &shop).is_some(),
         id: shop.id,
         name: shop.name.clone(),
         url: shop.url.clone(),

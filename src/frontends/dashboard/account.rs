@@ -12,19 +12,19 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
-use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, flash, password_stamp, session_error};
+use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, flash, password_stamp, session_error, signed_in};
 use super::words::{Words, k};
 use super::{Chrome, Merchant, Page, render, see_other};
-use crate::csrf;
 use crate::db::entities::users;
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{SignUp, new_password, normalise_email};
 use crate::domain::input::Reader;
 use crate::domain::throttle;
-use crate::error::AppError;
-use crate::guard::ClientIp;
-use crate::state::AppState;
+use crate::web::csrf;
+use crate::web::error::AppError;
+use crate::web::guard::ClientIp;
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -67,7 +67,7 @@ struct InvitePage {
 }
 
 async fn invite_page(State(state): State<AppState>, headers: HeaderMap, Path(token): Path<String>) -> Page {
-    let hash = super::settings::invite_hash(&token);
+    let hash = super::merchant::invite_hash(&token);
     let user = db::users::invited(&state.db, &hash, Utc::now()).await?;
     let status = if user.is_some() { StatusCode::OK } else { StatusCode::GONE };
     Ok(anonymous(&state, &headers, status, |csrf, words| {
@@ -85,7 +85,7 @@ async fn accept_invite(
     form: PostedForm,
 ) -> Page {
     check_anonymous(&headers, &form)?;
-    let hash = super::settings::invite_hash(&token);
+    let hash = super::merchant::invite_hash(&token);
     let now = Utc::now();
     let Some(user) = db::users::invited(&state.db, &hash, now).await? else {
         return invite_page(State(state), headers, Path(token)).await;
@@ -100,9 +100,9 @@ async fn accept_invite(
             render(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }));
     };
-    let password_hash = crate::passwords::hash(password).await?;
+    let password_hash = crate::services::passwords::hash(password).await?;
     let words = Words::of_request(&headers);
-    match db::users::accept_invite(&state.db, &hash, password_hash, words.code(), now).await? {
+    match db::users::accept_invite(&state.db, &hash, password_hash, words.stored(), now).await? {
         Some(user) => {
             start_session(&session, &user).await?;
             flash(&session, words.t("Welcome: your password is set and you are logged in.")).await;
@@ -143,14 +143,6 @@ fn check_anonymous(headers: &HeaderMap, form: &PostedForm) -> Result<(), AppErro
     }
 }
 
-/// The 303 into the dashboard after signing in, remembering the user's language in this
-/// browser for the pages before the next login.
-pub fn signed_in(to: &str, words: Words) -> Response {
-    let mut response = Redirect::to(to).into_response();
-    response.headers_mut().append(SET_COOKIE, words.cookie());
-    response
-}
-
 fn signup_open(state: &AppState) -> Result<(), AppError> {
     match state.config.signup {
         true => Ok(()),
@@ -177,10 +169,10 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
         Ok(new) => new,
         Err(errors) => return refused(errors),
     };
-    let hash = crate::passwords::hash(new.password.clone()).await?;
-    let (_, secret) = crate::keys::new_secret(&state.vault);
+    let hash = crate::services::passwords::hash(new.password.clone()).await?;
+    let (_, secret) = crate::services::keys::new_secret(&state.vault);
     let words = Words::of_request(&headers);
-    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, words.code(), Utc::now()).await {
+    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, words.stored(), Utc::now()).await {
         Ok((_, user)) => {
             start_session(&session, &user).await?;
             flash(&session, words.t("Your shop is ready. Create a product to get your first pay link.")).await;
@@ -271,20 +263,20 @@ async fn login(
         tracing::warn!("dashboard login locked after repeated failures");
         let problem = words.f("Too many failed attempts. Try again in {} minutes.", &[&minutes]);
         let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, problem);
-        response.headers_mut().insert(RETRY_AFTER, crate::error::retry_after(wait));
+        response.headers_mut().insert(RETRY_AFTER, crate::web::error::retry_after(wait));
         return Ok(response);
     }
     let user = db::users::by_email(&state.db, &email).await?;
     let hash = match &user {
         Some(u) => u.password_hash.clone(),
-        None => crate::passwords::dummy_hash().await,
+        None => crate::services::passwords::dummy_hash().await,
     };
-    let matches = crate::passwords::matches(password, hash).await;
+    let matches = crate::services::passwords::matches(password, hash).await;
     match user {
         Some(user) if matches => {
             db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &account).await?;
             start_session(&session, &user).await?;
-            Ok(signed_in(&next, Words::of(&user.language)))
+            Ok(signed_in(&next, Words::of_user(user.language)))
         }
         _ => {
             db::throttle::fail(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?;
@@ -311,7 +303,7 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
     let r = Reader::new(&body);
     let mut errors = Errors::default();
     let current = form.get("current_password").unwrap_or("").to_string();
-    if !crate::passwords::matches(current, m.user.password_hash.clone()).await {
+    if !crate::services::passwords::matches(current, m.user.password_hash.clone()).await {
         errors.add("current_password", "is wrong");
     }
     let password = new_password(&r, "password", &mut errors);
@@ -319,7 +311,7 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
         let page = PasswordPage { chrome: m.chrome("settings").await, form: FormView::sent(&form, errors, m.words) };
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     };
-    let hash = crate::passwords::hash(password).await?;
+    let hash = crate::services::passwords::hash(password).await?;
     let user = db::users::set_password(&state.db, m.user.clone(), hash, Utc::now()).await?;
     start_session(&m.session, &user).await?;
     m.flash(m.t("Your password was changed.")).await;

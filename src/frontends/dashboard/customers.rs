@@ -11,15 +11,15 @@ use chrono::Utc;
 use super::csv::Csv;
 use super::form::{FormView, PostedForm};
 use super::list::{ListQuery, search};
+use super::tables::{PaymentRow, SubscriptionRow, full_name, recent_payments, recent_subscriptions};
 use super::{Chrome, Merchant, Page, local, ok, render, see_other};
 use crate::db::{self, entities::customers, entities::plans};
 use crate::domain::customer::CustomerFields;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::subscription::SubscriptionRequest;
-use crate::error::AppError;
-use crate::state::AppState;
-use sea_orm::{ColumnTrait, Condition};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -49,14 +49,9 @@ struct ListPage {
     export: String,
 }
 
-/// "Ann Lee": the customer's first and last names, as far as given.
-pub(super) fn full_name(c: &customers::Model) -> String {
-    [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ")
-}
-
 /// The customer's country, named in the user's language.
 fn country(c: &customers::Model, m: &Merchant) -> String {
-    c.country.as_deref().map(|code| crate::locale::country_name(code, m.words.language())).unwrap_or_default()
+    c.country.as_deref().map(|code| crate::web::locale::country_name(code, m.words.language())).unwrap_or_default()
 }
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
@@ -137,7 +132,7 @@ struct FormPage {
 
 impl FormPage {
     async fn new(m: &Merchant, id: Option<String>, form: FormView) -> FormPage {
-        let countries = crate::locale::countries(m.words.language());
+        let countries = crate::web::locale::countries(m.words.language());
         FormPage { chrome: m.chrome("customers").await, id, form, countries }
     }
 }
@@ -211,8 +206,8 @@ struct ShowPage {
     name: String,
     country: String,
     created: String,
-    payments: Vec<super::payments::Row>,
-    subscriptions: Vec<super::subscriptions::Row>,
+    payments: Vec<PaymentRow>,
+    subscriptions: Vec<SubscriptionRow>,
     /// The shop's plans to start a subscription on: id, title and price.
     plans: Vec<(String, String)>,
     form: FormView,
@@ -227,9 +222,8 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> Page {
     let c = find(state, m, id).await?;
     let page = db::Page { limit: 500, starting_after: None };
-    let open = Condition::all().add(plans::Column::ArchivedAt.is_null());
-    let listed = db::search_where::<plans::Entity>(&state.db, m.shop.id, &page, "", open).await?;
-    let texts = crate::i18n::texts(m.words.language());
+    let listed = db::search_archived::<plans::Entity>(&state.db, m.shop.id, &page, "", false).await?;
+    let texts = crate::web::i18n::texts(m.words.language());
     let plans = listed
         .rows
         .iter()
@@ -244,10 +238,9 @@ async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> 
         })
         .collect();
     let payments =
-        super::payments::recent(state, m, PaymentFilter { customer: Some(c.id.clone()), ..Default::default() }, 25)
-            .await?;
+        recent_payments(state, m, PaymentFilter { customer: Some(c.id.clone()), ..Default::default() }, 25).await?;
     let filter = SubscriptionFilter { customer: Some(c.id.clone()), ..Default::default() };
-    let subscriptions = super::subscriptions::rows(state, m, filter, 25).await?;
+    let subscriptions = recent_subscriptions(state, m, filter, 25).await?;
     let refused = form.has_errors();
     let page = ShowPage {
         once: super::form::new_once(),
@@ -274,7 +267,7 @@ async fn subscribe(State(state): State<AppState>, m: Merchant, Path(id): Path<St
     let created = match SubscriptionRequest::parse(&body, Utc::now()) {
         Ok(request) => {
             let request = SubscriptionRequest { id: chosen, ..request };
-            crate::subscriptions::create(&state, m.shop.id, request, Utc::now()).await
+            crate::services::subscriptions::create(&state, m.shop.id, request, Utc::now()).await
         }
         Err(errors) => Err(AppError::Validation(errors)),
     };

@@ -10,8 +10,8 @@ use super::Words;
 use crate::domain::Errors;
 use crate::domain::currency::{self, Currency};
 use crate::domain::errors::humanize;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 use sha2::{Digest, Sha256};
 
 /// A posted `application/x-www-form-urlencoded` body.

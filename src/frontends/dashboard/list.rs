@@ -1,12 +1,11 @@
 //! What the dashboard's lists share: pages of 25 rows, a search box, the link to the next page.
 
-use sea_orm::Condition;
 use serde::Deserialize;
 
 use super::Merchant;
-use crate::db::{self, Page as DbPage, Searchable};
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::db::{self, Archivable, Page as DbPage, Searchable};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 /// Rows per page of the dashboard's lists.
 pub const PER_PAGE: u64 = 25;
@@ -42,23 +41,26 @@ pub async fn search<E: Searchable>(
     query: ListQuery,
     path: &str,
 ) -> Result<Found<E::Model>, AppError> {
-    search_where::<E>(state, m, query, path, Condition::all()).await
+    let q = query.q.unwrap_or_default().trim().to_string();
+    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
+    let listed = db::search::<E>(&state.db, m.shop.id, &page, &q).await?;
+    let next = next_link(path, &[("q", &q)], listed.next_after);
+    Ok(Found { q, rows: listed.rows, next })
 }
 
-/// Like [`search`], among the objects that also meet `condition` (the list's `archived` is
-/// kept in its next link).
-pub async fn search_where<E: Searchable>(
+/// Like [`search`], among the archived objects when the list asks for them (`?archived=yes`,
+/// kept in its next link), else among the others.
+pub async fn search_archivable<E: Searchable + Archivable>(
     state: &AppState,
     m: &Merchant,
     query: ListQuery,
     path: &str,
-    condition: Condition,
 ) -> Result<Found<E::Model>, AppError> {
-    let archived = if query.archived() { "yes" } else { "" };
+    let archived = query.archived();
     let q = query.q.unwrap_or_default().trim().to_string();
     let page = DbPage { limit: PER_PAGE, starting_after: query.after };
-    let listed = db::search_where::<E>(&state.db, m.shop.id, &page, &q, condition).await?;
-    let next = next_link(path, &[("q", &q), ("archived", archived)], listed.next_after);
+    let listed = db::search_archived::<E>(&state.db, m.shop.id, &page, &q, archived).await?;
+    let next = next_link(path, &[("q", &q), ("archived", if archived { "yes" } else { "" })], listed.next_after);
     Ok(Found { q, rows: listed.rows, next })
 }
 

@@ -2,18 +2,19 @@
 //! them, with its CSRF token and a one-time flash message.
 
 use axum::extract::FromRequestParts;
+use axum::http::header::SET_COOKIE;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono_tz::Tz;
 use subtle::ConstantTimeEq;
 use tower_sessions::Session;
 
-use super::k;
+use super::{Words, k};
 use crate::db::entities::{shops, users};
 use crate::db::{self};
 use crate::domain::ids::random_hex;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 /// Session keys.
 pub const USER_KEY: &str = "user_id";
@@ -51,7 +52,7 @@ impl FromRequestParts<AppState> for Merchant {
         let stamp: Option<String> = session.get(STAMP_KEY).await.map_err(|e| fail(session_error(e)))?;
         let user = user.filter(|u| stamp.as_deref() == Some(password_stamp(u).as_str()));
         let shop = match &user {
-            Some(u) => crate::shops::find(state, u.shop_id).await.map_err(|e| fail(e.into()))?,
+            Some(u) => crate::services::shops::find(state, u.shop_id).await.map_err(|e| fail(e.into()))?,
             None => None,
         };
         let (Some(user), Some(shop)) = (user, shop) else {
@@ -63,8 +64,8 @@ impl FromRequestParts<AppState> for Merchant {
             return Err(Redirect::to(&to).into_response());
         };
         let csrf = csrf_token(&session).await.map_err(fail)?;
-        let tz = crate::shops::zone(state, &shop);
-        let words = super::Words::of(&user.language);
+        let tz = crate::services::shops::zone(state, &shop);
+        let words = super::Words::of_user(user.language);
         Ok(Merchant { user, shop, tz, csrf, session, words })
     }
 }
@@ -129,4 +130,18 @@ pub async fn csrf_token(session: &Session) -> Result<String, AppError> {
 /// A session store failure, as the app's error.
 pub fn session_error(e: tower_sessions::session::Error) -> AppError {
     AppError::Internal(format!("session: {e}"))
+}
+
+/// The token's SHA-256, as stored: the link itself is never kept.
+pub fn invite_hash(token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The 303 into the dashboard after signing in, remembering the user's language in this
+/// browser for the pages before the next login.
+pub fn signed_in(to: &str, words: Words) -> Response {
+    let mut response = Redirect::to(to).into_response();
+    response.headers_mut().append(SET_COOKIE, words.cookie());
+    response
 }

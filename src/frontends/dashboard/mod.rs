@@ -15,8 +15,8 @@ use tower_sessions::{Expiry, SessionManagerLayer};
 
 use crate::db::sessions::DbSessionStore;
 use crate::domain::currency::Currency;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 mod account;
 mod csv;
@@ -28,8 +28,10 @@ mod overview;
 mod payments;
 mod plans;
 mod products;
+mod schedule;
 mod settings;
 mod subscriptions;
+mod tables;
 mod webhooks;
 mod words;
 

@@ -13,7 +13,7 @@ use crate::domain::currency::Currency;
 use crate::domain::money::Money;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::revenue::{self, Revenue};
-use crate::state::AppState;
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/dashboard", get(overview))
@@ -84,7 +84,7 @@ struct OverviewPage {
     /// Whether the charts show test-mode payments (there are no live ones yet).
     test_chart: bool,
     states: Vec<(String, i64)>,
-    payments: Vec<super::payments::Row>,
+    payments: Vec<super::tables::PaymentRow>,
 }
 
 async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
@@ -99,7 +99,8 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
     };
     let (live, test) = (of(false), of(true));
     let states = db::subscriptions::count_by_state(&state.db, m.shop.id).await?;
-    let payments = super::payments::recent(&state, &m, PaymentFilter::default(), 10).await?;
+    let states = states.into_iter().map(|(s, n)| (s.to_string(), n)).collect();
+    let payments = super::tables::recent_payments(&state, &m, PaymentFilter::default(), 10).await?;
     let totals = |t: &[Money]| t.iter().map(|x| m.money(x.amount, x.currency)).collect::<Vec<_>>();
     let page = OverviewPage {
         chrome: m.chrome("overview").await,

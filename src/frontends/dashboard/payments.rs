@@ -4,7 +4,6 @@
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, RawQuery, State};
-use std::collections::HashMap;
 
 use axum::http::StatusCode;
 use axum::routing::{get, post};
@@ -13,16 +12,17 @@ use chrono::Utc;
 use super::csv::Csv;
 use super::form::{FormView, PostedForm, minor_units, new_once, once_id};
 use super::list::{PER_PAGE, next_link};
+use super::tables::{Named, PaymentRow, full_name, payment_rows};
 use super::{Chrome, Merchant, Page, k, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, products, refunds, subscriptions};
 use crate::db::{self, Page as DbPage};
 use crate::domain::card::brand_name;
 use crate::domain::money::Money;
-use crate::domain::payment::{PaymentFilter, PaymentSearch};
+use crate::domain::payment::PaymentSearch;
 use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::PaymentStatus;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,83 +32,6 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/payments/{id}/capture", post(capture))
         .route("/dashboard/payments/{id}/void", post(void))
         .route("/dashboard/payments/{id}/refund", post(refund))
-}
-
-/// A payment in a table.
-pub struct Row {
-    pub id: String,
-    pub amount: String,
-    pub status: String,
-    pub card: String,
-    /// What was paid for: the product or plan, with the link to its page.
-    pub paid_for: Option<(String, String)>,
-    /// Who paid: the customer's e-mail (and their page), else the name on the card.
-    pub payer: String,
-    pub payer_link: Option<String>,
-    pub test: bool,
-    pub created: String,
-}
-
-/// What a batch of payments names: their customers, products and plans, looked up at once.
-struct Named {
-    customers: HashMap<String, customers::Model>,
-    products: HashMap<String, products::Model>,
-    plans: HashMap<String, plans::Model>,
-}
-
-impl Named {
-    async fn load(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Named, AppError> {
-        let ids = |f: fn(&payments::Model) -> Option<&str>| payments.iter().filter_map(f).collect::<Vec<&str>>();
-        Ok(Named {
-            customers: db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref()))
-                .await?,
-            products: db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?,
-            plans: db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?,
-        })
-    }
-
-    fn customer(&self, p: &payments::Model) -> Option<&customers::Model> {
-        p.customer_id.as_ref().and_then(|id| self.customers.get(id))
-    }
-
-    /// The product or plan a payment paid for: its name and its page.
-    fn paid_for(&self, p: &payments::Model) -> Option<(String, String)> {
-        match (&p.product_id, &p.plan_id) {
-            (Some(id), _) => self.products.get(id).map(|x| (x.name.clone(), format!("/dashboard/products/{id}"))),
-            (_, Some(id)) => self.plans.get(id).map(|x| (x.title.clone(), format!("/dashboard/plans/{id}"))),
-            _ => None,
-        }
-    }
-}
-
-/// The table rows of `payments`, with what they paid for and who paid.
-async fn rows(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Vec<Row>, AppError> {
-    let named = Named::load(state, m, payments).await?;
-    Ok(payments
-        .iter()
-        .map(|p| {
-            let customer = named.customer(p);
-            Row {
-                id: p.id.clone(),
-                amount: m.money(p.amount, p.currency),
-                status: p.status.to_string(),
-                card: p.card_label(),
-                paid_for: named.paid_for(p),
-                payer: customer.map_or_else(|| p.card_holder.clone(), |c| c.email.clone()),
-                payer_link: customer.map(|c| format!("/dashboard/customers/{}", c.id)),
-                test: p.test,
-                created: local(p.created_at, m.tz),
-            }
-        })
-        .collect())
-}
-
-/// The latest `limit` payments of the shop that pass `filter`.
-pub async fn recent(state: &AppState, m: &Merchant, filter: PaymentFilter, limit: u64) -> Result<Vec<Row>, AppError> {
-    let page = DbPage { limit, starting_after: None };
-    let search = PaymentSearch { filter, ..Default::default() };
-    let listed = db::payments::search(&state.db, m.shop.id, &page, &search).await.map_err(AppError::from)?;
-    rows(state, m, &listed.rows).await
 }
 
 /// The names a payments search may carry.
@@ -155,7 +78,7 @@ struct ListPage {
     scope: Vec<Scope>,
     filtered: bool,
     export: String,
-    payments: Vec<Row>,
+    payments: Vec<PaymentRow>,
     next: Option<String>,
 }
 
@@ -236,7 +159,7 @@ async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQu
         scope: scope(&state, &m, &asked).await?,
         filtered: !pairs.is_empty(),
         export: format!("/dashboard/payments/export.csv?{export}"),
-        payments: rows(&state, &m, &listed.rows).await?,
+        payments: payment_rows(&state, &m, &listed.rows).await?,
         next: next_link("/dashboard/payments", &pairs, listed.next_after),
         form,
     };
@@ -282,7 +205,7 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
         for p in &listed.rows {
             let customer = named.customer(p);
             let paid_for = named.paid_for(p).map(|(name, _)| name);
-            let name = customer.map(super::customers::full_name);
+            let name = customer.map(full_name);
             csv.row(&[
                 &p.id,
                 &p.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
@@ -328,7 +251,7 @@ struct ShowPage {
     refund: Option<RefundForm>,
     refunds: Vec<RefundRow>,
     /// What it paid for and who paid, as the table row names them.
-    row: Row,
+    row: PaymentRow,
 }
 
 /// The refund form of a payment page: the amount left, prefilled.
@@ -367,7 +290,7 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
         amount_label: m.f("Amount to refund ({})", &[&p.currency]),
     });
     let refunds = db::refunds::of_payment(&state.db, &p.id).await?;
-    let row = rows(state, m, std::slice::from_ref(&p)).await?.pop().ok_or(AppError::NotFound("Payment"))?;
+    let row = payment_rows(state, m, std::slice::from_ref(&p)).await?.pop().ok_or(AppError::NotFound("Payment"))?;
     let page = ShowPage {
         row,
         amount: m.money(p.amount, p.currency),
@@ -397,7 +320,7 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
 
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    match crate::payments::capture(&state, m.shop.id, &id, Utc::now()).await {
+    match crate::services::payments::capture(&state, m.shop.id, &id, Utc::now()).await {
         Ok(p) => m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await,
         Err(AppError::Conflict(_)) => m.flash(&settled_already(&find(&state, &m, &id).await?, &m)).await,
         Err(e) => return Err(e),
@@ -444,7 +367,7 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         };
         return ok(&page);
     }
-    match crate::payments::void(&state, m.shop.id, &id, Utc::now()).await {
+    match crate::services::payments::void(&state, m.shop.id, &id, Utc::now()).await {
         Ok(_) => m.flash(m.t("The authorization was voided: the funds are released.")).await,
         Err(AppError::Conflict(_)) => m.flash(&settled_already(&find(&state, &m, &id).await?, &m)).await,
         Err(e) => return Err(e),
@@ -504,7 +427,7 @@ async fn refund(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         return ok(&page);
     };
     let ask = RefundAsk { amount: Some(amount), id: Some(refund_id), ..ask };
-    let refund = crate::refunds::refund(&state, m.shop.id, &id, ask, Utc::now()).await?;
+    let refund = crate::services::refunds::refund(&state, m.shop.id, &id, ask, Utc::now()).await?;
     let refunded = m.money(refund.amount, refund.currency);
     match refund.failure_message {
         None => m.flash(&m.f("Refunded {}.", &[&refunded])).await,

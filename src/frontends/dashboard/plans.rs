@@ -8,12 +8,12 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use chrono::Utc;
-use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, TypedAmounts, minor_units, nest, ticked_wins};
-use super::list::{ListQuery, search_where};
-use super::{Chrome, Merchant, Page, Words, k, local, ok, render, see_other};
+use super::list::{ListQuery, search_archivable};
+use super::schedule::{describe, every, span};
+use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
 use crate::db::{self, entities::plans};
 use crate::domain::currency;
 use crate::domain::payment::PaymentFilter;
@@ -21,9 +21,9 @@ use crate::domain::plan::PlanEdit;
 use crate::domain::plan::PlanFields;
 use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::vocab::IntervalUnit;
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::urls;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -33,73 +33,6 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/plans/{id}/edit", get(edit))
         .route("/dashboard/plans/{id}/qr.svg", get(qr))
         .route("/dashboard/plans/{id}/archive", post(archive))
-}
-
-/// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".
-fn every(n: i32, unit: IntervalUnit, words: Words) -> String {
-    crate::i18n::texts(words.language()).every(n, unit)
-}
-
-/// "7 days", "1 month"; "7 дней", "1 месяц".
-fn span(n: i32, unit: IntervalUnit, words: Words) -> String {
-    let forms = match unit {
-        IntervalUnit::Hour => k("{} hour|{} hours"),
-        IntervalUnit::Day => k("{} day|{} days"),
-        IntervalUnit::Month => k("{} month|{} months"),
-    };
-    words.n(n.into(), forms)
-}
-
-/// A trial's length before the word "trial": "7-day"; "7 дней" (as in "trial of 7 days").
-fn trial_length(n: i32, unit: IntervalUnit, words: Words) -> String {
-    let forms = match unit {
-        IntervalUnit::Hour => k("{}-hour|{}-hour"),
-        IntervalUnit::Day => k("{}-day|{}-day"),
-        IntervalUnit::Month => k("{}-month|{}-month"),
-    };
-    words.n(n.into(), forms)
-}
-
-/// The plan's schedule in plain words, as the merchant's customers will live it.
-pub fn describe(f: &PlanFields, m: &Merchant) -> String {
-    schedule(f, m.words)
-}
-
-/// [`describe`] in `words`.
-fn schedule(f: &PlanFields, words: Words) -> String {
-    let price = format!("{} {}", words.money(f.amount, f.currency), every(f.interval, f.interval_unit, words));
-    let terms = match f.trial {
-        None => price,
-        Some(t) => {
-            let length = trial_length(t.interval, t.interval_unit, words);
-            let trial = match t.amount {
-                0 => words.f("{} after a free {} trial", &[&price, &length]),
-                amount => words.f("{} after a {} trial for {}", &[&price, &length, &words.money(amount, f.currency)]),
-            };
-            match f.trial_as_first_payment {
-                true => words.f("{} (counted as the first payment)", &[&trial]),
-                false => trial,
-            }
-        }
-    };
-    let until = match f.billing_cycles {
-        Some(n) if !f.infinite => words.n(n.into(), k("for {} payment|for {} payments")),
-        _ => words.t("until cancelled").to_string(),
-    };
-    let mut text = format!("{terms}, {until}. ");
-    let attempts = f.number_payment_attempts;
-    if attempts <= 1 {
-        text.push_str(words.t("A failed payment is not retried: the subscription ends."));
-    } else {
-        let morning = if f.prevent_payments_at_night { "08:00" } else { "03:00" };
-        let tries = words.n(attempts.into(), k("up to {} attempt|up to {} attempts"));
-        text.push_str(&words.f("Failed payments are retried {} in all (a declined card the next day at {}, a processing error at the start of each following hour), then the subscription ends.", &[&tries, &morning]));
-    }
-    if f.prevent_payments_at_night {
-        text.push(' ');
-        text.push_str(words.t("No charges between 20:00 and 08:00: they wait for the morning."));
-    }
-    text
 }
 
 struct Row {
@@ -124,11 +57,7 @@ struct ListPage {
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
     let archived = query.archived();
-    let condition = match archived {
-        true => Condition::all().add(plans::Column::ArchivedAt.is_not_null()),
-        false => Condition::all().add(plans::Column::ArchivedAt.is_null()),
-    };
-    let found = search_where::<plans::Entity>(&state, &m, query, "/dashboard/plans", condition).await?;
+    let found = search_archivable::<plans::Entity>(&state, &m, query, "/dashboard/plans").await?;
     let rows = found
         .rows
         .iter()
@@ -163,7 +92,7 @@ impl FormPage {
             chrome: m.chrome("plans").await,
             form,
             units: IntervalUnit::WORDS,
-            languages: crate::locale::language_names(),
+            languages: crate::web::locale::language_names(),
             currencies: currency::codes(),
         }
     }
@@ -227,8 +156,8 @@ struct ShowPage {
     /// A live link on an instance that takes no live payments: its page says so.
     live_off: bool,
     created: String,
-    subscriptions: Vec<super::subscriptions::Row>,
-    payments: Vec<super::payments::Row>,
+    subscriptions: Vec<super::tables::SubscriptionRow>,
+    payments: Vec<super::tables::PaymentRow>,
 }
 
 async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<plans::Model, AppError> {
@@ -238,15 +167,19 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<plans::Model, 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
     let filter = SubscriptionFilter { plan: Some(p.id.clone()), ..Default::default() };
-    let subscriptions = super::subscriptions::rows(&state, &m, filter, 10).await?;
-    let payments =
-        super::payments::recent(&state, &m, PaymentFilter { plan: Some(p.id.clone()), ..Default::default() }, 10)
-            .await?;
+    let subscriptions = super::tables::recent_subscriptions(&state, &m, filter, 10).await?;
+    let payments = super::tables::recent_payments(
+        &state,
+        &m,
+        PaymentFilter { plan: Some(p.id.clone()), ..Default::default() },
+        10,
+    )
+    .await?;
     let page = ShowPage {
         summary: describe(&p.fields(), &m),
         pay_url: urls::plan_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/plans/{}/qr.svg", p.id),
-        live_off: !p.test && !crate::payments::live_payments_allowed(&state),
+        live_off: !p.test && !crate::services::payments::live_payments_allowed(&state),
         links: vec![(urls::plan_pay(&state.config, &p.id), m.t("Open the subscription page").into())],
         created: local(p.created_at, m.tz),
         chrome: m.chrome("plans").await,
@@ -260,57 +193,6 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
 async fn qr(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Result<impl IntoResponse, AppError> {
     let p = find(&state, &m, &id).await?;
     super::qr_svg(&urls::plan_pay(&state.config, &p.id))
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn plan(body: Value) -> PlanFields {
-        PlanFields::parse(body.as_object().unwrap()).unwrap()
-    }
-
-    #[test]
-    fn a_schedule_reads_as_a_sentence() {
-        let p = plan(
-            json!({"title": "Gym", "currency": "EUR", "plan": {"amount": 990, "interval": 1, "interval_unit": "month"},
-                            "trial": {"amount": 100, "interval": 7, "interval_unit": "day"}}),
-        );
-        assert_eq!(
-            schedule(&p, Words::En),
-            "€9.90 every month after a 7-day trial for €1.00, until cancelled. Failed payments are retried up to 3 \
-             attempts in all (a declined card the next day at 03:00, a processing error at the start of each following \
-             hour), then the subscription ends."
-        );
-        let p = plan(
-            json!({"title": "Box", "currency": "USD", "plan": {"amount": 2500, "interval": 3, "interval_unit": "month"},
-                            "infinite": false, "billing_cycles": 4, "number_payment_attempts": 1,
-                            "prevent_payments_at_night": true}),
-        );
-        assert_eq!(
-            schedule(&p, Words::En),
-            "$25.00 every 3 months, for 4 payments. A failed payment is not retried: the subscription ends. \
-             No charges between 20:00 and 08:00: they wait for the morning."
-        );
-    }
-
-    #[test]
-    fn a_schedule_reads_as_a_russian_sentence() {
-        let p = plan(
-            json!({"title": "Gym", "currency": "EUR", "plan": {"amount": 990, "interval": 1, "interval_unit": "month"},
-                            "trial": {"amount": 0, "interval": 14, "interval_unit": "day"}, "infinite": false,
-                            "billing_cycles": 3, "prevent_payments_at_night": true}),
-        );
-        assert_eq!(
-            schedule(&p, Words::Ru),
-            "9,90\u{a0}€ каждый месяц после бесплатного пробного периода в 14 дней, всего 3 платежа. Неудачное \
-             списание повторяется: всего до 3 попыток (после отказа по карте — на следующий день в 08:00, после \
-             ошибки обработки — в начале каждого следующего часа), затем подписка завершается. С 20:00 до 08:00 \
-             списаний нет: они ждут утра."
-        );
-    }
 }
 
 /// Archives the plan (`archive=yes`) or brings it back (anything else); either is undone
@@ -340,7 +222,7 @@ struct EditPage {
 async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
     let form = FormView::filled(vec![("title", p.title.clone()), ("language", p.language.to_string())]);
-    ok(&EditPage { chrome: m.chrome("plans").await, id: p.id, form, languages: crate::locale::language_names() })
+    ok(&EditPage { chrome: m.chrome("plans").await, id: p.id, form, languages: crate::web::locale::language_names() })
 }
 
 async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -357,7 +239,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
                 chrome: m.chrome("plans").await,
                 id: p.id,
                 form: FormView::sent(&form, errors, m.words),
-                languages: crate::locale::language_names(),
+                languages: crate::web::locale::language_names(),
             };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }

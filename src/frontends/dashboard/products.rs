@@ -9,11 +9,10 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use chrono::{NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
-use sea_orm::{ColumnTrait, Condition};
 use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, TypedAmounts, minor_units, ticked_wins};
-use super::list::{ListQuery, search_where};
+use super::list::{ListQuery, search_archivable};
 use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
 use crate::db::{self, entities::products};
 use crate::domain::payment::PaymentFilter;
@@ -21,9 +20,9 @@ use crate::domain::product::ProductFields;
 use crate::domain::vocab::{TransactionType, VisibleField};
 use crate::domain::webhook::public_url;
 use crate::domain::{Errors, currency};
-use crate::error::AppError;
-use crate::state::AppState;
-use crate::urls;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -72,11 +71,7 @@ fn status(p: &products::Model, words: Words) -> &'static str {
 
 async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
     let archived = query.archived();
-    let condition = match archived {
-        true => Condition::all().add(products::Column::ArchivedAt.is_not_null()),
-        false => Condition::all().add(products::Column::ArchivedAt.is_null()),
-    };
-    let found = search_where::<products::Entity>(&state, &m, query, "/dashboard/products", condition).await?;
+    let found = search_archivable::<products::Entity>(&state, &m, query, "/dashboard/products").await?;
     let rows = found
         .rows
         .iter()
@@ -113,7 +108,7 @@ impl FormPage {
             id,
             form,
             fields: VisibleField::ALL.iter().map(|f| (f.as_str(), label(*f, m.words))).collect(),
-            languages: crate::locale::language_names(),
+            languages: crate::web::locale::language_names(),
             transaction_types: TransactionType::WORDS,
             currencies: currency::codes(),
         }
@@ -123,7 +118,7 @@ impl FormPage {
 /// How the hosted page labels a customer field, in `words`.
 fn label(f: VisibleField, words: Words) -> &'static str {
     // The field's name without the customer's hint: "State or province", not "… (two letters, e.g. NY)".
-    let label = crate::i18n::texts(words.language()).field_label(f);
+    let label = crate::web::i18n::texts(words.language()).field_label(f);
     label.split(" (").next().unwrap_or(label)
 }
 
@@ -265,21 +260,25 @@ struct ShowPage {
     fields: Vec<&'static str>,
     expires: String,
     created: String,
-    payments: Vec<super::payments::Row>,
+    payments: Vec<super::tables::PaymentRow>,
 }
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
-    let payments =
-        super::payments::recent(&state, &m, PaymentFilter { product: Some(p.id.clone()), ..Default::default() }, 10)
-            .await?;
+    let payments = super::tables::recent_payments(
+        &state,
+        &m,
+        PaymentFilter { product: Some(p.id.clone()), ..Default::default() },
+        10,
+    )
+    .await?;
     let confirm_url = urls::confirm_order(&state.config, &p.id, p.shop_id);
     let page = ShowPage {
         price: m.money(p.amount, p.currency),
         status: status(&p, m.words),
         pay_url: urls::product_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/products/{}/qr.svg", p.id),
-        live_off: !p.test && !crate::payments::live_payments_allowed(&state),
+        live_off: !p.test && !crate::services::payments::live_payments_allowed(&state),
         links: vec![
             (format!("/dashboard/products/{}/preview", p.id), m.t("Preview the payment page").into()),
             (confirm_url.clone(), m.f("Order confirmation page: {}", &[&confirm_url])),

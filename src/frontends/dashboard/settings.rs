@@ -14,8 +14,8 @@ use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{ShopSettings, email};
 use crate::domain::input::Reader;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -59,7 +59,7 @@ impl SettingsPage {
         user_form: FormView,
     ) -> Result<Self, super::AppError> {
         let users = db::users::of_shop(&state.db, m.shop.id).await?;
-        let keys = crate::keys::key_pair(state, &m.shop).await?;
+        let keys = crate::services::keys::key_pair(state, &m.shop).await?;
         Ok(SettingsPage {
             public_key_base64: keys.public_base64(),
             public_key: keys.public_pem,
@@ -67,7 +67,7 @@ impl SettingsPage {
                 "notification_url",
                 m.shop.notification_url.clone().unwrap_or_default(),
             )]),
-            notifications_authenticated: crate::keys::api_secret(&state.vault, &m.shop).is_some(),
+            notifications_authenticated: crate::services::keys::api_secret(&state.vault, &m.shop).is_some(),
             chrome: m.chrome("settings").await,
             languages: Words::ALL,
             shop_id: m.shop.id,
@@ -104,7 +104,7 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
     m.check(form.get("csrf"))?;
     match ShopSettings::parse(&form.to_json(&[], &[])) {
         Ok(settings) => {
-            crate::shops::update_settings(&state, (*m.shop).clone(), &settings, Utc::now()).await?;
+            crate::services::shops::update_settings(&state, (*m.shop).clone(), &settings, Utc::now()).await?;
             m.flash(m.t("Settings saved.")).await;
             see_other("/dashboard/settings")
         }
@@ -124,9 +124,9 @@ async fn language(State(state): State<AppState>, m: Merchant, form: PostedForm) 
         return Err(AppError::BadRequest(m.t("Choose one of the languages listed.").to_string()));
     }
     let words = Words::of(code);
-    db::users::set_language(&state.db, &m.user.id, words.code(), Utc::now()).await?;
+    db::users::set_language(&state.db, &m.user.id, words.stored(), Utc::now()).await?;
     m.flash(words.t("From now on the dashboard speaks English.")).await;
-    Ok(super::account::signed_in("/dashboard/settings", words))
+    Ok(super::merchant::signed_in("/dashboard/settings", words))
 }
 
 #[derive(Template)]
@@ -145,7 +145,7 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         page.rotate_error = true;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    let Some(secret_key) = crate::keys::rotate_secret(&state, (*m.shop).clone(), Utc::now()).await? else {
+    let Some(secret_key) = crate::services::keys::rotate_secret(&state, (*m.shop).clone(), Utc::now()).await? else {
         let message = m.t("The key was rotated by another request a moment ago; its new key is the one that works.");
         return Err(AppError::Conflict(message.into()));
     };
@@ -189,7 +189,7 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
         page.notify_form = FormView::sent(&form, errors, m.words);
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    crate::shops::set_notification_url(&state, m.shop.id, url, Utc::now()).await?;
+    crate::services::shops::set_notification_url(&state, m.shop.id, url, Utc::now()).await?;
     m.flash(m.t("Notification settings saved.")).await;
     see_other("/dashboard/settings")
 }
@@ -219,10 +219,20 @@ async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) 
         && errors.is_empty()
     {
         let token = crate::domain::ids::random_hex(32);
-        let placeholder = crate::passwords::hash(crate::domain::ids::random_hex(16)).await?;
+        let placeholder = crate::services::passwords::hash(crate::domain::ids::random_hex(16)).await?;
         let now = Utc::now();
         let expires = now + chrono::Duration::days(INVITATION_DAYS);
-        match db::users::invite(&state.db, m.shop.id, &address, placeholder, invite_hash(&token), expires, now).await {
+        match db::users::invite(
+            &state.db,
+            m.shop.id,
+            &address,
+            placeholder,
+            super::merchant::invite_hash(&token),
+            expires,
+            now,
+        )
+        .await
+        {
             Ok(_) => {
                 let link = format!("{}/dashboard/invite/{token}", state.config.base_url);
                 let sealed = state.vault.seal(link.as_bytes(), &invitation_context(&m));
@@ -238,12 +248,6 @@ async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) 
     }
     let page = SettingsPage::new(&state, &m, None, FormView::sent(&form, errors, m.words)).await?;
     Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
-}
-
-/// The token's SHA-256, as stored: the link itself is never kept.
-pub fn invite_hash(token: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The session's slot for a new invitation link until its page shows it.

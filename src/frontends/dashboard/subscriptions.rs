@@ -9,69 +9,21 @@ use serde::Deserialize;
 
 use super::form::PostedForm;
 use super::list::{PER_PAGE, next_link};
+use super::schedule::describe;
+use super::tables::{SubscriptionRow, next_charge, subscription_rows};
 use super::{Chrome, Merchant, Page, Words, k, local, ok, see_other};
+use crate::db;
 use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
-use crate::db::{self, Page as DbPage};
 use crate::domain::billing::State as SubState;
 use crate::domain::subscription::SubscriptionFilter;
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/subscriptions", get(list))
         .route("/dashboard/subscriptions/{id}", get(show))
         .route("/dashboard/subscriptions/{id}/cancel", post(cancel))
-}
-
-/// A subscription in a table.
-pub struct Row {
-    pub id: String,
-    pub state: String,
-    pub plan: String,
-    pub customer: String,
-    pub next: String,
-    pub created: String,
-}
-
-/// Up to `limit` of the shop's subscriptions that meet `condition`, newest first, with
-/// their plans' titles and customers' e-mails; and the id to continue after.
-async fn page_of(
-    state: &AppState,
-    m: &Merchant,
-    filter: &SubscriptionFilter,
-    limit: u64,
-    after: Option<String>,
-) -> Result<(Vec<Row>, Option<String>), AppError> {
-    let page = DbPage { limit, starting_after: after };
-    let listed = db::subscriptions::list(&state.db, m.shop.id, &page, filter).await.map_err(AppError::from)?;
-    let plan_ids: Vec<&str> = listed.rows.iter().map(|s| s.plan_id.as_str()).collect();
-    let customer_ids: Vec<&str> = listed.rows.iter().map(|s| s.customer_id.as_str()).collect();
-    let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &plan_ids).await?;
-    let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &customer_ids).await?;
-    let rows = listed
-        .rows
-        .iter()
-        .map(|s| Row {
-            id: s.id.clone(),
-            state: s.state.to_string(),
-            plan: plans.get(&s.plan_id).map_or_else(|| s.plan_id.clone(), |p| p.title.clone()),
-            customer: customers.get(&s.customer_id).map_or_else(|| s.customer_id.clone(), |c| c.email.clone()),
-            next: next_charge(s).map_or("—".into(), |t| local(t, m.tz)),
-            created: local(s.created_at, m.tz),
-        })
-        .collect();
-    Ok((rows, listed.next_after))
-}
-
-/// The newest `limit` subscriptions that meet `condition`, for other pages.
-pub async fn rows(
-    state: &AppState,
-    m: &Merchant,
-    filter: SubscriptionFilter,
-    limit: u64,
-) -> Result<Vec<Row>, AppError> {
-    Ok(page_of(state, m, &filter, limit, None).await?.0)
 }
 
 #[derive(Deserialize, Default)]
@@ -88,7 +40,7 @@ struct ListPage {
     state: String,
     plan: String,
     states: &'static [&'static str],
-    subscriptions: Vec<Row>,
+    subscriptions: Vec<SubscriptionRow>,
     next: Option<String>,
 }
 
@@ -100,7 +52,7 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
         plan: Some(plan.clone()).filter(|p| !p.is_empty()),
         customer: None,
     };
-    let (subscriptions, next_after) = page_of(&state, &m, &filter, PER_PAGE, query.after).await?;
+    let (subscriptions, next_after) = subscription_rows(&state, &m, &filter, PER_PAGE, query.after).await?;
     let next = next_link("/dashboard/subscriptions", &[("state", &wanted), ("plan", &plan)], next_after);
     ok(&ListPage {
         chrome: m.chrome("subscriptions").await,
@@ -141,11 +93,6 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<subscriptions:
     db::find::<subscriptions::Entity>(&state.db, m.shop.id, id).await?.ok_or(AppError::NotFound("Subscription"))
 }
 
-/// When the subscription is charged next: none once it is set to end with its period.
-fn next_charge(s: &subscriptions::Model) -> Option<chrono::DateTime<chrono::Utc>> {
-    s.renew_at.filter(|_| !s.cancel_at_period_end)
-}
-
 /// What an event of the timeline did, in `words`: `Charge attempt → active: …`.
 fn describe_event(e: &subscription_events::Model, words: Words) -> String {
     let state = |s: SubState| words.t_in("subscription", s.as_str());
@@ -183,10 +130,11 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         .collect();
     let sub_state = s.state;
     let page = ShowPage {
-        summary: plan.as_ref().map(|p| super::plans::describe(&p.fields(), &m)),
+        summary: plan.as_ref().map(|p| describe(&p.fields(), &m)),
         next_charge: next_charge(&s).map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
-        card_link: (sub_state == SubState::Redirecting).then(|| crate::urls::subscription_pay(&state.config, &s.id)),
+        card_link: (sub_state == SubState::Redirecting)
+            .then(|| crate::web::urls::subscription_pay(&state.config, &s.id)),
         cancellable: !sub_state.has_ended(),
         period_end: matches!(sub_state, SubState::Trial | SubState::Active)
             && !s.cancel_at_period_end
@@ -245,12 +193,12 @@ async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         return ok(&page);
     }
     if at_period_end {
-        let marked = crate::subscriptions::cancel_at_period_end(&state, &sub, reason).await;
+        let marked = crate::services::subscriptions::cancel_at_period_end(&state, &sub, reason).await;
         if m.unless_moved_on(marked).await?.is_some() {
             m.flash(m.t("The subscription ends at the end of its paid period and will not be charged again.")).await;
         }
     } else {
-        let cancelled = crate::subscriptions::cancel(&state, sub, reason).await;
+        let cancelled = crate::services::subscriptions::cancel(&state, sub, reason).await;
         if m.unless_moved_on(cancelled).await?.is_some() {
             m.flash(m.t("The subscription was cancelled: it will not be charged again.")).await;
         }

@@ -17,8 +17,8 @@ use crate::db::{self, Page as DbPage};
 use crate::domain::event::EventType;
 use crate::domain::input::Reader;
 use crate::domain::webhook::{EnabledEvents, EndpointFields};
-use crate::error::AppError;
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -110,7 +110,8 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     body.remove("enabled");
     match EndpointFields::read(&Reader::new(&body), true, state.config.webhooks_allow_private) {
         Ok(fields) => {
-            let (endpoint, secret) = crate::webhooks::create_endpoint(&state, m.shop.id, &fields, Utc::now()).await?;
+            let (endpoint, secret) =
+                crate::services::webhooks::create_endpoint(&state, m.shop.id, &fields, Utc::now()).await?;
             let page = SecretPage {
                 chrome: m.chrome("webhooks").await,
                 id: endpoint.id,
@@ -272,7 +273,7 @@ async fn rotate(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     if form.get("confirm") != Some("yes") {
         return ok(&show_page(&state, &m, e, None, "rotate").await?);
     }
-    let (e, secret) = crate::webhooks::rotate_secret(&state, e, Utc::now()).await?;
+    let (e, secret) = crate::services::webhooks::rotate_secret(&state, e, Utc::now()).await?;
     ok(&SecretPage { chrome: m.chrome("webhooks").await, id: e.id, url: e.url, secret, rotated: true })
 }
 
@@ -297,7 +298,7 @@ async fn redeliver(State(state): State<AppState>, m: Merchant, Path(id): Path<St
         Some(endpoint_id) => db::find::<endpoints::Entity>(&state.db, m.shop.id, endpoint_id).await?,
         None => None,
     };
-    let count = crate::webhooks::redeliver(&state, m.shop.id, &delivery.event_id, endpoint.as_ref()).await?;
+    let count = crate::services::webhooks::redeliver(&state, m.shop.id, &delivery.event_id, endpoint.as_ref()).await?;
     let sent = m.words.n(i64::try_from(count).unwrap_or(i64::MAX), "{} delivery|{} deliveries");
     m.flash(&m.f("The event {} is being sent again ({}).", &[&delivery.event_id, &sent])).await;
     let back = match &delivery.endpoint_id {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::domain::Errors;
 use crate::domain::vocab::VisibleField;
-use crate::i18n::Texts;
+use crate::web::i18n::Texts;
 
 /// One customer-data input.
 pub struct FieldView {
@@ -81,7 +81,7 @@ impl FormView {
                             _ => value(f.as_str()),
                         },
                         error: error(f.as_str()),
-                        options: (f == VisibleField::Country).then(|| crate::locale::countries(t.language)),
+                        options: (f == VisibleField::Country).then(|| crate::web::locale::countries(t.language)),
                         for_states: f == VisibleField::State && country_asked,
                     }
                 })

@@ -11,15 +11,15 @@ use std::net::IpAddr;
 use chrono::{DateTime, Utc};
 use sea_orm::{DatabaseConnection, DbErr};
 
-use crate::csrf;
 use crate::db::checkout_attempts::Claim;
 use crate::db::{self, entities::payments};
 use crate::domain::Errors;
 use crate::domain::throttle;
 use crate::domain::vocab::PaymentStatus;
-use crate::error::AppError;
-use crate::payments::PayError;
-use crate::state::AppState;
+use crate::services::payments::PayError;
+use crate::web::csrf;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
 
 mod form;
 mod page;
@@ -31,7 +31,7 @@ mod subscriptions;
 pub use page::error_page;
 pub use products::preview as preview_product;
 
-use crate::i18n::Texts;
+use crate::web::i18n::Texts;
 use form::FormView;
 use page::{Notice, PayPage, Summary, respond_page};
 
@@ -45,11 +45,11 @@ pub fn router() -> Router<AppState> {
         .route_layer(axum::middleware::from_fn(detach_submits))
 }
 
-/// Submitted forms run in a task of their own (see [`crate::guard::detached`]): a payment
+/// Submitted forms run in a task of their own (see [`crate::web::guard::detached`]): a payment
 /// finishes, and is recorded, even if the browser goes away mid-request.
 async fn detach_submits(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     match request.method() == axum::http::Method::POST {
-        true => crate::guard::detached(next.run(request)).await,
+        true => crate::web::guard::detached(next.run(request)).await,
         false => next.run(request).await,
     }
 }
@@ -72,7 +72,7 @@ fn wants_json(headers: &HeaderMap) -> bool {
 /// The JSON form of a pay link for API clients, or the error in JSON.
 fn link_json(loaded: Result<(String, &'static str, String), AppError>) -> Response {
     match loaded {
-        Ok((id, object, pay_url)) => axum::Json(crate::views::PayLink { id, object, pay_url }).into_response(),
+        Ok((id, object, pay_url)) => axum::Json(crate::web::views::PayLink { id, object, pay_url }).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -166,7 +166,7 @@ impl Checkout<'_> {
         let key = format!("{}|{address}", self.target);
         if let Some(wait) = db::throttle::wait(db, &throttle::DECLINES, &key, now).await? {
             let mut response = self.notice(StatusCode::TOO_MANY_REQUESTS, t.too_many_title, t.too_many_body);
-            response.headers_mut().insert(RETRY_AFTER, crate::error::retry_after(wait));
+            response.headers_mut().insert(RETRY_AFTER, crate::web::error::retry_after(wait));
             return Ok(response);
         }
         let lease = now + self.state.config.lease;

@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::form::FormView;
 use crate::db::entities::payments;
-use crate::guard::csp;
-use crate::i18n::{EN, Texts};
-use crate::state::AppState;
+use crate::web::guard::csp;
+use crate::web::i18n::{EN, Texts};
+use crate::web::state::AppState;
 
 /// What is being paid for, as the top of every hosted page shows it.
 pub struct Summary {
@@ -29,7 +29,8 @@ pub struct Summary {
 
 /// The test cards a test page offers, grouped as printed on a card, with what each does.
 pub fn test_cards(t: &Texts, test: bool) -> Vec<(String, &'static str)> {
-    use crate::acquirer::{Behaviour, TEST_CARDS};
+    use crate::external::acquirer::Behaviour;
+    use crate::external::acquirer::simulated::TEST_CARDS;
     if !test {
         return Vec::new();
     }

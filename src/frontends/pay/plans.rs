@@ -17,12 +17,12 @@ use crate::db::entities::{plans, shops};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::vocab::VisibleField;
-use crate::error::AppError;
-use crate::guard::ClientIp;
-use crate::i18n::{PlanTerms, Texts, texts};
-use crate::payments::{live_payments_allowed, subscribe};
-use crate::state::AppState;
-use crate::urls;
+use crate::services::payments::{live_payments_allowed, subscribe};
+use crate::web::error::AppError;
+use crate::web::guard::ClientIp;
+use crate::web::i18n::{PlanTerms, Texts, texts};
+use crate::web::state::AppState;
+use crate::web::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/plans/{id}/pay", get(show).post(submit))
@@ -30,7 +30,7 @@ pub fn router() -> Router<AppState> {
 
 async fn load(state: &AppState, id: &str) -> Result<(plans::Model, std::sync::Arc<shops::Model>), AppError> {
     let plan = db::find_public::<plans::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Plan"))?;
-    let shop = crate::shops::find(state, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
+    let shop = crate::services::shops::find(state, plan.shop_id).await?.ok_or(AppError::NotFound("Plan"))?;
     Ok((plan, shop))
 }
 
@@ -50,7 +50,7 @@ pub(super) fn plan_summary(
         terms: &terms,
         shop_name: &shop.name,
         now,
-        tz: crate::shops::zone(state, shop),
+        tz: crate::services::shops::zone(state, shop),
     };
     Summary {
         shop_name: shop.name.clone(),
@@ -85,7 +85,7 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -
     params(("id" = String, Path, description = "The plan's id (`pln_…`)")),
     responses(
         (status = 200, description = "The page (`text/html`) or the link (`application/json`)", content(
-            (crate::views::PayLink = "application/json"),
+            (crate::web::views::PayLink = "application/json"),
             (String = "text/html"),
         )),
         (status = 503, description = "Live payments are off on this instance (the page says so)", content_type = "text/html"),
@@ -129,7 +129,7 @@ async fn page(
 /// prefill) answers the page, as GET does.
 #[utoipa::path(post, path = "/plans/{id}/pay", tag = "Pay links", security(()),
     params(("id" = String, Path, description = "The plan's id (`pln_…`)")),
-    request_body(content = Option<crate::views::PayForm>, content_type = "application/x-www-form-urlencoded"),
+    request_body(content = Option<crate::web::views::PayForm>, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 200, description = "The page, for a POST from a merchant's site (no `csrf`)", content_type = "text/html"),
         (status = 303, description = "Subscribed: on to the receipt, or the shop's site", headers(("Location" = String))),

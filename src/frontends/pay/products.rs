@@ -17,12 +17,12 @@ use super::{Checkout, link_json, wants_json};
 use crate::db::entities::{products, shops};
 use crate::db::{self};
 use crate::domain::Errors;
-use crate::error::AppError;
-use crate::guard::ClientIp;
-use crate::i18n::{Texts, texts};
-use crate::payments::{live_payments_allowed, pay_product};
-use crate::state::AppState;
-use crate::urls;
+use crate::services::payments::{live_payments_allowed, pay_product};
+use crate::web::error::AppError;
+use crate::web::guard::ClientIp;
+use crate::web::i18n::{Texts, texts};
+use crate::web::state::AppState;
+use crate::web::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,7 +32,7 @@ pub fn router() -> Router<AppState> {
 
 async fn load(state: &AppState, id: &str) -> Result<(products::Model, std::sync::Arc<shops::Model>), AppError> {
     let product = db::find_public::<products::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Product"))?;
-    let shop = crate::shops::find(state, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
+    let shop = crate::services::shops::find(state, product.shop_id).await?.ok_or(AppError::NotFound("Product"))?;
     Ok((product, shop))
 }
 
@@ -91,7 +91,7 @@ fn unavailable(
     params(("id" = String, Path, description = "The product's id (`prd_…`)")),
     responses(
         (status = 200, description = "The page (`text/html`) or the link (`application/json`)", content(
-            (crate::views::PayLink = "application/json"),
+            (crate::web::views::PayLink = "application/json"),
             (String = "text/html"),
         )),
         (status = 409, description = "Sold out (the page says so)", content_type = "text/html"),
@@ -131,7 +131,7 @@ pub fn preview(state: &AppState, product: &products::Model, shop: &shops::Model,
 /// sent). Without them the page answers 403 and asks to reload.
 #[utoipa::path(post, path = "/products/{id}/pay", tag = "Pay links", security(()),
     params(("id" = String, Path, description = "The product's id (`prd_…`)")),
-    request_body(content = crate::views::PayForm, content_type = "application/x-www-form-urlencoded"),
+    request_body(content = crate::web::views::PayForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 303, description = "Paid: on to the receipt, or the product's `return_url`", headers(("Location" = String))),
         (status = 402, description = "The card was declined: the form again, with the reason", content_type = "text/html"),

@@ -16,9 +16,9 @@ use crate::db::{
 };
 use crate::domain::billing::{self, Due, Terms};
 use crate::domain::vocab::{IntervalUnit, Language, PaymentStatus};
-use crate::error::AppError;
-use crate::i18n::{Texts, texts};
-use crate::state::AppState;
+use crate::web::error::AppError;
+use crate::web::i18n::{Texts, texts};
+use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/receipts/{id}", get(show))
@@ -50,7 +50,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response
 async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     let payment: payments::Model =
         db::find_public::<payments::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
-    let shop = crate::shops::find(state, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let shop = crate::services::shops::find(state, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
     let mut plan_found = None;
     let (order, language) = match (&payment.product_id, &payment.plan_id) {
         (Some(product), _) => match db::find_public::<products::Entity>(&state.db, product).await? {
@@ -68,7 +68,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         _ => (String::new(), Language::En),
     };
     let t = texts(language);
-    let tz = crate::shops::zone(state, &shop);
+    let tz = crate::services::shops::zone(state, &shop);
     let next_charge = match (&plan_found, &payment.subscription_id) {
         (Some(plan), Some(sub)) => next_charge(state, t, plan, sub, tz).await?,
         _ => None,
@@ -93,7 +93,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         order,
         amount: t.price(payment.amount, payment.currency),
         card: payment.card_label(),
-        date: crate::locale::date_time(payment.created_at, tz, t.language),
+        date: crate::web::locale::date_time(payment.created_at, tz, t.language),
         payment_id: payment.id,
         next_charge,
     })
@@ -115,8 +115,8 @@ async fn next_charge(
     Ok(match billing::due(&terms, &progress) {
         Due::Charge { amount, .. } => {
             let when = match fields.interval_unit {
-                IntervalUnit::Hour => crate::locale::date_time(at, tz, t.language),
-                _ => crate::locale::date(at, tz, t.language),
+                IntervalUnit::Hour => crate::web::locale::date_time(at, tz, t.language),
+                _ => crate::web::locale::date(at, tz, t.language),
             };
             Some(t.on_date(&t.price(amount, fields.currency), &when))
         }

@@ -15,12 +15,12 @@ use crate::db::entities::{plans, shops, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
-use crate::error::AppError;
-use crate::guard::ClientIp;
-use crate::i18n::texts;
-use crate::payments::pay_subscription;
-use crate::state::AppState;
-use crate::urls;
+use crate::services::payments::pay_subscription;
+use crate::web::error::AppError;
+use crate::web::guard::ClientIp;
+use crate::web::i18n::texts;
+use crate::web::state::AppState;
+use crate::web::urls;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/subscriptions/{id}/pay", get(show).post(submit))
@@ -34,7 +34,7 @@ async fn load(
         db::find_public::<subscriptions::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Subscription"))?;
     let plan =
         db::find_public::<plans::Entity>(&state.db, &sub.plan_id).await?.ok_or(AppError::NotFound("Subscription"))?;
-    let shop = crate::shops::find(state, sub.shop_id).await?.ok_or(AppError::NotFound("Subscription"))?;
+    let shop = crate::services::shops::find(state, sub.shop_id).await?.ok_or(AppError::NotFound("Subscription"))?;
     Ok((sub, plan, shop))
 }
 
@@ -63,7 +63,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
-    let now = match crate::subscriptions::now_of(&state, &sub).await {
+    let now = match crate::services::subscriptions::now_of(&state, &sub).await {
         Ok(now) => now,
         Err(e) => return e.into_response(),
     };
@@ -88,7 +88,7 @@ async fn submit(
     let (sub, plan, shop) = load(&state, &id).await?;
     // No state check here: a repeated submit of the form is shown its first result, and the
     // start itself is guarded (a subscription takes one card, once).
-    let now = crate::subscriptions::now_of(&state, &sub).await?;
+    let now = crate::services::subscriptions::now_of(&state, &sub).await?;
     let page = checkout(&state, &sub, &plan, &shop, now);
     page.submit(&headers, client, parse_form(&body), |checkout| {
         pay_subscription(&state, &plan, sub.clone(), checkout, now)

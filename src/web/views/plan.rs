@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::db::entities::plans;
 use crate::domain::currency::Currency;
 use crate::domain::vocab::{IntervalUnit, Language};
-use crate::urls;
+use crate::web::urls;
 
 /// A plan as the API returns it.
 #[derive(Serialize, ToSchema)]

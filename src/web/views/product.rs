@@ -10,7 +10,7 @@ use crate::db::entities::products;
 use crate::domain::currency::Currency;
 use crate::domain::product::visible_fields_from_db;
 use crate::domain::vocab::{Language, TransactionType};
-use crate::urls;
+use crate::web::urls;
 
 /// A product as the API returns it.
 #[derive(Serialize, ToSchema)]

@@ -14,7 +14,7 @@ use crate::db::entities::{customers, payments, plans, subscriptions, test_card_o
 use crate::db::{self};
 use crate::domain::billing::{State as SubState, Terms};
 use crate::domain::card::Behaviour;
-use crate::urls;
+use crate::web::urls;
 
 /// A subscription as the API returns it.
 #[derive(Serialize, ToSchema)]

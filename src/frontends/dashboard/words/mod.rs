@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use axum::http::{HeaderMap, header};
 
 use crate::domain::currency::Currency;
-use crate::domain::vocab::Language;
+use crate::domain::vocab::{DashboardLanguage, Language};
 
 mod catalog;
 mod common;
@@ -98,6 +98,22 @@ impl Words {
         }
     }
 
+    /// The language as a user's row stores it.
+    pub fn stored(self) -> DashboardLanguage {
+        match self {
+            Words::En => DashboardLanguage::En,
+            Words::Ru => DashboardLanguage::Ru,
+        }
+    }
+
+    /// The language a user's row stores.
+    pub fn of_user(stored: DashboardLanguage) -> Words {
+        match stored {
+            DashboardLanguage::En => Words::En,
+            DashboardLanguage::Ru => Words::Ru,
+        }
+    }
+
     /// The cookie that remembers this language in the browser for a year.
     pub fn cookie(self) -> axum::http::HeaderValue {
         let cookie = format!("{COOKIE}={}; Path=/dashboard; Max-Age=31536000; SameSite=Lax", self.code());
@@ -159,7 +175,7 @@ impl Words {
     pub fn n(self, n: i64, english: &'static str) -> String {
         let forms: Vec<&str> = self.t(english).split('|').collect();
         let form = match (self, forms.len()) {
-            (Words::Ru, 3) => forms[crate::locale::russian_form(n.unsigned_abs())],
+            (Words::Ru, 3) => forms[crate::web::locale::russian_form(n.unsigned_abs())],
             (_, 2) if n == 1 => forms[0],
             (_, 2) => forms[1],
             _ => forms[0],
@@ -169,7 +185,7 @@ impl Words {
 
     /// A day of a chart, short: `8 Dec`, `8 дек.`.
     pub fn day(self, day: chrono::NaiveDate) -> String {
-        crate::locale::short_day(day, self.language())
+        crate::web::locale::short_day(day, self.language())
     }
 
     /// A message of the API's rules or services (`is too long (maximum is 255 characters)`,
@@ -216,7 +232,7 @@ impl Words {
 
     /// `amount` minimal units of `currency` as this language writes money (`€9.90`, `9,90 €`).
     pub fn money(self, amount: i64, currency: Currency) -> String {
-        crate::locale::money(amount, currency, self.language())
+        crate::web::locale::money(amount, currency, self.language())
     }
 }
 

@@ -10,9 +10,9 @@ fn keys_used() -> BTreeSet<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     collect(&root.join("templates/dashboard"), &mut files);
-    collect(&root.join("src/dashboard"), &mut files);
+    collect(&root.join("src/frontends/dashboard"), &mut files);
     let mut keys = BTreeSet::new();
-    for file in files.iter().filter(|f| !f.starts_with(root.join("src/dashboard/words"))) {
+    for file in files.iter().filter(|f| !f.starts_with(root.join("src/frontends/dashboard/words"))) {
         let text = std::fs::read_to_string(file).unwrap();
         // The literal may start on the next line, where rustfmt breaks a long call.
         for marker in [".t(", ".f(", ".f1(", ".f2(", ".n(", "k("] {

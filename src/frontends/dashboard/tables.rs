@@ -1,0 +1,158 @@
+//! The tables several sections show: payments (the list, a customer's, a product's, a
+//! plan's, the overview's) and subscriptions (the list, a customer's, a plan's).
+
+use std::collections::HashMap;
+
+use super::{Merchant, local};
+use crate::db::entities::{customers, payments, plans, products, subscriptions};
+use crate::db::{self, Page as DbPage};
+use crate::domain::payment::{PaymentFilter, PaymentSearch};
+use crate::domain::subscription::SubscriptionFilter;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+
+/// "Ann Lee": the customer's first and last names, as far as given.
+pub fn full_name(c: &customers::Model) -> String {
+    [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ")
+}
+
+/// A payment in a table.
+pub struct PaymentRow {
+    pub id: String,
+    pub amount: String,
+    pub status: String,
+    pub card: String,
+    /// What was paid for: the product or plan, with the link to its page.
+    pub paid_for: Option<(String, String)>,
+    /// Who paid: the customer's e-mail (and their page), else the name on the card.
+    pub payer: String,
+    pub payer_link: Option<String>,
+    pub test: bool,
+    pub created: String,
+}
+
+/// What a batch of payments names: their customers, products and plans, looked up at once.
+pub struct Named {
+    customers: HashMap<String, customers::Model>,
+    products: HashMap<String, products::Model>,
+    plans: HashMap<String, plans::Model>,
+}
+
+impl Named {
+    pub async fn load(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Named, AppError> {
+        let ids = |f: fn(&payments::Model) -> Option<&str>| payments.iter().filter_map(f).collect::<Vec<&str>>();
+        Ok(Named {
+            customers: db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref()))
+                .await?,
+            products: db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?,
+            plans: db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?,
+        })
+    }
+
+    pub fn customer(&self, p: &payments::Model) -> Option<&customers::Model> {
+        p.customer_id.as_ref().and_then(|id| self.customers.get(id))
+    }
+
+    /// The product or plan a payment paid for: its name and its page.
+    pub fn paid_for(&self, p: &payments::Model) -> Option<(String, String)> {
+        match (&p.product_id, &p.plan_id) {
+            (Some(id), _) => self.products.get(id).map(|x| (x.name.clone(), format!("/dashboard/products/{id}"))),
+            (_, Some(id)) => self.plans.get(id).map(|x| (x.title.clone(), format!("/dashboard/plans/{id}"))),
+            _ => None,
+        }
+    }
+}
+
+/// The table rows of `payments`, with what they paid for and who paid.
+pub async fn payment_rows(
+    state: &AppState,
+    m: &Merchant,
+    payments: &[payments::Model],
+) -> Result<Vec<PaymentRow>, AppError> {
+    let named = Named::load(state, m, payments).await?;
+    Ok(payments
+        .iter()
+        .map(|p| {
+            let customer = named.customer(p);
+            PaymentRow {
+                id: p.id.clone(),
+                amount: m.money(p.amount, p.currency),
+                status: p.status.to_string(),
+                card: p.card_label(),
+                paid_for: named.paid_for(p),
+                payer: customer.map_or_else(|| p.card_holder.clone(), |c| c.email.clone()),
+                payer_link: customer.map(|c| format!("/dashboard/customers/{}", c.id)),
+                test: p.test,
+                created: local(p.created_at, m.tz),
+            }
+        })
+        .collect())
+}
+
+/// The latest `limit` payments of the shop that pass `filter`.
+pub async fn recent_payments(
+    state: &AppState,
+    m: &Merchant,
+    filter: PaymentFilter,
+    limit: u64,
+) -> Result<Vec<PaymentRow>, AppError> {
+    let page = DbPage { limit, starting_after: None };
+    let search = PaymentSearch { filter, ..Default::default() };
+    let listed = db::payments::search(&state.db, m.shop.id, &page, &search).await.map_err(AppError::from)?;
+    payment_rows(state, m, &listed.rows).await
+}
+
+/// A subscription in a table.
+pub struct SubscriptionRow {
+    pub id: String,
+    pub state: String,
+    pub plan: String,
+    pub customer: String,
+    pub next: String,
+    pub created: String,
+}
+
+/// Up to `limit` of the shop's subscriptions that meet `condition`, newest first, with
+/// their plans' titles and customers' e-mails; and the id to continue after.
+pub async fn subscription_rows(
+    state: &AppState,
+    m: &Merchant,
+    filter: &SubscriptionFilter,
+    limit: u64,
+    after: Option<String>,
+) -> Result<(Vec<SubscriptionRow>, Option<String>), AppError> {
+    let page = DbPage { limit, starting_after: after };
+    let listed = db::subscriptions::list(&state.db, m.shop.id, &page, filter).await.map_err(AppError::from)?;
+    let plan_ids: Vec<&str> = listed.rows.iter().map(|s| s.plan_id.as_str()).collect();
+    let customer_ids: Vec<&str> = listed.rows.iter().map(|s| s.customer_id.as_str()).collect();
+    let plans = db::by_ids::<plans::Entity>(&state.db, m.shop.id, &plan_ids).await?;
+    let customers = db::by_ids::<customers::Entity>(&state.db, m.shop.id, &customer_ids).await?;
+    let rows = listed
+        .rows
+        .iter()
+        .map(|s| SubscriptionRow {
+            id: s.id.clone(),
+            state: s.state.to_string(),
+            plan: plans.get(&s.plan_id).map_or_else(|| s.plan_id.clone(), |p| p.title.clone()),
+            customer: customers.get(&s.customer_id).map_or_else(|| s.customer_id.clone(), |c| c.email.clone()),
+            next: next_charge(s).map_or("—".into(), |t| local(t, m.tz)),
+            created: local(s.created_at, m.tz),
+        })
+        .collect();
+    Ok((rows, listed.next_after))
+}
+
+/// The newest `limit` subscriptions that meet `condition`, for other pages.
+pub async fn recent_subscriptions(
+    state: &AppState,
+    m: &Merchant,
+    filter: SubscriptionFilter,
+    limit: u64,
+) -> Result<Vec<SubscriptionRow>, AppError> {
+    Ok(subscription_rows(state, m, &filter, limit, None).await?.0)
+}
+
+/// When the subscription is charged next: none once it is set to end with its period.
+pub fn next_charge(s: &subscriptions::Model) -> Option<chrono::DateTime<chrono::Utc>> {
+    s.renew_at.filter(|_| !s.cancel_at_period_end)
+}

@@ -1,0 +1,13 @@
+//! What every face shares: the one error type ([`error`]), the state every handler and the
+//! engine reach ([`state`]), what every request passes ([`guard`]), the API's objects
+//! ([`views`]), the pages' texts and locale data ([`i18n`], [`locale`]), CSRF tokens
+//! ([`csrf`]) and the addresses paydesk hands out ([`urls`]).
+
+pub mod csrf;
+pub mod error;
+pub mod guard;
+pub mod i18n;
+pub mod locale;
+pub mod state;
+pub mod urls;
+pub mod views;
