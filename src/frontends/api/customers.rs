@@ -23,7 +23,7 @@ pub fn router() -> Router<AppState> {
 
 /// Create a customer
 #[utoipa::path(post, path = "/customers", tag = "Customers",
-    request_body = schemas::CustomerCreate,
+    request_body = schemas::customers::CustomerCreate,
     responses((status = 201, description = "The customer", body = CustomerView)))]
 async fn create(
     State(state): State<AppState>,

@@ -19,7 +19,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// List events
-#[utoipa::path(get, path = "/events", tag = "Events", params(schemas::EventFilterParams),
+#[utoipa::path(get, path = "/events", tag = "Events", params(schemas::events::EventFilterParams),
     responses((status = 200, description = "A page of events, newest first", body = [EventView])))]
 async fn list(
     State(state): State<AppState>,

@@ -27,7 +27,7 @@ pub fn router() -> Router<AppState> {
 /// List payments
 ///
 /// Every attempt to pay, newest first, from pay pages and the billing engine.
-#[utoipa::path(get, path = "/payments", tag = "Payments", params(schemas::PaymentFilterParams),
+#[utoipa::path(get, path = "/payments", tag = "Payments", params(schemas::payments::PaymentFilterParams),
     responses((status = 200, description = "A page of payments", body = [PaymentView])))]
 async fn list(
     State(state): State<AppState>,

@@ -23,7 +23,7 @@ pub fn router() -> Router<AppState> {
 
 /// Create a plan
 #[utoipa::path(post, path = "/plans", tag = "Plans",
-    request_body = schemas::PlanCreate,
+    request_body = schemas::plans::PlanCreate,
     responses((status = 201, description = "The plan", body = PlanView)))]
 async fn create(
     State(state): State<AppState>,

@@ -27,7 +27,7 @@ pub fn router() -> Router<AppState> {
 /// The product and its payment links (`pay_url`, `confirm_url`). `amount` and `quantity`
 /// may be sent as strings of digits (as the spec shows) or as integers.
 #[utoipa::path(post, path = "/products", tag = "Products",
-    request_body = schemas::ProductCreate,
+    request_body = schemas::products::ProductCreate,
     responses((status = 201, description = "The product", body = ProductView)))]
 async fn create(
     State(state): State<AppState>,
@@ -75,7 +75,7 @@ async fn list(
 /// customers bought meanwhile is refused with 409.
 #[utoipa::path(put, path = "/products/{id}", tag = "Products",
     params(("id" = String, Path, description = "The product's id (`prd_…`)")),
-    request_body = Option<schemas::ProductUpdate>,
+    request_body = Option<schemas::products::ProductUpdate>,
     responses(
         (status = 204, description = "Updated; no body"),
         (status = 409, description = "Customers' purchases overtook the new quantity", body = crate::web::error::ErrorBody),

@@ -29,7 +29,7 @@ pub fn router() -> Router<AppState> {
 /// Gives back `amount` (default: all that is left) of a `succeeded` or `partially_refunded`
 /// payment. A refund the acquirer refuses is answered 201 with `status: failed`.
 #[utoipa::path(post, path = "/payments/{id}/refund", tag = "Refunds", params(("id" = String, Path, description = "The payment's id (`pay_…`)")),
-    request_body = Option<schemas::RefundCreate>,
+    request_body = Option<schemas::refunds::RefundCreate>,
     responses(
         (status = 201, description = "The refund", body = RefundView),
         (status = 409, description = "The payment cannot be refunded (an authorization, failed, or refunded)", body = crate::web::error::ErrorBody),
@@ -46,7 +46,7 @@ async fn create(
 }
 
 /// List refunds
-#[utoipa::path(get, path = "/refunds", tag = "Refunds", params(schemas::RefundFilterParams),
+#[utoipa::path(get, path = "/refunds", tag = "Refunds", params(schemas::refunds::RefundFilterParams),
     responses((status = 200, description = "A page of refunds, newest first", body = [RefundView])))]
 async fn list(
     State(state): State<AppState>,

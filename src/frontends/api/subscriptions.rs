@@ -44,7 +44,7 @@ pub fn router() -> Router<AppState> {
 /// trial) charge is made at once; without one, the subscription waits in `redirecting`
 /// until the customer enters a card at `redirect_url`.
 #[utoipa::path(post, path = "/subscriptions", tag = "Subscriptions",
-    request_body = schemas::SubscriptionCreate,
+    request_body = schemas::subscriptions::SubscriptionCreate,
     responses(
         (status = 201, description = "The subscription", body = SubscriptionView),
     ))]
@@ -75,7 +75,7 @@ async fn show(
 }
 
 /// List subscriptions
-#[utoipa::path(get, path = "/subscriptions", tag = "Subscriptions", params(schemas::SubscriptionFilterParams),
+#[utoipa::path(get, path = "/subscriptions", tag = "Subscriptions", params(schemas::subscriptions::SubscriptionFilterParams),
     responses((status = 200, description = "A page of subscriptions, newest first", body = [SubscriptionView])))]
 async fn list(
     State(state): State<AppState>,
@@ -151,7 +151,7 @@ async fn events(
 
 /// Cancel a subscription
 #[utoipa::path(post, path = "/subscriptions/{id}/cancel", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
-    request_body = Option<schemas::SubscriptionCancel>,
+    request_body = Option<schemas::subscriptions::SubscriptionCancel>,
     responses(
         (status = 200, description = "The cancelled subscription", body = SubscriptionView),
         (status = 409, description = "The subscription has already ended", body = crate::web::error::ErrorBody),
@@ -175,7 +175,7 @@ async fn cancel(
 /// clock's) the card behaves as `outcome`, until a later entry. The same `from` again
 /// replaces that entry; a `from` before the current time is 422.
 #[utoipa::path(post, path = "/subscriptions/{id}/test_card_outcome", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
-    request_body = schemas::TestCardOutcome,
+    request_body = schemas::subscriptions::TestCardOutcome,
     responses(
         (status = 200, description = "The subscription", body = SubscriptionView),
         (status = 409, description = "A live subscription: only test ones can be told", body = crate::web::error::ErrorBody),

@@ -64,7 +64,7 @@ impl From<&test_clocks::Model> for ClockView {
 
 /// Create a test clock
 #[utoipa::path(post, path = "/test_clocks", tag = "Test clocks",
-    request_body = schemas::TestClockCreate,
+    request_body = schemas::test_clocks::TestClockCreate,
     responses((status = 201, description = "The clock", body = ClockView)))]
 async fn create(
     State(state): State<AppState>,
@@ -114,7 +114,7 @@ async fn list(
 /// Runs, in order, every charge and retry of the clock's subscriptions that falls due up to
 /// `frozen_time`, and answers when done.
 #[utoipa::path(post, path = "/test_clocks/{id}/advance", tag = "Test clocks", params(("id" = String, Path, description = "The test clock's id (`clk_…`)")),
-    request_body = schemas::TestClockAdvance,
+    request_body = schemas::test_clocks::TestClockAdvance,
     responses(
         (status = 200, description = "The clock at its new time", body = ClockView),
         (status = 409, description = "The clock is already advancing, or is later than `frozen_time` (clocks only move forward)", body = crate::web::error::ErrorBody),

@@ -41,7 +41,7 @@ async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<endpoints::Mod
 ///
 /// Its signing `secret` (`whsec_…`) is shown in this answer only.
 #[utoipa::path(post, path = "/webhook_endpoints", tag = "Webhooks",
-    request_body = schemas::WebhookEndpointCreate,
+    request_body = schemas::webhooks::WebhookEndpointCreate,
     responses((status = 201, description = "The endpoint, with its secret", body = EndpointView)))]
 async fn create(
     State(state): State<AppState>,
@@ -88,7 +88,7 @@ async fn show(
 ///
 /// Any of the create fields, and `enabled` (turning a disabled endpoint back on).
 #[utoipa::path(method(post, put), path = "/webhook_endpoints/{id}", tag = "Webhooks", params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
-    request_body = Option<schemas::WebhookEndpointUpdate>,
+    request_body = Option<schemas::webhooks::WebhookEndpointUpdate>,
     responses((status = 200, description = "The endpoint", body = EndpointView)))]
 async fn update(
     State(state): State<AppState>,
@@ -133,7 +133,7 @@ async fn rotate(
 /// List webhook deliveries
 ///
 /// `endpoint_id` and `event_id` narrow the list; each delivery shows its last attempts.
-#[utoipa::path(get, path = "/webhook_deliveries", tag = "Webhooks", params(schemas::DeliveryFilterParams),
+#[utoipa::path(get, path = "/webhook_deliveries", tag = "Webhooks", params(schemas::webhooks::DeliveryFilterParams),
     responses((status = 200, description = "A page of deliveries, newest first", body = [DeliveryView])))]
 async fn deliveries(
     State(state): State<AppState>,
@@ -156,7 +156,7 @@ async fn deliveries(
 ///
 /// To `endpoint_id` only, or to all of the event's targets.
 #[utoipa::path(post, path = "/events/{id}/redeliver", tag = "Webhooks", params(("id" = String, Path, description = "The event's id (`evt_…`)")),
-    request_body = Option<schemas::Redeliver>,
+    request_body = Option<schemas::webhooks::Redeliver>,
     responses((status = 202, description = "Queued", body = Redelivered)))]
 async fn redeliver(
     State(state): State<AppState>,
@@ -190,7 +190,7 @@ async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 /// Sets `notification_url`, where bePaid notifications go when the object names none
 /// (`null` clears it).
 #[utoipa::path(method(post, put), path = "/shop", tag = "Webhooks",
-    request_body = Option<schemas::ShopUpdate>,
+    request_body = Option<schemas::webhooks::ShopUpdate>,
     responses((status = 200, description = "The shop", body = ShopView)))]
 async fn update_shop(
     State(state): State<AppState>,

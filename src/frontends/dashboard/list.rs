@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::Merchant;
-use crate::db::{self, Archivable, Page as DbPage, Searchable};
+use crate::db::{self, Archivable, Listed, Page as DbPage, Searchable};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -24,6 +24,12 @@ impl ListQuery {
     pub fn archived(&self) -> bool {
         self.archived.as_deref() == Some("yes")
     }
+
+    /// The search as typed (trimmed) and the page asked for.
+    fn search(&self) -> (String, DbPage) {
+        let q = self.q.as_deref().unwrap_or_default().trim().to_string();
+        (q, DbPage { limit: PER_PAGE, starting_after: self.after.clone() })
+    }
 }
 
 /// One page of a searchable list.
@@ -41,27 +47,28 @@ pub async fn search<E: Searchable>(
     query: ListQuery,
     path: &str,
 ) -> Result<Found<E::Model>, AppError> {
-    let q = query.q.unwrap_or_default().trim().to_string();
-    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
+    let (q, page) = query.search();
     let listed = db::search::<E>(&state.db, m.shop.id, &page, &q).await?;
-    let next = next_link(path, &[("q", &q)], listed.next_after);
-    Ok(Found { q, rows: listed.rows, next })
+    Ok(found(path, q, query.archived(), listed))
 }
 
-/// Like [`search`], among the archived objects when the list asks for them (`?archived=yes`,
-/// kept in its next link), else among the others.
+/// Like [`search`], among the archived objects when the list asks for them (`?archived=yes`),
+/// else among the others.
 pub async fn search_archivable<E: Searchable + Archivable>(
     state: &AppState,
     m: &Merchant,
     query: ListQuery,
     path: &str,
 ) -> Result<Found<E::Model>, AppError> {
-    let archived = query.archived();
-    let q = query.q.unwrap_or_default().trim().to_string();
-    let page = DbPage { limit: PER_PAGE, starting_after: query.after };
-    let listed = db::search_archived::<E>(&state.db, m.shop.id, &page, &q, archived).await?;
+    let (q, page) = query.search();
+    let listed = db::search_archived::<E>(&state.db, m.shop.id, &page, &q, query.archived()).await?;
+    Ok(found(path, q, query.archived(), listed))
+}
+
+/// The page found for search `q`; its next link keeps the search and `archived`.
+fn found<M>(path: &str, q: String, archived: bool, listed: Listed<M>) -> Found<M> {
     let next = next_link(path, &[("q", &q), ("archived", if archived { "yes" } else { "" })], listed.next_after);
-    Ok(Found { q, rows: listed.rows, next })
+    Found { q, rows: listed.rows, next }
 }
 
 /// The link to the next page of a list, keeping its other parameters.
