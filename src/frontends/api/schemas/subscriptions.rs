@@ -1,5 +1,6 @@
 //! Subscriptions: what `POST /subscriptions`, cancelling, a test card's outcome and `GET /subscriptions` accept.
 
+use super::customers::CustomerCreate;
 use super::*;
 
 /// A new subscription: a plan (`plan.id` or `plan_id`), a customer (inline `customer`, an
