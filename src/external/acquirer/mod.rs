@@ -3,6 +3,7 @@
 //! card number, and each real acquirer plugs in as another implementation (a file of this
 //! folder) in `AppState`.
 
+pub mod bepaid;
 pub mod simulated;
 
 use async_trait::async_trait;

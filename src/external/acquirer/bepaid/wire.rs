@@ -1,0 +1,306 @@
+//! bePaid's JSON as it crosses the wire (API v2: requests inside `{"request": …}`, answers
+//! inside `{"transaction": …}`, as the official SDKs speak it), with only the fields paydesk
+//! sends or reads. Unknown fields of an answer are ignored; an unknown status reads as
+//! [`Status::Other`], never as a success.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a transaction stands at the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Processed and approved.
+    Successful,
+    /// Processed and declined.
+    Failed,
+    /// Waiting for the customer (3-D Secure) or the merchant.
+    Incomplete,
+    /// Being processed; a notification or a lookup tells the end.
+    Pending,
+    /// Not processed: the gateway or the acquirer failed.
+    Error,
+    /// Not completed before it ran out (a Checkout token, an unpaid payment).
+    Expired,
+    /// A word this version of paydesk does not know.
+    #[serde(other)]
+    Other,
+}
+
+/// A transaction as the gateway answers it: to an operation, a lookup or in a notification.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Transaction {
+    pub uid: String,
+    pub status: Status,
+    /// `payment`, `authorization`, `capture`, `void`, `refund`, `tokenization`, ...
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub amount: Option<i64>,
+    #[serde(default)]
+    pub currency: Option<String>,
+    #[serde(default)]
+    pub tracking_id: Option<String>,
+    #[serde(default)]
+    pub parent_uid: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+    /// API v3's processing code (`F.0114`), where the gateway gives one.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// Where to send the customer for 3-D Secure (`incomplete` transactions).
+    #[serde(default)]
+    pub redirect_url: Option<String>,
+    #[serde(default)]
+    pub test: Option<bool>,
+    #[serde(default)]
+    pub credit_card: Option<Card>,
+    /// Everything else, among it the acquirer's part of the transaction, named after its type
+    /// (`"payment": {…}`, `"authorization": {…}`, ...): see [`Transaction::processing`].
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Transaction {
+    /// The acquirer's answer inside the transaction (the section named after its type).
+    pub fn processing(&self) -> Option<Processing> {
+        let section = self.rest.get(self.kind.as_deref()?)?;
+        serde_json::from_value(section.clone()).ok()
+    }
+}
+
+/// The card of a transaction: what paydesk may keep of it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Card {
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub brand: Option<String>,
+    #[serde(default)]
+    pub last_4: Option<String>,
+    #[serde(default)]
+    pub holder: Option<String>,
+    #[serde(default)]
+    pub exp_month: Option<u32>,
+    #[serde(default)]
+    pub exp_year: Option<i32>,
+}
+
+/// The acquirer's answer inside a transaction.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Processing {
+    /// The issuer's ISO 8583 answer code (`00`, `05`, `51`, ...).
+    #[serde(default)]
+    pub bank_code: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub auth_code: Option<String>,
+}
+
+/// Every shape a successful HTTP answer comes in: one transaction (an operation, a lookup
+/// by uid, a notification), or a list (a lookup by a `tracking_id` several carry).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Answer {
+    One { transaction: Box<Transaction> },
+    Many { transactions: Vec<Transaction> },
+}
+
+impl Answer {
+    /// The transactions, newest last as the gateway lists them.
+    pub fn into_transactions(self) -> Vec<Transaction> {
+        match self {
+            Answer::One { transaction } => vec![*transaction],
+            Answer::Many { transactions } => transactions,
+        }
+    }
+}
+
+/// A refusal of the request itself (422 and the like): `{"message", "errors"}`, or the same
+/// inside `{"response": …}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Refusal {
+    Wrapped { response: RefusalBody },
+    Plain(RefusalBody),
+}
+
+/// What a refusal says.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RefusalBody {
+    pub message: String,
+    #[serde(default)]
+    pub errors: Option<serde_json::Value>,
+}
+
+impl Refusal {
+    /// The gateway's message ("Reason can't be blank.").
+    pub fn message(&self) -> &str {
+        match self {
+            Refusal::Wrapped { response } | Refusal::Plain(response) => &response.message,
+        }
+    }
+}
+
+/// `{"request": …}` around a request body.
+#[derive(Debug, Serialize)]
+pub struct Request<T> {
+    pub request: T,
+}
+
+/// A payment or an authorization: a card typed on paydesk's page, or a stored card's token.
+#[derive(Debug, Serialize)]
+pub struct Charge<'a> {
+    pub amount: i64,
+    pub currency: &'a str,
+    pub description: &'a str,
+    /// paydesk's own reference of the attempt: the key of lookups.
+    pub tracking_id: &'a str,
+    pub test: bool,
+    /// paydesk never sends one charge twice on purpose: retries carry the same `RequestID`.
+    pub duplicate_check: bool,
+    pub language: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub return_url: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notification_url: Option<&'a str>,
+    pub credit_card: CardSource<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub customer: Option<Customer<'a>>,
+    pub additional_data: AdditionalData,
+}
+
+/// Where the money comes from.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum CardSource<'a> {
+    /// A card typed on paydesk's own page (only with the processor's permission).
+    Typed { number: &'a str, verification_value: &'a str, holder: &'a str, exp_month: String, exp_year: String },
+    /// A card the gateway keeps.
+    Token { token: &'a str },
+}
+
+impl std::fmt::Debug for CardSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // Never a card number or a CVC in a log.
+            CardSource::Typed { .. } => f.write_str("Typed { .. }"),
+            CardSource::Token { .. } => f.write_str("Token { .. }"),
+        }
+    }
+}
+
+/// The customer as the gateway's fraud checks see them.
+#[derive(Debug, Serialize)]
+pub struct Customer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip: Option<&'a str>,
+}
+
+/// What the card is kept for and who starts the charge.
+#[derive(Debug, Default, Serialize)]
+pub struct AdditionalData {
+    /// `["recurring"]` on a first payment whose card pays the renewals.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contract: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_on_file: Option<CardOnFile>,
+}
+
+/// The card networks' marking of a charge on a stored card.
+#[derive(Debug, Serialize)]
+pub struct CardOnFile {
+    /// `merchant` for a renewal the engine makes, `customer` when they are at the page.
+    pub initiator: &'static str,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+impl CardOnFile {
+    /// A renewal: merchant-initiated, the customer absent.
+    pub fn renewal() -> CardOnFile {
+        CardOnFile { initiator: "merchant", kind: "delayed_charge" }
+    }
+}
+
+/// A capture, void or refund of an earlier transaction.
+#[derive(Debug, Serialize)]
+pub struct Child<'a> {
+    pub parent_uid: &'a str,
+    pub amount: i64,
+    /// Required of refunds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'a str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bePaid's Ruby client's fixture of a successful authorization (connectors.md §1.9 B).
+    const AUTHORIZATION: &str = include_str!("fixtures/authorization.json");
+
+    #[test]
+    fn an_answer_reads_the_fields_paydesk_needs_and_ignores_the_rest() {
+        let answer: Answer = serde_json::from_str(AUTHORIZATION).unwrap();
+        let [t] = answer.into_transactions().try_into().unwrap();
+        assert_eq!(
+            (t.uid.as_str(), t.status, t.kind.as_deref()),
+            ("4107-310b0da80b", Status::Successful, Some("authorization"))
+        );
+        assert_eq!((t.amount, t.tracking_id.as_deref()), (Some(100), Some("your_uniq_number")));
+        let card = t.credit_card.clone().unwrap();
+        assert_eq!(
+            (card.token.as_deref(), card.last_4.as_deref(), card.exp_year),
+            (Some("40bd…329e"), Some("0000"), Some(2015))
+        );
+        assert_eq!(t.processing().unwrap().bank_code.as_deref(), Some("00"));
+    }
+
+    #[test]
+    fn a_lookup_by_a_shared_tracking_id_lists_them_and_an_unknown_status_is_other() {
+        let body = r#"{"transactions":[{"uid":"1-a","status":"failed"},{"uid":"2-b","status":"refunding"}]}"#;
+        let found = serde_json::from_str::<Answer>(body).unwrap().into_transactions();
+        assert_eq!(found.iter().map(|t| t.status).collect::<Vec<_>>(), [Status::Failed, Status::Other]);
+    }
+
+    #[test]
+    fn refusals_read_in_both_shapes() {
+        let plain = r#"{"message":"Reason can't be blank.","errors":{"reason":["can't be blank"]}}"#;
+        let wrapped = r#"{"response":{"message":"Gateway is temporarily unavailable","errors":{"gateway":"is temporarily unavailable"}}}"#;
+        assert_eq!(serde_json::from_str::<Refusal>(plain).unwrap().message(), "Reason can't be blank.");
+        assert_eq!(serde_json::from_str::<Refusal>(wrapped).unwrap().message(), "Gateway is temporarily unavailable");
+    }
+
+    #[test]
+    fn a_renewal_is_sent_as_the_sdk_sends_a_token_charge_and_a_typed_card_never_prints() {
+        let renewal = Charge {
+            amount: 990,
+            currency: "EUR",
+            description: "Gym, period 2",
+            tracking_id: "pay_1",
+            test: true,
+            duplicate_check: false,
+            language: "en",
+            return_url: None,
+            notification_url: Some("https://shop.example/bepaid/1"),
+            credit_card: CardSource::Token { token: "40bd329e" },
+            customer: None,
+            additional_data: AdditionalData { contract: vec![], card_on_file: Some(CardOnFile::renewal()) },
+        };
+        let json = serde_json::to_value(Request { request: &renewal }).unwrap();
+        assert_eq!(json["request"]["credit_card"], serde_json::json!({"token": "40bd329e"}));
+        assert_eq!(json["request"]["additional_data"]["card_on_file"]["initiator"], "merchant");
+        assert_eq!(json["request"]["duplicate_check"], false);
+        let typed = CardSource::Typed {
+            number: "4200000000000000",
+            verification_value: "123",
+            holder: "Ann",
+            exp_month: "01".into(),
+            exp_year: "2030".into(),
+        };
+        assert!(!format!("{typed:?}").contains("4200"));
+    }
+}
