@@ -1,7 +1,8 @@
-//! Requests paydesk makes to the outside: webhook deliveries and notifications. One POST
-//! over HTTP/1.1 (TLS for https), never following a redirect, answered within the timeout,
-//! and only to public addresses unless the operator allows private ones: a host name is
-//! checked after it is resolved (so DNS cannot point a delivery inside), an IP literal before.
+//! Requests paydesk makes to the outside: webhook deliveries and notifications, and calls to
+//! a shop's payment processor. One request over HTTP/1.1 (TLS for https), never following a
+//! redirect, answered within the timeout, and only to public addresses unless the operator
+//! allows private ones: a host name is checked after it is resolved (so DNS cannot point a
+//! request inside), an IP literal before.
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -43,6 +44,27 @@ pub struct Answer {
 #[error("{0}")]
 pub struct Unanswered(pub String);
 
+/// A whole answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Bytes,
+}
+
+/// A request that got no answer, and whether it may have been acted on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct NoReply {
+    /// `false` when the request never left (a refused address, no connection): sending it
+    /// again is safe. `true` when it may have arrived (a timeout, a connection dropped after
+    /// writing): its outcome is unknown.
+    pub maybe_sent: bool,
+    pub reason: String,
+}
+
+/// The most of an answer's body [`Outbound::call`] reads.
+const BODY_LIMIT: usize = 1024 * 1024;
+
 impl Outbound {
     /// A client; `allow_private` lets it reach private and loopback addresses.
     pub fn new(allow_private: bool) -> Self {
@@ -68,15 +90,48 @@ impl Outbound {
         timeout: Duration,
     ) -> (Result<Answer, Unanswered>, Duration) {
         let started = Instant::now();
-        let answer = match tokio::time::timeout(timeout, self.send(url, headers, body)).await {
-            Ok(answer) => answer,
+        // Only the head is kept; a receiver that sends more than 64 KiB is cut off there.
+        let sent = self.send(Method::POST, url, headers, Some(body), 64 * 1024);
+        let answer = match tokio::time::timeout(timeout, sent).await {
+            Ok(Ok((status, body))) => {
+                let body = body.unwrap_or_default();
+                Ok(Answer { status, head: String::from_utf8_lossy(&body[..body.len().min(HEAD_BYTES)]).into_owned() })
+            }
+            Ok(Err(e)) => Err(Unanswered(e.reason)),
             Err(_) => Err(Unanswered(format!("no answer within {} s", timeout.as_secs()))),
         };
         (answer, started.elapsed())
     }
 
-    async fn send(&self, url: &str, headers: &[(HeaderName, String)], body: Vec<u8>) -> Result<Answer, Unanswered> {
-        let parsed = url::Url::parse(url).map_err(|e| Unanswered(format!("not a URL: {e}")))?;
+    /// Sends `method` to `url` with `headers` and a JSON `body`, within `timeout`; answers
+    /// the status and the body (up to 1 MiB; a longer one is cut off there).
+    pub async fn call(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(HeaderName, String)],
+        body: Option<Vec<u8>>,
+        timeout: Duration,
+    ) -> Result<Reply, NoReply> {
+        let maybe_sent = |reason: String| NoReply { maybe_sent: true, reason };
+        match tokio::time::timeout(timeout, self.send(method, url, headers, body, BODY_LIMIT)).await {
+            Ok(Ok((status, Ok(body)))) => Ok(Reply { status, body }),
+            Ok(Ok((_, Err(e)))) => Err(maybe_sent(format!("the answer broke off: {e}"))),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(maybe_sent(format!("no answer within {} s", timeout.as_secs()))),
+        }
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(HeaderName, String)],
+        body: Option<Vec<u8>>,
+        limit: usize,
+    ) -> Result<(u16, Result<Bytes, String>), NoReply> {
+        let unsent = |reason: String| NoReply { maybe_sent: false, reason };
+        let parsed = url::Url::parse(url).map_err(|e| unsent(format!("not a URL: {e}")))?;
         let literal = match parsed.host() {
             Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
             Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
@@ -86,27 +141,30 @@ impl Outbound {
             && !self.allow_private
             && !is_public(ip)
         {
-            return Err(Unanswered(format!("{ip} is not a public address")));
+            return Err(unsent(format!("{ip} is not a public address")));
         }
         let mut request = Request::builder()
-            .method(Method::POST)
+            .method(method)
             .uri(parsed.as_str())
-            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json")
             .header(header::USER_AGENT, concat!("paydesk/", env!("CARGO_PKG_VERSION")));
+        if body.is_some() {
+            request = request.header(header::CONTENT_TYPE, "application/json");
+        }
         for (name, value) in headers {
-            let value = HeaderValue::from_str(value).map_err(|_| Unanswered(format!("bad {name} header")))?;
+            let value = HeaderValue::from_str(value).map_err(|_| unsent(format!("bad {name} header")))?;
             request = request.header(name, value);
         }
-        let request = request.body(Full::new(Bytes::from(body))).map_err(|e| Unanswered(e.to_string()))?;
-        let response = self.client.request(request).await.map_err(|e| Unanswered(describe(&e)))?;
+        let body = Full::new(Bytes::from(body.unwrap_or_default()));
+        let request = request.body(body).map_err(|e| unsent(e.to_string()))?;
+        let response = self
+            .client
+            .request(request)
+            .await
+            .map_err(|e| NoReply { maybe_sent: !e.is_connect(), reason: describe(&e) })?;
         let status = response.status().as_u16();
-        // Only the head is kept; a receiver that sends more is cut off there.
-        let bytes = match Limited::new(response.into_body(), 64 * 1024).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => Bytes::new(),
-        };
-        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(HEAD_BYTES)]).into_owned();
-        Ok(Answer { status, head })
+        let body = Limited::new(response.into_body(), limit).collect().await;
+        Ok((status, body.map(|collected| collected.to_bytes()).map_err(|e| e.to_string())))
     }
 }
 

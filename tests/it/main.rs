@@ -5,12 +5,14 @@
 mod helpers;
 
 mod auth;
+mod bepaid;
 mod browser;
 mod cli;
 mod crash;
 mod customers;
 mod dashboard;
 mod dashboard_browser;
+mod doubles;
 mod engine;
 mod events;
 mod idempotency;

@@ -1,7 +1,8 @@
 //! bePaid and the BeGateway family of processors (white-labelled under many domains): the
-//! JSON they speak ([`wire`]), what each answer means for paydesk ([`status`]) and their
-//! signed notifications ([`notification`]).
+//! JSON they speak ([`wire`]), what each answer means for paydesk ([`status`]), the calls to
+//! a gateway ([`gateway`]) and its signed notifications ([`notification`]).
 
+pub mod gateway;
 pub mod notification;
 pub mod status;
 pub mod wire;

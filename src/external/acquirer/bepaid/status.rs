@@ -18,7 +18,7 @@
 //! | 5xx, any other | | Unknown | Unknown | Unknown |
 //!
 //! A transport failure after the request was written (a timeout, a dropped connection) is
-//! Unknown too; the caller says so without a body. Unknown is settled by a lookup of
+//! Unknown too; one before it left (no connection) is Unreached ([`super::gateway`]). Unknown is settled by a lookup of
 //! paydesk's own reference (`tracking_id`), never by sending the operation again as new.
 
 use super::wire::{Answer, Refusal, Status, Transaction};
@@ -73,6 +73,9 @@ pub enum Reading {
     RetryLater,
     /// Sent, and what happened is not known: look it up.
     Unknown,
+    /// The request never reached the gateway (no connection, a refused address): nothing
+    /// happened, and it may be sent again.
+    Unreached { message: String },
     /// A lookup found nothing under the reference: the request never reached the gateway.
     NotFound,
 }

@@ -1,0 +1,141 @@
+//! The calls paydesk makes to a BeGateway gateway for one shop's account: each money
+//! movement with its `RequestID` (the gateway answers a repeated one with the first answer,
+//! for 24 hours), lookups by paydesk's own reference, and a harmless call that checks the
+//! connection. Every answer is read by [`status::read`]; a request that may have arrived but
+//! got no answer is [`Reading::Unknown`], one that never left is [`Reading::Unreached`].
+
+use std::time::Duration;
+
+use axum::http::{HeaderName, Method, header};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde::Serialize;
+
+use super::status::{self, Operation, Reading};
+use super::wire::{Charge, Child, Request};
+use crate::external::outbound::{NoReply, Outbound};
+
+/// bePaid's own gateway, the default for a new connection.
+pub const BEPAID_GATEWAY: &str = "https://gateway.bepaid.by";
+
+/// How long paydesk waits for the gateway before the outcome is unknown.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A shop's account at a gateway, in one mode (test or live).
+#[derive(Clone)]
+pub struct Account {
+    /// The gateway's base URL (`https://gateway.bepaid.by`), without a trailing `/`.
+    pub gateway_url: String,
+    pub shop_id: String,
+    pub secret_key: String,
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account").field("gateway_url", &self.gateway_url).field("shop_id", &self.shop_id).finish()
+    }
+}
+
+/// A payment takes the money at once; an authorization holds it for a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChargeKind {
+    Payment,
+    Authorization,
+}
+
+/// What is done to an earlier transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildKind {
+    Capture,
+    Void,
+    Refund,
+}
+
+/// What a connection check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// The gateway took the credentials.
+    Works,
+    /// Something is wrong, in words for the merchant.
+    Fails(String),
+}
+
+/// One account's calls, made with `outbound`.
+pub struct Gateway<'a> {
+    pub outbound: &'a Outbound,
+    pub account: &'a Account,
+    pub timeout: Duration,
+}
+
+impl Gateway<'_> {
+    /// Charges (or authorizes) a card; `request_id` names this operation for good.
+    pub async fn charge(&self, kind: ChargeKind, charge: &Charge<'_>, request_id: &str) -> Reading {
+        let path = match kind {
+            ChargeKind::Payment => "/transactions/payments",
+            ChargeKind::Authorization => "/transactions/authorizations",
+        };
+        self.post(path, &Request { request: charge }, request_id, Operation::Charge).await
+    }
+
+    /// Captures, voids or refunds an earlier transaction.
+    pub async fn child(&self, kind: ChildKind, child: &Child<'_>, request_id: &str) -> Reading {
+        let (path, operation) = match kind {
+            ChildKind::Capture => ("/transactions/captures", Operation::Capture),
+            ChildKind::Void => ("/transactions/voids", Operation::Void),
+            ChildKind::Refund => ("/transactions/refunds", Operation::Refund),
+        };
+        self.post(path, &Request { request: child }, request_id, operation).await
+    }
+
+    /// The latest transaction of type `kind` made under paydesk's reference `tracking_id`.
+    pub async fn lookup(&self, tracking_id: &str, kind: &'static str) -> Reading {
+        let url = format!("{}/v2/transactions/tracking_id/{}", self.account.gateway_url, encode(tracking_id));
+        let reply = self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await;
+        read(Operation::Lookup { kind }, reply)
+    }
+
+    /// Makes one harmless authenticated call (a lookup of a reference nothing carries) and
+    /// says whether the gateway takes the account.
+    pub async fn check(&self) -> Check {
+        let url = format!("{}/v2/transactions/tracking_id/paydesk-connection-check", self.account.gateway_url);
+        match self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await {
+            Ok(reply) => match reply.status {
+                200 | 404 => Check::Works,
+                401 | 403 => Check::Fails("The gateway refused the shop id or the secret key: copy them again from the processor's back office.".into()),
+                status => Check::Fails(format!("The gateway answered HTTP {status}: check the gateway URL.")),
+            },
+            Err(e) => Check::Fails(format!("The gateway could not be reached: {e}.")),
+        }
+    }
+
+    async fn post(&self, path: &str, body: &impl Serialize, request_id: &str, operation: Operation) -> Reading {
+        let url = format!("{}{path}", self.account.gateway_url);
+        let body = serde_json::to_vec(body).expect("requests serialize");
+        let reply =
+            self.outbound.call(Method::POST, &url, &self.headers(Some(request_id)), Some(body), self.timeout).await;
+        read(operation, reply)
+    }
+
+    fn headers(&self, request_id: Option<&str>) -> Vec<(HeaderName, String)> {
+        let credentials = STANDARD.encode(format!("{}:{}", self.account.shop_id, self.account.secret_key));
+        let mut headers = vec![(header::AUTHORIZATION, format!("Basic {credentials}"))];
+        if let Some(id) = request_id {
+            headers.push((HeaderName::from_static("requestid"), id.to_string()));
+        }
+        headers
+    }
+}
+
+/// What a reply (or its absence) means for `operation`.
+fn read(operation: Operation, reply: Result<crate::external::outbound::Reply, NoReply>) -> Reading {
+    match reply {
+        Ok(reply) => status::read(operation, reply.status, &reply.body),
+        Err(NoReply { maybe_sent: true, .. }) => Reading::Unknown,
+        Err(NoReply { maybe_sent: false, reason }) => Reading::Unreached { message: reason },
+    }
+}
+
+/// `reference` as one path segment.
+fn encode(reference: &str) -> String {
+    url::form_urlencoded::byte_serialize(reference.as_bytes()).collect::<String>().replace('+', "%20")
+}

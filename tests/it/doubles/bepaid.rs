@@ -1,0 +1,322 @@
+//! A BeGateway gateway on loopback, written from the documented protocol (API v2 envelopes):
+//! payments, authorizations, captures, voids and refunds, lookups by uid and by
+//! `tracking_id`, `RequestID` replay, 3-D Secure `incomplete` with its `/process/{uid}`
+//! link, HTTP Basic with the shop's id and secret. Faults are queued by the test and taken
+//! by the next money request: they fail before recording (500, 429) or after it (a 502 with
+//! no body, an answer held past the client's timeout, a dropped connection), the cases where
+//! the outcome is unknown to the client.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+/// The shop the double knows.
+pub const SHOP_ID: &str = "361";
+pub const SECRET: &str = "b8647b68898b084b836474ed8d61ffe117c9a01168d867f24953b776ddcb134d";
+
+/// What the next money request meets.
+#[derive(Debug, Clone, Copy)]
+pub enum Fault {
+    /// 500 before anything is recorded.
+    ServerError,
+    /// 429 before anything is recorded.
+    TooMany,
+    /// Recorded, then a 502 with no body (a proxy lost the answer).
+    BadGatewayAfter,
+    /// Recorded, then the answer held this long.
+    HoldAfter(Duration),
+    /// Recorded, then the connection closed without an answer.
+    DropAfter,
+}
+
+/// One transaction at the gateway.
+#[derive(Debug, Clone)]
+pub struct Tx {
+    pub uid: String,
+    pub kind: String,
+    pub status: String,
+    pub amount: i64,
+    pub currency: String,
+    pub tracking_id: String,
+    pub parent_uid: Option<String>,
+    pub message: String,
+    pub bank_code: &'static str,
+    pub redirect_url: Option<String>,
+    pub card: Option<(String, String, String)>,
+}
+
+#[derive(Default)]
+struct Inner {
+    transactions: Vec<Tx>,
+    /// RequestID → the uid its first request made (or the refusal it got).
+    requests: HashMap<String, Result<String, (u16, Value)>>,
+    faults: VecDeque<Fault>,
+    /// Money requests received, faults included.
+    received: usize,
+}
+
+/// The running double.
+#[derive(Clone)]
+pub struct Gateway {
+    pub url: String,
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl Gateway {
+    /// Serves a new gateway on a free loopback port.
+    pub async fn start() -> Gateway {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let gateway = Gateway { url, inner: Arc::default() };
+        let app = Router::new()
+            .route("/transactions/{id}", post(money).get(by_uid))
+            .route("/v2/transactions/tracking_id/{id}", get(by_tracking_id))
+            .with_state(gateway.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        gateway
+    }
+
+    /// Queues faults for the next money requests, in order.
+    pub fn fail_next(&self, faults: &[Fault]) {
+        self.inner.lock().unwrap().faults.extend(faults);
+    }
+
+    /// Every transaction, oldest first.
+    pub fn transactions(&self) -> Vec<Tx> {
+        self.inner.lock().unwrap().transactions.clone()
+    }
+
+    /// How many money requests arrived.
+    pub fn received(&self) -> usize {
+        self.inner.lock().unwrap().received
+    }
+
+    /// The customer finishing 3-D Secure for `uid`: it becomes `status`.
+    pub fn finish_3ds(&self, uid: &str, succeeded: bool) {
+        let mut inner = self.inner.lock().unwrap();
+        let tx = inner.transactions.iter_mut().find(|t| t.uid == uid).unwrap();
+        (tx.status, tx.redirect_url) = (if succeeded { "successful" } else { "failed" }.into(), None);
+    }
+}
+
+fn authorized(headers: &HeaderMap) -> bool {
+    let expected = format!("Basic {}", STANDARD.encode(format!("{SHOP_ID}:{SECRET}")));
+    headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(expected.as_str())
+}
+
+fn refused(status: StatusCode, message: &str, errors: Value) -> (u16, Value) {
+    (status.as_u16(), json!({"message": message, "errors": errors}))
+}
+
+fn json_reply(status: u16, body: &Value) -> Response {
+    (StatusCode::from_u16(status).unwrap(), [(header::CONTENT_TYPE, "application/json")], body.to_string())
+        .into_response()
+}
+
+impl Tx {
+    fn json(&self) -> Value {
+        let mut t = json!({
+            "uid": self.uid, "status": self.status, "type": self.kind, "amount": self.amount,
+            "currency": self.currency, "tracking_id": self.tracking_id, "message": self.message,
+            "test": true, "parent_uid": self.parent_uid, "redirect_url": self.redirect_url,
+        });
+        t[self.kind.as_str()] = json!({"status": self.status, "bank_code": self.bank_code, "message": self.message});
+        if let Some((token, brand, last4)) = &self.card {
+            t["credit_card"] =
+                json!({"token": token, "brand": brand, "last_4": last4, "exp_month": 12, "exp_year": 2030});
+        }
+        t
+    }
+}
+
+async fn money(State(g): State<Gateway>, Path(kind): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    if !authorized(&headers) {
+        return json_reply(401, &json!({"message": "Unauthorized"}));
+    }
+    let fault = {
+        let mut inner = g.inner.lock().unwrap();
+        inner.received += 1;
+        inner.faults.pop_front()
+    };
+    match fault {
+        Some(Fault::ServerError) => return json_reply(500, &json!({"message": "Internal error"})),
+        Some(Fault::TooMany) => return json_reply(429, &json!({"message": "Too many requests"})),
+        _ => {}
+    }
+    let request_id = headers.get("requestid").and_then(|v| v.to_str().ok()).map(String::from);
+    let answer = {
+        let mut inner = g.inner.lock().unwrap();
+        let replayed = request_id.as_ref().and_then(|id| inner.requests.get(id).cloned());
+        let answer = match replayed {
+            Some(first) => first,
+            None => {
+                let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let made = record(&mut inner, &g.url, &kind, &request["request"]);
+                if let Some(id) = request_id {
+                    inner.requests.insert(id, made.clone());
+                }
+                made
+            }
+        };
+        // A replay answers with the transaction as it stands now.
+        answer.map(|uid| inner.transactions.iter().find(|t| t.uid == uid).unwrap().json())
+    };
+    match fault {
+        Some(Fault::BadGatewayAfter) => return StatusCode::BAD_GATEWAY.into_response(),
+        Some(Fault::HoldAfter(held)) => tokio::time::sleep(held).await,
+        Some(Fault::DropAfter) => panic!("the double drops this connection on purpose"),
+        _ => {}
+    }
+    match answer {
+        Ok(transaction) => json_reply(200, &json!({ "transaction": transaction })),
+        Err((status, body)) => json_reply(status, &body),
+    }
+}
+
+/// Makes the transaction a request asks for: its uid, or the gateway's refusal.
+fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String, (u16, Value)> {
+    let n = inner.transactions.len() as u64 + 1000;
+    let uid = format!("{n}-{:010x}", n.wrapping_mul(2_654_435_761) & 0xff_ffff_ffff);
+    let amount = r["amount"].as_i64().filter(|a| *a > 0).ok_or_else(|| {
+        refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Amount must be greater than 0.",
+            json!({"amount": ["must be greater than 0"]}),
+        )
+    })?;
+    let (kind, parent) = match kind {
+        "payments" => ("payment", None),
+        "authorizations" => ("authorization", None),
+        "captures" | "voids" | "refunds" => {
+            let parent_uid = r["parent_uid"].as_str().unwrap_or_default();
+            let parent = inner.transactions.iter().find(|t| t.uid == parent_uid).cloned().ok_or_else(|| {
+                refused(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "Parent transaction not found.",
+                    json!({"parent_uid": ["is invalid"]}),
+                )
+            })?;
+            (kind.trim_end_matches('s'), Some(parent))
+        }
+        _ => return Err(refused(StatusCode::NOT_FOUND, "Not found", json!({}))),
+    };
+    let mut tx = Tx {
+        uid: uid.clone(),
+        kind: kind.into(),
+        status: "successful".into(),
+        amount,
+        currency: r["currency"].as_str().unwrap_or("").into(),
+        tracking_id: r["tracking_id"].as_str().unwrap_or("").into(),
+        parent_uid: None,
+        message: "Successfully processed".into(),
+        bank_code: "00",
+        redirect_url: None,
+        card: None,
+    };
+    match parent {
+        None => {
+            let card = &r["credit_card"];
+            let number = match card["token"].as_str() {
+                Some(token) => token.strip_prefix("tok_").unwrap_or("").to_string(),
+                None => card["number"].as_str().unwrap_or("").to_string(),
+            };
+            let last4 = number.get(number.len().saturating_sub(4)..).unwrap_or("").to_string();
+            tx.card = Some((format!("tok_{number}"), "visa".into(), last4));
+            match number.as_str() {
+                "4200000000000000" => {}
+                "4005550000000019" => {
+                    (tx.status, tx.message, tx.bank_code) = ("failed".into(), "Payment was declined".into(), "05")
+                }
+                "4012000000003010" | "4012000000001097" => {
+                    tx.status = "incomplete".into();
+                    tx.message = String::new();
+                    tx.redirect_url = Some(format!("{base}/process/{uid}"));
+                }
+                _ => {
+                    return Err(refused(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "Credit card number is invalid.",
+                        json!({"credit_card": {"number": ["is invalid"]}}),
+                    ));
+                }
+            }
+        }
+        Some(parent) => {
+            tx.parent_uid = Some(parent.uid.clone());
+            tx.currency = parent.currency.clone();
+            tx.tracking_id = parent.tracking_id.clone();
+            let children = |k: &'static str| {
+                let parent_uid = parent.uid.clone();
+                inner.transactions.iter().filter(move |t| {
+                    t.parent_uid.as_deref() == Some(parent_uid.as_str()) && t.kind == k && t.status == "successful"
+                })
+            };
+            let refusal = match kind {
+                "refund" if r["reason"].as_str().unwrap_or("").trim().is_empty() => {
+                    return Err(refused(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "Reason can't be blank.",
+                        json!({"reason": ["can't be blank"]}),
+                    ));
+                }
+                "capture" | "void" if parent.kind != "authorization" || parent.status != "successful" => {
+                    Some("Transaction can't be processed".to_string())
+                }
+                "capture" | "void" if children("capture").next().is_some() || children("void").next().is_some() => {
+                    Some("Transaction can't be processed".to_string())
+                }
+                "capture" | "void" if amount > parent.amount => {
+                    Some(format!("Amount can't be greater than {}", parent.amount))
+                }
+                "refund" => {
+                    let taken = match parent.kind.as_str() {
+                        "payment" if parent.status == "successful" => parent.amount,
+                        _ => children("capture").map(|c| c.amount).sum(),
+                    };
+                    let left = taken - children("refund").map(|c| c.amount).sum::<i64>();
+                    (amount > left).then(|| format!("Amount can't be greater than {left}"))
+                }
+                _ => None,
+            };
+            if let Some(message) = refusal {
+                (tx.status, tx.message) = ("failed".into(), message);
+            }
+        }
+    }
+    inner.transactions.push(tx);
+    Ok(uid)
+}
+
+async fn by_uid(State(g): State<Gateway>, Path(uid): Path<String>, headers: HeaderMap) -> Response {
+    if !authorized(&headers) {
+        return json_reply(401, &json!({"message": "Unauthorized"}));
+    }
+    let inner = g.inner.lock().unwrap();
+    match inner.transactions.iter().find(|t| t.uid == uid) {
+        Some(t) => json_reply(200, &json!({"transaction": t.json()})),
+        None => json_reply(404, &json!({"message": "Record not found"})),
+    }
+}
+
+async fn by_tracking_id(State(g): State<Gateway>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    if !authorized(&headers) {
+        return json_reply(401, &json!({"message": "Unauthorized"}));
+    }
+    let inner = g.inner.lock().unwrap();
+    let found: Vec<Value> = inner.transactions.iter().filter(|t| t.tracking_id == id).map(Tx::json).collect();
+    match found.len() {
+        0 => json_reply(404, &json!({"message": "Record not found"})),
+        1 => json_reply(200, &json!({"transaction": found[0]})),
+        _ => json_reply(200, &json!({"transactions": found})),
+    }
+}

@@ -1,0 +1,3 @@
+//! Local doubles of the outside parties paydesk talks to, with the faults they can show.
+
+pub mod bepaid;
