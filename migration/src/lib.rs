@@ -24,6 +24,7 @@ mod m20261124_000018_cancel_at_period_end;
 mod m20261124_000019_archive;
 mod m20261124_000020_invitations;
 mod m20261124_000021_user_language;
+mod m20261124_000022_processors;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000019_archive::Migration),
             Box::new(m20261124_000020_invitations::Migration),
             Box::new(m20261124_000021_user_language::Migration),
+            Box::new(m20261124_000022_processors::Migration),
         ]
     }
 }

@@ -21,6 +21,7 @@ pub mod events;
 pub mod idempotency;
 pub mod payments;
 pub mod plans;
+pub mod processors;
 pub mod products;
 pub mod refunds;
 pub mod sessions;

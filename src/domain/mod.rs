@@ -15,6 +15,7 @@ pub mod input;
 pub mod money;
 pub mod payment;
 pub mod plan;
+pub mod processor;
 pub mod product;
 pub mod refund;
 pub mod revenue;

@@ -8,6 +8,7 @@ pub mod events;
 pub mod keys;
 pub mod passwords;
 pub mod payments;
+pub mod processors;
 pub mod refunds;
 pub mod scheduler;
 pub mod shops;

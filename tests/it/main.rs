@@ -25,6 +25,7 @@ mod ops;
 mod pages;
 mod payments;
 mod plans;
+mod processor;
 mod products;
 mod refunds;
 mod requests;

@@ -21,7 +21,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    customers, events, payments, plans, products, refunds, subscriptions, test_clocks, webhooks,
+    customers, events, payments, plans, processor, products, refunds, subscriptions, test_clocks, webhooks,
 };
 use crate::frontends::{ops, pay};
 use crate::web::error::AppError;
@@ -100,6 +100,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         events::list, events::show,
         webhooks::create, webhooks::list, webhooks::show, webhooks::update, webhooks::delete,
         webhooks::rotate, webhooks::deliveries, webhooks::redeliver, webhooks::shop, webhooks::update_shop,
+        processor::show, processor::update, processor::check,
         pay::products::show, pay::products::submit, pay::plans::show, pay::plans::submit,
         ops::healthz,
     ),
@@ -117,6 +118,8 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         (name = "Events", description = "What happened, with the object as it was then."),
         (name = "Webhooks", description = "Endpoints that receive events, their deliveries, and the shop's \
             notification settings."),
+        (name = "Processor", description = "Who moves the shop's money: the simulation or a BeGateway \
+            processor (bePaid), where customers type their cards, and the processor's accounts."),
         (name = "Pay links", description = "The hosted pages customers pay on; programs may ask them for JSON."),
         (name = "Operations", description = "For load balancers and operators."),
     ),

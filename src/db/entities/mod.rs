@@ -11,6 +11,7 @@ pub mod plans;
 pub mod products;
 pub mod refunds;
 pub mod sessions;
+pub mod shop_processors;
 pub mod shops;
 pub mod subscription_counts;
 pub mod subscription_events;

@@ -19,6 +19,7 @@ pub mod idempotency;
 pub mod json;
 pub mod payments;
 pub mod plans;
+pub mod processor;
 pub mod products;
 pub mod refunds;
 pub mod schemas;
@@ -38,6 +39,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(subscriptions::router())
         .merge(test_clocks::router())
         .merge(webhooks::router())
+        .merge(processor::router())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::idempotent))
 }
 

@@ -8,6 +8,7 @@ pub mod customer;
 pub mod event;
 pub mod payment;
 pub mod plan;
+pub mod processor;
 pub mod product;
 pub mod refund;
 pub mod subscription;

@@ -15,11 +15,11 @@ use super::status::{self, Operation, Reading};
 use super::wire::{Charge, Child, Request};
 use crate::external::outbound::{NoReply, Outbound};
 
-/// bePaid's own gateway, the default for a new connection.
-pub const BEPAID_GATEWAY: &str = "https://gateway.bepaid.by";
-
 /// How long paydesk waits for the gateway before the outcome is unknown.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection check waits: a merchant is looking at the page.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A shop's account at a gateway, in one mode (test or live).
 #[derive(Clone)]

@@ -419,6 +419,7 @@ pub mod customers;
 pub mod events;
 pub mod payments;
 pub mod plans;
+pub mod processor;
 pub mod products;
 pub mod refunds;
 pub mod subscriptions;

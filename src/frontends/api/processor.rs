@@ -1,0 +1,72 @@
+//! `/shop/processor`: the shop's payment processor, and a check that it takes the accounts.
+
+use axum::extract::State;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+
+use super::auth::ApiShop;
+use super::json::JsonObject;
+use super::schemas;
+use crate::domain::processor::{Mode, ProcessorChange};
+use crate::external::acquirer::bepaid::gateway::Check;
+use crate::services::processors;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::processor::{CheckResult, CheckView, ProcessorView};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/shop/processor", get(show).put(update).post(update))
+        .route("/shop/processor/check", post(check))
+}
+
+/// Show the shop's payment processor
+///
+/// `simulated` (the default) or `bepaid`, where cards are typed, and per mode the account:
+/// its shop id, the last 4 characters of its secret key and the processor's public key.
+#[utoipa::path(get, path = "/shop/processor", tag = "Processor",
+    responses((status = 200, description = "The processor", body = ProcessorView)))]
+async fn show(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<ProcessorView>, AppError> {
+    Ok(Json(ProcessorView::of(processors::find(&state, shop.id).await?.as_ref())))
+}
+
+/// Change the shop's payment processor
+///
+/// Only what is sent changes; `"test": null` or `"live": null` removes that account. A
+/// `bepaid` processor needs at least one whole account (shop id, secret key, public key).
+/// Secret keys are sealed at rest and never shown again. Refused as a whole with 422.
+#[utoipa::path(method(put, post), path = "/shop/processor", tag = "Processor",
+    request_body = schemas::processor::ProcessorUpdate,
+    responses((status = 200, description = "The processor", body = ProcessorView),
+        (status = 422, description = "A field is wrong or an account incomplete", body = crate::web::error::ErrorBody)))]
+async fn update(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    JsonObject(body): JsonObject,
+) -> Result<Json<ProcessorView>, AppError> {
+    let change = ProcessorChange::parse(&body)?;
+    let row = processors::change(&state, shop.id, change, Utc::now()).await?;
+    Ok(Json(ProcessorView::of(Some(&row))))
+}
+
+/// Check the connection to the processor
+///
+/// Makes one harmless authenticated call per account (a lookup that finds nothing) and says
+/// whether the processor takes it, and if not, what is wrong. Nothing is charged.
+#[utoipa::path(post, path = "/shop/processor/check", tag = "Processor",
+    responses((status = 200, description = "What the check found", body = CheckView)))]
+async fn check(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<CheckView>, AppError> {
+    let row = processors::find(&state, shop.id).await?;
+    let found = match &row {
+        Some(row) => processors::check(&state, row).await?,
+        None => Vec::new(),
+    };
+    let result = |mode: Mode| {
+        found.iter().find(|(m, _)| *m == mode).map(|(_, check)| match check {
+            Check::Works => CheckResult { works: true, message: None },
+            Check::Fails(why) => CheckResult { works: false, message: Some(why.clone()) },
+        })
+    };
+    Ok(Json(CheckView { object: "processor_check", test: result(Mode::Test), live: result(Mode::Live) }))
+}

@@ -1,0 +1,94 @@
+//! A shop's payment processor as the API shows it: never a secret key, only its last
+//! characters.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::db::entities::shop_processors::Model;
+use crate::domain::processor::{BEPAID_CHECKOUT, BEPAID_GATEWAY, CardEntry, Mode, ProcessorKind};
+
+/// The shop's payment processor.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Processor)]
+pub struct ProcessorView {
+    /// Always `processor`.
+    pub object: &'static str,
+    pub kind: ProcessorKind,
+    pub card_entry: CardEntry,
+    /// The BeGateway gateway's base URL (bePaid's unless the processor runs elsewhere).
+    pub gateway_url: String,
+    /// Its hosted checkout's base URL.
+    pub checkout_url: String,
+    /// The account test products and plans use; `null` when none is set.
+    pub test: Option<AccountView>,
+    /// The account live products and plans use; `null` when none is set.
+    pub live: Option<AccountView>,
+}
+
+/// One mode's account at the processor.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ProcessorAccount)]
+pub struct AccountView {
+    pub shop_id: Option<String>,
+    /// The last 4 characters of the secret key; the key itself is never shown again.
+    pub secret_key_last4: Option<String>,
+    /// The processor's public key that verifies its notifications.
+    pub public_key: Option<String>,
+}
+
+impl ProcessorView {
+    /// The view of a stored row, or of the default (the simulation) when there is none.
+    pub fn of(row: Option<&Model>) -> ProcessorView {
+        let Some(row) = row else {
+            return ProcessorView {
+                object: "processor",
+                kind: ProcessorKind::Simulated,
+                card_entry: CardEntry::ProcessorPage,
+                gateway_url: BEPAID_GATEWAY.into(),
+                checkout_url: BEPAID_CHECKOUT.into(),
+                test: None,
+                live: None,
+            };
+        };
+        let account = |mode: Mode| {
+            let (shop_id, hint, key) = match mode {
+                Mode::Test => (&row.test_shop_id, &row.test_secret_hint, &row.test_public_key),
+                Mode::Live => (&row.live_shop_id, &row.live_secret_hint, &row.live_public_key),
+            };
+            (shop_id.is_some() || hint.is_some() || key.is_some()).then(|| AccountView {
+                shop_id: shop_id.clone(),
+                secret_key_last4: hint.clone(),
+                public_key: key.clone(),
+            })
+        };
+        ProcessorView {
+            object: "processor",
+            kind: row.kind,
+            card_entry: row.card_entry,
+            gateway_url: row.gateway_url.clone(),
+            checkout_url: row.checkout_url.clone(),
+            test: account(Mode::Test),
+            live: account(Mode::Live),
+        }
+    }
+}
+
+/// What a connection check found for each account.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ProcessorCheck)]
+pub struct CheckView {
+    /// Always `processor_check`.
+    pub object: &'static str,
+    /// The test account's result; `null` when there is none to check.
+    pub test: Option<CheckResult>,
+    /// The live account's result; `null` when there is none to check.
+    pub live: Option<CheckResult>,
+}
+
+/// Whether the processor took an account, and if not, why.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CheckResult {
+    pub works: bool,
+    /// What is wrong, in words for the merchant; `null` when it works.
+    pub message: Option<String>,
+}
