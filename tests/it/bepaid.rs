@@ -149,15 +149,10 @@ async fn the_connection_check_names_what_is_wrong() {
     let gateway = Gateway { outbound: &outbound, account: &account, timeout: TIMEOUT };
     assert_eq!(gateway.check().await, Check::Works);
     let wrong = self::account(&double.url, "not-the-secret");
-    let Check::Fails(why) = (Gateway { outbound: &outbound, account: &wrong, timeout: TIMEOUT }).check().await else {
-        panic!("a wrong secret fails")
-    };
-    assert!(why.contains("shop id or the secret key"), "{why}");
+    assert_eq!((Gateway { outbound: &outbound, account: &wrong, timeout: TIMEOUT }).check().await, Check::Refused);
     let nowhere = self::account("http://127.0.0.1:9", double::SECRET);
-    let Check::Fails(why) = (Gateway { outbound: &outbound, account: &nowhere, timeout: TIMEOUT }).check().await else {
-        panic!("no gateway fails")
-    };
-    assert!(why.contains("could not be reached"), "{why}");
+    let unreachable = (Gateway { outbound: &outbound, account: &nowhere, timeout: TIMEOUT }).check().await;
+    assert!(matches!(unreachable, Check::Unreachable(_)), "{unreachable:?}");
     // Not even sent: safe to send again, and said so.
     let unsent = (Gateway { outbound: &outbound, account: &nowhere, timeout: TIMEOUT })
         .charge(ChargeKind::Payment, &charge("pay_x", "4200000000000000"), "pay_x:charge")

@@ -25,7 +25,12 @@ db_tests! {
         for round in 0..3 {
             let product = app.product(&shop, &test_product_body()).await;
             let id = product["id"].as_str().unwrap().to_string();
-            let payers = (0..40).map(|_| app.pay(&id, cards::SUCCESS, &[]));
+            // Every customer has the page open before the sales start (one opened after the
+            // last unit sold would see "sold out" instead of a form).
+            let path = format!("/products/{id}/pay");
+            let forms = join_all((0..40).map(|_| app.open_form(&path))).await;
+            let fields = card(cards::SUCCESS);
+            let payers = forms.iter().map(|form| app.submit(&path, form, &fields));
             let edits = (0..20).map(|i| {
                 let id = id.clone();
                 let shop = shop.clone();

@@ -6,6 +6,7 @@ use reqwest::StatusCode;
 use rsa::pkcs8::{EncodePublicKey, LineEnding};
 use serde_json::{Value, json};
 
+use crate::dashboard::sign_up;
 use crate::doubles::bepaid::{self as double};
 use crate::helpers::*;
 
@@ -122,5 +123,43 @@ db_tests! {
         let why = checked["live"]["message"].as_str().unwrap();
         assert!(why.contains("refused the shop id or the secret key"), "{why}");
         assert_eq!(gateway.received(), 0, "a check moves no money");
+    }
+
+    async fn the_dashboard_sets_the_processor_keeps_secrets_out_of_pages_and_checks_the_connection(app) {
+        let m = sign_up(&app, "Corner Books", "owner@example.com").await;
+        assert!(m.get("/dashboard/settings").await.html.contains("Simulated (no money moves)"));
+        let gateway = double::Gateway::start().await;
+        let key = public_key();
+
+        // Refused: a bePaid processor without an account; the typed secret is not sent back.
+        let refused = m.post("/dashboard/settings/processor", &[("kind", "bepaid"), ("card_entry", "processor_page"),
+            ("gateway_url", &gateway.url), ("checkout_url", "https://checkout.bepaid.by"),
+            ("test.shop_id", ""), ("test.secret_key", "typed-secret"), ("test.public_key", "")]).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.html);
+        assert!(refused.html.contains("Please correct the marked fields."));
+        assert!(!refused.html.contains("typed-secret"), "a typed secret key is not shown again");
+
+        let saved = m.post("/dashboard/settings/processor", &[("kind", "bepaid"), ("card_entry", "processor_page"),
+            ("gateway_url", &gateway.url), ("checkout_url", "https://checkout.bepaid.by"),
+            ("test.shop_id", double::SHOP_ID), ("test.secret_key", double::SECRET), ("test.public_key", &key),
+            ("live.shop_id", ""), ("live.secret_key", ""), ("live.public_key", "")]).await;
+        assert_eq!((saved.status, saved.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/settings/processor"), "{}", saved.html);
+        let page = m.get("/dashboard/settings/processor").await;
+        assert!(page.html.contains("Payment processor saved."));
+        assert!(page.html.contains("Stored, ending in 134d; leave empty to keep it."));
+        assert!(!page.html.contains(double::SECRET), "the secret key is never on a page");
+        assert!(m.get("/dashboard/settings").await.html.contains("bePaid (BeGateway)"));
+
+        // An empty secret field keeps the stored key; the check says the processor takes it.
+        let kept = m.post("/dashboard/settings/processor", &[("kind", "bepaid"), ("card_entry", "paydesk_page"),
+            ("gateway_url", &gateway.url), ("checkout_url", "https://checkout.bepaid.by"),
+            ("test.shop_id", double::SHOP_ID), ("test.secret_key", ""), ("test.public_key", &key)]).await;
+        assert_eq!(kept.status, StatusCode::SEE_OTHER, "{}", kept.html);
+        let shop = crate::dashboard::api_shop(&m).await;
+        let (_, processor) = app.get(&shop, "/shop/processor").await;
+        assert_eq!((processor["card_entry"].as_str(), processor["test"]["secret_key_last4"].as_str()), (Some("paydesk_page"), Some("134d")));
+        let checked = m.post("/dashboard/settings/processor/check", &[]).await;
+        assert_eq!(checked.status, StatusCode::SEE_OTHER);
+        assert!(m.get("/dashboard/settings/processor").await.html.contains("The test account: the processor takes it."));
     }
 }

@@ -184,6 +184,7 @@ db_tests! {
             ("/dashboard/subscriptions", "subscriptions".into()),
             ("/dashboard/webhooks", "webhooks".into()),
             ("/dashboard/settings", "settings".into()),
+            ("/dashboard/settings/processor", "processor".into()),
             ("/dashboard/password", "password".into()),
             ("/docs", "docs".into()),
         ];
@@ -271,6 +272,7 @@ db_tests! {
             ("/dashboard/webhooks".into(), "webhooks"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
             ("/dashboard/settings".into(), "settings"),
+            ("/dashboard/settings/processor".into(), "processor"),
             ("/dashboard/password".into(), "password"),
             ("/dashboard/nothing-here".into(), "dashboard-not-found"),
         ];

@@ -63,10 +63,10 @@ async fn check(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<
         None => Vec::new(),
     };
     let result = |mode: Mode| {
-        found.iter().find(|(m, _)| *m == mode).map(|(_, check)| match check {
-            Check::Works => CheckResult { works: true, message: None },
-            Check::Fails(why) => CheckResult { works: false, message: Some(why.clone()) },
-        })
+        found
+            .iter()
+            .find(|(m, _)| *m == mode)
+            .map(|(_, check)| CheckResult { works: *check == Check::Works, message: check.problem() })
     };
     Ok(Json(CheckView { object: "processor_check", test: result(Mode::Test), live: result(Mode::Live) }))
 }

@@ -27,6 +27,7 @@ mod merchant;
 mod overview;
 mod payments;
 mod plans;
+mod processor;
 mod products;
 mod schedule;
 mod settings;
@@ -64,6 +65,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(payments::router())
         .merge(subscriptions::router())
         .merge(settings::router())
+        .merge(processor::router())
         .merge(webhooks::router())
         .merge(more)
         .layer(sessions)

@@ -49,6 +49,8 @@ struct SettingsPage {
     notify_form: FormView,
     /// Whether notifications carry Basic auth (the secret was made since paydesk keeps it).
     notifications_authenticated: bool,
+    /// The payment processor's name (a key of the dashboard's words).
+    processor: &'static str,
 }
 
 impl SettingsPage {
@@ -60,7 +62,9 @@ impl SettingsPage {
     ) -> Result<Self, super::AppError> {
         let users = db::users::of_shop(&state.db, m.shop.id).await?;
         let keys = crate::services::keys::key_pair(state, &m.shop).await?;
+        let processor = crate::services::processors::find(state, m.shop.id).await?;
         Ok(SettingsPage {
+            processor: super::processor::name(processor.as_ref()),
             public_key_base64: keys.public_base64(),
             public_key: keys.public_pem,
             notify_form: FormView::filled(vec![(

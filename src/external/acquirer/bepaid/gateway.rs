@@ -56,8 +56,27 @@ pub enum ChildKind {
 pub enum Check {
     /// The gateway took the credentials.
     Works,
-    /// Something is wrong, in words for the merchant.
-    Fails(String),
+    /// The gateway refused the shop id or the secret key.
+    Refused,
+    /// The gateway answered with this unexpected HTTP status (a wrong URL, most likely).
+    Answered(u16),
+    /// No answer: why.
+    Unreachable(String),
+}
+
+impl Check {
+    /// What is wrong, in English; `None` when it works.
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            Check::Works => None,
+            Check::Refused => Some(
+                "The gateway refused the shop id or the secret key: copy them again from the processor's back office."
+                    .into(),
+            ),
+            Check::Answered(status) => Some(format!("The gateway answered HTTP {status}: check the gateway URL.")),
+            Check::Unreachable(why) => Some(format!("The gateway could not be reached: {why}.")),
+        }
+    }
 }
 
 /// One account's calls, made with `outbound`.
@@ -101,10 +120,10 @@ impl Gateway<'_> {
         match self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await {
             Ok(reply) => match reply.status {
                 200 | 404 => Check::Works,
-                401 | 403 => Check::Fails("The gateway refused the shop id or the secret key: copy them again from the processor's back office.".into()),
-                status => Check::Fails(format!("The gateway answered HTTP {status}: check the gateway URL.")),
+                401 | 403 => Check::Refused,
+                status => Check::Answered(status),
             },
-            Err(e) => Check::Fails(format!("The gateway could not be reached: {e}.")),
+            Err(e) => Check::Unreachable(e.reason),
         }
     }
 
