@@ -107,6 +107,40 @@ fn us_zip_problem(zip: &str) -> Option<&'static str> {
     (!super::customer::is_us_zip(zip)).then_some("must be NNNNN or NNNNN-NNNN for the US")
 }
 
+/// Where a paid customer is sent: the merchant's `return_url` with `payment_id`, `status`,
+/// and, when the shop's secret key is known, `timestamp` (Unix seconds) and `signature`:
+/// lowercase hex of HMAC-SHA256, keyed with the secret key, over
+/// `payment_id={id}&status={status}&timestamp={timestamp}`. A merchant's site checks the
+/// signature (and that the timestamp is recent) to trust the outcome without an API call.
+pub fn signed_return(
+    url: &str,
+    payment_id: &str,
+    status: &str,
+    secret: Option<&str>,
+    now: DateTime<Utc>,
+) -> Option<String> {
+    let mut url = url::Url::parse(url).ok()?;
+    {
+        let mut query = url.query_pairs_mut();
+        query.append_pair("payment_id", payment_id).append_pair("status", status);
+        if let Some(secret) = secret {
+            let timestamp = now.timestamp();
+            query
+                .append_pair("timestamp", &timestamp.to_string())
+                .append_pair("signature", &return_signature(secret, payment_id, status, timestamp));
+        }
+    }
+    Some(url.to_string())
+}
+
+/// The `signature` of a return: see [`signed_return`].
+pub fn return_signature(secret: &str, payment_id: &str, status: &str, timestamp: i64) -> String {
+    use hmac::{Hmac, Mac};
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
+    mac.update(format!("payment_id={payment_id}&status={status}&timestamp={timestamp}").as_bytes());
+    mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +218,22 @@ mod tests {
         f.insert("card_number".into(), "4200000000000001".into());
         let e = Checkout::parse(&[], &f, now()).unwrap_err();
         assert!(e.has("card_number"));
+    }
+
+    #[test]
+    fn a_return_carries_the_outcome_signed_with_the_shops_secret() {
+        let now: DateTime<Utc> = "2026-11-24T12:00:00Z".parse().unwrap();
+        let to =
+            signed_return("https://shop.example/thanks?order=7", "pay_1", "succeeded", Some("sk_secret"), now).unwrap();
+        let url = url::Url::parse(&to).unwrap();
+        let q: HashMap<String, String> = url.query_pairs().into_owned().collect();
+        assert_eq!((q["order"].as_str(), q["payment_id"].as_str(), q["status"].as_str()), ("7", "pay_1", "succeeded"));
+        assert_eq!(q["timestamp"], "1795521600");
+        // Computed independently: printf 'payment_id=pay_1&status=succeeded&timestamp=1795521600'
+        //   | openssl dgst -sha256 -hmac sk_secret
+        assert_eq!(q["signature"], "5dc63fdc8fdfd78eaa871ac1cad22b3cf3a21d78c81cced78606cc0f62271c9a");
+        assert_ne!(q["signature"], return_signature("sk_other", "pay_1", "succeeded", 1_795_521_600));
+        let unsigned = signed_return("https://shop.example/thanks", "pay_1", "failed", None, now).unwrap();
+        assert_eq!(unsigned, "https://shop.example/thanks?payment_id=pay_1&status=failed");
     }
 }

@@ -138,7 +138,9 @@ db_tests! {
         assert_eq!(browser.text_of("#merchant").await, "Thanks from the merchant");
         let landed = browser.client.current_url().await.unwrap();
         assert!(landed.as_str().starts_with(&format!("{merchant}/thanks?payment_id=pay_")), "{landed}");
-        assert!(landed.as_str().ends_with("&status=succeeded"));
+        let q: std::collections::HashMap<String, String> = landed.query_pairs().into_owned().collect();
+        assert_eq!(q["status"], "succeeded");
+        assert!(q.contains_key("timestamp") && q["signature"].len() == 64, "signed: {landed}");
         browser.close().await;
 
         let (_, payments) = app.get(&shop, "/payments").await;

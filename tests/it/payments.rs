@@ -31,7 +31,18 @@ db_tests! {
         assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
         let payment = payment_of(&app, &shop, id).await;
         let pid = payment["id"].as_str().unwrap();
-        assert_eq!(page.location(), format!("https://books.example/thanks?order=7&payment_id={pid}&status=succeeded"));
+        // The way back carries the outcome, signed with the shop's secret key as README shows
+        // a merchant's site checks it (HMAC-SHA256 over the parameters paydesk added).
+        let back = url::Url::parse(page.location()).unwrap();
+        let q: std::collections::HashMap<String, String> = back.query_pairs().into_owned().collect();
+        assert!(page.location().starts_with(&format!("https://books.example/thanks?order=7&payment_id={pid}&status=succeeded&timestamp=")));
+        let timestamp: i64 = q["timestamp"].parse().unwrap();
+        assert!((chrono::Utc::now().timestamp() - timestamp).abs() < 60);
+        let signed = format!("payment_id={pid}&status=succeeded&timestamp={timestamp}");
+        let mut mac = <hmac::Hmac<sha2::Sha256> as hmac::Mac>::new_from_slice(shop.secret.as_bytes()).unwrap();
+        hmac::Mac::update(&mut mac, signed.as_bytes());
+        let expected: String = hmac::Mac::finalize(mac).into_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(q["signature"], expected);
         assert!(pid.starts_with("pay_") && pid.len() == 20);
         assert_eq!(payment["status"], "succeeded");
         assert_eq!(payment["amount"], 990);

@@ -37,7 +37,7 @@ async fn show(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 /// `bepaid` processor needs at least one whole account (shop id, secret key, public key).
 /// Secret keys are sealed at rest and never shown again. Refused as a whole with 422.
 #[utoipa::path(method(put, post), path = "/shop/processor", tag = "Processor",
-    request_body = schemas::processor::ProcessorUpdate,
+    request_body = Option<schemas::processor::ProcessorUpdate>,
     responses((status = 200, description = "The processor", body = ProcessorView),
         (status = 422, description = "A field is wrong or an account incomplete", body = crate::web::error::ErrorBody)))]
 async fn update(

@@ -88,6 +88,9 @@ struct Checkout<'a> {
     summary: Summary,
     action: String,
     after: Option<String>,
+    /// The shop's secret key, which signs the way back to `after`; none for a key made
+    /// before paydesk kept it.
+    secret: Option<String>,
     fields: Vec<crate::domain::vocab::VisibleField>,
     submit: String,
 }
@@ -214,7 +217,7 @@ impl Checkout<'_> {
         payment: &payments::Model,
     ) -> Response {
         if payment.failure_code.is_none() {
-            return page::redirect_after(self.state, self.after.as_deref(), payment);
+            return page::redirect_after(self.state, self.after.as_deref(), self.secret.as_deref(), payment);
         }
         let t = self.t;
         let title = if payment.status == PaymentStatus::Error { t.error_title } else { t.declined_title };

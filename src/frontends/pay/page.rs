@@ -6,9 +6,11 @@ use askama_web::WebTemplate;
 use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, SET_COOKIE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
+use chrono::Utc;
 
 use super::form::FormView;
 use crate::db::entities::payments;
+use crate::domain::checkout::signed_return;
 use crate::web::guard::csp;
 use crate::web::i18n::{EN, Texts};
 use crate::web::state::AppState;
@@ -84,12 +86,16 @@ pub fn respond_page(
 }
 
 /// The 303 after a payment went through: to `target` (the product's return URL, else the
-/// shop's URL), told the payment's id and status; without a target, to paydesk's receipt.
-pub fn redirect_after(state: &AppState, target: Option<&str>, payment: &payments::Model) -> Response {
-    let to = target.and_then(|t| url::Url::parse(t).ok()).map(|mut url| {
-        url.query_pairs_mut().append_pair("payment_id", &payment.id).append_pair("status", payment.status.as_str());
-        url.to_string()
-    });
+/// shop's URL), told the payment's id and status and signed with the shop's secret key
+/// ([`signed_return`]); without a target, to paydesk's receipt.
+pub fn redirect_after(
+    state: &AppState,
+    target: Option<&str>,
+    secret: Option<&str>,
+    payment: &payments::Model,
+) -> Response {
+    let status = payment.status.as_str();
+    let to = target.and_then(|t| signed_return(t, &payment.id, status, secret, Utc::now()));
     let receipt = format!("{}/receipts/{}", state.config.base_url, payment.id);
     Redirect::to(&to.unwrap_or(receipt)).into_response()
 }

@@ -72,6 +72,7 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -
         summary: plan_summary(state, t, plan, shop, Utc::now()),
         action: urls::plan_pay(&state.config, &plan.id),
         after: shop.url.clone(),
+        secret: crate::services::keys::api_secret(&state.vault, shop),
         fields: vec![VisibleField::Email],
         submit: t.subscribe.to_string(),
     }

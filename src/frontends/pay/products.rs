@@ -58,6 +58,7 @@ fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &shops::Mo
         summary: summary(t, product, shop),
         action: urls::product_pay(&state.config, &product.id),
         after: product.return_url.clone().or_else(|| shop.url.clone()),
+        secret: crate::services::keys::api_secret(&state.vault, shop),
         fields: fields.visible_fields,
         submit: format!("{} {}", t.pay, t.price(product.amount, product.currency)),
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// A change to the shop's payment processor: only what is sent changes.
+/// A change to the shop's payment processor: only what is sent changes (the body may be empty).
 #[derive(ToSchema)]
 #[schema(example = json!({"kind": "simulated", "card_entry": "processor_page"}))]
 pub struct ProcessorUpdate {
