@@ -25,6 +25,7 @@ mod m20261124_000019_archive;
 mod m20261124_000020_invitations;
 mod m20261124_000021_user_language;
 mod m20261124_000022_processors;
+mod m20261124_000023_event_children;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -55,6 +56,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000020_invitations::Migration),
             Box::new(m20261124_000021_user_language::Migration),
             Box::new(m20261124_000022_processors::Migration),
+            Box::new(m20261124_000023_event_children::Migration),
         ]
     }
 }

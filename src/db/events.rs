@@ -26,6 +26,8 @@ pub struct NewEvent {
     pub object_id: String,
     pub test: bool,
     pub data: serde_json::Value,
+    /// The child transaction a capture, void or refund event reports (`{"uid", "amount"}`).
+    pub child: Option<serde_json::Value>,
 }
 
 /// Appends events (with new ids, created now).
@@ -41,6 +43,7 @@ pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<
             object_id: Set(e.object_id),
             test: Set(e.test),
             data: Set(e.data.to_string()),
+            child_transaction: Set(e.child.map(|c| c.to_string())),
             fanned_out: Set(false),
             created_at: Set(now),
         })

@@ -232,8 +232,13 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Option<Strin
 /// The transaction is the payment object with bePaid's names added: `uid` (the id), `type`
 /// (`payment`, `authorization`, or `capture`/`void`/`refund` for those events), `status` in
 /// bePaid's words (`successful`, `failed`, `incomplete`; paydesk's own is `payment_status`),
-/// `message` and `credit_card`.
-pub fn bepaid_body(kind: EventType, object: &serde_json::Value) -> serde_json::Value {
+/// `message` and `credit_card`. A capture, void or refund is its own transaction, as at
+/// bePaid: `child` gives its `uid` and `amount`, and the payment's id is its `parent_uid`.
+pub fn bepaid_body(
+    kind: EventType,
+    object: &serde_json::Value,
+    child: Option<&serde_json::Value>,
+) -> serde_json::Value {
     use serde_json::{Value, json};
     let event = Value::String(format!("{}.{}", kind.action(), kind.object()));
     if kind.object() != "payment" {
@@ -264,6 +269,11 @@ pub fn bepaid_body(kind: EventType, object: &serde_json::Value) -> serde_json::V
         map.insert("payment_status".into(), ours.into());
         map.insert("status".into(), status.into());
         map.insert("message".into(), message.into());
+        if let Some(child) = child.filter(|_| matches!(kind_word, "capture" | "void" | "refund")) {
+            map.insert("uid".into(), child["uid"].clone());
+            map.insert("parent_uid".into(), object["id"].clone());
+            map.insert("amount".into(), child["amount"].clone());
+        }
         map.insert(
             "credit_card".into(),
             json!({
@@ -354,11 +364,28 @@ mod tests {
     }
 
     #[test]
+    fn a_refund_is_notified_as_its_own_transaction_of_its_own_amount() {
+        use serde_json::json;
+        let payment = json!({"id": "pay_1", "status": "partially_refunded", "transaction_type": "payment", "amount": 1000,
+                             "refunded_amount": 300, "card": {}});
+        let child = json!({"uid": "rfd_1", "amount": 300});
+        let tx = &bepaid_body(EventType::PaymentRefunded, &payment, Some(&child))["transaction"];
+        assert_eq!((tx["uid"].clone(), tx["parent_uid"].clone()), (json!("rfd_1"), json!("pay_1")));
+        assert_eq!(
+            (tx["type"].clone(), tx["amount"].clone(), tx["status"].clone()),
+            (json!("refund"), json!(300), json!("successful"))
+        );
+        // An event recorded before children were kept is notified as it was.
+        let old = &bepaid_body(EventType::PaymentRefunded, &payment, None)["transaction"];
+        assert_eq!((old["uid"].clone(), old["amount"].clone()), (json!("pay_1"), json!(1000)));
+    }
+
+    #[test]
     fn bepaid_bodies_wrap_payments_as_transactions_and_mark_the_event() {
         use serde_json::json;
         let payment = json!({"id": "pay_1", "status": "succeeded", "transaction_type": "payment", "amount": 990,
                              "card": {"brand": "visa", "last_4": "0000", "exp_month": 12, "exp_year": 2031, "holder": "Ann"}});
-        let body = bepaid_body(EventType::PaymentSucceeded, &payment);
+        let body = bepaid_body(EventType::PaymentSucceeded, &payment, None);
         let tx = &body["transaction"];
         assert_eq!(
             (tx["uid"].clone(), tx["type"].clone(), tx["status"].clone()),
@@ -368,11 +395,11 @@ mod tests {
         assert_eq!(tx["credit_card"]["last_4"], "0000");
         assert_eq!(body["event"], "succeeded.payment");
         let failed = json!({"id": "pay_2", "status": "error", "failure_message": "try later", "card": {}});
-        let tx = &bepaid_body(EventType::PaymentFailed, &failed)["transaction"];
+        let tx = &bepaid_body(EventType::PaymentFailed, &failed, None)["transaction"];
         assert_eq!((tx["status"].clone(), tx["message"].clone()), (json!("failed"), json!("try later")));
         let sub = json!({"id": "sbs_1", "state": "trial"});
         assert_eq!(
-            bepaid_body(EventType::SubscriptionCreated, &sub),
+            bepaid_body(EventType::SubscriptionCreated, &sub, None),
             json!({"id": "sbs_1", "state": "trial", "event": "created.subscription"})
         );
     }

@@ -26,6 +26,12 @@ pub fn payment(kind: EventType, p: &payments::Model) -> NewEvent {
     new(p.shop_id, kind, &p.id, p.test, &PaymentView::from(p))
 }
 
+/// An event about a payment's capture, void or refund: the child transaction `uid` of
+/// `amount` it reports goes with it (bePaid-style notifications give it as bePaid does).
+pub fn payment_child(kind: EventType, p: &payments::Model, uid: &str, amount: i64) -> NewEvent {
+    NewEvent { child: Some(serde_json::json!({"uid": uid, "amount": amount})), ..payment(kind, p) }
+}
+
 /// An event about a refund.
 pub fn refund(kind: EventType, r: &refunds::Model) -> NewEvent {
     new(r.shop_id, kind, &r.id, r.test, &RefundView::from(r))
@@ -38,7 +44,7 @@ pub fn product(kind: EventType, p: &products::Model, config: &Config) -> NewEven
 
 fn new(shop_id: i64, kind: EventType, id: &str, test: bool, view: &impl serde::Serialize) -> NewEvent {
     let data = serde_json::to_value(view).unwrap_or_default();
-    NewEvent { shop_id, kind, object_id: id.to_string(), test, data }
+    NewEvent { shop_id, kind, object_id: id.to_string(), test, data, child: None }
 }
 
 /// Appends events to the log. Their deliveries are queued by [`fan_out`]: the event rows
@@ -205,7 +211,7 @@ pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Lin
         let data = views.get(&line.sub.id).cloned().unwrap_or_default();
         for kind in EventType::of_subscription_change(from, to, line.charge) {
             let (shop_id, object_id, test) = (line.sub.shop_id, line.sub.id.clone(), line.sub.test);
-            events.push(NewEvent { shop_id, kind, object_id, test, data: data.clone() });
+            events.push(NewEvent { shop_id, kind, object_id, test, data: data.clone(), child: None });
         }
         rows.push(line.row);
     }

@@ -372,8 +372,18 @@ async fn settle_now(
         db::products::release_unit(&txn, product_id).await?;
     }
     let settled = db::find::<payments::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Payment"))?;
-    let kind = if to == PaymentStatus::Voided { EventType::PaymentVoided } else { EventType::PaymentCaptured };
-    crate::services::events::record(&txn, vec![crate::services::events::payment(kind, &settled)]).await?;
+    let (kind, child) = match to {
+        PaymentStatus::Voided => (EventType::PaymentVoided, "void"),
+        _ => (EventType::PaymentCaptured, "capture"),
+    };
+    // A capture or void takes or releases the whole authorization, under a uid of its own.
+    let event = crate::services::events::payment_child(kind, &settled, &child_uid(&settled.id, child), settled.amount);
+    crate::services::events::record(&txn, vec![event]).await?;
     txn.commit().await?;
     Ok(settled)
+}
+
+/// The uid a payment's capture or void is notified under: the payment's id and the word.
+fn child_uid(payment_id: &str, kind: &str) -> String {
+    format!("{payment_id}_{kind}")
 }

@@ -112,7 +112,7 @@ async fn finish(
         if refund.status == RefundStatus::Succeeded {
             happened.push(events::refund(EventType::RefundSucceeded, &refund));
             if let Some(payment) = db::find_public::<payments::Entity>(&txn, &refund.payment_id).await? {
-                happened.push(events::payment(EventType::PaymentRefunded, &payment));
+                happened.push(events::payment_child(EventType::PaymentRefunded, &payment, &refund.id, refund.amount));
             }
         } else {
             happened.push(events::refund(EventType::RefundFailed, &refund));

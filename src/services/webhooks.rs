@@ -241,7 +241,8 @@ fn standard(
 /// paydesk keeps its secret) and the RSA `Content-Signature` of the exact body.
 fn bepaid(shop_id: i64, keys: &KeyPair, secret: Option<&str>, event: &events::Model) -> Result<Prepared, AppError> {
     let object: serde_json::Value = serde_json::from_str(&event.data).unwrap_or_default();
-    let body = serde_json::to_vec(&rules::bepaid_body(event.kind, &object))
+    let child = event.child_transaction.as_deref().and_then(|c| serde_json::from_str(c).ok());
+    let body = serde_json::to_vec(&rules::bepaid_body(event.kind, &object, child.as_ref()))
         .map_err(|e| AppError::Internal(format!("a notification body: {e}")))?;
     let mut headers = vec![(HeaderName::from_static("content-signature"), keys.sign(&body)?)];
     if let Some(secret) = secret {

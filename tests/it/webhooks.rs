@@ -320,6 +320,21 @@ db_tests! {
             verify_bepaid(public_key, &shop, &r, transaction);
         }
         assert!(bepaid.received().iter().any(|r| r.body.starts_with(b"{\"id\":\"sbs_")), "subscription notifications came");
+
+        // A capture, a void and a refund are each their own transaction, with the payment as
+        // parent and their own amount (the partial refund of 100 of a 990 payment says 100).
+        let children: Vec<Value> = bepaid.received().iter()
+            .filter_map(|r| serde_json::from_slice::<Value>(&r.body).ok())
+            .map(|body| body["transaction"].clone())
+            .filter(|tx| ["capture", "void", "refund"].contains(&tx["type"].as_str().unwrap_or("")))
+            .collect();
+        let of = |kind: &str| children.iter().filter(|tx| tx["type"] == kind).count();
+        assert_eq!((of("capture"), of("void"), of("refund")), (1, 1, 1), "{children:?}");
+        for tx in &children {
+            assert!(tx["parent_uid"].as_str().unwrap().starts_with("pay_") && tx["uid"] != tx["parent_uid"], "{tx}");
+        }
+        let refund = children.iter().find(|tx| tx["type"] == "refund").unwrap();
+        assert!(refund["uid"].as_str().unwrap().starts_with("rfd_") && refund["amount"] == 100, "{refund}");
     }
 
     async fn failed_deliveries_are_retried_on_schedule_and_every_attempt_is_logged(app) {

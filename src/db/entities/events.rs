@@ -16,6 +16,9 @@ pub struct Model {
     pub test: bool,
     /// The object as the API showed it at that moment (JSON).
     pub data: String,
+    /// For a capture, void or refund of a payment: the child transaction it reports, as JSON
+    /// (`{"uid", "amount"}`), for bePaid-style notifications.
+    pub child_transaction: Option<String>,
     /// Whether its deliveries were queued (by a worker, soon after it was recorded).
     pub fanned_out: bool,
     pub created_at: DateTimeUtc,

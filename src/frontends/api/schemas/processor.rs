@@ -2,28 +2,25 @@
 
 use super::*;
 
-/// A change to the shop's payment processor: only what is sent changes (the body may be empty).
+/// A change to the shop's payment processor: only what is sent changes (the body may be
+/// empty); `null` or blank text reads as not sent, but for an account, which `null` removes.
 #[derive(ToSchema)]
 #[schema(example = json!({"kind": "simulated", "card_entry": "processor_page"}))]
 pub struct ProcessorUpdate {
     /// `simulated` (no money moves) or `bepaid` (a BeGateway processor).
-    #[schema(nullable = false)]
     kind: Option<crate::domain::processor::ProcessorKind>,
     /// `processor_page` (customers type their card on the processor's page) or
     /// `paydesk_page` (on paydesk's page: needs the processor's permission and puts the
     /// operator in PCI DSS SAQ D).
-    #[schema(nullable = false)]
     card_entry: Option<crate::domain::processor::CardEntry>,
     /// The gateway's base URL; `https` (default `https://gateway.bepaid.by`).
     #[schema(
-        nullable = false,
         max_length = 2048,
         pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?(/[^\x00?#]*)?$"
     )]
     gateway_url: Option<String>,
     /// The hosted checkout's base URL; `https` (default `https://checkout.bepaid.by`).
     #[schema(
-        nullable = false,
         max_length = 2048,
         pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?(/[^\x00?#]*)?$"
     )]
@@ -37,14 +34,14 @@ pub struct ProcessorUpdate {
 /// One mode's account: only what is sent changes.
 #[derive(ToSchema)]
 pub struct ProcessorAccountUpdate {
-    /// The shop id at the processor (a string or a whole number).
-    #[schema(nullable = false, max_length = 255)]
+    /// The shop id at the processor: text or a whole number.
+    #[schema(schema_with = merchant_reference)]
     shop_id: Option<String>,
     /// The secret key; sealed at rest and never shown again.
-    #[schema(nullable = false, max_length = 255)]
+    #[schema(max_length = 255)]
     secret_key: Option<String>,
     /// The processor's RSA public key for notifications, as its back office shows it
     /// (base64, with or without the PEM lines).
-    #[schema(nullable = false, max_length = 4096)]
+    #[schema(max_length = 4096)]
     public_key: Option<String>,
 }
