@@ -91,7 +91,12 @@ pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Accou
     let secret_key = state.vault.open_text(sealed, &secret_context(row.shop_id, mode)).map_err(|_| {
         AppError::Internal(format!("the {} secret key of shop {} does not open", mode.field(), row.shop_id))
     })?;
-    Ok(Some(Account { gateway_url: row.gateway_url.clone(), shop_id: shop_id.clone(), secret_key }))
+    Ok(Some(Account {
+        gateway_url: row.gateway_url.clone(),
+        checkout_url: row.checkout_url.clone(),
+        shop_id: shop_id.clone(),
+        secret_key,
+    }))
 }
 
 /// Checks each account the shop has with one harmless call to the processor.

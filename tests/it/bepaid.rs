@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use paydesk::external::acquirer::bepaid::gateway::{Account, ChargeKind, Check, ChildKind, Gateway};
-use paydesk::external::acquirer::bepaid::status::Reading;
-use paydesk::external::acquirer::bepaid::wire::{AdditionalData, CardSource, Charge, Child};
+use paydesk::external::acquirer::bepaid::status::{CheckoutReading, Reading};
+use paydesk::external::acquirer::bepaid::wire::{
+    AdditionalData, CardSource, Charge, Checkout, CheckoutSettings, Child, Order,
+};
 use paydesk::external::outbound::Outbound;
 
 use crate::doubles::bepaid::{self as double, Fault};
@@ -15,7 +17,12 @@ use crate::doubles::bepaid::{self as double, Fault};
 const TIMEOUT: Duration = Duration::from_millis(700);
 
 fn account(url: &str, secret: &str) -> Account {
-    Account { gateway_url: url.to_string(), shop_id: double::SHOP_ID.into(), secret_key: secret.into() }
+    Account {
+        gateway_url: url.to_string(),
+        checkout_url: url.to_string(),
+        shop_id: double::SHOP_ID.into(),
+        secret_key: secret.into(),
+    }
 }
 
 fn charge<'a>(tracking_id: &'a str, number: &'a str) -> Charge<'a> {
@@ -159,4 +166,56 @@ async fn the_connection_check_names_what_is_wrong() {
         .await;
     assert!(matches!(unsent, Reading::Unreached { .. }), "{unsent:?}");
     assert_eq!(double.received(), 0);
+}
+
+fn checkout(tracking_id: &str) -> Checkout<'_> {
+    Checkout {
+        version: 2.1,
+        transaction_type: "payment",
+        test: true,
+        settings: CheckoutSettings {
+            success_url: "https://pay.example/back",
+            decline_url: "https://pay.example/back",
+            fail_url: "https://pay.example/back",
+            cancel_url: "https://pay.example/back",
+            notification_url: None,
+            language: "en",
+        },
+        order: Order {
+            amount: 990,
+            currency: "EUR",
+            description: "Gift card",
+            tracking_id,
+            additional_data: AdditionalData::default(),
+        },
+        customer: None,
+    }
+}
+
+#[tokio::test]
+async fn a_checkout_stays_open_through_a_decline_and_finishes_paid_or_expires_unpaid() {
+    let (double, outbound, account) = setup().await;
+    let gateway = Gateway { outbound: &outbound, account: &account, timeout: TIMEOUT };
+    let (token, redirect_url) = gateway.start_checkout(checkout("pay_c")).await.unwrap();
+    assert_eq!(redirect_url, format!("{}/checkout?token={token}", double.url));
+    assert_eq!(gateway.checkout_state(&token).await, CheckoutReading::Open);
+    double.pay_checkout(&token, "4005550000000019").unwrap();
+    assert_eq!(gateway.checkout_state(&token).await, CheckoutReading::Open, "another card may follow a decline");
+    let uid = double.pay_checkout(&token, "4200000000000000").unwrap();
+    let CheckoutReading::Finished(Reading::Succeeded { transaction }) = gateway.checkout_state(&token).await else {
+        panic!("paid on the processor's page")
+    };
+    assert_eq!(transaction.uid, uid);
+    // The same outcome by paydesk's own reference, as when the customer never comes back.
+    let Reading::Succeeded { transaction } = gateway.lookup("pay_c", "payment").await else { panic!("found") };
+    assert_eq!(transaction.uid, uid);
+
+    let (unpaid, _) = gateway.start_checkout(checkout("pay_d")).await.unwrap();
+    double.expire_checkout(&unpaid);
+    assert_eq!(gateway.checkout_state(&unpaid).await, CheckoutReading::Expired);
+    let wrong = self::account(&double.url, "not-the-secret");
+    let refused =
+        (Gateway { outbound: &outbound, account: &wrong, timeout: TIMEOUT }).start_checkout(checkout("pay_e")).await;
+    assert!(matches!(refused, Err(Reading::Refused { .. })), "{refused:?}");
+    assert_eq!(double.received(), 0, "no money request was made by paydesk");
 }

@@ -4,7 +4,8 @@
 //! link, HTTP Basic with the shop's id and secret. Faults are queued by the test and taken
 //! by the next money request: they fail before recording (500, 429) or after it (a 502 with
 //! no body, an answer held past the client's timeout, a dropped connection), the cases where
-//! the outcome is unknown to the client.
+//! the outcome is unknown to the client. Checkout tokens (the processor's own card page) are
+//! made and queried as bePaid's Checkout API does; the test plays the customer on that page.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -55,9 +56,21 @@ pub struct Tx {
     pub card: Option<(String, String, String)>,
 }
 
+/// A Checkout token.
+#[derive(Debug, Clone)]
+struct Token {
+    kind: String,
+    order: Value,
+    finished: bool,
+    expired: bool,
+    /// The transaction the page made last.
+    made: Option<String>,
+}
+
 #[derive(Default)]
 struct Inner {
     transactions: Vec<Tx>,
+    checkouts: HashMap<String, Token>,
     /// RequestID → the uid its first request made (or the refusal it got).
     requests: HashMap<String, Result<String, (u16, Value)>>,
     faults: VecDeque<Fault>,
@@ -81,6 +94,8 @@ impl Gateway {
         let app = Router::new()
             .route("/transactions/{id}", post(money).get(by_uid))
             .route("/v2/transactions/tracking_id/{id}", get(by_tracking_id))
+            .route("/ctp/api/checkouts", post(new_checkout))
+            .route("/ctp/api/checkouts/{token}", get(checkout_state))
             .with_state(gateway.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         gateway
@@ -99,6 +114,29 @@ impl Gateway {
     /// How many money requests arrived.
     pub fn received(&self) -> usize {
         self.inner.lock().unwrap().received
+    }
+
+    /// The customer paying on the Checkout page of `token` with the card `number`: the page
+    /// makes its transaction (under the order's `tracking_id`); a success finishes the page, a
+    /// decline leaves it open for another card.
+    pub fn pay_checkout(&self, token: &str, number: &str) -> Option<String> {
+        let mut inner = self.inner.lock().unwrap();
+        let checkout = inner.checkouts.get(token)?.clone();
+        let mut request = checkout.order.clone();
+        request["credit_card"] = json!({"number": number});
+        let kind = format!("{}s", checkout.kind);
+        let uid = record(&mut inner, &self.url, &kind, &request).ok()?;
+        let succeeded = inner.transactions.iter().any(|t| t.uid == uid && t.status == "successful");
+        let checkout = inner.checkouts.get_mut(token)?;
+        (checkout.made, checkout.finished) = (Some(uid.clone()), succeeded);
+        Some(uid)
+    }
+
+    /// The token of `token` running out unpaid.
+    pub fn expire_checkout(&self, token: &str) {
+        if let Some(checkout) = self.inner.lock().unwrap().checkouts.get_mut(token) {
+            checkout.expired = !checkout.finished;
+        }
     }
 
     /// The customer finishing 3-D Secure for `uid`: it becomes `status`.
@@ -187,7 +225,7 @@ async fn money(State(g): State<Gateway>, Path(kind): Path<String>, headers: Head
 fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String, (u16, Value)> {
     let n = inner.transactions.len() as u64 + 1000;
     let uid = format!("{n}-{:010x}", n.wrapping_mul(2_654_435_761) & 0xff_ffff_ffff);
-    let amount = r["amount"].as_i64().filter(|a| *a > 0).ok_or_else(|| {
+    let amount = r["amount"].as_i64().filter(|a| *a > 0 || kind == "tokenizations").ok_or_else(|| {
         refused(
             StatusCode::UNPROCESSABLE_ENTITY,
             "Amount must be greater than 0.",
@@ -197,6 +235,7 @@ fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String
     let (kind, parent) = match kind {
         "payments" => ("payment", None),
         "authorizations" => ("authorization", None),
+        "tokenizations" => ("tokenization", None),
         "captures" | "voids" | "refunds" => {
             let parent_uid = r["parent_uid"].as_str().unwrap_or_default();
             let parent = inner.transactions.iter().find(|t| t.uid == parent_uid).cloned().ok_or_else(|| {
@@ -319,4 +358,47 @@ async fn by_tracking_id(State(g): State<Gateway>, Path(id): Path<String>, header
         1 => json_reply(200, &json!({"transaction": found[0]})),
         _ => json_reply(200, &json!({"transactions": found})),
     }
+}
+
+async fn new_checkout(State(g): State<Gateway>, headers: HeaderMap, body: Bytes) -> Response {
+    if !authorized(&headers) {
+        return json_reply(401, &json!({"message": "Unauthorized"}));
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let checkout = &request["checkout"];
+    let kind = checkout["transaction_type"].as_str().unwrap_or("");
+    if !["payment", "authorization", "tokenization"].contains(&kind) || checkout["settings"]["success_url"].is_null() {
+        let errors = json!({"checkout": {"transaction_type": ["is invalid"]}});
+        return json_reply(422, &json!({"response": {"message": "Checkout is invalid", "errors": errors}}));
+    }
+    let mut inner = g.inner.lock().unwrap();
+    let token = format!("{:064x}", (inner.checkouts.len() as u128 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let token = token[token.len() - 64..].to_string();
+    let order = checkout["order"].clone();
+    inner
+        .checkouts
+        .insert(token.clone(), Token { kind: kind.into(), order, finished: false, expired: false, made: None });
+    let redirect_url = format!("{}/checkout?token={token}", g.url);
+    json_reply(200, &json!({"checkout": {"token": token, "redirect_url": redirect_url}}))
+}
+
+async fn checkout_state(State(g): State<Gateway>, Path(token): Path<String>, headers: HeaderMap) -> Response {
+    if !authorized(&headers) {
+        return json_reply(401, &json!({"message": "Unauthorized"}));
+    }
+    let inner = g.inner.lock().unwrap();
+    let Some(checkout) = inner.checkouts.get(&token) else {
+        return json_reply(404, &json!({"message": "Record not found"}));
+    };
+    let mut state = json!({"token": token, "transaction_type": checkout.kind, "finished": checkout.finished,
+                           "order": checkout.order, "redirect_url": format!("{}/checkout?token={token}", g.url)});
+    if checkout.expired {
+        (state["expired"], state["status"], state["message"]) =
+            (json!(true), json!("error"), json!("Token is expired."));
+    }
+    if let Some(tx) = checkout.made.as_ref().and_then(|uid| inner.transactions.iter().find(|t| &t.uid == uid)) {
+        state["gateway_response"] = json!({ checkout.kind.clone(): {"uid": tx.uid, "status": tx.status,
+            "message": tx.message, "bank_code": tx.bank_code} });
+    }
+    json_reply(200, &json!({ "checkout": state }))
 }

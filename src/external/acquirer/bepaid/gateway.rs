@@ -11,8 +11,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 
-use super::status::{self, Operation, Reading};
-use super::wire::{Charge, Child, Request};
+use super::status::{self, CheckoutReading, Operation, Reading};
+use super::wire::{Charge, Checkout, CheckoutRequest, Child, Request};
 use crate::external::outbound::{NoReply, Outbound};
 
 /// How long paydesk waits for the gateway before the outcome is unknown.
@@ -26,13 +26,19 @@ pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Account {
     /// The gateway's base URL (`https://gateway.bepaid.by`), without a trailing `/`.
     pub gateway_url: String,
+    /// The hosted Checkout's base URL (`https://checkout.bepaid.by`), without a trailing `/`.
+    pub checkout_url: String,
     pub shop_id: String,
     pub secret_key: String,
 }
 
 impl std::fmt::Debug for Account {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Account").field("gateway_url", &self.gateway_url).field("shop_id", &self.shop_id).finish()
+        f.debug_struct("Account")
+            .field("gateway_url", &self.gateway_url)
+            .field("checkout_url", &self.checkout_url)
+            .field("shop_id", &self.shop_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -111,6 +117,34 @@ impl Gateway<'_> {
         let url = format!("{}/v2/transactions/tracking_id/{}", self.account.gateway_url, encode(tracking_id));
         let reply = self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await;
         read(Operation::Lookup { kind }, reply)
+    }
+
+    /// Opens a Checkout token: the processor's own page takes the card. Answers the token and
+    /// where to send the customer.
+    pub async fn start_checkout(&self, checkout: Checkout<'_>) -> Result<(String, String), Reading> {
+        let url = format!("{}/ctp/api/checkouts", self.account.checkout_url);
+        let body = serde_json::to_vec(&CheckoutRequest { checkout }).expect("requests serialize");
+        let reply = self.outbound.call(Method::POST, &url, &self.checkout_headers(), Some(body), self.timeout).await;
+        match reply {
+            Ok(reply) => status::read_checkout_token(reply.status, &reply.body),
+            Err(e) => Err(read(Operation::Charge, Err(e))),
+        }
+    }
+
+    /// What became of a Checkout token: still open, finished (and how), or expired.
+    pub async fn checkout_state(&self, token: &str) -> CheckoutReading {
+        let url = format!("{}/ctp/api/checkouts/{}", self.account.checkout_url, encode(token));
+        match self.outbound.call(Method::GET, &url, &self.checkout_headers(), None, self.timeout).await {
+            Ok(reply) => status::read_checkout(reply.status, &reply.body),
+            Err(e) => CheckoutReading::Unanswered(read(Operation::Charge, Err(e))),
+        }
+    }
+
+    /// Checkout's headers: the account's Basic auth and the API version the SDKs send.
+    fn checkout_headers(&self) -> Vec<(HeaderName, String)> {
+        let mut headers = self.headers(None);
+        headers.push((HeaderName::from_static("x-api-version"), "2".into()));
+        headers
     }
 
     /// Makes one harmless authenticated call (a lookup of a reference nothing carries) and

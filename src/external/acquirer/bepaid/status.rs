@@ -21,7 +21,7 @@
 //! Unknown too; one before it left (no connection) is Unreached ([`super::gateway`]). Unknown is settled by a lookup of
 //! paydesk's own reference (`tracking_id`), never by sending the operation again as new.
 
-use super::wire::{Answer, Refusal, Status, Transaction};
+use super::wire::{Answer, CheckoutAnswer, Refusal, Status, Transaction};
 
 /// The operation an answer is read for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +114,51 @@ pub fn read(operation: Operation, status: u16, body: &[u8]) -> Reading {
         }
         429 => Reading::RetryLater,
         _ => Reading::Unknown,
+    }
+}
+
+/// What a query of a Checkout token says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckoutReading {
+    /// The customer has not finished on the processor's page (they may still try a card).
+    Open,
+    /// The customer finished: what the transaction the page made means.
+    Finished(Reading),
+    /// The token ran out before the customer finished: nothing was charged.
+    Expired,
+    /// The query itself was not answered as a Checkout: what the HTTP layer says.
+    Unanswered(Reading),
+}
+
+/// Reads the answer to a Checkout token request: the token and where to send the customer.
+pub fn read_checkout_token(status: u16, body: &[u8]) -> Result<(String, String), Reading> {
+    if (200..300).contains(&status) {
+        let answer = serde_json::from_slice::<CheckoutAnswer>(body).map_err(|_| Reading::Unknown)?;
+        return match answer.checkout.redirect_url {
+            Some(url) => Ok((answer.checkout.token, url)),
+            None => Err(Reading::Unknown),
+        };
+    }
+    Err(read(Operation::Charge, status, body))
+}
+
+/// Reads the answer to a query of a Checkout token.
+pub fn read_checkout(status: u16, body: &[u8]) -> CheckoutReading {
+    if !(200..300).contains(&status) {
+        return CheckoutReading::Unanswered(read(Operation::Charge, status, body));
+    }
+    let Ok(answer) = serde_json::from_slice::<CheckoutAnswer>(body) else {
+        return CheckoutReading::Unanswered(Reading::Unknown);
+    };
+    let state = answer.checkout;
+    let finished = state.finished == Some(true);
+    match state.transaction() {
+        Some(t) if finished || t.status == Status::Successful => {
+            let operation = Operation::looked_up(t.kind.as_deref().unwrap_or("payment"));
+            CheckoutReading::Finished(meaning(operation, t))
+        }
+        _ if state.expired == Some(true) => CheckoutReading::Expired,
+        _ => CheckoutReading::Open,
     }
 }
 
@@ -248,5 +293,28 @@ mod tests {
         assert_eq!(read(LOOKUP_PAYMENT, 200, br#"{"transactions":[]}"#), Reading::NotFound);
         assert_eq!(read(LOOKUP_PAYMENT, 404, br#"{"message":"Record not found"}"#), Reading::NotFound);
         assert_eq!(read(LOOKUP_PAYMENT, 503, b""), Reading::Unknown);
+    }
+
+    #[test]
+    fn a_checkout_is_open_until_the_customer_finishes_and_expires_unpaid() {
+        let fixture = include_str!("fixtures/checkout_query.json").as_bytes();
+        let CheckoutReading::Finished(Reading::Succeeded { transaction }) = read_checkout(200, fixture) else {
+            panic!()
+        };
+        assert_eq!(transaction.uid, "1891-5fcb2bda3b");
+        let open = br#"{"checkout":{"token":"t1","finished":false,"redirect_url":"https://checkout.bepaid.by/checkout?token=t1"}}"#;
+        assert_eq!(read_checkout(200, open), CheckoutReading::Open);
+        let retrying = br#"{"checkout":{"token":"t1","finished":false,"transaction_type":"payment",
+                            "gateway_response":{"payment":{"uid":"1-a","status":"failed","bank_code":"05"}}}}"#;
+        assert_eq!(read_checkout(200, retrying), CheckoutReading::Open, "a declined card may be followed by another");
+        let expired = br#"{"checkout":{"token":"t1","finished":false,"expired":true,"status":"error","message":"Token is expired."}}"#;
+        assert_eq!(read_checkout(200, expired), CheckoutReading::Expired);
+        assert_eq!(read_checkout(502, b""), CheckoutReading::Unanswered(Reading::Unknown));
+        let made = br#"{"checkout":{"token":"t1","redirect_url":"https://checkout.bepaid.by/checkout?token=t1"}}"#;
+        assert_eq!(
+            read_checkout_token(200, made),
+            Ok(("t1".into(), "https://checkout.bepaid.by/checkout?token=t1".into()))
+        );
+        assert_eq!(read_checkout_token(200, br#"{"checkout":{"token":"t1"}}"#), Err(Reading::Unknown));
     }
 }

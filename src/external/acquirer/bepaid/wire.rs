@@ -235,6 +235,89 @@ pub struct Child<'a> {
     pub reason: Option<&'a str>,
 }
 
+/// A Checkout token request: the processor's own page takes the card (`{"checkout": …}`).
+#[derive(Debug, Serialize)]
+pub struct CheckoutRequest<'a> {
+    pub checkout: Checkout<'a>,
+}
+
+/// What the processor's page is to do.
+#[derive(Debug, Serialize)]
+pub struct Checkout<'a> {
+    /// The Checkout API version the SDKs send.
+    pub version: f64,
+    /// `payment`, `authorization` or `tokenization` (a card stored, nothing charged).
+    pub transaction_type: &'a str,
+    pub test: bool,
+    pub settings: CheckoutSettings<'a>,
+    pub order: Order<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub customer: Option<Customer<'a>>,
+}
+
+/// Where the processor's page sends the customer back, and in which language it speaks.
+#[derive(Debug, Serialize)]
+pub struct CheckoutSettings<'a> {
+    pub success_url: &'a str,
+    pub decline_url: &'a str,
+    pub fail_url: &'a str,
+    pub cancel_url: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notification_url: Option<&'a str>,
+    pub language: &'a str,
+}
+
+/// What is paid for.
+#[derive(Debug, Serialize)]
+pub struct Order<'a> {
+    pub amount: i64,
+    pub currency: &'a str,
+    pub description: &'a str,
+    /// paydesk's own reference: the transaction the page makes carries it.
+    pub tracking_id: &'a str,
+    pub additional_data: AdditionalData,
+}
+
+/// Checkout's answer: to a token request (`token`, `redirect_url`) or to a query (whether
+/// the customer finished, and the transaction the page made).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckoutAnswer {
+    pub checkout: CheckoutState,
+}
+
+/// A Checkout token as the processor sees it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckoutState {
+    pub token: String,
+    #[serde(default)]
+    pub redirect_url: Option<String>,
+    #[serde(default)]
+    pub transaction_type: Option<String>,
+    /// The customer finished on the page (paid, or was declined for good).
+    #[serde(default)]
+    pub finished: Option<bool>,
+    /// The token ran out before the customer finished.
+    #[serde(default)]
+    pub expired: Option<bool>,
+    #[serde(default)]
+    pub message: Option<String>,
+    /// The transaction the page made, under its type (`{"payment": {"uid", "status", …}}`).
+    #[serde(default)]
+    pub gateway_response: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl CheckoutState {
+    /// The transaction the page made, if it made one.
+    pub fn transaction(&self) -> Option<Transaction> {
+        let response = self.gateway_response.as_ref()?;
+        let kind = self.transaction_type.as_deref().unwrap_or("payment");
+        let section = response.get(kind).or_else(|| response.values().next())?;
+        let mut transaction: Transaction = serde_json::from_value(section.clone()).ok()?;
+        transaction.kind.get_or_insert_with(|| kind.to_string());
+        Some(transaction)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +385,17 @@ mod tests {
             exp_year: "2030".into(),
         };
         assert!(!format!("{typed:?}").contains("4200"));
+    }
+
+    #[test]
+    fn a_checkout_query_reads_as_the_ruby_clients_fixture_shows_it() {
+        let answer: CheckoutAnswer = serde_json::from_str(include_str!("fixtures/checkout_query.json")).unwrap();
+        let state = answer.checkout;
+        assert_eq!(state.finished, Some(true));
+        let t = state.transaction().unwrap();
+        assert_eq!(
+            (t.uid.as_str(), t.status, t.kind.as_deref()),
+            ("1891-5fcb2bda3b", Status::Successful, Some("payment"))
+        );
     }
 }
