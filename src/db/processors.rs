@@ -2,10 +2,65 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, SimpleExpr};
-use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter};
 
-use super::entities::shop_processors::{ActiveModel, Column, Entity, Model};
-use crate::domain::processor::{BEPAID_CHECKOUT, BEPAID_GATEWAY, CardEntry, ProcessorKind};
+use super::entities::shop_processors::{Column, Entity, Model};
+use crate::domain::processor::{BEPAID_CHECKOUT, BEPAID_GATEWAY, CardEntry, Mode, ProcessorKind};
+
+/// A shop's processor before it chose one: the simulation, with bePaid's URLs and no accounts.
+pub fn unset(shop_id: i64, now: DateTime<Utc>) -> Model {
+    Model {
+        shop_id,
+        kind: ProcessorKind::Simulated,
+        card_entry: CardEntry::ProcessorPage,
+        gateway_url: BEPAID_GATEWAY.into(),
+        checkout_url: BEPAID_CHECKOUT.into(),
+        test_shop_id: None,
+        test_secret_sealed: None,
+        test_secret_hint: None,
+        test_public_key: None,
+        live_shop_id: None,
+        live_secret_sealed: None,
+        live_secret_hint: None,
+        live_public_key: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// One mode's account columns of a row.
+#[derive(Debug, Clone, Copy)]
+pub struct AccountColumns<'a> {
+    pub shop_id: Option<&'a str>,
+    /// The secret key, sealed.
+    pub secret_sealed: Option<&'a str>,
+    /// The secret key's last characters.
+    pub secret_hint: Option<&'a str>,
+    pub public_key: Option<&'a str>,
+}
+
+impl AccountColumns<'_> {
+    /// Whether the mode has any part of an account.
+    pub fn is_set(&self) -> bool {
+        self.shop_id.is_some() || self.secret_sealed.is_some() || self.public_key.is_some()
+    }
+}
+
+impl Model {
+    /// The account columns of `mode`.
+    pub fn account(&self, mode: Mode) -> AccountColumns<'_> {
+        let (shop_id, sealed, hint, key) = match mode {
+            Mode::Test => (&self.test_shop_id, &self.test_secret_sealed, &self.test_secret_hint, &self.test_public_key),
+            Mode::Live => (&self.live_shop_id, &self.live_secret_sealed, &self.live_secret_hint, &self.live_public_key),
+        };
+        AccountColumns {
+            shop_id: shop_id.as_deref(),
+            secret_sealed: sealed.as_deref(),
+            secret_hint: hint.as_deref(),
+            public_key: key.as_deref(),
+        }
+    }
+}
 
 /// One mode's account as a change stores it: the secret already sealed, with its hint.
 #[derive(Debug, Clone, Default)]
@@ -42,23 +97,7 @@ pub async fn apply(
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
     let now = super::now_millis(now);
-    let row = ActiveModel {
-        shop_id: Set(shop_id),
-        kind: Set(ProcessorKind::Simulated),
-        card_entry: Set(CardEntry::ProcessorPage),
-        gateway_url: Set(BEPAID_GATEWAY.into()),
-        checkout_url: Set(BEPAID_CHECKOUT.into()),
-        test_shop_id: Set(None),
-        test_secret_sealed: Set(None),
-        test_secret_hint: Set(None),
-        test_public_key: Set(None),
-        live_shop_id: Set(None),
-        live_secret_sealed: Set(None),
-        live_secret_hint: Set(None),
-        live_public_key: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-    };
+    let row = unset(shop_id, now).into_active_model();
     let first = OnConflict::column(Column::ShopId).do_nothing().to_owned();
     Entity::insert(row).on_conflict(first).exec_without_returning(db).await?;
 

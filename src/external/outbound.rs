@@ -91,20 +91,18 @@ impl Outbound {
     ) -> (Result<Answer, Unanswered>, Duration) {
         let started = Instant::now();
         // Only the head is kept; a receiver that sends more than 64 KiB is cut off there.
-        let sent = self.send(Method::POST, url, headers, Some(body), 64 * 1024);
-        let answer = match tokio::time::timeout(timeout, sent).await {
-            Ok(Ok((status, body))) => {
+        let answer = match self.send(Method::POST, url, headers, Some(body), 64 * 1024, timeout).await {
+            Ok((status, body)) => {
                 let body = body.unwrap_or_default();
                 Ok(Answer { status, head: String::from_utf8_lossy(&body[..body.len().min(HEAD_BYTES)]).into_owned() })
             }
-            Ok(Err(e)) => Err(Unanswered(e.reason)),
-            Err(_) => Err(Unanswered(format!("no answer within {} s", timeout.as_secs()))),
+            Err(e) => Err(Unanswered(e.reason)),
         };
         (answer, started.elapsed())
     }
 
     /// Sends `method` to `url` with `headers` and a JSON `body`, within `timeout`; answers
-    /// the status and the body (up to 1 MiB; a longer one is cut off there).
+    /// the status and the whole body (a body over 1 MiB, or one that breaks off, is no answer).
     pub async fn call(
         &self,
         method: Method,
@@ -113,16 +111,31 @@ impl Outbound {
         body: Option<Vec<u8>>,
         timeout: Duration,
     ) -> Result<Reply, NoReply> {
-        let maybe_sent = |reason: String| NoReply { maybe_sent: true, reason };
-        match tokio::time::timeout(timeout, self.send(method, url, headers, body, BODY_LIMIT)).await {
-            Ok(Ok((status, Ok(body)))) => Ok(Reply { status, body }),
-            Ok(Ok((_, Err(e)))) => Err(maybe_sent(format!("the answer broke off: {e}"))),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(maybe_sent(format!("no answer within {} s", timeout.as_secs()))),
+        match self.send(method, url, headers, body, BODY_LIMIT, timeout).await? {
+            (status, Ok(body)) => Ok(Reply { status, body }),
+            (_, Err(e)) => Err(NoReply { maybe_sent: true, reason: format!("the answer broke off: {e}") }),
         }
     }
 
+    /// One request within `timeout`: the status, and the body up to `limit` bytes (or why it
+    /// could not be read whole).
     async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(HeaderName, String)],
+        body: Option<Vec<u8>>,
+        limit: usize,
+        timeout: Duration,
+    ) -> Result<(u16, Result<Bytes, String>), NoReply> {
+        let exchange = self.exchange(method, url, headers, body, limit);
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(answered) => answered,
+            Err(_) => Err(NoReply { maybe_sent: true, reason: format!("no answer within {} s", timeout.as_secs()) }),
+        }
+    }
+
+    async fn exchange(
         &self,
         method: Method,
         url: &str,

@@ -22,9 +22,10 @@ fn secret_context(shop_id: i64, mode: Mode) -> String {
     format!("processor-secret:{shop_id}:{}", mode.field())
 }
 
-/// The shop's processor settings, if it chose one.
-pub async fn find(state: &AppState, shop_id: i64) -> Result<Option<Model>, AppError> {
-    Ok(db::processors::find(&state.db, shop_id).await?)
+/// The shop's processor settings (the simulation's when it chose none).
+pub async fn find(state: &AppState, shop_id: i64) -> Result<Model, AppError> {
+    let row = db::processors::find(&state.db, shop_id).await?;
+    Ok(row.unwrap_or_else(|| db::processors::unset(shop_id, Utc::now())))
 }
 
 /// Applies `change` to the shop's processor; refused as a whole (nothing stored) when the
@@ -65,36 +66,33 @@ fn stored(state: &AppState, shop_id: i64, mode: Mode, a: AccountChange, errors: 
         errors.add(&format!("{}.public_key", mode.field()), e.to_string());
     }
     let secret = a.secret_key.map(|secret| {
-        let hint: String = secret.chars().rev().take(HINT).collect::<Vec<_>>().into_iter().rev().collect();
-        (state.vault.seal(secret.as_bytes(), &secret_context(shop_id, mode)), hint)
+        let last = secret.char_indices().rev().nth(HINT - 1).map_or(0, |(at, _)| at);
+        (state.vault.seal(secret.as_bytes(), &secret_context(shop_id, mode)), secret[last..].to_string())
     });
     StoredAccount { shop_id: a.shop_id, secret, public_key: a.public_key }
 }
 
 /// Which parts of a mode's account the row has; `None` when it has none.
 fn parts(row: &Model, mode: Mode) -> Option<AccountParts> {
-    let (id, secret, key) = match mode {
-        Mode::Test => (&row.test_shop_id, &row.test_secret_sealed, &row.test_public_key),
-        Mode::Live => (&row.live_shop_id, &row.live_secret_sealed, &row.live_public_key),
-    };
-    let parts = AccountParts { shop_id: id.is_some(), secret_key: secret.is_some(), public_key: key.is_some() };
-    (parts.shop_id || parts.secret_key || parts.public_key).then_some(parts)
+    let a = row.account(mode);
+    a.is_set().then_some(AccountParts {
+        shop_id: a.shop_id.is_some(),
+        secret_key: a.secret_sealed.is_some(),
+        public_key: a.public_key.is_some(),
+    })
 }
 
 /// The account of `mode`, opened, if the row has a whole one.
 pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Account>, AppError> {
-    let (id, sealed) = match mode {
-        Mode::Test => (&row.test_shop_id, &row.test_secret_sealed),
-        Mode::Live => (&row.live_shop_id, &row.live_secret_sealed),
-    };
-    let (Some(shop_id), Some(sealed)) = (id, sealed) else { return Ok(None) };
+    let columns = row.account(mode);
+    let (Some(shop_id), Some(sealed)) = (columns.shop_id, columns.secret_sealed) else { return Ok(None) };
     let secret_key = state.vault.open_text(sealed, &secret_context(row.shop_id, mode)).map_err(|_| {
         AppError::Internal(format!("the {} secret key of shop {} does not open", mode.field(), row.shop_id))
     })?;
     Ok(Some(Account {
         gateway_url: row.gateway_url.clone(),
         checkout_url: row.checkout_url.clone(),
-        shop_id: shop_id.clone(),
+        shop_id: shop_id.to_string(),
         secret_key,
     }))
 }

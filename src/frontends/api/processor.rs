@@ -28,7 +28,7 @@ pub fn router() -> Router<AppState> {
 #[utoipa::path(get, path = "/shop/processor", tag = "Processor",
     responses((status = 200, description = "The processor", body = ProcessorView)))]
 async fn show(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<ProcessorView>, AppError> {
-    Ok(Json(ProcessorView::of(processors::find(&state, shop.id).await?.as_ref())))
+    Ok(Json(ProcessorView::of(&processors::find(&state, shop.id).await?)))
 }
 
 /// Change the shop's payment processor
@@ -47,7 +47,7 @@ async fn update(
 ) -> Result<Json<ProcessorView>, AppError> {
     let change = ProcessorChange::parse(&body)?;
     let row = processors::change(&state, shop.id, change, Utc::now()).await?;
-    Ok(Json(ProcessorView::of(Some(&row))))
+    Ok(Json(ProcessorView::of(&row)))
 }
 
 /// Check the connection to the processor
@@ -57,11 +57,7 @@ async fn update(
 #[utoipa::path(post, path = "/shop/processor/check", tag = "Processor",
     responses((status = 200, description = "What the check found", body = CheckView)))]
 async fn check(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<CheckView>, AppError> {
-    let row = processors::find(&state, shop.id).await?;
-    let found = match &row {
-        Some(row) => processors::check(&state, row).await?,
-        None => Vec::new(),
-    };
+    let found = processors::check(&state, &processors::find(&state, shop.id).await?).await?;
     let result = |mode: Mode| {
         found
             .iter()

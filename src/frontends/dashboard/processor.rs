@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::form::{FormView, PostedForm, nest};
 use super::{Chrome, Merchant, Page, k, ok, render, see_other};
 use crate::db::entities::shop_processors::Model;
-use crate::domain::processor::{BEPAID_CHECKOUT, BEPAID_GATEWAY, Mode, ProcessorChange, ProcessorKind};
+use crate::domain::processor::{Mode, ProcessorChange, ProcessorKind};
 use crate::external::acquirer::bepaid::gateway::Check;
 use crate::services::processors;
 use crate::web::error::AppError;
@@ -52,12 +52,9 @@ struct AccountForm {
 }
 
 impl ProcessorPage {
-    async fn new(m: &Merchant, row: Option<&Model>, form: Option<FormView>) -> ProcessorPage {
+    async fn new(m: &Merchant, row: &Model, form: Option<FormView>) -> ProcessorPage {
         let account = |mode: Mode, legend: &'static str| {
-            let hint = row.and_then(|r| match mode {
-                Mode::Test => r.test_secret_hint.clone(),
-                Mode::Live => r.live_secret_hint.clone(),
-            });
+            let hint = row.account(mode).secret_hint;
             let field = mode.field();
             AccountForm {
                 mode: field,
@@ -66,8 +63,8 @@ impl ProcessorPage {
                 secret_key: format!("{field}.secret_key"),
                 public_key: format!("{field}.public_key"),
                 remove: format!("{field}.remove"),
-                secret_hint: match &hint {
-                    Some(last) => m.words.f("Stored, ending in {}; leave empty to keep it.", &[last]),
+                secret_hint: match hint {
+                    Some(last) => m.words.f("Stored, ending in {}; leave empty to keep it.", &[&last]),
                     None => m.t("Shown once in the processor's back office; kept sealed here.").to_string(),
                 },
                 stored: hint.is_some(),
@@ -80,39 +77,33 @@ impl ProcessorPage {
                 account(Mode::Test, k("Test account (test products and plans)")),
                 account(Mode::Live, k("Live account (live products and plans)")),
             ],
-            checkable: row.is_some_and(|r| {
-                r.kind == ProcessorKind::Bepaid && (r.test_secret_hint.is_some() || r.live_secret_hint.is_some())
-            }),
+            checkable: row.kind == ProcessorKind::Bepaid
+                && [Mode::Test, Mode::Live].iter().any(|mode| row.account(*mode).secret_hint.is_some()),
         }
     }
 }
 
 /// The form as the stored settings fill it (never a secret key).
-fn filled(row: Option<&Model>) -> FormView {
-    let Some(r) = row else {
-        return FormView::filled(vec![
-            ("kind", "simulated".into()),
-            ("card_entry", "processor_page".into()),
-            ("gateway_url", BEPAID_GATEWAY.into()),
-            ("checkout_url", BEPAID_CHECKOUT.into()),
-        ]);
-    };
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
-    FormView::filled(vec![
-        ("kind", r.kind.to_string()),
-        ("card_entry", r.card_entry.to_string()),
-        ("gateway_url", r.gateway_url.clone()),
-        ("checkout_url", r.checkout_url.clone()),
-        ("test.shop_id", text(&r.test_shop_id)),
-        ("test.public_key", text(&r.test_public_key)),
-        ("live.shop_id", text(&r.live_shop_id)),
-        ("live.public_key", text(&r.live_public_key)),
-    ])
+fn filled(row: &Model) -> FormView {
+    let mut values = vec![
+        ("kind", row.kind.to_string()),
+        ("card_entry", row.card_entry.to_string()),
+        ("gateway_url", row.gateway_url.clone()),
+        ("checkout_url", row.checkout_url.clone()),
+    ];
+    for (mode, shop_id, public_key) in
+        [(Mode::Test, "test.shop_id", "test.public_key"), (Mode::Live, "live.shop_id", "live.public_key")]
+    {
+        let a = row.account(mode);
+        values.push((shop_id, a.shop_id.unwrap_or_default().to_string()));
+        values.push((public_key, a.public_key.unwrap_or_default().to_string()));
+    }
+    FormView::filled(values)
 }
 
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
     let row = processors::find(&state, m.shop.id).await?;
-    ok(&ProcessorPage::new(&m, row.as_ref(), None).await)
+    ok(&ProcessorPage::new(&m, &row, None).await)
 }
 
 /// The API's change from the form: a mode's account is sent when one of its fields is
@@ -150,7 +141,7 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
         let mut view = FormView::sent(&form, errors, m.words);
         // A typed secret key is never sent back to the browser.
         view.values.retain(|(name, _)| !name.ends_with(".secret_key"));
-        Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &ProcessorPage::new(&m, row.as_ref(), Some(view)).await))
+        Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &ProcessorPage::new(&m, &row, Some(view)).await))
     };
     let change = match ProcessorChange::parse(&change_of(&form)) {
         Ok(change) => change,
@@ -168,9 +159,7 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
 
 async fn check(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let Some(row) = processors::find(&state, m.shop.id).await? else {
-        return see_other("/dashboard/settings/processor");
-    };
+    let row = processors::find(&state, m.shop.id).await?;
     let mut said = Vec::new();
     for (mode, result) in processors::check(&state, &row).await? {
         let account = match mode {
@@ -197,9 +186,9 @@ async fn check(State(state): State<AppState>, m: Merchant, form: PostedForm) -> 
 }
 
 /// The processor's name on the settings page.
-pub fn name(row: Option<&Model>) -> &'static str {
-    match row.map(|r| r.kind) {
-        Some(ProcessorKind::Bepaid) => k("bePaid (BeGateway)"),
-        _ => k("Simulated (no money moves)"),
+pub fn name(kind: ProcessorKind) -> &'static str {
+    match kind {
+        ProcessorKind::Bepaid => k("bePaid (BeGateway)"),
+        ProcessorKind::Simulated => k("Simulated (no money moves)"),
     }
 }

@@ -64,7 +64,7 @@ impl SettingsPage {
         let keys = crate::services::keys::key_pair(state, &m.shop).await?;
         let processor = crate::services::processors::find(state, m.shop.id).await?;
         Ok(SettingsPage {
-            processor: super::processor::name(processor.as_ref()),
+            processor: super::processor::name(processor.kind),
             public_key_base64: keys.public_base64(),
             public_key: keys.public_pem,
             notify_form: FormView::filled(vec![(

@@ -88,9 +88,8 @@ struct Checkout<'a> {
     summary: Summary,
     action: String,
     after: Option<String>,
-    /// The shop's secret key, which signs the way back to `after`; none for a key made
-    /// before paydesk kept it.
-    secret: Option<String>,
+    /// The shop: its secret key signs the way back to `after`.
+    shop: &'a crate::db::entities::shops::Model,
     fields: Vec<crate::domain::vocab::VisibleField>,
     submit: String,
 }
@@ -217,7 +216,8 @@ impl Checkout<'_> {
         payment: &payments::Model,
     ) -> Response {
         if payment.failure_code.is_none() {
-            return page::redirect_after(self.state, self.after.as_deref(), self.secret.as_deref(), payment);
+            let secret = crate::services::keys::api_secret(&self.state.vault, self.shop);
+            return page::redirect_after(self.state, self.after.as_deref(), secret.as_deref(), payment);
         }
         let t = self.t;
         let title = if payment.status == PaymentStatus::Error { t.error_title } else { t.declined_title };

@@ -63,7 +63,7 @@ pub(super) fn plan_summary(
     }
 }
 
-fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -> Checkout<'a> {
+fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops::Model) -> Checkout<'a> {
     let t = texts(plan.fields().language);
     Checkout {
         state,
@@ -72,7 +72,7 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &shops::Model) -
         summary: plan_summary(state, t, plan, shop, Utc::now()),
         action: urls::plan_pay(&state.config, &plan.id),
         after: shop.url.clone(),
-        secret: crate::services::keys::api_secret(&state.vault, shop),
+        shop,
         fields: vec![VisibleField::Email],
         submit: t.subscribe.to_string(),
     }

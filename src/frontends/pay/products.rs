@@ -48,7 +48,7 @@ fn summary(t: &Texts, product: &products::Model, shop: &shops::Model) -> Summary
     }
 }
 
-fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &shops::Model) -> Checkout<'a> {
+fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a shops::Model) -> Checkout<'a> {
     let fields = product.fields();
     let t = texts(fields.language);
     Checkout {
@@ -58,7 +58,7 @@ fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &shops::Mo
         summary: summary(t, product, shop),
         action: urls::product_pay(&state.config, &product.id),
         after: product.return_url.clone().or_else(|| shop.url.clone()),
-        secret: crate::services::keys::api_secret(&state.vault, shop),
+        shop,
         fields: fields.visible_fields,
         submit: format!("{} {}", t.pay, t.price(product.amount, product.currency)),
     }

@@ -42,7 +42,7 @@ fn checkout<'a>(
     state: &'a AppState,
     sub: &subscriptions::Model,
     plan: &plans::Model,
-    shop: &shops::Model,
+    shop: &'a shops::Model,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Checkout<'a> {
     let t = texts(plan.fields().language);
@@ -53,7 +53,7 @@ fn checkout<'a>(
         summary: super::plans::plan_summary(state, t, plan, shop, now),
         action: urls::subscription_pay(&state.config, &sub.id),
         after: sub.return_url.clone().or_else(|| shop.url.clone()),
-        secret: crate::services::keys::api_secret(&state.vault, shop),
+        shop,
         fields: Vec::new(),
         submit: t.subscribe.to_string(),
     }

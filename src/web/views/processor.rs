@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::db::entities::shop_processors::Model;
-use crate::domain::processor::{BEPAID_CHECKOUT, BEPAID_GATEWAY, CardEntry, Mode, ProcessorKind};
+use crate::domain::processor::{CardEntry, Mode, ProcessorKind};
 
 /// The shop's payment processor.
 #[derive(Debug, Serialize, ToSchema)]
@@ -37,28 +37,14 @@ pub struct AccountView {
 }
 
 impl ProcessorView {
-    /// The view of a stored row, or of the default (the simulation) when there is none.
-    pub fn of(row: Option<&Model>) -> ProcessorView {
-        let Some(row) = row else {
-            return ProcessorView {
-                object: "processor",
-                kind: ProcessorKind::Simulated,
-                card_entry: CardEntry::ProcessorPage,
-                gateway_url: BEPAID_GATEWAY.into(),
-                checkout_url: BEPAID_CHECKOUT.into(),
-                test: None,
-                live: None,
-            };
-        };
+    /// The view of a shop's processor settings.
+    pub fn of(row: &Model) -> ProcessorView {
         let account = |mode: Mode| {
-            let (shop_id, hint, key) = match mode {
-                Mode::Test => (&row.test_shop_id, &row.test_secret_hint, &row.test_public_key),
-                Mode::Live => (&row.live_shop_id, &row.live_secret_hint, &row.live_public_key),
-            };
-            (shop_id.is_some() || hint.is_some() || key.is_some()).then(|| AccountView {
-                shop_id: shop_id.clone(),
-                secret_key_last4: hint.clone(),
-                public_key: key.clone(),
+            let a = row.account(mode);
+            a.is_set().then(|| AccountView {
+                shop_id: a.shop_id.map(str::to_string),
+                secret_key_last4: a.secret_hint.map(str::to_string),
+                public_key: a.public_key.map(str::to_string),
             })
         };
         ProcessorView {

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::status::{self, CheckoutReading, Operation, Reading};
 use super::wire::{Charge, Checkout, CheckoutRequest, Child, Request};
-use crate::external::outbound::{NoReply, Outbound};
+use crate::external::outbound::{NoReply, Outbound, Reply};
 
 /// How long paydesk waits for the gateway before the outcome is unknown.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -180,7 +180,7 @@ impl Gateway<'_> {
 }
 
 /// What a reply (or its absence) means for `operation`.
-fn read(operation: Operation, reply: Result<crate::external::outbound::Reply, NoReply>) -> Reading {
+fn read(operation: Operation, reply: Result<Reply, NoReply>) -> Reading {
     match reply {
         Ok(reply) => status::read(operation, reply.status, &reply.body),
         Err(NoReply { maybe_sent: true, .. }) => Reading::Unknown,

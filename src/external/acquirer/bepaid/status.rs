@@ -80,14 +80,6 @@ pub enum Reading {
     NotFound,
 }
 
-impl PartialEq for Transaction {
-    fn eq(&self, other: &Self) -> bool {
-        self.uid == other.uid && self.status == other.status && self.kind == other.kind
-    }
-}
-
-impl Eq for Transaction {}
-
 /// Reads an HTTP answer of the gateway (`status` and `body`) to `operation`.
 pub fn read(operation: Operation, status: u16, body: &[u8]) -> Reading {
     match status {

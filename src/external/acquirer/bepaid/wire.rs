@@ -27,7 +27,7 @@ pub enum Status {
 }
 
 /// A transaction as the gateway answers it: to an operation, a lookup or in a notification.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Transaction {
     pub uid: String,
     pub status: Status,
@@ -69,7 +69,7 @@ impl Transaction {
 }
 
 /// The card of a transaction: what paydesk may keep of it.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct Card {
     #[serde(default)]
     pub token: Option<String>,
