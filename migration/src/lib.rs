@@ -26,6 +26,7 @@ mod m20261124_000020_invitations;
 mod m20261124_000021_user_language;
 mod m20261124_000022_processors;
 mod m20261124_000023_event_children;
+mod m20261125_000024_pending_payments;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -57,6 +58,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000021_user_language::Migration),
             Box::new(m20261124_000022_processors::Migration),
             Box::new(m20261124_000023_event_children::Migration),
+            Box::new(m20261125_000024_pending_payments::Migration),
         ]
     }
 }

@@ -134,7 +134,7 @@ async fn preview(
 ) -> Result<Response, AppError> {
     let product =
         db::find::<products::Entity>(&state.db, m.shop.id, &id).await?.ok_or(AppError::NotFound("Product"))?;
-    Ok(pay::preview_product(&state, &product, &m.shop, &headers))
+    Ok(pay::preview_product(&state, &product, &m.shop, &headers).await)
 }
 
 /// A file of `static/`, built into the binary.

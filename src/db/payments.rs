@@ -221,6 +221,8 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         refunded_amount: Set(0),
         refunding_amount: Set(0),
         billing_key: Set(new.billing_key),
+        recheck_at: Set(None),
+        action_url: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -250,55 +252,58 @@ pub async fn find_by_billing_keys(db: &impl ConnectionTrait, keys: Vec<String>) 
     Ok(found)
 }
 
-/// The status the acquirer's answer gives a payment (`capture`: the money is taken at once).
-fn status_of(outcome: &Outcome, capture: bool) -> PaymentStatus {
+/// The status the acquirer's answer gives a payment (`capture`: the money is taken at once);
+/// `None` while it is not known.
+fn status_of(outcome: &Outcome, capture: bool) -> Option<PaymentStatus> {
     match outcome {
-        Outcome::Approved { .. } if capture => PaymentStatus::Succeeded,
-        Outcome::Approved { .. } => PaymentStatus::Authorized,
-        Outcome::Declined { .. } => PaymentStatus::Failed,
-        Outcome::Error { .. } => PaymentStatus::Error,
+        Outcome::Approved { .. } if capture => Some(PaymentStatus::Succeeded),
+        Outcome::Approved { .. } => Some(PaymentStatus::Authorized),
+        Outcome::Declined { .. } => Some(PaymentStatus::Failed),
+        Outcome::Error { .. } => Some(PaymentStatus::Error),
+        Outcome::Pending { .. } => None,
     }
 }
 
-/// Records how the acquirer answered a captured charge of the payment `id`; its new status.
+/// Records the acquirer's answer to the payment `id` (the billing engine's: captured at
+/// once) if it still waits for one; answers its status as the answer leaves it
+/// (`processing` while the answer is not known). `asked` is when it was first asked.
 pub async fn record_by_id(
     db: &impl ConnectionTrait,
     id: &str,
     outcome: &Outcome,
+    asked: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<PaymentStatus, DbErr> {
-    let now = super::now_millis(now);
-    let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
-    update = match outcome {
-        Outcome::Approved { reference } => update
-            .col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())))
-            .col_expr(Column::CapturedAt, Expr::value(Some(now))),
-        Outcome::Declined { code, message } | Outcome::Error { code, message } => update
-            .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
-            .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string()))),
-    };
-    let status = status_of(outcome, true);
-    // Only a payment still waiting for its answer takes one: a late answer never overwrites.
-    update
-        .col_expr(Column::Status, Expr::value(status.as_str()))
-        .filter(Column::Id.eq(id))
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .exec(db)
-        .await?;
-    Ok(status)
+    answer(db, id, outcome, true, asked, now).await?;
+    Ok(status_of(outcome, true).unwrap_or(PaymentStatus::Processing))
 }
 
 /// Records how the acquirer answered a charge, if the payment is still waiting for its
 /// answer (a request and the sweeper of interrupted payments may both have asked); answers
-/// the payment as stored, and whether this call recorded it.
+/// the payment as stored, and whether this call recorded an end (an answer not known yet
+/// only moves the next lookup).
 pub async fn record_outcome(
     db: &impl ConnectionTrait,
     payment: Model,
     outcome: &Outcome,
     now: DateTime<Utc>,
 ) -> Result<(Model, bool), DbErr> {
-    let now = super::now_millis(now);
     let capture = payment.transaction_type == TransactionType::Payment;
+    let ended = answer(db, &payment.id, outcome, capture, payment.created_at, now).await?;
+    let stored = Entity::find().filter(Column::Id.eq(payment.id.as_str())).one(db).await?;
+    Ok((stored.ok_or(DbErr::RecordNotFound(payment.id))?, ended))
+}
+
+/// Writes an answer to a payment still `processing`; whether it ended the payment.
+async fn answer(
+    db: &impl ConnectionTrait,
+    id: &str,
+    outcome: &Outcome,
+    capture: bool,
+    asked: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let now = super::now_millis(now);
     let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
     match outcome {
         Outcome::Approved { reference } => {
@@ -312,15 +317,27 @@ pub async fn record_outcome(
                 .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
                 .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
         }
+        Outcome::Pending { reference, redirect_url } => {
+            let next = crate::domain::pending::next_lookup(asked, now);
+            update = update.col_expr(Column::RecheckAt, Expr::value(Some(super::now_millis(next))));
+            if let Some(reference) = reference {
+                update = update.col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())));
+            }
+            if let Some(url) = redirect_url {
+                update = update.col_expr(Column::ActionUrl, Expr::value(Some(url.clone())));
+            }
+        }
     }
-    let result = update
-        .col_expr(Column::Status, Expr::value(status_of(outcome, capture).as_str()))
-        .filter(Column::Id.eq(payment.id.as_str()))
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .exec(db)
-        .await?;
-    let stored = Entity::find().filter(Column::Id.eq(payment.id.as_str())).one(db).await?;
-    Ok((stored.ok_or(DbErr::RecordNotFound(payment.id))?, result.rows_affected == 1))
+    let status = status_of(outcome, capture);
+    if let Some(status) = status {
+        let none: Option<String> = None;
+        update = update
+            .col_expr(Column::Status, Expr::value(status.as_str()))
+            .col_expr(Column::ActionUrl, Expr::value(none));
+    }
+    // Only a payment still waiting for its answer takes one: a late answer never overwrites.
+    let result = update.filter(Column::Id.eq(id)).filter(Column::Status.eq(PaymentStatus::Processing)).exec(db).await?;
+    Ok(status.is_some() && result.rows_affected == 1)
 }
 
 impl Model {
@@ -380,22 +397,29 @@ pub async fn attach(
     Ok(())
 }
 
-/// Payments of hosted pages still `processing` since before `before`: their request was
-/// interrupted between asking the acquirer and recording its answer.
-pub async fn interrupted(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
+/// Payments of hosted pages still `processing` since before `before` and due for a lookup at
+/// `now`: their request was interrupted between asking the acquirer and recording its
+/// answer, or the answer is not known yet.
+pub async fn interrupted(
+    db: &impl ConnectionTrait,
+    before: DateTime<Utc>,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
     use sea_orm::{DatabaseBackend, Statement};
     // The partial index `ix_payments_processing` holds just these rows; SQLite, left to
     // itself, walks every hosted payment through the unique index of billing keys (NULL here).
     let backend = db.get_database_backend();
     let (from, p) = match backend {
-        DatabaseBackend::Postgres => ("payments", ["$1", "$2"]),
-        _ => ("payments INDEXED BY ix_payments_processing", ["?", "?"]),
+        DatabaseBackend::Postgres => ("payments", ["$1", "$2", "$3"]),
+        _ => ("payments INDEXED BY ix_payments_processing", ["?", "?", "?"]),
     };
     let sql = format!(
-        "SELECT * FROM {from} WHERE status = 'processing' AND billing_key IS NULL AND updated_at < {} LIMIT {}",
-        p[0], p[1]
+        "SELECT * FROM {from} WHERE status = 'processing' AND billing_key IS NULL AND updated_at < {} \
+         AND (recheck_at IS NULL OR recheck_at < {}) LIMIT {}",
+        p[0], p[1], p[2]
     );
-    let values = [super::now_millis(before).into(), (limit as i64).into()];
+    let values = [super::now_millis(before).into(), super::now_millis(now).into(), (limit as i64).into()];
     Entity::find().from_raw_sql(Statement::from_sql_and_values(backend, sql, values)).all(db).await
 }
 

@@ -115,6 +115,17 @@ pub async fn finish(
                 .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
             false
         }
+        Outcome::Pending { .. } => {
+            // Not known yet: the sweeper asks again (under the same key) a while from now.
+            Entity::update_many()
+                .col_expr(Column::UpdatedAt, Expr::value(now))
+                .filter(Column::Id.eq(refund.id.as_str()))
+                .filter(Column::Status.eq(RefundStatus::Pending))
+                .exec(db)
+                .await?;
+            let stored = Entity::find().filter(Column::Id.eq(refund.id.as_str())).one(db).await?;
+            return Ok((stored.ok_or_else(|| DbErr::RecordNotFound(refund.id.clone()))?, false));
+        }
     };
     let status = if succeeded { RefundStatus::Succeeded } else { RefundStatus::Failed };
     let recorded = update

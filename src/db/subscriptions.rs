@@ -457,14 +457,15 @@ pub async fn claim_due(
         _ => (["?", "?", "?", "?"], ""),
     };
     let billing = State::BILLING.map(|s| format!("'{}'", s.as_str())).join(", ");
-    // Each kind's condition; the first also compares with now.
+    // Each kind's condition. A start whose first charge's answer is not known yet waits for
+    // its next lookup.
     let kinds = [
-        (format!("state IN ({billing}) AND renew_at <= {}", p[3]), true),
-        ("state = 'redirecting' AND started_at IS NOT NULL".to_string(), false),
+        format!("state IN ({billing}) AND renew_at <= {}", p[3]),
+        format!("state = 'redirecting' AND started_at IS NOT NULL AND (renew_at IS NULL OR renew_at <= {})", p[3]),
     ];
     let now = super::now_millis(now);
     let mut claimed = 0;
-    for (kind, due_now) in kinds {
+    for kind in kinds {
         if claimed >= limit {
             break;
         }
@@ -477,10 +478,7 @@ pub async fn claim_due(
             p[2],
             limit - claimed
         );
-        let mut values = vec![token.into(), super::now_millis(lease_until).into(), now.into()];
-        if due_now {
-            values.push(now.into());
-        }
+        let values = vec![token.into(), super::now_millis(lease_until).into(), now.into(), now.into()];
         claimed += db.execute(Statement::from_sql_and_values(backend, sql, values)).await?.rows_affected();
     }
     Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await

@@ -2,6 +2,8 @@
 //! CVC). The number and CVC live only in a [`CardInput`] for the length of one request; its
 //! `Debug` never prints them, and only the brand, last four digits and expiry are kept.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Datelike, Utc};
 
 use super::Errors;
@@ -31,15 +33,26 @@ pub struct CardRef {
     pub holder: String,
 }
 
-/// How a charge, capture or void ended.
+/// How a charge, capture, void or refund ended, as far as is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// Done; the acquirer's reference for later capture or void.
     Approved { reference: String },
     /// The issuer said no (`card_declined`, `insufficient_funds`, ...).
-    Declined { code: &'static str, message: &'static str },
+    Declined { code: &'static str, message: Cow<'static, str> },
     /// The charge could not be processed; trying again later may work.
-    Error { code: &'static str, message: &'static str },
+    Error { code: &'static str, message: Cow<'static, str> },
+    /// Not finished, or not known: the acquirer's answer was lost (a timeout, a 5xx, a
+    /// dropped connection), it asked to wait (429), or the customer must authenticate at
+    /// `redirect_url` (3-D Secure). Settled later under the same key, never charged anew.
+    Pending { reference: Option<String>, redirect_url: Option<String> },
+}
+
+impl Outcome {
+    /// An answer that is not known yet.
+    pub fn unknown() -> Outcome {
+        Outcome::Pending { reference: None, redirect_url: None }
+    }
 }
 
 /// What the customer typed, checked. Never stored, never logged.

@@ -14,6 +14,7 @@ pub mod ids;
 pub mod input;
 pub mod money;
 pub mod payment;
+pub mod pending;
 pub mod plan;
 pub mod processor;
 pub mod product;

@@ -17,15 +17,19 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, TransactionTrait};
 
-use crate::db::entities::{payments, subscriptions, test_clocks};
+use std::sync::Arc;
+
+use crate::db::entities::{payments, plans, products, subscriptions, test_clocks};
 use crate::db::payments::NewPayment;
+use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::billing::{self as rules, Due, Outcome, Progress, Terms};
 use crate::domain::currency::Currency;
 use crate::domain::event::EventType;
 use crate::domain::ids::random_hex;
+use crate::domain::pending;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
-use crate::external::acquirer::{Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
+use crate::external::acquirer::{Acquirer, Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
 use crate::external::telemetry;
 use crate::services::events;
 use crate::web::error::AppError;
@@ -120,35 +124,148 @@ pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, App
 }
 
 /// Settles hosted-page payments whose request stopped before the acquirer's answer was
-/// recorded: asks the acquirer again under the payment's idempotency key (it answers the
-/// first result, never charging twice), records the answer, and gives a finite product its
-/// unit back if the payment did not go through.
+/// recorded, or whose answer is not known yet (each when its next lookup is due): asks the
+/// acquirer again under the payment's own key (it looks the charge up, never charging
+/// twice), records the answer, gives a finite product its unit back if the payment did not
+/// go through, and opens the subscription a plan page's first charge paid for. A customer
+/// who never finished authenticating (3-D Secure) within the hour lets the payment expire.
 pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, DbErr> {
-    let stale = db::payments::interrupted(&state.db, now - state.config.lease * 2, 500).await?;
+    let stale = db::payments::interrupted(&state.db, now - state.config.lease * 2, now, 500).await?;
     let count = stale.len();
+    let mut acquirers = Acquirers::default();
     for payment in stale {
-        let card = payment.card();
-        let request = ChargeRequest {
-            amount: payment.amount,
-            currency: payment.currency,
-            capture: payment.transaction_type == TransactionType::Payment,
-            idempotency_key: &payment.id.clone(),
-            customer_present: true,
-            now,
-            simulate: None,
-        };
-        let outcome = state.acquirer.charge(&card, request).await;
-        let (settled, recorded) = record_answer(state, payment, &outcome, now).await?;
-        let failed = matches!(settled.status, PaymentStatus::Failed | PaymentStatus::Error);
-        if recorded
-            && failed
-            && let Some(product_id) = &settled.product_id
-        {
-            db::products::release_unit(&state.db, product_id).await?;
-        }
+        let settled = settle_with(state, &mut acquirers, payment, now).await?;
         tracing::info!(payment = %settled.id, status = %settled.status, "settled an interrupted payment");
     }
     Ok(count)
+}
+
+/// Settles one hosted-page payment still `processing`, as [`settle_interrupted`] does (a
+/// customer back from authenticating asks at once); answers it as it then stands.
+pub async fn settle(state: &AppState, payment: payments::Model, now: DateTime<Utc>) -> Result<payments::Model, DbErr> {
+    settle_with(state, &mut Acquirers::default(), payment, now).await
+}
+
+async fn settle_with(
+    state: &AppState,
+    acquirers: &mut Acquirers,
+    payment: payments::Model,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, DbErr> {
+    let acquirer = acquirers.of(state, payment.shop_id, payment.test).await?;
+    let card = payment.card();
+    let description = description_of(state, &payment).await?;
+    let request = ChargeRequest {
+        amount: payment.amount,
+        currency: payment.currency,
+        capture: payment.transaction_type == TransactionType::Payment,
+        idempotency_key: &payment.id.clone(),
+        customer_present: true,
+        again: true,
+        description: &description,
+        return_url: None,
+        now,
+        simulate: None,
+    };
+    let mut outcome = match &acquirer {
+        Some(acquirer) => acquirer.charge(&card, request).await,
+        None => ChargeOutcome::unknown(),
+    };
+    if let ChargeOutcome::Pending { redirect_url: Some(_), .. } = outcome
+        && pending::authentication_expired(payment.created_at, now)
+    {
+        let message = "The customer did not finish authenticating the payment (3-D Secure) in time.";
+        outcome = ChargeOutcome::Declined { code: "payment_expired", message: message.into() };
+    }
+    let (settled, recorded) = record_answer(state, payment, &outcome, now).await?;
+    let failed = matches!(settled.status, PaymentStatus::Failed | PaymentStatus::Error);
+    if recorded
+        && failed
+        && let Some(product_id) = &settled.product_id
+    {
+        db::products::release_unit(&state.db, product_id).await?;
+    }
+    if recorded && settled.status == PaymentStatus::Succeeded && settled.subscription_id.is_none() {
+        open_paid(state, &settled, now).await?;
+    }
+    Ok(settled)
+}
+
+/// What a payment is for, as the processor shows it: the product's name or the plan's title.
+async fn description_of(state: &AppState, payment: &payments::Model) -> Result<String, DbErr> {
+    if let Some(id) = &payment.product_id {
+        return Ok(db::find_public::<products::Entity>(&state.db, id).await?.map_or_else(|| id.clone(), |p| p.name));
+    }
+    match &payment.plan_id {
+        Some(id) => Ok(db::find_public::<plans::Entity>(&state.db, id).await?.map_or_else(|| id.clone(), |p| p.title)),
+        None => Ok(payment.id.clone()),
+    }
+}
+
+/// Opens the subscription of a plan page whose first charge went through after the page
+/// had answered (3-D Secure, a lost answer settled later).
+async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let (Some(plan_id), Some(customer_id)) = (&payment.plan_id, &payment.customer_id) else { return Ok(()) };
+    let Some(plan) = db::find_public::<plans::Entity>(&state.db, plan_id).await? else { return Ok(()) };
+    open(state, &plan, payment, customer_id, now).await.map(|_| ())
+}
+
+/// Opens the subscription a plan page's first charge (`payment`, succeeded) paid for: the
+/// customer's, starting with that charge as its first. The engine finds the charge answered
+/// under its billing key and records the start without charging again.
+pub async fn open(
+    state: &AppState,
+    plan: &plans::Model,
+    payment: &payments::Model,
+    customer_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let terms = Terms::from(&plan.fields());
+    let progress = rules::begin(&terms);
+    let Due::Charge { period, attempt, .. } = rules::due(&terms, &progress) else { return Ok(None) };
+    let new = NewSubscription {
+        id: None,
+        shop_id: plan.shop_id,
+        plan_id: plan.id.clone(),
+        customer_id: customer_id.to_string(),
+        test: plan.test,
+        test_clock_id: None,
+        tracking_id: None,
+        return_url: None,
+        notification_url: None,
+        additional_data: None,
+        progress,
+    };
+    // Created with its card: the first charge's line begins the timeline (and says it was
+    // created).
+    let sub = db::subscriptions::insert(&state.db, new, now).await?;
+    let key = rules::charge_key(&sub.id, period, attempt);
+    db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &key).await?;
+    start(state, plan, sub, &payment.card(), now).await
+}
+
+/// The acquirers of the shops a run meets, by shop and mode, each looked up once.
+#[derive(Default)]
+struct Acquirers(HashMap<(i64, bool), Option<Arc<dyn Acquirer>>>);
+
+impl Acquirers {
+    /// The acquirer of the shop's test or live payments; `None` when the shop's processor
+    /// has no account for them (or it cannot be opened: that is logged).
+    async fn of(&mut self, state: &AppState, shop_id: i64, test: bool) -> Result<Option<Arc<dyn Acquirer>>, DbErr> {
+        if let Some(found) = self.0.get(&(shop_id, test)) {
+            return Ok(found.clone());
+        }
+        let found = match crate::services::processors::acquirer(state, shop_id, test).await {
+            Ok(found) => found,
+            Err(AppError::Db(e)) => return Err(e),
+            Err(e) => {
+                tracing::error!(shop = shop_id, error = %e, "the shop's processor cannot be used");
+                None
+            }
+        };
+        self.0.insert((shop_id, test), found.clone());
+        Ok(found)
+    }
 }
 
 /// Records the acquirer's answer to a charge made with the customer present, with its
@@ -303,6 +420,14 @@ struct Charge {
     payment_id: Option<String>,
     /// Known already (recorded before an interruption): no charge is made.
     known: Option<PaymentStatus>,
+    /// Asked before with no answer known: the acquirer looks it up first.
+    again: bool,
+    /// When it was first asked (lookups of an unknown answer back off from then).
+    asked: Option<DateTime<Utc>>,
+    /// Who moves the money; `None` when the shop's processor has no account for the mode.
+    acquirer: Option<Arc<dyn Acquirer>>,
+    /// The plan's title, as the processor shows the charge.
+    description: String,
     /// How a test subscription's card was told to behave now.
     simulate: Option<Behaviour>,
 }
@@ -326,7 +451,7 @@ async fn bill(
     let mut answers = Vec::with_capacity(charges.len());
     for group in charges.chunks_mut(CONCURRENT_CHARGES) {
         write_processing_rows(state, group, token, now).await?;
-        answers.extend(ask_acquirer(state, group, customer_present, now).await);
+        answers.extend(ask_acquirer(group, customer_present, now).await);
     }
     // The claims are extended once and no longer renewed while the outcomes are recorded (a
     // renewal would lock the same rows in another order).
@@ -353,6 +478,7 @@ async fn plan_charges(
     let plan_ids: Vec<&str> = subs.iter().map(|s| s.plan_id.as_str()).collect();
     let plans = db::plans::by_ids_of_any_shop(&state.db, &plan_ids).await?;
     let (mut charges, mut ending) = (Vec::new(), Vec::new());
+    let mut acquirers = Acquirers::default();
     for sub in subs {
         let Some(plan) = plans.get(&sub.plan_id) else { continue };
         let terms = Terms::from(&plan.fields());
@@ -363,6 +489,7 @@ async fn plan_charges(
                 let Some(card) = sub.card() else { continue };
                 let key = rules::charge_key(&sub.id, period, attempt);
                 let currency = plan.currency;
+                let acquirer = acquirers.of(state, sub.shop_id, sub.test).await?;
                 charges.push(Charge {
                     sub,
                     terms,
@@ -373,6 +500,10 @@ async fn plan_charges(
                     key,
                     payment_id: None,
                     known: None,
+                    again: false,
+                    asked: None,
+                    acquirer,
+                    description: plan.title.clone(),
                     simulate: None,
                 });
             }
@@ -381,9 +512,9 @@ async fn plan_charges(
     Ok((charges, ending))
 }
 
-/// Step 2: the payments an interrupted run left. Answered ones are not charged again; those
-/// still `processing` are asked again under the same key (the acquirer answers the first
-/// result).
+/// Step 2: the payments an interrupted run (or an unknown answer) left. Answered ones are
+/// not charged again; those still `processing` are asked again under the same key: the
+/// acquirer looks them up, and answers the first result.
 async fn resume_earlier(state: &AppState, charges: &mut [Charge]) -> Result<(), DbErr> {
     let keys = charges.iter().map(|c| c.key.clone()).collect();
     let earlier: HashMap<String, _> = db::payments::find_by_billing_keys(&state.db, keys)
@@ -395,6 +526,8 @@ async fn resume_earlier(state: &AppState, charges: &mut [Charge]) -> Result<(), 
         if let Some(p) = earlier.get(&c.key) {
             c.payment_id = Some(p.id.clone());
             c.known = Some(p.status).filter(|s| *s != PaymentStatus::Processing);
+            c.again = c.known.is_none();
+            c.asked = Some(p.created_at);
         }
     }
     Ok(())
@@ -452,28 +585,29 @@ async fn write_processing_rows(
 
 /// Step 4: the acquirer's answers for a group, asked at once; `None` where nothing is asked
 /// (no row, or an answer recorded by an earlier run).
-async fn ask_acquirer(
-    state: &AppState,
-    group: &[Charge],
-    customer_present: bool,
-    now: DateTime<Utc>,
-) -> Vec<Option<ChargeOutcome>> {
+async fn ask_acquirer(group: &[Charge], customer_present: bool, now: DateTime<Utc>) -> Vec<Option<ChargeOutcome>> {
     let calls = group.iter().map(|c| {
-        let acquirer = state.acquirer.clone();
         let request = ChargeRequest {
             amount: c.amount,
             currency: c.currency,
             capture: true,
             idempotency_key: &c.key,
             customer_present,
+            again: c.again,
+            description: &c.description,
+            return_url: None,
             now,
             simulate: c.simulate,
         };
         let ask = c.payment_id.is_some() && c.known.is_none();
         async move {
-            match ask {
-                true => Some(acquirer.charge(&c.card, request).await),
-                false => None,
+            match (ask, &c.acquirer) {
+                (true, Some(acquirer)) => Some(acquirer.charge(&c.card, request).await),
+                (true, None) => Some(ChargeOutcome::Error {
+                    code: "processing_error",
+                    message: "The shop's payment processor has no account for this mode.".into(),
+                }),
+                (false, _) => None,
             }
         }
     });
@@ -497,7 +631,7 @@ async fn record(
         let status = match (&answer, c.known) {
             (Some(outcome), _) => {
                 report.charged += 1;
-                db::payments::record_by_id(&txn, &payment_id, outcome, now).await?
+                db::payments::record_by_id(&txn, &payment_id, outcome, c.asked.unwrap_or(now), now).await?
             }
             (None, known) => known.unwrap_or(PaymentStatus::Error),
         };
@@ -554,6 +688,12 @@ async fn record_charge(
     now: DateTime<Utc>,
     tz: chrono_tz::Tz,
 ) -> Result<(Option<subscriptions::Model>, Option<events::Line>), DbErr> {
+    if status == PaymentStatus::Processing {
+        // Not known yet: nothing moves on, and the charge is looked up again later.
+        let waiting = Progress { renew_at: Some(pending::next_lookup(c.asked.unwrap_or(now), now)), ..c.progress };
+        let sub = db::subscriptions::save_progress(txn, c.sub, token, &waiting, Some(payment_id), now).await?;
+        return Ok((sub, None));
+    }
     let outcome = match status {
         PaymentStatus::Succeeded => Outcome::Succeeded,
         PaymentStatus::Failed => Outcome::Declined,

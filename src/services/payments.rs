@@ -2,13 +2,14 @@
 //! payment is recorded before the acquirer is asked; a finite product's unit is taken
 //! before the charge and given back if the charge does not go through.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use sea_orm::{DbErr, TransactionTrait};
 use tracing::Instrument;
 
 use crate::db::entities::{customers, payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
-use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing as billing_rules;
@@ -16,7 +17,7 @@ use crate::domain::checkout::Checkout;
 use crate::domain::customer::CustomerFields;
 use crate::domain::event::EventType;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
-use crate::external::acquirer::{CardRef, ChargeRequest, Outcome};
+use crate::external::acquirer::{Acquirer, CardRef, ChargeRequest, Outcome, SettleRequest};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -48,9 +49,28 @@ pub enum PayError {
     Db(#[from] DbErr),
 }
 
-/// Whether live (non-test) objects can be paid here.
-pub fn live_payments_allowed(state: &AppState) -> bool {
-    !state.acquirer.is_simulated() || state.config.simulated_live
+/// Who moves the money of the shop's test (`test`) or live payments; refused when it has
+/// no way to: its processor has no account for the mode, or live payments would go to the
+/// simulation without the operator's consent.
+pub async fn acquirer_for(state: &AppState, shop_id: i64, test: bool) -> Result<Arc<dyn Acquirer>, PayError> {
+    let found = crate::services::processors::acquirer(state, shop_id, test).await.map_err(|e| match e {
+        AppError::Db(e) => PayError::Db(e),
+        e => PayError::Internal(e.to_string()),
+    })?;
+    match found {
+        Some(acquirer) if test || !acquirer.is_simulated() || state.config.simulated_live => Ok(acquirer),
+        _ => Err(PayError::LiveUnavailable),
+    }
+}
+
+/// Whether the shop's live (non-test) products and plans can be paid.
+pub async fn live_payments_allowed(state: &AppState, shop_id: i64) -> Result<bool, AppError> {
+    match acquirer_for(state, shop_id, false).await {
+        Ok(_) => Ok(true),
+        Err(PayError::LiveUnavailable) => Ok(false),
+        Err(PayError::Db(e)) => Err(e.into()),
+        Err(e) => Err(AppError::Internal(e.to_string())),
+    }
 }
 
 /// Pays for one unit of a product with the card of a checked form.
@@ -67,7 +87,8 @@ pub async fn pay_product(
     if product.fields().is_expired(now) {
         return Err(PayError::Expired);
     }
-    let card = tokenize(state, &checkout, product.test).await?;
+    let acquirer = acquirer_for(state, product.shop_id, product.test).await?;
+    let card = tokenize(&*acquirer, &checkout, product.test).await?;
     if !product.infinite && !take_unit(state, product).await? {
         return Err(PayError::SoldOut);
     }
@@ -96,7 +117,7 @@ pub async fn pay_product(
     };
     // From here the unit stays taken until the answer is recorded: if this request stops,
     // the sweeper of interrupted payments settles the payment and gives the unit back.
-    let (payment, recorded) = charge(state, payment, &card, now).await?;
+    let (payment, recorded) = charge(state, &*acquirer, payment, &card, &product.name, now).await?;
     let failed = [PaymentStatus::Failed.as_str(), PaymentStatus::Error.as_str()].contains(&payment.status.as_str());
     if failed {
         if recorded && !product.infinite {
@@ -129,7 +150,8 @@ async fn take_unit(state: &AppState, product: &products::Model) -> Result<bool, 
 /// Subscribes the customer of a plan's page: the first charge (the trial's, or the first
 /// period's) comes first, so a declined card makes neither a customer nor a subscription;
 /// once it went through, the customer (by e-mail) and the subscription, which starts with that
-/// charge as its first. Answers that charge.
+/// charge as its first. Answers that charge. A charge whose end is not known yet (3-D Secure,
+/// a lost answer) makes the customer now and the subscription once it goes through.
 pub async fn subscribe(
     state: &AppState,
     plan: &plans::Model,
@@ -140,7 +162,6 @@ pub async fn subscribe(
     if plan.archived_at.is_some() {
         return Err(PayError::Archived);
     }
-    let card = tokenize(state, &checkout, plan.test).await?;
     let blank_email = || {
         let errors = Errors::one("email", crate::domain::input::msg::BLANK);
         PayError::Invalid(errors)
@@ -148,9 +169,11 @@ pub async fn subscribe(
     if checkout.detail(VisibleField::Email).is_none() {
         return Err(blank_email());
     }
+    let acquirer = acquirer_for(state, plan.shop_id, plan.test).await?;
+    let card = tokenize(&*acquirer, &checkout, plan.test).await?;
     let terms = billing_rules::Terms::from(&plan.fields());
     let progress = billing_rules::begin(&terms);
-    let billing_rules::Due::Charge { amount, period, attempt } = billing_rules::due(&terms, &progress) else {
+    let billing_rules::Due::Charge { amount, .. } = billing_rules::due(&terms, &progress) else {
         return Err(PayError::Internal(format!("plan {} has nothing to charge first", plan.id)));
     };
     let new = NewPayment {
@@ -167,32 +190,21 @@ pub async fn subscribe(
         billing_key: None,
     };
     let payment = db::payments::insert_processing(&state.db, new, now).await?;
-    let (payment, _) = charge(state, payment, &card, now).await?;
-    if payment.status != PaymentStatus::Succeeded {
+    let (payment, _) = charge(state, &*acquirer, payment, &card, &plan.title, now).await?;
+    if !matches!(payment.status, PaymentStatus::Succeeded | PaymentStatus::Processing) {
         return Ok(payment);
     }
     let customer = customer_of(state, plan.shop_id, &checkout, ip, now).await?.ok_or_else(blank_email)?;
-    let new = NewSubscription {
-        id: None,
-        shop_id: plan.shop_id,
-        plan_id: plan.id.clone(),
-        customer_id: customer.id.clone(),
-        test: plan.test,
-        test_clock_id: None,
-        tracking_id: None,
-        return_url: None,
-        notification_url: None,
-        additional_data: None,
-        progress,
-    };
-    // Created with its card: the first charge's line begins the timeline (and says it was
-    // created).
-    let sub = db::subscriptions::insert(&state.db, new, now).await?;
-    // The charge becomes the subscription's first under its billing key: the engine finds it
-    // answered and records the start without charging again.
-    let key = billing_rules::charge_key(&sub.id, period, attempt);
-    db::payments::attach(&state.db, &payment.id, &sub.id, &customer.id, &key).await?;
-    start_subscription(state, plan, sub, &card, now).await
+    let payment = db::payments::set_customer(&state.db, payment, &customer.id).await?;
+    if payment.status == PaymentStatus::Processing {
+        // Its end is not known yet: the subscription opens once the charge goes through.
+        return Ok(payment);
+    }
+    let opened = crate::services::billing::open(state, plan, &payment, &customer.id, now).await?;
+    match opened {
+        Some(_) => Ok(db::find::<payments::Entity>(&state.db, plan.shop_id, &payment.id).await?.unwrap_or(payment)),
+        None => Err(PayError::Internal(format!("plan {} has nothing to charge first", plan.id))),
+    }
 }
 
 /// Takes the card of a subscription of `plan` waiting for one (`redirecting`) and makes its
@@ -204,19 +216,10 @@ pub async fn pay_subscription(
     checkout: Checkout,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
-    let card = tokenize(state, &checkout, sub.test).await?;
-    start_subscription(state, plan, sub, &card, now).await
-}
-
-async fn start_subscription(
-    state: &AppState,
-    plan: &plans::Model,
-    sub: subscriptions::Model,
-    card: &CardRef,
-    now: DateTime<Utc>,
-) -> Result<payments::Model, PayError> {
+    let acquirer = acquirer_for(state, sub.shop_id, sub.test).await?;
+    let card = tokenize(&*acquirer, &checkout, sub.test).await?;
     let (shop_id, id) = (sub.shop_id, sub.id.clone());
-    let started = crate::services::billing::start(state, plan, sub, card, now).await?;
+    let started = crate::services::billing::start(state, plan, sub, &card, now).await?;
     let payment_id = match started {
         Some(sub) => sub.last_payment_id,
         // Another submit of the form started it: show that one's charge when it is known.
@@ -245,11 +248,8 @@ async fn first_charge_of(state: &AppState, shop_id: i64, id: &str) -> Result<Opt
     Ok(None)
 }
 
-async fn tokenize(state: &AppState, checkout: &Checkout, test: bool) -> Result<CardRef, PayError> {
-    if !test && !live_payments_allowed(state) {
-        return Err(PayError::LiveUnavailable);
-    }
-    state.acquirer.tokenize(&checkout.card, test).await.map_err(|refused| {
+async fn tokenize(acquirer: &dyn Acquirer, checkout: &Checkout, test: bool) -> Result<CardRef, PayError> {
+    acquirer.tokenize(&checkout.card, test).await.map_err(|refused| {
         let errors = Errors::one("card_number", refused.to_string());
         PayError::Invalid(errors)
     })
@@ -282,23 +282,30 @@ async fn customer_of(
     db::customers::find_or_insert_by_email(&state.db, shop_id, fields, now).await.map(Some)
 }
 
-/// Asks the acquirer for a recorded attempt, and records the answer.
+/// Asks the acquirer for a recorded attempt, and records the answer. A customer who must
+/// authenticate comes back to the payment's receipt, which looks the answer up.
 async fn charge(
     state: &AppState,
+    acquirer: &dyn Acquirer,
     payment: payments::Model,
     card: &CardRef,
+    description: &str,
     now: DateTime<Utc>,
 ) -> Result<(payments::Model, bool), DbErr> {
+    let return_url = crate::web::urls::receipt(&state.config, &payment.id);
     let request = ChargeRequest {
         amount: payment.amount,
         currency: payment.currency,
         capture: payment.transaction_type == TransactionType::Payment,
         idempotency_key: &payment.id,
         customer_present: true,
+        again: false,
+        description,
+        return_url: Some(&return_url),
         now,
         simulate: None,
     };
-    let outcome = state.acquirer.charge(card, request).await;
+    let outcome = acquirer.charge(card, request).await;
     crate::services::billing::record_answer(state, payment, &outcome, now).await
 }
 
@@ -352,14 +359,23 @@ async fn settle_now(
         )));
     }
     let reference = payment.acquirer_reference.clone().unwrap_or_default();
-    let outcome = match to {
-        PaymentStatus::Voided => state.acquirer.void(&reference).await,
-        _ => state.acquirer.capture(&reference).await,
+    let kind = if to == PaymentStatus::Voided { "void" } else { "capture" };
+    let key = child_uid(&payment.id, kind);
+    let request = SettleRequest { reference: &reference, amount: payment.amount, idempotency_key: &key };
+    let outcome = match acquirer_for(state, shop_id, payment.test).await {
+        Ok(acquirer) if to == PaymentStatus::Voided => acquirer.void(request).await,
+        Ok(acquirer) => acquirer.capture(request).await,
+        Err(e) => Outcome::Error { code: "processing_error", message: e.to_string().into() },
     };
     let refused = match outcome {
         Outcome::Declined { message, .. } => Some(AppError::Declined(message.to_string())),
         Outcome::Error { message, .. } => Some(AppError::Acquirer(message.to_string())),
-        _ => None,
+        // Sent again under the same key, the processor answers what it did the first time.
+        Outcome::Pending { .. } => Some(AppError::Acquirer(format!(
+            "The payment processor's answer to this {kind} was lost; nothing changed here. Send the {kind} again: \
+             it goes under the same key, so it is never made twice"
+        ))),
+        Outcome::Approved { .. } => None,
     };
     if let Some(refused) = refused {
         db::payments::transition(&state.db, shop_id, id, to, from, now).await?;
@@ -372,12 +388,12 @@ async fn settle_now(
         db::products::release_unit(&txn, product_id).await?;
     }
     let settled = db::find::<payments::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Payment"))?;
-    let (kind, child) = match to {
-        PaymentStatus::Voided => (EventType::PaymentVoided, "void"),
-        _ => (EventType::PaymentCaptured, "capture"),
+    let event_type = match to {
+        PaymentStatus::Voided => EventType::PaymentVoided,
+        _ => EventType::PaymentCaptured,
     };
     // A capture or void takes or releases the whole authorization, under a uid of its own.
-    let event = crate::services::events::payment_child(kind, &settled, &child_uid(&settled.id, child), settled.amount);
+    let event = crate::services::events::payment_child(event_type, &settled, &key, settled.amount);
     crate::services::events::record(&txn, vec![event]).await?;
     txn.commit().await?;
     Ok(settled)

@@ -1,6 +1,8 @@
 //! A shop's payment processor: its settings (secret keys sealed with the vault and never shown
 //! again, only their last characters), and a check that the processor takes them.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use sea_orm::TransactionTrait;
 
@@ -8,7 +10,9 @@ use crate::db::entities::shop_processors::Model;
 use crate::db::processors::{StoredAccount, StoredChange};
 use crate::db::{self};
 use crate::domain::Errors;
-use crate::domain::processor::{self, AccountChange, AccountParts, Mode, ProcessorChange, ProcessorKind};
+use crate::domain::processor::{self, AccountChange, AccountParts, CardEntry, Mode, ProcessorChange, ProcessorKind};
+use crate::external::acquirer::Acquirer;
+use crate::external::acquirer::bepaid::acquirer::Bepaid;
 use crate::external::acquirer::bepaid::gateway::{self, Account, Check, Gateway};
 use crate::external::acquirer::bepaid::notification::PublicKey;
 use crate::web::error::AppError;
@@ -95,6 +99,20 @@ pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Accou
         shop_id: shop_id.to_string(),
         secret_key,
     }))
+}
+
+/// Who moves the money of the shop's test (`test`) or live payments: the simulation, or the
+/// shop's processor account of that mode; `None` when the processor has no account for it.
+/// (Card entry on the processor's page is not built yet: such shops pay through the
+/// simulation for now.)
+pub async fn acquirer(state: &AppState, shop_id: i64, test: bool) -> Result<Option<Arc<dyn Acquirer>>, AppError> {
+    let Some(row) = db::processors::find(&state.db, shop_id).await? else { return Ok(Some(state.acquirer.clone())) };
+    if row.kind != ProcessorKind::Bepaid || row.card_entry != CardEntry::PaydeskPage {
+        return Ok(Some(state.acquirer.clone()));
+    }
+    let mode = if test { Mode::Test } else { Mode::Live };
+    let Some(account) = account(state, &row, mode)? else { return Ok(None) };
+    Ok(Some(Arc::new(Bepaid::new(state.outbound.clone(), account, test, None))))
 }
 
 /// Checks each account the shop has with one harmless call to the processor.

@@ -14,7 +14,7 @@ use crate::db::{self, entities::payments, entities::refunds};
 use crate::domain::event::EventType;
 use crate::domain::refund::{RefundAsk, Refusal};
 use crate::domain::vocab::RefundStatus;
-use crate::external::acquirer::RefundRequest;
+use crate::external::acquirer::{Outcome, RefundRequest};
 use crate::services::events;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -103,8 +103,14 @@ async fn finish(
         amount: refund.amount,
         currency: refund.currency,
         idempotency_key: &refund.id,
+        reason: refund.reason.as_deref().unwrap_or_default(),
     };
-    let outcome = state.acquirer.refund(&payment.card(), request).await;
+    let outcome = match crate::services::payments::acquirer_for(state, payment.shop_id, payment.test).await {
+        Ok(acquirer) => acquirer.refund(&payment.card(), request).await,
+        Err(crate::services::payments::PayError::Db(e)) => return Err(e.into()),
+        // Not known until the processor can be asked: the sweeper asks again later.
+        Err(_) => Outcome::unknown(),
+    };
     let txn = state.db.begin().await?;
     let (refund, recorded) = db::refunds::finish(&txn, &refund, &outcome, now).await?;
     if recorded {

@@ -12,7 +12,7 @@ use crate::domain::billing::{State as SubState, Terms, begin};
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
 use crate::domain::webhook::public_url;
 use crate::external::acquirer::CardRef;
-use crate::services::payments::live_payments_allowed;
+use crate::services::payments::{PayError, acquirer_for};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -53,7 +53,7 @@ pub async fn create(
         None => (None, now),
     };
     let card = match &request.card {
-        Some(input) => Some(tokenize(state, input, plan.test).await?),
+        Some(input) => Some(tokenize(state, shop_id, input, plan.test).await?),
         None => None,
     };
     let customer = match request.customer {
@@ -117,13 +117,22 @@ async fn made_already(
 /// Turns a card into the acquirer's token, refusing what test or live mode does not take.
 pub async fn tokenize(
     state: &AppState,
+    shop_id: i64,
     card: &crate::domain::card::CardInput,
     test: bool,
 ) -> Result<CardRef, AppError> {
-    if !test && !live_payments_allowed(state) {
-        return Err(invalid("card", "cannot be charged: this server takes live payments only with a real acquirer"));
-    }
-    state.acquirer.tokenize(card, test).await.map_err(|refused| invalid("card.number", &refused.to_string()))
+    let acquirer = match acquirer_for(state, shop_id, test).await {
+        Ok(acquirer) => acquirer,
+        Err(PayError::LiveUnavailable) => {
+            return Err(invalid(
+                "card",
+                "cannot be charged: the shop's payment processor takes no payments in this mode",
+            ));
+        }
+        Err(PayError::Db(e)) => return Err(e.into()),
+        Err(e) => return Err(AppError::Internal(e.to_string())),
+    };
+    acquirer.tokenize(card, test).await.map_err(|refused| invalid("card.number", &refused.to_string()))
 }
 
 /// Cancels the merchant's subscription at its own time (its clock's in test mode); 409 if

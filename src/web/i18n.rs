@@ -67,6 +67,10 @@ pub struct Texts {
     pub card_saved_body: &'static str,
     pub subscription_ended_title: &'static str,
     pub subscription_ended_body: &'static str,
+    /// A receipt whose payment the bank has not confirmed yet.
+    pub confirming: &'static str,
+    pub confirming_body: &'static str,
+    pub check_again: &'static str,
 }
 
 /// English.
@@ -128,6 +132,9 @@ pub const EN: Texts = Texts {
     card_saved_body: "This subscription already has its card, so there is nothing more to do here. To change the card, please contact the shop.",
     subscription_ended_title: "This subscription has ended",
     subscription_ended_body: "Nothing will be charged for it any more. To subscribe again, please contact the shop.",
+    confirming: "Your payment is being confirmed",
+    confirming_body: "The bank has not confirmed this payment yet. Please do not pay again: this page shows the result once it is known.",
+    check_again: "Check again",
 };
 
 /// Russian.
@@ -189,6 +196,9 @@ pub const RU: Texts = Texts {
     card_saved_body: "У этой подписки уже есть карта, больше ничего делать не нужно. Чтобы сменить карту, обратитесь в магазин.",
     subscription_ended_title: "Подписка завершена",
     subscription_ended_body: "По ней больше ничего не будет списано. Чтобы подписаться снова, обратитесь в магазин.",
+    confirming: "Платёж подтверждается",
+    confirming_body: "Банк ещё не подтвердил этот платёж. Пожалуйста, не платите повторно: результат появится на этой странице, как только станет известен.",
+    check_again: "Проверить снова",
 };
 
 /// The texts of a language; English where there is no translation yet.

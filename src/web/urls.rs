@@ -22,3 +22,8 @@ pub fn plan_pay(config: &Config, id: &str) -> String {
 pub fn subscription_pay(config: &Config, id: &str) -> String {
     format!("{}/subscriptions/{id}/pay", config.base_url)
 }
+
+/// A payment's receipt: `{base_url}/receipts/<payment_id>`.
+pub fn receipt(config: &Config, payment_id: &str) -> String {
+    format!("{}/receipts/{payment_id}", config.base_url)
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use paydesk::external::acquirer::bepaid::gateway::{Account, ChargeKind, Check, ChildKind, Gateway};
 use paydesk::external::acquirer::bepaid::status::{CheckoutReading, Reading};
 use paydesk::external::acquirer::bepaid::wire::{
-    AdditionalData, CardSource, Charge, Checkout, CheckoutSettings, Child, Order,
+    AdditionalData, CardToken, Charge, Checkout, CheckoutSettings, Child, NewCard, Order,
 };
 use paydesk::external::outbound::Outbound;
 
@@ -25,7 +25,7 @@ fn account(url: &str, secret: &str) -> Account {
     }
 }
 
-fn charge<'a>(tracking_id: &'a str, number: &'a str) -> Charge<'a> {
+fn charge<'a>(tracking_id: &'a str, token: &'a str) -> Charge<'a> {
     Charge {
         amount: 990,
         currency: "EUR",
@@ -36,16 +36,16 @@ fn charge<'a>(tracking_id: &'a str, number: &'a str) -> Charge<'a> {
         language: "en",
         return_url: Some("https://shop.example/return"),
         notification_url: None,
-        credit_card: CardSource::Typed {
-            number,
-            verification_value: "123",
-            holder: "Ann Lee",
-            exp_month: "12".into(),
-            exp_year: "2030".into(),
-        },
+        credit_card: CardToken { token },
         customer: None,
         additional_data: AdditionalData::default(),
     }
+}
+
+/// The vault's token for the card `number`.
+async fn token(gateway: &Gateway<'_>, number: &str) -> String {
+    let card = NewCard { number, holder: "Ann Lee", exp_month: "12".into(), exp_year: "2030".into() };
+    gateway.store_card(&card).await.unwrap().token.unwrap()
 }
 
 /// The double, an outbound client that may reach loopback, and the account.
@@ -59,17 +59,21 @@ async fn setup() -> (double::Gateway, Outbound, Account) {
 async fn a_payment_succeeds_or_is_declined_and_a_3ds_card_waits_for_the_customer() {
     let (double, outbound, account) = setup().await;
     let gateway = Gateway { outbound: &outbound, account: &account, timeout: TIMEOUT };
-    let Reading::Succeeded { transaction } =
-        gateway.charge(ChargeKind::Payment, &charge("pay_ok", "4200000000000000"), "pay_ok:charge").await
+    let Reading::Succeeded { transaction } = gateway
+        .charge(ChargeKind::Payment, &charge("pay_ok", &token(&gateway, "4200000000000000").await), "pay_ok:charge")
+        .await
     else {
         panic!("the success card succeeds")
     };
     let card = transaction.credit_card.clone().unwrap();
     assert_eq!((card.last_4.as_deref(), card.token.is_some()), (Some("0000"), true));
-    let declined = gateway.charge(ChargeKind::Payment, &charge("pay_no", "4005550000000019"), "pay_no:charge").await;
+    let declined = gateway
+        .charge(ChargeKind::Payment, &charge("pay_no", &token(&gateway, "4005550000000019").await), "pay_no:charge")
+        .await;
     assert!(matches!(declined, Reading::Declined { code: "card_declined", .. }), "{declined:?}");
-    let Reading::NeedsCustomer { uid, redirect_url } =
-        gateway.charge(ChargeKind::Payment, &charge("pay_3ds", "4012000000003010"), "pay_3ds:charge").await
+    let Reading::NeedsCustomer { uid, redirect_url } = gateway
+        .charge(ChargeKind::Payment, &charge("pay_3ds", &token(&gateway, "4012000000003010").await), "pay_3ds:charge")
+        .await
     else {
         panic!("the 3-D Secure card waits")
     };
@@ -82,8 +86,12 @@ async fn a_payment_succeeds_or_is_declined_and_a_3ds_card_waits_for_the_customer
 async fn a_repeated_request_id_makes_one_transaction() {
     let (double, outbound, account) = setup().await;
     let gateway = Gateway { outbound: &outbound, account: &account, timeout: TIMEOUT };
-    let first = gateway.charge(ChargeKind::Payment, &charge("pay_1", "4200000000000000"), "pay_1:charge").await;
-    let again = gateway.charge(ChargeKind::Payment, &charge("pay_1", "4200000000000000"), "pay_1:charge").await;
+    let first = gateway
+        .charge(ChargeKind::Payment, &charge("pay_1", &token(&gateway, "4200000000000000").await), "pay_1:charge")
+        .await;
+    let again = gateway
+        .charge(ChargeKind::Payment, &charge("pay_1", &token(&gateway, "4200000000000000").await), "pay_1:charge")
+        .await;
     assert_eq!(first, again);
     assert_eq!(double.transactions().len(), 1);
 }
@@ -101,7 +109,9 @@ async fn under_every_fault_the_outcome_is_known_or_looked_up_and_never_doubled()
         let (double, outbound, account) = setup().await;
         let gateway = Gateway { outbound: &outbound, account: &account, timeout: TIMEOUT };
         double.fail_next(&[fault]);
-        let reading = gateway.charge(ChargeKind::Payment, &charge("pay_f", "4200000000000000"), "pay_f:charge").await;
+        let reading = gateway
+            .charge(ChargeKind::Payment, &charge("pay_f", &token(&gateway, "4200000000000000").await), "pay_f:charge")
+            .await;
         let said = match reading {
             Reading::Unknown => "unknown",
             Reading::RetryLater => "later",
@@ -112,13 +122,21 @@ async fn under_every_fault_the_outcome_is_known_or_looked_up_and_never_doubled()
         // send the same request (the same RequestID) again.
         let settled = match gateway.lookup("pay_f", "payment").await {
             Reading::NotFound => {
-                gateway.charge(ChargeKind::Payment, &charge("pay_f", "4200000000000000"), "pay_f:charge").await
+                gateway
+                    .charge(
+                        ChargeKind::Payment,
+                        &charge("pay_f", &token(&gateway, "4200000000000000").await),
+                        "pay_f:charge",
+                    )
+                    .await
             }
             found => found,
         };
         assert!(matches!(settled, Reading::Succeeded { .. }), "{fault:?}: {settled:?}");
         // And a resend with the same RequestID, whatever happened, still makes no second one.
-        gateway.charge(ChargeKind::Payment, &charge("pay_f", "4200000000000000"), "pay_f:charge").await;
+        gateway
+            .charge(ChargeKind::Payment, &charge("pay_f", &token(&gateway, "4200000000000000").await), "pay_f:charge")
+            .await;
         let payments = double.transactions().into_iter().filter(|t| t.tracking_id == "pay_f").count();
         assert_eq!(payments, 1, "{fault:?}");
     }
@@ -128,8 +146,9 @@ async fn under_every_fault_the_outcome_is_known_or_looked_up_and_never_doubled()
 async fn captures_voids_and_refunds_follow_the_gateways_rules() {
     let (double, outbound, account) = setup().await;
     let gateway = Gateway { outbound: &outbound, account: &account, timeout: TIMEOUT };
-    let Reading::Succeeded { transaction: auth } =
-        gateway.charge(ChargeKind::Authorization, &charge("pay_a", "4200000000000000"), "pay_a:charge").await
+    let Reading::Succeeded { transaction: auth } = gateway
+        .charge(ChargeKind::Authorization, &charge("pay_a", &token(&gateway, "4200000000000000").await), "pay_a:charge")
+        .await
     else {
         panic!("authorized")
     };
@@ -162,7 +181,7 @@ async fn the_connection_check_names_what_is_wrong() {
     assert!(matches!(unreachable, Check::Unreachable(_)), "{unreachable:?}");
     // Not even sent: safe to send again, and said so.
     let unsent = (Gateway { outbound: &outbound, account: &nowhere, timeout: TIMEOUT })
-        .charge(ChargeKind::Payment, &charge("pay_x", "4200000000000000"), "pay_x:charge")
+        .charge(ChargeKind::Payment, &charge("pay_x", &token(&gateway, "4200000000000000").await), "pay_x:charge")
         .await;
     assert!(matches!(unsent, Reading::Unreached { .. }), "{unsent:?}");
     assert_eq!(double.received(), 0);

@@ -130,11 +130,17 @@ impl paydesk::external::acquirer::Acquirer for Counting {
         *self.calls.lock().unwrap().entry(request.idempotency_key.to_string()).or_default() += 1;
         self.inner.charge(card, request).await
     }
-    async fn capture(&self, reference: &str) -> paydesk::external::acquirer::Outcome {
-        self.inner.capture(reference).await
+    async fn capture(
+        &self,
+        request: paydesk::external::acquirer::SettleRequest<'_>,
+    ) -> paydesk::external::acquirer::Outcome {
+        self.inner.capture(request).await
     }
-    async fn void(&self, reference: &str) -> paydesk::external::acquirer::Outcome {
-        self.inner.void(reference).await
+    async fn void(
+        &self,
+        request: paydesk::external::acquirer::SettleRequest<'_>,
+    ) -> paydesk::external::acquirer::Outcome {
+        self.inner.void(request).await
     }
     async fn refund(
         &self,
@@ -185,6 +191,9 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
         capture: true,
         idempotency_key: &key,
         customer_present: false,
+        again: false,
+        description: "Gym",
+        return_url: None,
         now,
         simulate: None,
     };

@@ -399,11 +399,14 @@ impl paydesk::external::acquirer::Acquirer for Refusing {
     ) -> paydesk::external::acquirer::Outcome {
         self.0.charge(card, request).await
     }
-    async fn capture(&self, _: &str) -> paydesk::external::acquirer::Outcome {
-        paydesk::external::acquirer::Outcome::Error { code: "processing_error", message: "try again later" }
+    async fn capture(&self, _: paydesk::external::acquirer::SettleRequest<'_>) -> paydesk::external::acquirer::Outcome {
+        paydesk::external::acquirer::Outcome::Error { code: "processing_error", message: "try again later".into() }
     }
-    async fn void(&self, reference: &str) -> paydesk::external::acquirer::Outcome {
-        self.capture(reference).await
+    async fn void(
+        &self,
+        request: paydesk::external::acquirer::SettleRequest<'_>,
+    ) -> paydesk::external::acquirer::Outcome {
+        self.capture(request).await
     }
     async fn refund(
         &self,

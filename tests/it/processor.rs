@@ -11,7 +11,7 @@ use crate::doubles::bepaid::{self as double};
 use crate::helpers::*;
 
 /// A processor's public key, as its back office shows it (PEM).
-fn public_key() -> String {
+pub fn public_key() -> String {
     let private = rsa::RsaPrivateKey::new(&mut argon2::password_hash::rand_core::OsRng, 2048).unwrap();
     rsa::RsaPublicKey::from(&private).to_public_key_pem(LineEnding::LF).unwrap()
 }

@@ -37,6 +37,10 @@ pub struct Model {
     pub refunding_amount: i64,
     /// `subscription:period:attempt` for charges of the billing engine: unique.
     pub billing_key: Option<String>,
+    /// Still `processing` with the processor's answer unknown: when the sweeper next looks.
+    pub recheck_at: Option<DateTimeUtc>,
+    /// Where the customer authenticates (3-D Secure) while the payment waits for them.
+    pub action_url: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -20,14 +20,32 @@ pub struct ChargeRequest<'a> {
     pub currency: Currency,
     /// `false` holds the funds (authorization); `true` also captures them.
     pub capture: bool,
-    /// Repeating a request with the same key never charges twice.
+    /// paydesk's own reference of the attempt: repeating a request with the same key never
+    /// charges twice, and a lost answer is looked up by it.
     pub idempotency_key: &'a str,
     /// The customer is at the page (first payment) rather than billed later by the engine.
     pub customer_present: bool,
+    /// Asked before under this key with no answer known: the acquirer looks the attempt up
+    /// first and sends it (the same request) only if it never arrived.
+    pub again: bool,
+    /// What is paid for, as the processor's back office and the bank statement show it.
+    pub description: &'a str,
+    /// Where a customer who must authenticate (3-D Secure) comes back to.
+    pub return_url: Option<&'a str>,
     pub now: DateTime<Utc>,
     /// Test mode only: a simulated acquirer behaves as this card would from now on (how a
     /// black-box client walks through the retry rules). Real acquirers ignore it.
     pub simulate: Option<Behaviour>,
+}
+
+/// A capture or a void of a held authorization.
+#[derive(Debug, Clone)]
+pub struct SettleRequest<'a> {
+    /// The acquirer's reference of the authorization.
+    pub reference: &'a str,
+    pub amount: i64,
+    /// paydesk's own name for this capture or void: repeating it never acts twice.
+    pub idempotency_key: &'a str,
 }
 
 /// Why a card cannot be used at all (nothing is charged).
@@ -39,6 +57,12 @@ pub enum CardRefused {
     /// A live payment with a test card, or with the simulated acquirer when not allowed.
     #[error("cannot be charged in live mode")]
     LiveNotAllowed,
+    /// The processor refused the card's details.
+    #[error("{0}")]
+    Invalid(String),
+    /// The processor could not be asked (nothing was charged); the customer may try again.
+    #[error("could not be checked by the payment processor just now: please try again in a minute")]
+    Unavailable,
 }
 
 /// Moves money. Implementations must be safe to call from many requests at once.
@@ -48,12 +72,13 @@ pub trait Acquirer: Send + Sync {
     fn is_simulated(&self) -> bool;
     /// Vaults the card; after this only the token is used.
     async fn tokenize(&self, card: &CardInput, test: bool) -> Result<CardRef, CardRefused>;
-    /// Charges (or authorizes) a stored card.
+    /// Charges (or authorizes) a stored card. [`Outcome::Pending`] when the end is not known
+    /// yet: ask again later with `again` set, never as a new charge.
     async fn charge(&self, card: &CardRef, request: ChargeRequest<'_>) -> Outcome;
-    /// Captures a held authorization in full.
-    async fn capture(&self, reference: &str) -> Outcome;
+    /// Captures a held authorization.
+    async fn capture(&self, request: SettleRequest<'_>) -> Outcome;
     /// Releases a held authorization.
-    async fn void(&self, reference: &str) -> Outcome;
+    async fn void(&self, request: SettleRequest<'_>) -> Outcome;
     /// Gives back `amount` of a captured charge to `card`. Repeating a request with the same
     /// key never refunds twice.
     async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome;
@@ -67,4 +92,6 @@ pub struct RefundRequest<'a> {
     pub amount: i64,
     pub currency: Currency,
     pub idempotency_key: &'a str,
+    /// Why the money goes back (processors require one).
+    pub reason: &'a str,
 }

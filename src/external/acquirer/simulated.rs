@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use chrono::Datelike;
 
-use super::{Acquirer, Behaviour, CardRef, CardRefused, ChargeRequest, Outcome, RefundRequest};
+use super::{Acquirer, Behaviour, CardRef, CardRefused, ChargeRequest, Outcome, RefundRequest, SettleRequest};
 use crate::domain::card::CardInput;
 use crate::domain::ids::random_hex;
 
@@ -57,20 +57,20 @@ impl SimulatedAcquirer {
     fn decide(card: &CardRef, request: &ChargeRequest<'_>) -> Outcome {
         let expired = (card.exp_year, card.exp_month as u32) < (request.now.year(), request.now.month());
         if expired {
-            return Outcome::Declined { code: "expired_card", message: "The card has expired." };
+            return Outcome::Declined { code: "expired_card", message: "The card has expired.".into() };
         }
         match request.simulate.unwrap_or_else(|| Behaviour::from_token(&card.token)) {
             Behaviour::Succeeds | Behaviour::RefundFails => approved(request.capture),
             Behaviour::SucceedsThenDeclines if request.customer_present => approved(request.capture),
             Behaviour::Declined | Behaviour::SucceedsThenDeclines => {
-                Outcome::Declined { code: "card_declined", message: "The card was declined." }
+                Outcome::Declined { code: "card_declined", message: "The card was declined.".into() }
             }
             Behaviour::InsufficientFunds => {
-                Outcome::Declined { code: "insufficient_funds", message: "The card has insufficient funds." }
+                Outcome::Declined { code: "insufficient_funds", message: "The card has insufficient funds.".into() }
             }
             Behaviour::ProcessingError => Outcome::Error {
                 code: "processing_error",
-                message: "The payment could not be processed. Please try again later.",
+                message: "The payment could not be processed. Please try again later.".into(),
             },
         }
     }
@@ -105,12 +105,12 @@ impl Acquirer for SimulatedAcquirer {
         answered.entry(request.idempotency_key.to_string()).or_insert_with(|| Self::decide(card, &request)).clone()
     }
 
-    async fn capture(&self, reference: &str) -> Outcome {
-        Outcome::Approved { reference: reference.to_string() }
+    async fn capture(&self, request: SettleRequest<'_>) -> Outcome {
+        Outcome::Approved { reference: request.reference.to_string() }
     }
 
-    async fn void(&self, reference: &str) -> Outcome {
-        Outcome::Approved { reference: reference.to_string() }
+    async fn void(&self, request: SettleRequest<'_>) -> Outcome {
+        Outcome::Approved { reference: request.reference.to_string() }
     }
 
     async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome {
@@ -118,7 +118,7 @@ impl Acquirer for SimulatedAcquirer {
         let answer = || match Behaviour::from_token(&card.token) {
             Behaviour::RefundFails => Outcome::Declined {
                 code: "refund_failed",
-                message: "The card's issuer refused the refund: give the money back another way.",
+                message: "The card's issuer refused the refund: give the money back another way.".into(),
             },
             _ => Outcome::Approved { reference: format!("sim_re_{}", random_hex(8)) },
         };
@@ -151,6 +151,9 @@ mod tests {
             capture: true,
             idempotency_key: key,
             customer_present,
+            again: false,
+            description: "A test",
+            return_url: None,
             now: "2026-11-23T10:00:00Z".parse().unwrap(),
             simulate: None,
         }
@@ -217,7 +220,13 @@ mod tests {
             let charged = acquirer.charge(&stored, request(true, number)).await;
             let Outcome::Approved { reference } = charged else { panic!("{number} charges") };
             let currency = crate::domain::currency::find("EUR").unwrap();
-            let refund = RefundRequest { reference: &reference, amount: 100, currency, idempotency_key: number };
+            let refund = RefundRequest {
+                reference: &reference,
+                amount: 100,
+                currency,
+                idempotency_key: number,
+                reason: "asked",
+            };
             let first = acquirer.refund(&stored, refund.clone()).await;
             assert_eq!(matches!(first, Outcome::Declined { code: "refund_failed", .. }), fails);
             assert_eq!(acquirer.refund(&stored, refund).await, first);

@@ -179,7 +179,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         summary: describe(&p.fields(), &m),
         pay_url: urls::plan_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/plans/{}/qr.svg", p.id),
-        live_off: !p.test && !crate::services::payments::live_payments_allowed(&state),
+        live_off: !p.test && !crate::services::payments::live_payments_allowed(&state, p.shop_id).await?,
         links: vec![(urls::plan_pay(&state.config, &p.id), m.t("Open the subscription page").into())],
         created: local(p.created_at, m.tz),
         chrome: m.chrome("plans").await,

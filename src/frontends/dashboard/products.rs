@@ -278,7 +278,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         status: status(&p, m.words),
         pay_url: urls::product_pay(&state.config, &p.id),
         qr_url: format!("/dashboard/products/{}/qr.svg", p.id),
-        live_off: !p.test && !crate::services::payments::live_payments_allowed(&state),
+        live_off: !p.test && !crate::services::payments::live_payments_allowed(&state, p.shop_id).await?,
         links: vec![
             (format!("/dashboard/products/{}/preview", p.id), m.t("Preview the payment page").into()),
             (confirm_url.clone(), m.f("Order confirmation page: {}", &[&confirm_url])),

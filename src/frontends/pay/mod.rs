@@ -20,6 +20,7 @@ use crate::services::payments::PayError;
 use crate::web::csrf;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
+use crate::web::urls;
 
 mod form;
 mod page;
@@ -61,6 +62,19 @@ fn attempt_of(headers: &HeaderMap, sent: &std::collections::HashMap<String, Stri
         return None;
     }
     sent.get("attempt").filter(|a| a.len() == 32 && a.bytes().all(|b| b.is_ascii_hexdigit())).cloned()
+}
+
+/// Whether the shop can take this mode's payments (test ones always can, unless its
+/// processor lacks a test account); a fault in finding out reads as "no".
+async fn payable(state: &AppState, shop_id: i64, test: bool) -> bool {
+    match crate::services::payments::acquirer_for(state, shop_id, test).await {
+        Ok(_) => true,
+        Err(PayError::LiveUnavailable) => false,
+        Err(e) => {
+            tracing::error!(shop = shop_id, error = %e, "finding the shop's payment processor failed");
+            false
+        }
+    }
 }
 
 /// Whether the client asked for JSON rather than a page.
@@ -215,6 +229,12 @@ impl Checkout<'_> {
         sent: &std::collections::HashMap<String, String>,
         payment: &payments::Model,
     ) -> Response {
+        if payment.status == PaymentStatus::Processing {
+            // The customer authenticates with their bank first (3-D Secure), or the processor's
+            // answer is not known yet: the receipt tells how it ends.
+            let to = payment.action_url.clone().unwrap_or_else(|| urls::receipt(&self.state.config, &payment.id));
+            return axum::response::Redirect::to(&to).into_response();
+        }
         if payment.failure_code.is_none() {
             let secret = crate::services::keys::api_secret(&self.state.vault, self.shop);
             return page::redirect_after(self.state, self.after.as_deref(), secret.as_deref(), payment);

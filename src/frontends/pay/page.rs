@@ -96,7 +96,7 @@ pub fn redirect_after(
 ) -> Response {
     let status = payment.status.as_str();
     let to = target.and_then(|t| signed_return(t, &payment.id, status, secret, Utc::now()));
-    let receipt = format!("{}/receipts/{}", state.config.base_url, payment.id);
+    let receipt = crate::web::urls::receipt(&state.config, &payment.id);
     Redirect::to(&to.unwrap_or(receipt)).into_response()
 }
 

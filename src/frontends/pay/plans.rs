@@ -17,7 +17,7 @@ use crate::db::entities::{plans, shops};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::vocab::VisibleField;
-use crate::services::payments::{live_payments_allowed, subscribe};
+use crate::services::payments::subscribe;
 use crate::web::error::AppError;
 use crate::web::guard::ClientIp;
 use crate::web::i18n::{PlanTerms, Texts, texts};
@@ -115,7 +115,7 @@ async fn page(
         let t = page.t;
         return page.notice(StatusCode::GONE, t.archived_title, t.archived_body);
     }
-    if !plan.test && !live_payments_allowed(state) {
+    if !super::payable(state, plan.shop_id, plan.test).await {
         let t = page.t;
         return page.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body);
     }

@@ -17,7 +17,7 @@ use super::{Checkout, link_json, wants_json};
 use crate::db::entities::{products, shops};
 use crate::db::{self};
 use crate::domain::Errors;
-use crate::services::payments::{live_payments_allowed, pay_product};
+use crate::services::payments::pay_product;
 use crate::web::error::AppError;
 use crate::web::guard::ClientIp;
 use crate::web::i18n::{Texts, texts};
@@ -65,7 +65,7 @@ fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a shops:
 }
 
 /// Why a product cannot be paid now, if it cannot: expired, sold out, or live without an acquirer.
-fn unavailable(
+async fn unavailable(
     state: &AppState,
     product: &products::Model,
     t: &'static Texts,
@@ -77,7 +77,7 @@ fn unavailable(
         Some((StatusCode::GONE, t.expired_title, t.expired_body))
     } else if fields.is_sold_out() {
         Some((StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body))
-    } else if !product.test && !live_payments_allowed(state) {
+    } else if !super::payable(state, product.shop_id, product.test).await {
         Some((StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body))
     } else {
         None
@@ -109,7 +109,7 @@ pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers
         Err(e) => return e.into_response(),
     };
     let page = checkout(&state, &product, &shop);
-    match unavailable(&state, &product, page.t) {
+    match unavailable(&state, &product, page.t).await {
         Some((status, title, body)) => page.notice(status, title, body),
         None => page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None),
     }
@@ -117,9 +117,14 @@ pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers
 
 /// The product's hosted page as its customers see it, for the merchant's preview: the form,
 /// or what customers read instead when it cannot be paid (archived, expired, sold out).
-pub fn preview(state: &AppState, product: &products::Model, shop: &shops::Model, headers: &HeaderMap) -> Response {
+pub async fn preview(
+    state: &AppState,
+    product: &products::Model,
+    shop: &shops::Model,
+    headers: &HeaderMap,
+) -> Response {
     let page = checkout(state, product, shop);
-    match unavailable(state, product, page.t) {
+    match unavailable(state, product, page.t).await {
         Some((_, title, body)) => page.notice(StatusCode::OK, title, body),
         None => page.preview(headers),
     }
@@ -175,7 +180,7 @@ async fn confirm(State(state): State<AppState>, Path((id, shop_id)): Path<(Strin
         Err(e) => return e.into_response(),
     };
     let t = texts(product.fields().language);
-    if let Some((status, title, body)) = unavailable(&state, &product, t) {
+    if let Some((status, title, body)) = unavailable(&state, &product, t).await {
         return checkout(&state, &product, &shop).notice(status, title, body);
     }
     let page =

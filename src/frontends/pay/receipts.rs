@@ -38,6 +38,8 @@ struct ReceiptPage {
     payment_id: String,
     /// A subscription's next charge: how much, on which day.
     next_charge: Option<String>,
+    /// The bank has not answered yet: the page offers to look again.
+    waiting: bool,
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
@@ -48,8 +50,12 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response
 }
 
 async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
-    let payment: payments::Model =
+    let mut payment: payments::Model =
         db::find_public::<payments::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
+    if payment.status == PaymentStatus::Processing && payment.billing_key.is_none() {
+        // Back from authenticating, or waiting: the processor is asked how it ended.
+        payment = crate::services::billing::settle(state, payment, chrono::Utc::now()).await?;
+    }
     let shop = crate::services::shops::find(state, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
     let mut plan_found = None;
     let (order, language) = match (&payment.product_id, &payment.plan_id) {
@@ -80,12 +86,14 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         status if status.is_taken() => t.paid.to_string(),
         PaymentStatus::Authorized => t.authorized.to_string(),
         PaymentStatus::Voided => t.voided.to_string(),
+        PaymentStatus::Processing => t.confirming.to_string(),
         _ => t.failure(
             payment.failure_code.as_deref().unwrap_or(""),
             payment.failure_message.as_deref().unwrap_or(payment.status.as_str()),
         ),
     };
     Ok(ReceiptPage {
+        waiting: payment.status == PaymentStatus::Processing,
         t,
         shop_name: shop.name.clone(),
         test: payment.test,

@@ -1,7 +1,8 @@
 //! A BeGateway gateway on loopback, written from the documented protocol (API v2 envelopes):
 //! payments, authorizations, captures, voids and refunds, lookups by uid and by
 //! `tracking_id`, `RequestID` replay, 3-D Secure `incomplete` with its `/process/{uid}`
-//! link, HTTP Basic with the shop's id and secret. Faults are queued by the test and taken
+//! link, the card vault (`/credit_cards`: opaque tokens, charged later), HTTP Basic with the
+//! shop's id and secret. Faults are queued by the test and taken
 //! by the next money request: they fail before recording (500, 429) or after it (a 502 with
 //! no body, an answer held past the client's timeout, a dropped connection), the cases where
 //! the outcome is unknown to the client. Checkout tokens (the processor's own card page) are
@@ -54,6 +55,10 @@ pub struct Tx {
     pub bank_code: &'static str,
     pub redirect_url: Option<String>,
     pub card: Option<(String, String, String)>,
+    /// Who started a charge of a stored card (`additional_data.card_on_file.initiator`).
+    pub initiator: Option<String>,
+    /// Why a refund was made.
+    pub reason: Option<String>,
 }
 
 /// A Checkout token.
@@ -70,6 +75,8 @@ struct Token {
 #[derive(Default)]
 struct Inner {
     transactions: Vec<Tx>,
+    /// The vault: token → card number.
+    cards: HashMap<String, String>,
     checkouts: HashMap<String, Token>,
     /// RequestID → the uid its first request made (or the refusal it got).
     requests: HashMap<String, Result<String, (u16, Value)>>,
@@ -93,6 +100,7 @@ impl Gateway {
         let gateway = Gateway { url, inner: Arc::default() };
         let app = Router::new()
             .route("/transactions/{id}", post(money).get(by_uid))
+            .route("/credit_cards", post(store_card))
             .route("/v2/transactions/tracking_id/{id}", get(by_tracking_id))
             .route("/ctp/api/checkouts", post(new_checkout))
             .route("/ctp/api/checkouts/{token}", get(checkout_state))
@@ -114,6 +122,11 @@ impl Gateway {
     /// How many money requests arrived.
     pub fn received(&self) -> usize {
         self.inner.lock().unwrap().received
+    }
+
+    /// The card number behind a vault token.
+    pub fn number_of(&self, token: &str) -> Option<String> {
+        self.inner.lock().unwrap().cards.get(token).cloned()
     }
 
     /// The customer paying on the Checkout page of `token` with the card `number`: the page
@@ -261,16 +274,21 @@ fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String
         bank_code: "00",
         redirect_url: None,
         card: None,
+        initiator: r["additional_data"]["card_on_file"]["initiator"].as_str().map(String::from),
+        reason: r["reason"].as_str().map(String::from),
     };
     match parent {
         None => {
             let card = &r["credit_card"];
-            let number = match card["token"].as_str() {
-                Some(token) => token.strip_prefix("tok_").unwrap_or("").to_string(),
-                None => card["number"].as_str().unwrap_or("").to_string(),
+            let (token, number) = match card["token"].as_str() {
+                Some(token) => (token.to_string(), inner.cards.get(token).cloned().unwrap_or_default()),
+                None => {
+                    let number = card["number"].as_str().unwrap_or("").to_string();
+                    (vault(inner, &number), number)
+                }
             };
             let last4 = number.get(number.len().saturating_sub(4)..).unwrap_or("").to_string();
-            tx.card = Some((format!("tok_{number}"), "visa".into(), last4));
+            tx.card = Some((token, "visa".into(), last4));
             match number.as_str() {
                 "4200000000000000" => {}
                 "4005550000000019" => {
@@ -334,6 +352,48 @@ fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String
     }
     inner.transactions.push(tx);
     Ok(uid)
+}
+
+/// Keeps `number` in the vault: its token (the same token for the same number, as the
+/// gateway updates a stored card rather than storing it twice).
+fn vault(inner: &mut Inner, number: &str) -> String {
+    if let Some((token, _)) = inner.cards.iter().find(|(_, n)| *n == number) {
+        return token.clone();
+    }
+    let token =
+        format!("{:032x}", (inner.cards.len() as u128 + 7).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834));
+    inner.cards.insert(token.clone(), number.to_string());
+    token
+}
+
+/// A number sent as a number or as digits.
+fn number_of(value: &Value) -> Option<i64> {
+    value.as_i64().or_else(|| value.as_str()?.parse().ok())
+}
+
+/// `POST /credit_cards`: a card into the vault (no money moves); a number that is not a
+/// valid card is refused.
+async fn store_card(State(g): State<Gateway>, headers: HeaderMap, body: Bytes) -> Response {
+    if !authorized(&headers) {
+        return json_reply(401, &json!({"message": "Unauthorized"}));
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let card = &request["request"];
+    let number = card["number"].as_str().unwrap_or("");
+    if number.len() < 12 || !number.bytes().all(|b| b.is_ascii_digit()) {
+        let (status, body) =
+            refused(StatusCode::UNPROCESSABLE_ENTITY, "Number is invalid.", json!({"number": ["is invalid"]}));
+        return json_reply(status, &body);
+    }
+    let token = vault(&mut g.inner.lock().unwrap(), number);
+    json_reply(
+        200,
+        &json!({
+            "token": token, "brand": "visa", "last_4": &number[number.len() - 4..], "first_1": &number[..1],
+            "holder": card["holder"], "stamp": "d41d8cd9",
+        "exp_month": number_of(&card["exp_month"]), "exp_year": number_of(&card["exp_year"]),
+        }),
+    )
 }
 
 async fn by_uid(State(g): State<Gateway>, Path(uid): Path<String>, headers: HeaderMap) -> Response {

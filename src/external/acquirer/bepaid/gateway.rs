@@ -12,7 +12,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 
 use super::status::{self, CheckoutReading, Operation, Reading};
-use super::wire::{Charge, Checkout, CheckoutRequest, Child, Request};
+use super::wire::{Card, Charge, Checkout, CheckoutRequest, Child, NewCard, Request};
 use crate::external::outbound::{NoReply, Outbound, Reply};
 
 /// How long paydesk waits for the gateway before the outcome is unknown.
@@ -110,6 +110,20 @@ impl Gateway<'_> {
             ChildKind::Refund => ("/transactions/refunds", Operation::Refund),
         };
         self.post(path, &Request { request: child }, request_id, operation).await
+    }
+
+    /// Stores a card typed on paydesk's page in the gateway's vault (no money moves): its
+    /// token, or why not ([`Reading::Refused`] for details the gateway does not take).
+    pub async fn store_card(&self, card: &NewCard<'_>) -> Result<Card, Reading> {
+        let url = format!("{}/credit_cards", self.account.gateway_url);
+        let body = serde_json::to_vec(&Request { request: card }).expect("requests serialize");
+        let reply = self.outbound.call(Method::POST, &url, &self.headers(None), Some(body), self.timeout).await;
+        match reply {
+            Ok(reply) if (200..300).contains(&reply.status) => {
+                status::read_card(&reply.body).filter(|c| c.token.is_some()).ok_or(Reading::Unknown)
+            }
+            reply => Err(read(Operation::Tokenization, reply)),
+        }
     }
 
     /// The latest transaction of type `kind` made under paydesk's reference `tracking_id`.

@@ -21,7 +21,7 @@
 //! Unknown too; one before it left (no connection) is Unreached ([`super::gateway`]). Unknown is settled by a lookup of
 //! paydesk's own reference (`tracking_id`), never by sending the operation again as new.
 
-use super::wire::{Answer, CheckoutAnswer, Refusal, Status, Transaction};
+use super::wire::{Answer, Card, CheckoutAnswer, Refusal, Status, Transaction};
 
 /// The operation an answer is read for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +132,19 @@ pub fn read_checkout_token(status: u16, body: &[u8]) -> Result<(String, String),
         };
     }
     Err(read(Operation::Charge, status, body))
+}
+
+/// Reads a stored card, as the gateway's vault answers it (flat, or inside `credit_card`).
+pub fn read_card(body: &[u8]) -> Option<Card> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Wrapped { credit_card: Card },
+        Flat(Card),
+    }
+    match serde_json::from_slice::<Stored>(body).ok()? {
+        Stored::Wrapped { credit_card } | Stored::Flat(credit_card) => Some(credit_card),
+    }
 }
 
 /// Reads the answer to a query of a Checkout token.
@@ -285,6 +298,20 @@ mod tests {
         assert_eq!(read(LOOKUP_PAYMENT, 200, br#"{"transactions":[]}"#), Reading::NotFound);
         assert_eq!(read(LOOKUP_PAYMENT, 404, br#"{"message":"Record not found"}"#), Reading::NotFound);
         assert_eq!(read(LOOKUP_PAYMENT, 503, b""), Reading::Unknown);
+    }
+
+    #[test]
+    fn a_stored_card_reads_as_the_ruby_clients_fixture_shows_it() {
+        // RB spec "credit card v2" (connectors.md §1.3), flat; the same inside `credit_card`.
+        let flat = br#"{"holder":"John Doe","stamp":"b3e6","brand":"visa","last_4":"0000","first_1":"4",
+                        "token":"7ba6c4f2e2c33af","exp_month":1,"exp_year":2020}"#;
+        let card = read_card(flat).unwrap();
+        assert_eq!(
+            (card.token.as_deref(), card.last_4.as_deref(), card.exp_year),
+            (Some("7ba6c4f2e2c33af"), Some("0000"), Some(2020))
+        );
+        let wrapped = br#"{"credit_card":{"token":"t2","brand":"master","last_4":"4444"}}"#;
+        assert_eq!(read_card(wrapped).unwrap().token.as_deref(), Some("t2"));
     }
 
     #[test]

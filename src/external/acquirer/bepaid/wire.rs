@@ -148,7 +148,7 @@ pub struct Request<T> {
     pub request: T,
 }
 
-/// A payment or an authorization: a card typed on paydesk's page, or a stored card's token.
+/// A payment or an authorization of a stored card's token.
 #[derive(Debug, Serialize)]
 pub struct Charge<'a> {
     pub amount: i64,
@@ -164,29 +164,38 @@ pub struct Charge<'a> {
     pub return_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notification_url: Option<&'a str>,
-    pub credit_card: CardSource<'a>,
+    pub credit_card: CardToken<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub customer: Option<Customer<'a>>,
     pub additional_data: AdditionalData,
 }
 
-/// Where the money comes from.
+/// A card typed on paydesk's page, for the gateway's vault (`/credit_cards`): no CVC, no
+/// money.
 #[derive(Serialize)]
-#[serde(untagged)]
-pub enum CardSource<'a> {
-    /// A card typed on paydesk's own page (only with the processor's permission).
-    Typed { number: &'a str, verification_value: &'a str, holder: &'a str, exp_month: String, exp_year: String },
-    /// A card the gateway keeps.
-    Token { token: &'a str },
+pub struct NewCard<'a> {
+    pub number: &'a str,
+    pub holder: &'a str,
+    pub exp_month: String,
+    pub exp_year: String,
 }
 
-impl std::fmt::Debug for CardSource<'_> {
+impl std::fmt::Debug for NewCard<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            // Never a card number or a CVC in a log.
-            CardSource::Typed { .. } => f.write_str("Typed { .. }"),
-            CardSource::Token { .. } => f.write_str("Token { .. }"),
-        }
+        // Never a card number in a log.
+        f.write_str("NewCard { .. }")
+    }
+}
+
+/// Where the money comes from: a card the gateway keeps.
+#[derive(Serialize)]
+pub struct CardToken<'a> {
+    pub token: &'a str,
+}
+
+impl std::fmt::Debug for CardToken<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CardToken { .. }")
     }
 }
 
@@ -222,6 +231,11 @@ impl CardOnFile {
     /// A renewal: merchant-initiated, the customer absent.
     pub fn renewal() -> CardOnFile {
         CardOnFile { initiator: "merchant", kind: "delayed_charge" }
+    }
+
+    /// A charge of a stored card the customer starts at the page.
+    pub fn customer() -> CardOnFile {
+        CardOnFile { initiator: "customer", kind: "delayed_charge" }
     }
 }
 
@@ -369,7 +383,7 @@ mod tests {
             language: "en",
             return_url: None,
             notification_url: Some("https://shop.example/bepaid/1"),
-            credit_card: CardSource::Token { token: "40bd329e" },
+            credit_card: CardToken { token: "40bd329e" },
             customer: None,
             additional_data: AdditionalData { contract: vec![], card_on_file: Some(CardOnFile::renewal()) },
         };
@@ -377,13 +391,8 @@ mod tests {
         assert_eq!(json["request"]["credit_card"], serde_json::json!({"token": "40bd329e"}));
         assert_eq!(json["request"]["additional_data"]["card_on_file"]["initiator"], "merchant");
         assert_eq!(json["request"]["duplicate_check"], false);
-        let typed = CardSource::Typed {
-            number: "4200000000000000",
-            verification_value: "123",
-            holder: "Ann",
-            exp_month: "01".into(),
-            exp_year: "2030".into(),
-        };
+        let typed =
+            NewCard { number: "4200000000000000", holder: "Ann", exp_month: "01".into(), exp_year: "2030".into() };
         assert!(!format!("{typed:?}").contains("4200"));
     }
 

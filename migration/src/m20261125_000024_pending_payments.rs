@@ -1,0 +1,35 @@
+use sea_orm_migration::prelude::*;
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+#[derive(DeriveIden)]
+enum Payments {
+    Table,
+    RecheckAt,
+    ActionUrl,
+}
+
+/// A payment whose processor has not said how it ended (its answer was lost, or the customer
+/// must authenticate) stays `processing`: `recheck_at` is when the sweeper next looks it up
+/// (it backs off), `action_url` where the customer authenticates (3-D Secure).
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        for column in [
+            ColumnDef::new(Payments::RecheckAt).timestamp_with_time_zone().null().to_owned(),
+            ColumnDef::new(Payments::ActionUrl).text().null().to_owned(),
+        ] {
+            let mut column = column;
+            manager.alter_table(Table::alter().table(Payments::Table).add_column(&mut column).to_owned()).await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        for column in [Payments::RecheckAt, Payments::ActionUrl] {
+            manager.alter_table(Table::alter().table(Payments::Table).drop_column(column).to_owned()).await?;
+        }
+        Ok(())
+    }
+}

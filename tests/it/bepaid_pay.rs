@@ -1,0 +1,194 @@
+//! Real money through a shop's bePaid account, card entry on paydesk's page, against the
+//! local gateway double: payments and declines, 3-D Secure that completes or expires,
+//! answers lost under every fault (one charge, settled by lookup), renewals marked as the
+//! merchant's, captures, voids and refunds with paydesk's own checks first.
+
+use chrono::{Duration, Utc};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::doubles::bepaid::{self as double, Fault};
+use crate::helpers::*;
+use crate::subscriptions::{advance, card_json, clock, plan};
+
+/// A shop whose test payments go through the double, cards typed on paydesk's page.
+async fn bepaid_shop(app: &TestApp) -> (Shop, double::Gateway) {
+    let shop = app.shop("Corner Books").await;
+    let gateway = double::Gateway::start().await;
+    let key = crate::processor::public_key();
+    let body = json!({"kind": "bepaid", "card_entry": "paydesk_page", "gateway_url": gateway.url,
+                      "test": {"shop_id": double::SHOP_ID, "secret_key": double::SECRET, "public_key": key}});
+    let (status, processor) = app.put(&shop, "/shop/processor", &body).await;
+    assert_eq!(status, StatusCode::OK, "{processor}");
+    (shop, gateway)
+}
+
+/// A finite test product of 990.
+async fn new_product(app: &TestApp, shop: &Shop, change: Value) -> Value {
+    let mut body = test_product_body();
+    body["quantity"] = json!(5);
+    body["infinite"] = json!(false);
+    for (k, v) in change.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    app.product(shop, &body).await
+}
+
+/// The product's one payment, as the API shows it.
+async fn payment_of(app: &TestApp, shop: &Shop, product: &str) -> Value {
+    let (_, list) = app.get(shop, &format!("/payments?product={product}")).await;
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    list[0].clone()
+}
+
+async fn quantity(app: &TestApp, shop: &Shop, product: &str) -> i64 {
+    app.get(shop, &format!("/products/{product}")).await.1["quantity"].as_i64().unwrap()
+}
+
+/// A held authorization of a new product: its payment's id.
+async fn authorized(app: &TestApp, shop: &Shop) -> String {
+    let product = new_product(app, shop, json!({"transaction_type": "authorization"})).await;
+    let id = product["id"].as_str().unwrap();
+    assert_eq!(app.pay(id, "4200000000000000", &[]).await.status, StatusCode::SEE_OTHER);
+    payment_of(app, shop, id).await["id"].as_str().unwrap().to_string()
+}
+
+/// The settling sweep run as the scheduler runs it, `minutes` from now.
+async fn sweep(app: &TestApp, minutes: i64) -> usize {
+    paydesk::services::billing::settle_interrupted(&app.state, Utc::now() + Duration::minutes(minutes)).await.unwrap()
+}
+
+db_tests! {
+    async fn a_card_typed_on_paydesks_page_is_charged_once_through_the_shops_bepaid_account(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        let paid = app.pay(id, "4200000000000000", &[]).await;
+        assert_eq!(paid.status, StatusCode::SEE_OTHER, "{}", paid.html);
+        let payment = payment_of(&app, &shop, id).await;
+        assert_eq!(payment["status"], "succeeded");
+        let [charge] = gateway.transactions().try_into().unwrap();
+        assert_eq!((charge.kind.as_str(), charge.amount, charge.currency.as_str()), ("payment", 990, "EUR"));
+        assert_eq!(charge.tracking_id, payment["id"].as_str().unwrap(), "paydesk's own reference");
+        assert_eq!(charge.initiator.as_deref(), Some("customer"));
+        let stored = paydesk::db::find_public::<paydesk::db::entities::payments::Entity>(&app.db, payment["id"].as_str().unwrap())
+            .await.unwrap().unwrap();
+        assert_eq!(stored.acquirer_reference.as_deref(), Some(charge.uid.as_str()));
+        assert_eq!(gateway.number_of(&stored.card_token).as_deref(), Some("4200000000000000"), "the vault's token");
+        assert!(!stored.card_token.contains("4200000000000000"), "never the number");
+        assert_eq!(quantity(&app, &shop, id).await, 4);
+
+        // A decline shows the form again with the reason, and the unit goes back.
+        let other = new_product(&app, &shop, json!({})).await;
+        let declined = app.pay(other["id"].as_str().unwrap(), "4005550000000019", &[]).await;
+        assert_eq!(declined.status, StatusCode::PAYMENT_REQUIRED);
+        let payment = payment_of(&app, &shop, other["id"].as_str().unwrap()).await;
+        assert_eq!((payment["status"].as_str(), payment["failure_code"].as_str()), (Some("failed"), Some("card_declined")));
+        assert_eq!(quantity(&app, &shop, other["id"].as_str().unwrap()).await, 5);
+    }
+
+    async fn a_lost_answer_is_looked_up_and_never_charged_twice(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        for fault in [Fault::ServerError, Fault::BadGatewayAfter, Fault::DropAfter, Fault::TooMany] {
+            let product = new_product(&app, &shop, json!({})).await;
+            let id = product["id"].as_str().unwrap();
+            gateway.fail_next(&[fault]);
+            let answered = app.pay(id, "4200000000000000", &[]).await;
+            let payment = payment_of(&app, &shop, id).await;
+            let receipt = format!("{}/receipts/{}", app.state.config.base_url, payment["id"].as_str().unwrap());
+            assert_eq!((answered.status, answered.location()), (StatusCode::SEE_OTHER, receipt.as_str()), "{fault:?}");
+            assert_eq!(payment["status"], "processing", "{fault:?}: not guessed");
+            assert_eq!(quantity(&app, &shop, id).await, 4, "{fault:?}: the unit stays taken meanwhile");
+
+            assert_eq!(sweep(&app, 0).await, 0, "{fault:?}: not before its lookup is due");
+            assert!(sweep(&app, 3).await >= 1, "{fault:?}");
+            let payment = payment_of(&app, &shop, id).await;
+            assert_eq!(payment["status"], "succeeded", "{fault:?}");
+            let tracking = payment["id"].as_str().unwrap();
+            let made = gateway.transactions().into_iter().filter(|t| t.tracking_id == tracking).count();
+            assert_eq!(made, 1, "{fault:?}: one charge");
+            assert_eq!(sweep(&app, 10).await, 0, "{fault:?}: settled for good");
+        }
+    }
+
+    async fn three_d_secure_sends_the_customer_to_the_bank_and_the_receipt_asks_how_it_ended(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        let answered = app.pay(id, "4012000000003010", &[]).await;
+        let [charge] = gateway.transactions().try_into().unwrap();
+        assert_eq!(answered.status, StatusCode::SEE_OTHER);
+        assert_eq!(answered.location(), format!("{}/process/{}", gateway.url, charge.uid), "to the bank's challenge");
+        let payment = payment_of(&app, &shop, id).await;
+        assert_eq!(payment["status"], "processing");
+        let receipt = format!("/receipts/{}", payment["id"].as_str().unwrap());
+        let waiting = app.page(&receipt).await;
+        assert!(waiting.html.contains("Your payment is being confirmed"), "{}", waiting.html);
+
+        gateway.finish_3ds(&charge.uid, true);
+        let back = app.page(&receipt).await;
+        assert!(back.html.contains("Payment received"), "{}", back.html);
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded");
+        assert_eq!(gateway.transactions().len(), 1);
+        assert_eq!(quantity(&app, &shop, id).await, 4);
+
+        // Abandoned: within the hour it waits; after it, it expires and the unit goes back.
+        let other = new_product(&app, &shop, json!({})).await;
+        let other_id = other["id"].as_str().unwrap();
+        app.pay(other_id, "4012000000001097", &[]).await;
+        assert_eq!(quantity(&app, &shop, other_id).await, 4);
+        sweep(&app, 30).await;
+        assert_eq!(payment_of(&app, &shop, other_id).await["status"], "processing");
+        sweep(&app, 61).await;
+        let expired = payment_of(&app, &shop, other_id).await;
+        assert_eq!((expired["status"].as_str(), expired["failure_code"].as_str()), (Some("failed"), Some("payment_expired")));
+        assert_eq!(quantity(&app, &shop, other_id).await, 5);
+    }
+
+    async fn captures_voids_and_refunds_go_to_the_processor_after_paydesks_own_checks(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let captured = authorized(&app, &shop).await;
+        let (status, payment) = app.post(&shop, &format!("/payments/{captured}/capture"), &json!({})).await;
+        assert_eq!((status, payment["status"].as_str()), (StatusCode::OK, Some("succeeded")), "{payment}");
+        let voided = authorized(&app, &shop).await;
+        let (status, payment) = app.post(&shop, &format!("/payments/{voided}/void"), &json!({})).await;
+        assert_eq!((status, payment["status"].as_str()), (StatusCode::OK, Some("voided")), "{payment}");
+        let kinds: Vec<String> = gateway.transactions().iter().map(|t| t.kind.clone()).collect();
+        assert_eq!(kinds, ["authorization", "capture", "authorization", "void"]);
+
+        let refunds = format!("/payments/{captured}/refund");
+        let (status, refund) = app.post(&shop, &refunds, &json!({"amount": 300})).await;
+        assert_eq!((status, refund["status"].as_str()), (StatusCode::CREATED, Some("succeeded")), "{refund}");
+        let (status, _) = app.post(&shop, &refunds, &json!({"amount": 691})).await;
+        assert!(status.is_client_error(), "paydesk refuses more than is left before asking");
+        let (status, refund) = app.post(&shop, &refunds, &json!({"amount": 690, "reason": "damaged"})).await;
+        assert_eq!((status, refund["status"].as_str()), (StatusCode::CREATED, Some("succeeded")), "{refund}");
+        let given: Vec<(i64, Option<String>)> =
+            gateway.transactions().iter().filter(|t| t.kind == "refund").map(|t| (t.amount, t.reason.clone())).collect();
+        assert_eq!(given, [(300, Some("Refund requested by the merchant".into())), (690, Some("damaged".into()))]);
+    }
+
+    async fn renewals_are_charged_to_the_stored_token_as_the_merchants_and_once_each(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json("4200000000000000"),
+                          "test_clock": clock});
+        let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+        let id = sub["id"].as_str().unwrap();
+        // A renewal's answer is lost once: the next run looks it up instead of charging again.
+        advance(&app, &shop, &clock, "2026-01-08T11:00:00Z").await;
+        gateway.fail_next(&[Fault::BadGatewayAfter]);
+        advance(&app, &shop, &clock, "2026-04-01T00:00:00Z").await;
+        let (_, list) = app.get(&shop, &format!("/payments?subscription={id}&limit=100")).await;
+        let statuses: Vec<&str> = list.as_array().unwrap().iter().map(|p| p["status"].as_str().unwrap()).collect();
+        assert!(statuses.iter().all(|s| *s == "succeeded"), "{statuses:?}");
+        let charges: Vec<_> = gateway.transactions().into_iter().filter(|t| t.kind == "payment").collect();
+        assert_eq!(charges.len(), statuses.len(), "one gateway charge per payment");
+        let tracking: std::collections::HashSet<&str> = charges.iter().map(|t| t.tracking_id.as_str()).collect();
+        assert_eq!(tracking.len(), charges.len());
+        assert!(charges[1..].iter().all(|t| t.initiator.as_deref() == Some("merchant")), "renewals are the merchant's");
+    }
+}
