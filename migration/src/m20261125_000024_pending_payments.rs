@@ -8,17 +8,24 @@ enum Payments {
     Table,
     RecheckAt,
     ActionUrl,
+    CheckoutToken,
+    CustomerDetails,
 }
 
 /// A payment whose processor has not said how it ended (its answer was lost, or the customer
-/// must authenticate) stays `processing`: `recheck_at` is when the sweeper next looks it up
-/// (it backs off), `action_url` where the customer authenticates (3-D Secure).
+/// must authenticate or type their card on the processor's page) stays `processing`:
+/// `recheck_at` is when the sweeper next looks it up (it backs off), `action_url` where the
+/// customer goes (3-D Secure, the processor's page), `checkout_token` the processor's page
+/// session, `customer_details` what the customer typed on paydesk's page (JSON) until the
+/// payment goes through and they become a customer.
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for column in [
             ColumnDef::new(Payments::RecheckAt).timestamp_with_time_zone().null().to_owned(),
             ColumnDef::new(Payments::ActionUrl).text().null().to_owned(),
+            ColumnDef::new(Payments::CheckoutToken).text().null().to_owned(),
+            ColumnDef::new(Payments::CustomerDetails).text().null().to_owned(),
         ] {
             let mut column = column;
             manager.alter_table(Table::alter().table(Payments::Table).add_column(&mut column).to_owned()).await?;
@@ -27,7 +34,7 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for column in [Payments::RecheckAt, Payments::ActionUrl] {
+        for column in [Payments::RecheckAt, Payments::ActionUrl, Payments::CheckoutToken, Payments::CustomerDetails] {
             manager.alter_table(Table::alter().table(Payments::Table).drop_column(column).to_owned()).await?;
         }
         Ok(())

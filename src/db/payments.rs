@@ -223,6 +223,8 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         billing_key: Set(new.billing_key),
         recheck_at: Set(None),
         action_url: Set(None),
+        checkout_token: Set(None),
+        customer_details: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -367,6 +369,51 @@ impl Model {
     pub fn card_label(&self) -> String {
         format!("{} •••• {}", crate::domain::card::brand_name(&self.card_brand), self.card_last4)
     }
+}
+
+/// Keeps, with a payment still `processing`, the processor's card page the customer goes to
+/// and what they typed on paydesk's page; the page is looked at a minute from now.
+pub async fn await_card_page(
+    db: &impl ConnectionTrait,
+    payment: Model,
+    token: &str,
+    redirect_url: &str,
+    details: &str,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let recheck = super::now_millis(now + crate::domain::pending::FIRST_PAUSE);
+    Entity::update_many()
+        .col_expr(Column::CheckoutToken, Expr::value(Some(token)))
+        .col_expr(Column::ActionUrl, Expr::value(Some(redirect_url)))
+        .col_expr(Column::CustomerDetails, Expr::value(Some(details)))
+        .col_expr(Column::RecheckAt, Expr::value(Some(recheck)))
+        .filter(Column::Id.eq(payment.id.as_str()))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .exec(db)
+        .await?;
+    Ok(Model {
+        checkout_token: Some(token.to_string()),
+        action_url: Some(redirect_url.to_string()),
+        customer_details: Some(details.to_string()),
+        recheck_at: Some(recheck),
+        ..payment
+    })
+}
+
+/// The card a payment made on the processor's page was made with, once it is known.
+pub async fn set_card(db: &impl ConnectionTrait, id: &str, card: &CardRef) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::CardToken, Expr::value(card.token.clone()))
+        .col_expr(Column::CardBrand, Expr::value(card.brand.clone()))
+        .col_expr(Column::CardLast4, Expr::value(card.last4.clone()))
+        .col_expr(Column::CardExpMonth, Expr::value(card.exp_month))
+        .col_expr(Column::CardExpYear, Expr::value(card.exp_year))
+        .col_expr(Column::CardHolder, Expr::value(card.holder.clone()))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// Names the customer who made the payment (known once the card went through).

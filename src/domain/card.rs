@@ -23,7 +23,7 @@ words! {
 }
 
 /// A stored card: the acquirer's token and what may be shown. Never the number or CVC.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CardRef {
     pub token: String,
     pub brand: String,

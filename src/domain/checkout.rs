@@ -1,5 +1,6 @@
 //! What a customer submits on a hosted page: the customer-data fields the merchant asked
-//! for (all required) and a card. Pure: the form comes in as a map, time as an argument.
+//! for (all required) and, when cards are typed on paydesk's page, a card. Pure: the form
+//! comes in as a map, time as an argument.
 
 use std::collections::HashMap;
 
@@ -7,6 +8,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use validator::ValidateEmail;
 
 use super::card::{CardInput, RawCard};
+use super::customer::CustomerFields;
 use super::input::msg;
 use super::vocab::VisibleField;
 use super::{Errors, country};
@@ -16,14 +18,16 @@ use super::{Errors, country};
 pub struct Checkout {
     /// The asked-for fields, by field, as typed (trimmed).
     pub details: Vec<(VisibleField, String)>,
-    pub card: CardInput,
+    /// The card, when the page asked for one (else the processor's page takes it).
+    pub card: Option<CardInput>,
 }
 
 impl Checkout {
-    /// Checks a form that asked for `fields` and a card.
+    /// Checks a form that asked for `fields` and, if `card`, a card.
     pub fn parse(
         fields: &[VisibleField],
         form: &HashMap<String, String>,
+        card: bool,
         now: DateTime<Utc>,
     ) -> Result<Checkout, Errors> {
         let mut e = Errors::default();
@@ -49,6 +53,9 @@ impl Checkout {
                 details.push((field, value.to_string()));
             }
         }
+        if !card {
+            return e.into_result(|| Checkout { details, card: None });
+        }
         let raw = RawCard {
             number: get("card_number"),
             exp_month: get("card_exp_month"),
@@ -58,7 +65,7 @@ impl Checkout {
         };
         let card = CardInput::parse(raw, now, &mut e);
         match card {
-            Some(card) if e.is_empty() => Ok(Checkout { details, card }),
+            Some(card) if e.is_empty() => Ok(Checkout { details, card: Some(card) }),
             _ => Err(e),
         }
     }
@@ -67,6 +74,47 @@ impl Checkout {
     pub fn detail(&self, field: VisibleField) -> Option<&str> {
         self.details.iter().find(|(f, _)| *f == field).map(|(_, v)| v.as_str())
     }
+
+    /// The customer the details make, paying from `ip`; none without an e-mail.
+    pub fn customer(&self, ip: &str) -> Option<CustomerFields> {
+        customer_fields(&self.details, ip)
+    }
+
+    /// The details and `ip`, kept with a payment whose end comes later (JSON).
+    pub fn details_json(&self, ip: &str) -> String {
+        let mut kept: serde_json::Map<String, serde_json::Value> =
+            self.details.iter().map(|(f, v)| (f.as_str().to_string(), v.clone().into())).collect();
+        kept.insert("ip".into(), ip.into());
+        serde_json::Value::Object(kept).to_string()
+    }
+}
+
+/// The customer that details kept by [`Checkout::details_json`] make; none without an e-mail.
+pub fn customer_from_json(kept: &str) -> Option<CustomerFields> {
+    let kept: HashMap<String, String> = serde_json::from_str(kept).ok()?;
+    let ip = kept.get("ip").cloned().unwrap_or_default();
+    let details: Vec<(VisibleField, String)> =
+        kept.into_iter().filter_map(|(k, v)| Some((VisibleField::parse(&k)?, v))).collect();
+    customer_fields(&details, &ip)
+}
+
+/// The customer that `details` make, paying from `ip`; none without an e-mail.
+fn customer_fields(details: &[(VisibleField, String)], ip: &str) -> Option<CustomerFields> {
+    let get = |field| details.iter().find(|(f, _)| *f == field).map(|(_, v)| v.clone());
+    let upper = |field| get(field).map(|v: String| v.to_ascii_uppercase());
+    Some(CustomerFields {
+        first_name: get(VisibleField::FirstName),
+        last_name: get(VisibleField::LastName),
+        address: get(VisibleField::Address),
+        city: get(VisibleField::City),
+        country: upper(VisibleField::Country),
+        zip: get(VisibleField::Zip),
+        state: upper(VisibleField::State),
+        phone: get(VisibleField::Phone),
+        email: get(VisibleField::Email)?,
+        ip: ip.to_string(),
+        external_id: None,
+    })
 }
 
 /// The problem with one field's value, if any (the customer rules of spec 2.3).
@@ -163,10 +211,11 @@ mod tests {
     #[test]
     fn asked_fields_are_required_and_others_ignored() {
         let asked = [VisibleField::Email, VisibleField::Phone];
-        let e = Checkout::parse(&asked, &form(&[("first_name", "Ann")]), now()).unwrap_err();
+        let e = Checkout::parse(&asked, &form(&[("first_name", "Ann")]), true, now()).unwrap_err();
         assert_eq!(e.get("email").unwrap(), ["can't be blank"]);
         assert_eq!(e.get("phone").unwrap(), ["can't be blank"]);
-        let ok = Checkout::parse(&asked, &form(&[("email", "a@b.co"), ("phone", "+1 (518) 555-0100")]), now()).unwrap();
+        let ok = Checkout::parse(&asked, &form(&[("email", "a@b.co"), ("phone", "+1 (518) 555-0100")]), true, now())
+            .unwrap();
         assert_eq!(ok.detail(VisibleField::Email), Some("a@b.co"));
         assert_eq!(ok.detail(VisibleField::FirstName), None);
     }
@@ -182,7 +231,7 @@ mod tests {
         ];
         let bad =
             form(&[("email", "nope"), ("country", "ZZ"), ("zip", "x"), ("state", "NY"), ("birth_date", "2030-01-01")]);
-        let e = Checkout::parse(&asked, &bad, now()).unwrap_err();
+        let e = Checkout::parse(&asked, &bad, true, now()).unwrap_err();
         for f in ["email", "country", "birth_date"] {
             assert!(e.has(f), "{f}");
         }
@@ -193,30 +242,44 @@ mod tests {
             ("state", "NY"),
             ("birth_date", "1990-05-01"),
         ]);
-        let e = Checkout::parse(&asked, &us, now()).unwrap_err();
+        let e = Checkout::parse(&asked, &us, true, now()).unwrap_err();
         assert_eq!(e.get("zip").unwrap(), ["must be NNNNN or NNNNN-NNNN for the US"]);
     }
 
     #[test]
     fn a_state_is_asked_only_of_countries_that_have_states() {
         let asked = [VisibleField::Country, VisibleField::State, VisibleField::Zip];
-        let japan = Checkout::parse(&asked, &form(&[("country", "JP"), ("zip", "100-0001")]), now()).unwrap();
+        let japan = Checkout::parse(&asked, &form(&[("country", "JP"), ("zip", "100-0001")]), true, now()).unwrap();
         assert_eq!(japan.detail(VisibleField::State), None);
-        let typed = Checkout::parse(&asked, &form(&[("country", "JP"), ("state", "Tokyo"), ("zip", "1")]), now());
+        let typed = Checkout::parse(&asked, &form(&[("country", "JP"), ("state", "Tokyo"), ("zip", "1")]), true, now());
         assert_eq!(typed.unwrap().detail(VisibleField::State), None, "a state typed for Japan is not kept");
-        let e = Checkout::parse(&asked, &form(&[("country", "US"), ("zip", "12207")]), now()).unwrap_err();
+        let e = Checkout::parse(&asked, &form(&[("country", "US"), ("zip", "12207")]), true, now()).unwrap_err();
         assert_eq!(e.get("state").unwrap(), ["can't be blank"]);
-        let e = Checkout::parse(&asked, &form(&[("country", "CA"), ("state", "NY"), ("zip", "K1A 0B1")]), now());
+        let e = Checkout::parse(&asked, &form(&[("country", "CA"), ("state", "NY"), ("zip", "K1A 0B1")]), true, now());
         assert_eq!(e.unwrap_err().get("state").unwrap(), ["is invalid"]);
-        let ok = Checkout::parse(&asked, &form(&[("country", "CA"), ("state", "qc"), ("zip", "K1A 0B1")]), now());
+        let ok = Checkout::parse(&asked, &form(&[("country", "CA"), ("state", "qc"), ("zip", "K1A 0B1")]), true, now());
         assert_eq!(ok.unwrap().detail(VisibleField::State), Some("qc"));
+    }
+
+    #[test]
+    fn without_a_card_the_details_are_kept_for_the_customer_made_later() {
+        let asked = [VisibleField::Email, VisibleField::Country];
+        let ok = Checkout::parse(&asked, &form(&[("email", "a@b.co"), ("country", "de")]), false, now()).unwrap();
+        assert!(ok.card.is_none());
+        let kept = ok.details_json("192.0.2.7");
+        let customer = customer_from_json(&kept).unwrap();
+        assert_eq!(
+            (customer.email.as_str(), customer.country.as_deref(), customer.ip.as_str()),
+            ("a@b.co", Some("DE"), "192.0.2.7")
+        );
+        assert!(customer_from_json("{}").is_none(), "no e-mail, no customer");
     }
 
     #[test]
     fn card_problems_are_reported_with_the_fields() {
         let mut f = form(&[]);
         f.insert("card_number".into(), "4200000000000001".into());
-        let e = Checkout::parse(&[], &f, now()).unwrap_err();
+        let e = Checkout::parse(&[], &f, true, now()).unwrap_err();
         assert!(e.has("card_number"));
     }
 

@@ -24,6 +24,7 @@ use crate::db::payments::NewPayment;
 use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::billing::{self as rules, Due, Outcome, Progress, Terms};
+use crate::domain::checkout as checkout_rules;
 use crate::domain::currency::Currency;
 use crate::domain::event::EventType;
 use crate::domain::ids::random_hex;
@@ -153,31 +154,48 @@ async fn settle_with(
     now: DateTime<Utc>,
 ) -> Result<payments::Model, DbErr> {
     let acquirer = acquirers.of(state, payment.shop_id, payment.test).await?;
-    let card = payment.card();
-    let description = description_of(state, &payment).await?;
-    let request = ChargeRequest {
-        amount: payment.amount,
-        currency: payment.currency,
-        capture: payment.transaction_type == TransactionType::Payment,
-        idempotency_key: &payment.id.clone(),
-        customer_present: true,
-        again: true,
-        description: &description,
-        return_url: None,
-        now,
-        simulate: None,
+    let (mut outcome, card) = match (&acquirer, &payment.checkout_token) {
+        (None, _) => (ChargeOutcome::unknown(), None),
+        // Typed on the processor's page: the page says how it ended.
+        (Some(acquirer), Some(token)) => acquirer.hosted_outcome(token).await,
+        (Some(acquirer), None) => {
+            let description = description_of(state, &payment).await?;
+            let request = ChargeRequest {
+                amount: payment.amount,
+                currency: payment.currency,
+                capture: payment.transaction_type == TransactionType::Payment,
+                idempotency_key: &payment.id,
+                customer_present: true,
+                again: true,
+                description: &description,
+                return_url: None,
+                now,
+                simulate: None,
+            };
+            (acquirer.charge(&payment.card(), request).await, None)
+        }
     };
-    let mut outcome = match &acquirer {
-        Some(acquirer) => acquirer.charge(&card, request).await,
-        None => ChargeOutcome::unknown(),
-    };
+    // The customer had an hour at their bank's check (the processor's page closes itself then:
+    // it was opened to expire, and says so). Only a processor's word that the payment still
+    // waits for them ends it; an unanswered lookup never does.
     if let ChargeOutcome::Pending { redirect_url: Some(_), .. } = outcome
         && pending::authentication_expired(payment.created_at, now)
     {
         let message = "The customer did not finish authenticating the payment (3-D Secure) in time.";
         outcome = ChargeOutcome::Declined { code: "payment_expired", message: message.into() };
     }
-    let (settled, recorded) = record_answer(state, payment, &outcome, now).await?;
+    let payment = match (&outcome, &payment.customer_details, &payment.customer_id) {
+        // Only a payer whose card went through becomes a customer.
+        (ChargeOutcome::Approved { .. }, Some(kept), None) => match checkout_rules::customer_from_json(kept) {
+            Some(fields) => {
+                let customer = db::customers::find_or_insert_by_email(&state.db, payment.shop_id, fields, now).await?;
+                db::payments::set_customer(&state.db, payment, &customer.id).await?
+            }
+            None => payment,
+        },
+        _ => payment,
+    };
+    let (settled, recorded) = record_answer(state, payment, &outcome, card.as_ref(), now).await?;
     let failed = matches!(settled.status, PaymentStatus::Failed | PaymentStatus::Error);
     if recorded
         && failed
@@ -185,7 +203,7 @@ async fn settle_with(
     {
         db::products::release_unit(&state.db, product_id).await?;
     }
-    if recorded && settled.status == PaymentStatus::Succeeded && settled.subscription_id.is_none() {
+    if recorded && settled.status == PaymentStatus::Succeeded && settled.billing_key.is_none() {
         open_paid(state, &settled, now).await?;
     }
     Ok(settled)
@@ -202,12 +220,21 @@ async fn description_of(state: &AppState, payment: &payments::Model) -> Result<S
     }
 }
 
-/// Opens the subscription of a plan page whose first charge went through after the page
-/// had answered (3-D Secure, a lost answer settled later).
+/// Starts the subscription a plan's first charge paid for, once it went through after the
+/// page had answered (the processor's page, 3-D Secure, a lost answer settled later): the
+/// subscription waiting for that card, or a new one for the customer of a plan's page.
 async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Utc>) -> Result<(), DbErr> {
     let (Some(plan_id), Some(customer_id)) = (&payment.plan_id, &payment.customer_id) else { return Ok(()) };
     let Some(plan) = db::find_public::<plans::Entity>(&state.db, plan_id).await? else { return Ok(()) };
-    open(state, &plan, payment, customer_id, now).await.map(|_| ())
+    let Some(sub_id) = &payment.subscription_id else {
+        return open(state, &plan, payment, customer_id, now).await.map(|_| ());
+    };
+    let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(()) };
+    let terms = Terms::from(&plan.fields());
+    let Due::Charge { period, attempt, .. } = rules::due(&terms, &sub.progress()) else { return Ok(()) };
+    db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &rules::charge_key(&sub.id, period, attempt))
+        .await?;
+    start(state, &plan, sub, &payment.card(), now).await.map(|_| ())
 }
 
 /// Opens the subscription a plan page's first charge (`payment`, succeeded) paid for: the
@@ -268,17 +295,21 @@ impl Acquirers {
     }
 }
 
-/// Records the acquirer's answer to a charge made with the customer present, with its
-/// event, if the payment still waits for it (a request and the sweeper of interrupted
+/// Records the acquirer's answer to a charge made with the customer present (and the card
+/// it was made with, when the processor's page took it), with its event, if the payment still waits for it (a request and the sweeper of interrupted
 /// payments may both have asked); answers the payment as stored, and whether this call
 /// recorded it.
 pub async fn record_answer(
     state: &AppState,
     payment: payments::Model,
     outcome: &ChargeOutcome,
+    card: Option<&CardRef>,
     now: DateTime<Utc>,
 ) -> Result<(payments::Model, bool), DbErr> {
     let txn = state.db.begin().await?;
+    if let Some(card) = card {
+        db::payments::set_card(&txn, &payment.id, card).await?;
+    }
     let (stored, recorded) = db::payments::record_outcome(&txn, payment, outcome, now).await?;
     if recorded && let Some(kind) = EventType::of_charge(stored.status) {
         events::record(&txn, vec![events::payment(kind, &stored)]).await?;

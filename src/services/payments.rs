@@ -14,10 +14,9 @@ use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
-use crate::domain::customer::CustomerFields;
 use crate::domain::event::EventType;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
-use crate::external::acquirer::{Acquirer, CardRef, ChargeRequest, Outcome, SettleRequest};
+use crate::external::acquirer::{Acquirer, CardRef, ChargeRequest, HostedRequest, Outcome, SettleRequest};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -73,7 +72,8 @@ pub async fn live_payments_allowed(state: &AppState, shop_id: i64) -> Result<boo
     }
 }
 
-/// Pays for one unit of a product with the card of a checked form.
+/// Pays for one unit of a product with the card of a checked form, or opens the processor's
+/// card page for it (then the payment waits, `processing`, for the customer there).
 pub async fn pay_product(
     state: &AppState,
     product: &products::Model,
@@ -88,7 +88,7 @@ pub async fn pay_product(
         return Err(PayError::Expired);
     }
     let acquirer = acquirer_for(state, product.shop_id, product.test).await?;
-    let card = tokenize(&*acquirer, &checkout, product.test).await?;
+    let card = card_for(&*acquirer, &checkout, product.test).await?;
     if !product.infinite && !take_unit(state, product).await? {
         return Err(PayError::SoldOut);
     }
@@ -117,7 +117,11 @@ pub async fn pay_product(
     };
     // From here the unit stays taken until the answer is recorded: if this request stops,
     // the sweeper of interrupted payments settles the payment and gives the unit back.
-    let (payment, recorded) = charge(state, &*acquirer, payment, &card, &product.name, now).await?;
+    let language = product.fields().language;
+    let (payment, recorded) = match acquirer.hosted() {
+        true => open_card_page(state, &*acquirer, payment, &checkout, ip, &product.name, language, false, now).await?,
+        false => charge(state, &*acquirer, payment, &card, &product.name, now).await?,
+    };
     let failed = [PaymentStatus::Failed.as_str(), PaymentStatus::Error.as_str()].contains(&payment.status.as_str());
     if failed {
         if recorded && !product.infinite {
@@ -125,10 +129,69 @@ pub async fn pay_product(
         }
         return Ok(payment);
     }
+    if payment.checkout_token.is_some() {
+        // The customer is made once the processor's page took the payment.
+        return Ok(payment);
+    }
     // Only a payer whose card went through becomes a customer: declines create nothing.
     match customer_of(state, product.shop_id, &checkout, ip, now).await? {
         Some(customer) => Ok(db::payments::set_customer(&state.db, payment, &customer.id).await?),
         None => Ok(payment),
+    }
+}
+
+/// The card typed on paydesk's page, stored by the acquirer; none (an empty card, filled in
+/// when the payment goes through) when the customer types it on the processor's page.
+async fn card_for(acquirer: &dyn Acquirer, checkout: &Checkout, test: bool) -> Result<CardRef, PayError> {
+    match (&checkout.card, acquirer.hosted()) {
+        (_, true) => Ok(CardRef::default()),
+        (Some(card), false) => acquirer.tokenize(card, test).await.map_err(|refused| {
+            let errors = Errors::one("card_number", refused.to_string());
+            PayError::Invalid(errors)
+        }),
+        // The page was shown without card fields, and the shop now takes cards on its own
+        // page: the customer is asked for one.
+        (None, false) => Err(PayError::Invalid(Errors::one("card_number", crate::domain::input::msg::BLANK))),
+    }
+}
+
+/// Opens the processor's card page for a recorded payment and keeps, with the payment,
+/// where the customer goes and what they typed on paydesk's page; the customer comes back
+/// to the payment's return address. A page that could not be opened fails the payment.
+#[allow(clippy::too_many_arguments)]
+async fn open_card_page(
+    state: &AppState,
+    acquirer: &dyn Acquirer,
+    payment: payments::Model,
+    checkout: &Checkout,
+    ip: &str,
+    description: &str,
+    language: crate::domain::vocab::Language,
+    keep_card: bool,
+    now: DateTime<Utc>,
+) -> Result<(payments::Model, bool), DbErr> {
+    let return_url = crate::web::urls::payment_return(&state.config, &payment.id);
+    let request = HostedRequest {
+        amount: payment.amount,
+        currency: payment.currency,
+        capture: payment.transaction_type == TransactionType::Payment,
+        reference: &payment.id,
+        description,
+        return_url: &return_url,
+        email: checkout.detail(VisibleField::Email),
+        language: language.as_str(),
+        keep_card,
+        expires_at: now + crate::domain::pending::AUTHENTICATION_WINDOW,
+    };
+    match acquirer.start_hosted(request).await {
+        Ok(hosted) => {
+            let details = checkout.details_json(ip);
+            let waiting =
+                db::payments::await_card_page(&state.db, payment, &hosted.token, &hosted.redirect_url, &details, now)
+                    .await?;
+            Ok((waiting, false))
+        }
+        Err(outcome) => crate::services::billing::record_answer(state, payment, &outcome, None, now).await,
     }
 }
 
@@ -170,7 +233,7 @@ pub async fn subscribe(
         return Err(blank_email());
     }
     let acquirer = acquirer_for(state, plan.shop_id, plan.test).await?;
-    let card = tokenize(&*acquirer, &checkout, plan.test).await?;
+    let card = card_for(&*acquirer, &checkout, plan.test).await?;
     let terms = billing_rules::Terms::from(&plan.fields());
     let progress = billing_rules::begin(&terms);
     let billing_rules::Due::Charge { amount, .. } = billing_rules::due(&terms, &progress) else {
@@ -190,7 +253,15 @@ pub async fn subscribe(
         billing_key: None,
     };
     let payment = db::payments::insert_processing(&state.db, new, now).await?;
-    let (payment, _) = charge(state, &*acquirer, payment, &card, &plan.title, now).await?;
+    let (payment, _) = match acquirer.hosted() {
+        true => {
+            let language = plan.fields().language;
+            return Ok(open_card_page(state, &*acquirer, payment, &checkout, ip, &plan.title, language, true, now)
+                .await?
+                .0);
+        }
+        false => charge(state, &*acquirer, payment, &card, &plan.title, now).await?,
+    };
     if !matches!(payment.status, PaymentStatus::Succeeded | PaymentStatus::Processing) {
         return Ok(payment);
     }
@@ -217,7 +288,10 @@ pub async fn pay_subscription(
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
     let acquirer = acquirer_for(state, sub.shop_id, sub.test).await?;
-    let card = tokenize(&*acquirer, &checkout, sub.test).await?;
+    if acquirer.hosted() {
+        return card_page_for(state, &*acquirer, plan, sub, &checkout, now).await;
+    }
+    let card = card_for(&*acquirer, &checkout, sub.test).await?;
     let (shop_id, id) = (sub.shop_id, sub.id.clone());
     let started = crate::services::billing::start(state, plan, sub, &card, now).await?;
     let payment_id = match started {
@@ -248,11 +322,37 @@ async fn first_charge_of(state: &AppState, shop_id: i64, id: &str) -> Result<Opt
     Ok(None)
 }
 
-async fn tokenize(acquirer: &dyn Acquirer, checkout: &Checkout, test: bool) -> Result<CardRef, PayError> {
-    acquirer.tokenize(&checkout.card, test).await.map_err(|refused| {
-        let errors = Errors::one("card_number", refused.to_string());
-        PayError::Invalid(errors)
-    })
+/// Opens the processor's card page for the first charge of a subscription waiting for its
+/// card: a payment of the plan, for that subscription, that starts it once it goes through.
+async fn card_page_for(
+    state: &AppState,
+    acquirer: &dyn Acquirer,
+    plan: &plans::Model,
+    sub: subscriptions::Model,
+    checkout: &Checkout,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, PayError> {
+    let terms = billing_rules::Terms::from(&plan.fields());
+    let billing_rules::Due::Charge { amount, .. } = billing_rules::due(&terms, &sub.progress()) else {
+        return Err(PayError::Internal(format!("subscription {} has nothing to charge first", sub.id)));
+    };
+    let card = CardRef::default();
+    let new = NewPayment {
+        shop_id: sub.shop_id,
+        product_id: None,
+        plan_id: Some(&plan.id),
+        subscription_id: Some(&sub.id),
+        customer_id: Some(&sub.customer_id),
+        amount,
+        currency: plan.currency,
+        transaction_type: TransactionType::Payment,
+        test: sub.test,
+        card: &card,
+        billing_key: None,
+    };
+    let payment = db::payments::insert_processing(&state.db, new, now).await?;
+    let language = plan.fields().language;
+    Ok(open_card_page(state, acquirer, payment, checkout, "", &plan.title, language, true, now).await?.0)
 }
 
 /// The shop's customer with the e-mail the form gave (created if new); none without e-mail.
@@ -263,22 +363,7 @@ async fn customer_of(
     ip: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<customers::Model>, DbErr> {
-    let Some(email) = checkout.detail(VisibleField::Email) else { return Ok(None) };
-    let get = |f| checkout.detail(f).map(str::to_string);
-    let upper = |f| checkout.detail(f).map(str::to_ascii_uppercase);
-    let fields = CustomerFields {
-        first_name: get(VisibleField::FirstName),
-        last_name: get(VisibleField::LastName),
-        address: get(VisibleField::Address),
-        city: get(VisibleField::City),
-        country: upper(VisibleField::Country),
-        zip: get(VisibleField::Zip),
-        state: upper(VisibleField::State),
-        phone: get(VisibleField::Phone),
-        email: email.to_string(),
-        ip: ip.to_string(),
-        external_id: None,
-    };
+    let Some(fields) = checkout.customer(ip) else { return Ok(None) };
     db::customers::find_or_insert_by_email(&state.db, shop_id, fields, now).await.map(Some)
 }
 
@@ -292,7 +377,7 @@ async fn charge(
     description: &str,
     now: DateTime<Utc>,
 ) -> Result<(payments::Model, bool), DbErr> {
-    let return_url = crate::web::urls::receipt(&state.config, &payment.id);
+    let return_url = crate::web::urls::payment_return(&state.config, &payment.id);
     let request = ChargeRequest {
         amount: payment.amount,
         currency: payment.currency,
@@ -306,7 +391,7 @@ async fn charge(
         simulate: None,
     };
     let outcome = acquirer.charge(card, request).await;
-    crate::services::billing::record_answer(state, payment, &outcome, now).await
+    crate::services::billing::record_answer(state, payment, &outcome, None, now).await
 }
 
 /// Captures an authorized payment of the shop in full.

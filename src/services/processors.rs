@@ -102,17 +102,17 @@ pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Accou
 }
 
 /// Who moves the money of the shop's test (`test`) or live payments: the simulation, or the
-/// shop's processor account of that mode; `None` when the processor has no account for it.
-/// (Card entry on the processor's page is not built yet: such shops pay through the
-/// simulation for now.)
+/// shop's processor account of that mode (taking cards on its own page or on paydesk's, as
+/// the shop chose); `None` when the processor has no account for the mode.
 pub async fn acquirer(state: &AppState, shop_id: i64, test: bool) -> Result<Option<Arc<dyn Acquirer>>, AppError> {
     let Some(row) = db::processors::find(&state.db, shop_id).await? else { return Ok(Some(state.acquirer.clone())) };
-    if row.kind != ProcessorKind::Bepaid || row.card_entry != CardEntry::PaydeskPage {
+    if row.kind != ProcessorKind::Bepaid {
         return Ok(Some(state.acquirer.clone()));
     }
     let mode = if test { Mode::Test } else { Mode::Live };
     let Some(account) = account(state, &row, mode)? else { return Ok(None) };
-    Ok(Some(Arc::new(Bepaid::new(state.outbound.clone(), account, test, None))))
+    let hosted = row.card_entry == CardEntry::ProcessorPage;
+    Ok(Some(Arc::new(Bepaid::new(state.outbound.clone(), account, test, None, hosted))))
 }
 
 /// Checks each account the shop has with one harmless call to the processor.

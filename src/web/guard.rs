@@ -94,6 +94,7 @@ pub fn is_page(path: &str) -> bool {
         || path.starts_with("/v2/")
         || path.starts_with("/static/")
         || path.ends_with("/pay")
+        || (path.starts_with("/payments/") && path.ends_with("/return"))
 }
 
 /// Refuses requests carrying text the database cannot hold, before any handler runs.

@@ -71,6 +71,10 @@ pub struct Texts {
     pub confirming: &'static str,
     pub confirming_body: &'static str,
     pub check_again: &'static str,
+    /// The form asks no card: the processor's page does, next.
+    pub card_on_processor_page: &'static str,
+    /// A test card of a real processor that asks for 3-D Secure.
+    pub test_card_3ds: &'static str,
 }
 
 /// English.
@@ -135,6 +139,8 @@ pub const EN: Texts = Texts {
     confirming: "Your payment is being confirmed",
     confirming_body: "The bank has not confirmed this payment yet. Please do not pay again: this page shows the result once it is known.",
     check_again: "Check again",
+    card_on_processor_page: "You will enter your card on the secure page of the shop's payment processor next.",
+    test_card_3ds: "the bank asks you to confirm the payment (3-D Secure)",
 };
 
 /// Russian.
@@ -199,6 +205,8 @@ pub const RU: Texts = Texts {
     confirming: "Платёж подтверждается",
     confirming_body: "Банк ещё не подтвердил этот платёж. Пожалуйста, не платите повторно: результат появится на этой странице, как только станет известен.",
     check_again: "Проверить снова",
+    card_on_processor_page: "Данные карты вы введёте дальше, на защищённой странице платёжного провайдера магазина.",
+    test_card_3ds: "банк просит подтвердить платёж (3-D Secure)",
 };
 
 /// The texts of a language; English where there is no translation yet.

@@ -27,3 +27,9 @@ pub fn subscription_pay(config: &Config, id: &str) -> String {
 pub fn receipt(config: &Config, payment_id: &str) -> String {
     format!("{}/receipts/{payment_id}", config.base_url)
 }
+
+/// Where a customer comes back to from the processor's page or their bank's check:
+/// `{base_url}/payments/<payment_id>/return`.
+pub fn payment_return(config: &Config, payment_id: &str) -> String {
+    format!("{}/payments/{payment_id}/return", config.base_url)
+}

@@ -206,6 +206,7 @@ fn checkout(tracking_id: &str) -> Checkout<'_> {
             description: "Gift card",
             tracking_id,
             additional_data: AdditionalData::default(),
+            expired_at: None,
         },
         customer: None,
     }

@@ -1,7 +1,9 @@
-//! Real money through a shop's bePaid account, card entry on paydesk's page, against the
-//! local gateway double: payments and declines, 3-D Secure that completes or expires,
-//! answers lost under every fault (one charge, settled by lookup), renewals marked as the
-//! merchant's, captures, voids and refunds with paydesk's own checks first.
+//! Real money through a shop's bePaid account against the local gateway double. Cards typed
+//! on paydesk's page: payments and declines, 3-D Secure that completes or expires, answers
+//! lost under every fault (one charge, settled by lookup), renewals marked as the
+//! merchant's, captures, voids and refunds with paydesk's own checks first. Cards typed on
+//! the processor's page (Checkout): products, plans and a subscription's card page, paid,
+//! declined and retried there, abandoned.
 
 use chrono::{Duration, Utc};
 use reqwest::StatusCode;
@@ -13,10 +15,15 @@ use crate::subscriptions::{advance, card_json, clock, plan};
 
 /// A shop whose test payments go through the double, cards typed on paydesk's page.
 async fn bepaid_shop(app: &TestApp) -> (Shop, double::Gateway) {
+    shop_taking_cards_on(app, "paydesk_page").await
+}
+
+/// A shop whose test payments go through the double, cards typed on `entry`.
+async fn shop_taking_cards_on(app: &TestApp, entry: &str) -> (Shop, double::Gateway) {
     let shop = app.shop("Corner Books").await;
     let gateway = double::Gateway::start().await;
     let key = crate::processor::public_key();
-    let body = json!({"kind": "bepaid", "card_entry": "paydesk_page", "gateway_url": gateway.url,
+    let body = json!({"kind": "bepaid", "card_entry": entry, "gateway_url": gateway.url, "checkout_url": gateway.url,
                       "test": {"shop_id": double::SHOP_ID, "secret_key": double::SECRET, "public_key": key}});
     let (status, processor) = app.put(&shop, "/shop/processor", &body).await;
     assert_eq!(status, StatusCode::OK, "{processor}");
@@ -190,5 +197,116 @@ db_tests! {
         let tracking: std::collections::HashSet<&str> = charges.iter().map(|t| t.tracking_id.as_str()).collect();
         assert_eq!(tracking.len(), charges.len());
         assert!(charges[1..].iter().all(|t| t.initiator.as_deref() == Some("merchant")), "renewals are the merchant's");
+    }
+}
+
+/// The Checkout token of the processor's page an answer sends the customer to.
+fn token_of(page: &Page, gateway: &double::Gateway) -> String {
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
+    let prefix = format!("{}/checkout?token=", gateway.url);
+    page.location()
+        .strip_prefix(&prefix)
+        .unwrap_or_else(|| panic!("to the processor's page: {}", page.location()))
+        .to_string()
+}
+
+db_tests! {
+    async fn a_product_is_paid_on_the_processors_page_and_the_customer_comes_back_to_the_merchant(app) {
+        let (shop, gateway) = shop_taking_cards_on(&app, "processor_page").await;
+        let mut change = json!({"return_url": "https://books.example/thanks"});
+        change["visible_fields"] = json!(["email"]);
+        let product = new_product(&app, &shop, change).await;
+        let id = product["id"].as_str().unwrap();
+        let path = format!("/products/{id}/pay");
+        let page = app.page(&path).await;
+        assert!(!page.html.contains("card_number"), "no card fields on paydesk's page");
+        assert!(page.html.contains("data-testid=\"card-elsewhere\""));
+        assert!(page.html.contains("4012 0000 0000 1097"), "the processor's test cards");
+        let form = app.open_form(&path).await;
+        let sent = app.submit(&path, &form, &[("email", "ann@example.com")]).await;
+        let token = token_of(&sent, &gateway);
+        let order = gateway.checkout_order(&token);
+        let payment = payment_of(&app, &shop, id).await;
+        let pay_id = payment["id"].as_str().unwrap();
+        assert_eq!((order["amount"].as_i64(), order["tracking_id"].as_str()), (Some(990), Some(pay_id)));
+        let back = format!("{}/payments/{pay_id}/return", app.state.config.base_url);
+        assert_eq!(order["settings"]["success_url"], back.as_str());
+        assert_eq!(payment["status"], "processing");
+        assert_eq!(payment["customer_id"], Value::Null, "not a customer before paying");
+        // The same form sent again goes to the same page, not a second payment.
+        let again = app.submit(&path, &form, &[("email", "ann@example.com")]).await;
+        assert_eq!(token_of(&again, &gateway), token);
+
+        // Declined on the processor's page, then paid with another card.
+        gateway.pay_checkout(&token, "4005550000000019").unwrap();
+        let early = app.page(&format!("/payments/{pay_id}/return")).await;
+        assert_eq!(early.location(), format!("{}/receipts/{pay_id}", app.state.config.base_url), "still open");
+        gateway.pay_checkout(&token, "4200000000000000").unwrap();
+        let returned = app.page(&format!("/payments/{pay_id}/return")).await;
+        assert_eq!(returned.status, StatusCode::SEE_OTHER);
+        assert!(returned.location().starts_with("https://books.example/thanks?payment_id="), "{}", returned.location());
+        assert!(returned.location().contains("status=succeeded") && returned.location().contains("signature="));
+        let payment = payment_of(&app, &shop, id).await;
+        assert_eq!(payment["status"], "succeeded");
+        let (_, customer) = app.get(&shop, &format!("/customers/{}", payment["customer_id"].as_str().unwrap())).await;
+        assert_eq!(customer["email"], "ann@example.com");
+        assert_eq!(payment["card"]["last_4"], "0000", "{payment}");
+        assert_eq!(quantity(&app, &shop, id).await, 4);
+        let paid: Vec<_> = gateway.transactions().into_iter().filter(|t| t.tracking_id == pay_id).collect();
+        assert_eq!(paid.iter().filter(|t| t.status == "successful").count(), 1);
+    }
+
+    async fn an_abandoned_processor_page_expires_and_gives_the_unit_back(app) {
+        let (shop, gateway) = shop_taking_cards_on(&app, "processor_page").await;
+        let mut change = json!({});
+        change["visible_fields"] = json!(["email"]);
+        let product = new_product(&app, &shop, change).await;
+        let id = product["id"].as_str().unwrap();
+        let path = format!("/products/{id}/pay");
+        let form = app.open_form(&path).await;
+        let token = token_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &gateway);
+        assert_eq!(quantity(&app, &shop, id).await, 4);
+        sweep(&app, 30).await;
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "processing", "the page is still open");
+        gateway.expire_checkout(&token);
+        sweep(&app, 61).await;
+        let expired = payment_of(&app, &shop, id).await;
+        assert_eq!((expired["status"].as_str(), expired["failure_code"].as_str()), (Some("failed"), Some("payment_expired")));
+        assert_eq!(quantity(&app, &shop, id).await, 5);
+        let (_, customers) = app.get(&shop, "/customers").await;
+        assert_eq!(customers.as_array().map(Vec::len), Some(0), "no customer for an unpaid page");
+    }
+
+    async fn a_plan_and_a_subscriptions_card_page_store_the_card_the_processors_page_took(app) {
+        let (shop, gateway) = shop_taking_cards_on(&app, "processor_page").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let path = format!("/plans/{plan}/pay");
+        let form = app.open_form(&path).await;
+        let token = token_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &gateway);
+        assert_eq!(gateway.checkout_order(&token)["additional_data"]["contract"], json!(["recurring"]));
+        gateway.pay_checkout(&token, "4200000000000000").unwrap();
+        let (_, payments) = app.get(&shop, &format!("/payments?plan={plan}")).await;
+        let pay_id = payments[0]["id"].as_str().unwrap().to_string();
+        app.page(&format!("/payments/{pay_id}/return")).await;
+        let (_, subs) = app.get(&shop, "/subscriptions").await;
+        let [sub] = subs.as_array().unwrap().clone().try_into().unwrap();
+        assert_eq!(sub["state"], "active", "{sub}");
+        assert_eq!(sub["customer"]["email"], "ann@example.com");
+        let stored = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, sub["id"].as_str().unwrap())
+            .await.unwrap().unwrap();
+        assert_eq!(gateway.number_of(stored.card_token.as_deref().unwrap()).as_deref(), Some("4200000000000000"));
+
+        // A subscription made through the API without a card takes it on the processor's page.
+        let body = json!({"plan": {"id": plan}, "customer": customer_body()});
+        let (status, waiting) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{waiting}");
+        let card_page = format!("/subscriptions/{}/pay", waiting["id"].as_str().unwrap());
+        let form = app.open_form(&card_page).await;
+        let token = token_of(&app.submit(&card_page, &form, &[]).await, &gateway);
+        gateway.pay_checkout(&token, "4200000000000000").unwrap();
+        sweep(&app, 3).await;
+        let (_, started) = app.get(&shop, &format!("/subscriptions/{}", waiting["id"].as_str().unwrap())).await;
+        assert_eq!(started["state"], "active", "{started}");
+        assert_eq!(started["card"]["last_4"], "0000");
     }
 }

@@ -14,6 +14,7 @@ const NOT_API: &[(&str, &str)] = &[
     ("GET", "/subscriptions/{id}/pay"),
     ("POST", "/subscriptions/{id}/pay"),
     ("GET", "/receipts/{id}"),
+    ("GET", "/payments/{id}/return"),
     ("GET", "/v2/confirm_order/{id}/{shop_id}"),
     ("GET", "/metrics"),
 ];

@@ -41,6 +41,11 @@ pub struct Model {
     pub recheck_at: Option<DateTimeUtc>,
     /// Where the customer authenticates (3-D Secure) while the payment waits for them.
     pub action_url: Option<String>,
+    /// The processor's card page session, when the customer types their card there.
+    pub checkout_token: Option<String>,
+    /// What the customer typed on paydesk's page (JSON pairs), kept until the payment goes
+    /// through and they become a customer.
+    pub customer_details: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -82,6 +82,52 @@ pub trait Acquirer: Send + Sync {
     /// Gives back `amount` of a captured charge to `card`. Repeating a request with the same
     /// key never refunds twice.
     async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome;
+    /// Whether customers type their cards on this acquirer's own page ([`Acquirer::start_hosted`])
+    /// rather than on paydesk's.
+    fn hosted(&self) -> bool {
+        false
+    }
+    /// Opens the acquirer's card page for one payment: where to send the customer. Nothing
+    /// is charged yet; an error says why the page could not be opened.
+    async fn start_hosted(&self, _request: HostedRequest<'_>) -> Result<Hosted, Outcome> {
+        Err(Outcome::Error { code: "processing_error", message: "This processor has no card page.".into() })
+    }
+    /// How the card page `token` ended: the payment's outcome (pending while the customer is
+    /// still there) and, once it went through, the card as the acquirer keeps it.
+    async fn hosted_outcome(&self, _token: &str) -> (Outcome, Option<CardRef>) {
+        (Outcome::unknown(), None)
+    }
+}
+
+/// One payment on the acquirer's own card page.
+#[derive(Debug, Clone)]
+pub struct HostedRequest<'a> {
+    pub amount: i64,
+    pub currency: Currency,
+    /// `false` holds the funds (authorization); `true` also captures them. Nothing is moved
+    /// for an amount of 0: the card is only stored.
+    pub capture: bool,
+    /// paydesk's own reference of the payment: what the page's transaction carries.
+    pub reference: &'a str,
+    pub description: &'a str,
+    /// Where the customer comes back to, however the page ended.
+    pub return_url: &'a str,
+    pub email: Option<&'a str>,
+    /// The page's language (`en`, `ru`).
+    pub language: &'a str,
+    /// The card pays later charges too (a subscription): the acquirer keeps it reusable.
+    pub keep_card: bool,
+    /// The page takes no payment after this.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A card page opened for a payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hosted {
+    /// The acquirer's name for the page's session.
+    pub token: String,
+    /// Where the customer goes to type their card.
+    pub redirect_url: String,
 }
 
 /// One refund of a captured charge.

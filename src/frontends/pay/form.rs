@@ -37,6 +37,8 @@ pub struct FormView {
     pub cvc_error: Option<String>,
     pub holder_error: Option<String>,
     pub has_errors: bool,
+    /// The card is typed here (else on the processor's page, after this form).
+    pub card: bool,
     /// The acquirer's reason when the last attempt was declined or failed.
     pub failure: Option<(String, String)>,
     pub submit: String,
@@ -94,6 +96,7 @@ impl FormView {
             cvc_error: error("card_cvc"),
             holder_error: error("card_holder"),
             has_errors: !errors.is_empty(),
+            card: true,
             failure: None,
             submit,
         }

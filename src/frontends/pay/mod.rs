@@ -106,9 +106,29 @@ struct Checkout<'a> {
     shop: &'a crate::db::entities::shops::Model,
     fields: Vec<crate::domain::vocab::VisibleField>,
     submit: String,
+    /// Test mode: the page lists test cards and pays through the shop's test account.
+    test: bool,
+    /// The card is typed on this page (else on the processor's page, after it).
+    card: bool,
 }
 
 impl Checkout<'_> {
+    /// Where the card is typed, as the shop's processor takes it: on this form, or on the
+    /// processor's page after it (the form then asks only the details, and its button goes
+    /// on); a real processor's test cards are listed in test mode.
+    async fn entry(mut self) -> Self {
+        if let Ok(acquirer) = crate::services::payments::acquirer_for(self.state, self.shop.id, self.test).await {
+            if !acquirer.is_simulated() {
+                self.summary.test_cards = page::processor_test_cards(self.t, self.test);
+            }
+            if acquirer.hosted() {
+                self.card = false;
+                self.submit = self.t.continue_to_payment.to_string();
+            }
+        }
+        self
+    }
+
     fn secure(&self) -> bool {
         self.state.config.base_url.starts_with("https://")
     }
@@ -131,7 +151,8 @@ impl Checkout<'_> {
             true => self.t.preview_body,
             false => self.t.preview_test_body,
         };
-        let form = FormView::new(self.t, self.action, csrf, &self.fields, &sent, &Errors::default(), self.submit);
+        let mut form = FormView::new(self.t, self.action, csrf, &self.fields, &sent, &Errors::default(), self.submit);
+        form.card = self.card;
         let notice = Notice { title: self.t.preview_title, body };
         let page = PayPage { t: self.t, summary: self.summary, notice: Some(notice), form: Some(form) };
         respond_page(StatusCode::OK, page, cookie, self.after.as_deref())
@@ -149,6 +170,7 @@ impl Checkout<'_> {
         let (csrf, cookie) = csrf::issue(headers, self.secure());
         let mut form = FormView::new(self.t, self.action, csrf, &self.fields, sent, errors, self.submit);
         form.failure = failure;
+        form.card = self.card;
         let page = PayPage { t: self.t, summary: self.summary, notice: None, form: Some(form) };
         respond_page(status, page, cookie, self.after.as_deref())
     }
@@ -173,7 +195,7 @@ impl Checkout<'_> {
             return Ok(self.notice(StatusCode::FORBIDDEN, t.expired_session, ""));
         };
         let now = Utc::now();
-        let parsed = crate::domain::checkout::Checkout::parse(&self.fields, &sent, now);
+        let parsed = crate::domain::checkout::Checkout::parse(&self.fields, &sent, self.card, now);
         let checkout = match parsed {
             Ok(checkout) => checkout,
             Err(errors) => return Ok(self.form(StatusCode::UNPROCESSABLE_ENTITY, headers, &sent, &errors, None)),

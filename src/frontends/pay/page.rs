@@ -48,6 +48,18 @@ pub fn test_cards(t: &Texts, test: bool) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// A real processor's test cards (bePaid's, in its test mode), grouped by four.
+pub fn processor_test_cards(t: &Texts, test: bool) -> Vec<(String, &'static str)> {
+    if !test {
+        return Vec::new();
+    }
+    vec![
+        ("4200 0000 0000 0000".into(), t.test_card_outcomes[0]),
+        ("4005 5500 0000 0019".into(), t.test_card_outcomes[1]),
+        ("4012 0000 0000 1097".into(), t.test_card_3ds),
+    ]
+}
+
 /// Why the form is not shown, or what happened.
 pub struct Notice {
     pub title: &'static str,

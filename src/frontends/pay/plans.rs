@@ -63,9 +63,9 @@ pub(super) fn plan_summary(
     }
 }
 
-fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops::Model) -> Checkout<'a> {
+async fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops::Model) -> Checkout<'a> {
     let t = texts(plan.fields().language);
-    Checkout {
+    let page = Checkout {
         state,
         target: plan.id.clone(),
         t,
@@ -75,7 +75,10 @@ fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops::Model
         shop,
         fields: vec![VisibleField::Email],
         submit: t.subscribe.to_string(),
-    }
+        test: plan.test,
+        card: true,
+    };
+    page.entry().await
 }
 
 /// A plan's pay link
@@ -110,7 +113,7 @@ async fn page(
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
-    let page = checkout(state, &plan, &shop);
+    let page = checkout(state, &plan, &shop).await;
     if plan.archived_at.is_some() {
         let t = page.t;
         return page.notice(StatusCode::GONE, t.archived_title, t.archived_body);
@@ -156,6 +159,6 @@ async fn submit(
     }
     let (plan, shop) = load(&state, &id).await?;
     let ip = client.to_string();
-    let page = checkout(&state, &plan, &shop);
+    let page = checkout(&state, &plan, &shop).await;
     page.submit(&headers, client, sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
 }

@@ -48,10 +48,10 @@ fn summary(t: &Texts, product: &products::Model, shop: &shops::Model) -> Summary
     }
 }
 
-fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a shops::Model) -> Checkout<'a> {
+async fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a shops::Model) -> Checkout<'a> {
     let fields = product.fields();
     let t = texts(fields.language);
-    Checkout {
+    let page = Checkout {
         state,
         target: product.id.clone(),
         t,
@@ -61,7 +61,10 @@ fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a shops:
         shop,
         fields: fields.visible_fields,
         submit: format!("{} {}", t.pay, t.price(product.amount, product.currency)),
-    }
+        test: product.test,
+        card: true,
+    };
+    page.entry().await
 }
 
 /// Why a product cannot be paid now, if it cannot: expired, sold out, or live without an acquirer.
@@ -108,7 +111,7 @@ pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
-    let page = checkout(&state, &product, &shop);
+    let page = checkout(&state, &product, &shop).await;
     match unavailable(&state, &product, page.t).await {
         Some((status, title, body)) => page.notice(status, title, body),
         None => page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None),
@@ -123,7 +126,7 @@ pub async fn preview(
     shop: &shops::Model,
     headers: &HeaderMap,
 ) -> Response {
-    let page = checkout(state, product, shop);
+    let page = checkout(state, product, shop).await;
     match unavailable(state, product, page.t).await {
         Some((_, title, body)) => page.notice(StatusCode::OK, title, body),
         None => page.preview(headers),
@@ -157,7 +160,7 @@ async fn submit(
 ) -> Result<Response, AppError> {
     let (product, shop) = load(&state, &id).await?;
     let ip = client.to_string();
-    let page = checkout(&state, &product, &shop);
+    let page = checkout(&state, &product, &shop).await;
     page.submit(&headers, client, parse_form(&body), |checkout| {
         pay_product(&state, &product, checkout, &ip, Utc::now())
     })
@@ -181,7 +184,7 @@ async fn confirm(State(state): State<AppState>, Path((id, shop_id)): Path<(Strin
     };
     let t = texts(product.fields().language);
     if let Some((status, title, body)) = unavailable(&state, &product, t).await {
-        return checkout(&state, &product, &shop).notice(status, title, body);
+        return checkout(&state, &product, &shop).await.notice(status, title, body);
     }
     let page =
         ConfirmPage { t, summary: summary(t, &product, &shop), pay_url: urls::product_pay(&state.config, &product.id) };

@@ -1,12 +1,13 @@
 //! `/receipts/{payment_id}`: what a customer sees after paying when the merchant gave no
-//! address to return to. The payment id is an unguessable token.
+//! address to return to; `/payments/{payment_id}/return`: where a customer comes back to from
+//! the processor's page or their bank's check. The payment id is an unguessable token.
 
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
 use super::page::respond_page;
@@ -19,9 +20,41 @@ use crate::domain::vocab::{IntervalUnit, Language, PaymentStatus};
 use crate::web::error::AppError;
 use crate::web::i18n::{Texts, texts};
 use crate::web::state::AppState;
+use crate::web::urls;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/receipts/{id}", get(show))
+    Router::new().route("/receipts/{id}", get(show)).route("/payments/{id}/return", get(came_back))
+}
+
+/// A customer back from the processor's page or their bank's check: how the payment ended
+/// is asked of the processor (never read from the address they came back with); paid, they
+/// go on to the merchant as from paydesk's own form, else to the receipt, which says why or
+/// that the bank has not answered yet.
+async fn came_back(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match back(&state, &id).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn back(state: &AppState, id: &str) -> Result<Response, AppError> {
+    let payment = db::find_public::<payments::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let payment = match payment.status == PaymentStatus::Processing && payment.billing_key.is_none() {
+        true => crate::services::billing::settle(state, payment, chrono::Utc::now()).await?,
+        false => payment,
+    };
+    if !matches!(payment.status, PaymentStatus::Succeeded | PaymentStatus::Authorized) {
+        return Ok(Redirect::to(&urls::receipt(&state.config, &payment.id)).into_response());
+    }
+    let shop = crate::services::shops::find(state, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let after = match (&payment.product_id, &payment.subscription_id) {
+        (Some(product), _) => db::find_public::<products::Entity>(&state.db, product).await?.and_then(|p| p.return_url),
+        (_, Some(sub)) => db::find_public::<subscriptions::Entity>(&state.db, sub).await?.and_then(|s| s.return_url),
+        _ => None,
+    }
+    .or_else(|| shop.url.clone());
+    let secret = crate::services::keys::api_secret(&state.vault, &shop);
+    Ok(super::page::redirect_after(state, after.as_deref(), secret.as_deref(), &payment))
 }
 
 #[derive(Template, WebTemplate)]

@@ -38,7 +38,7 @@ async fn load(
     Ok((sub, plan, shop))
 }
 
-fn checkout<'a>(
+async fn checkout<'a>(
     state: &'a AppState,
     sub: &subscriptions::Model,
     plan: &plans::Model,
@@ -46,7 +46,7 @@ fn checkout<'a>(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Checkout<'a> {
     let t = texts(plan.fields().language);
-    Checkout {
+    let page = Checkout {
         state,
         target: sub.id.clone(),
         t,
@@ -56,7 +56,10 @@ fn checkout<'a>(
         shop,
         fields: Vec::new(),
         submit: t.subscribe.to_string(),
-    }
+        test: sub.test,
+        card: true,
+    };
+    page.entry().await
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
@@ -68,7 +71,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
         Ok(now) => now,
         Err(e) => return e.into_response(),
     };
-    let page = checkout(&state, &sub, &plan, &shop, now);
+    let page = checkout(&state, &sub, &plan, &shop, now).await;
     let t = page.t;
     if sub.state.has_ended() {
         return page.notice(StatusCode::CONFLICT, t.subscription_ended_title, t.subscription_ended_body);
@@ -90,7 +93,7 @@ async fn submit(
     // No state check here: a repeated submit of the form is shown its first result, and the
     // start itself is guarded (a subscription takes one card, once).
     let now = crate::services::subscriptions::now_of(&state, &sub).await?;
-    let page = checkout(&state, &sub, &plan, &shop, now);
+    let page = checkout(&state, &sub, &plan, &shop, now).await;
     page.submit(&headers, client, parse_form(&body), |checkout| {
         pay_subscription(&state, &plan, sub.clone(), checkout, now)
     })

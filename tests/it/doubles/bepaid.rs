@@ -145,6 +145,11 @@ impl Gateway {
         Some(uid)
     }
 
+    /// The order a Checkout token was made for.
+    pub fn checkout_order(&self, token: &str) -> Value {
+        self.inner.lock().unwrap().checkouts[token].order.clone()
+    }
+
     /// The token of `token` running out unpaid.
     pub fn expire_checkout(&self, token: &str) {
         if let Some(checkout) = self.inner.lock().unwrap().checkouts.get_mut(token) {
@@ -434,10 +439,10 @@ async fn new_checkout(State(g): State<Gateway>, headers: HeaderMap, body: Bytes)
     let mut inner = g.inner.lock().unwrap();
     let token = format!("{:064x}", (inner.checkouts.len() as u128 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let token = token[token.len() - 64..].to_string();
-    let order = checkout["order"].clone();
-    inner
-        .checkouts
-        .insert(token.clone(), Token { kind: kind.into(), order, finished: false, expired: false, made: None });
+    let mut order = checkout["order"].clone();
+    order["settings"] = checkout["settings"].clone();
+    let made = Token { kind: kind.into(), order, finished: false, expired: false, made: None };
+    inner.checkouts.insert(token.clone(), made);
     let redirect_url = format!("{}/checkout?token={token}", g.url);
     json_reply(200, &json!({"checkout": {"token": token, "redirect_url": redirect_url}}))
 }

@@ -9,10 +9,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::gateway::{Account, ChargeKind, ChildKind, Gateway, TIMEOUT};
-use super::status::Reading;
-use super::wire::{AdditionalData, CardOnFile, CardToken, Charge, Child, NewCard};
+use super::status::{CheckoutReading, Reading};
+use super::wire::{
+    AdditionalData, Card, CardOnFile, CardToken, Charge, Checkout, CheckoutSettings, Child, Customer, NewCard, Order,
+};
 use crate::domain::card::{CardInput, CardRef, Outcome};
-use crate::external::acquirer::{Acquirer, CardRefused, ChargeRequest, RefundRequest, SettleRequest};
+use crate::external::acquirer::{
+    Acquirer, CardRefused, ChargeRequest, Hosted, HostedRequest, RefundRequest, SettleRequest,
+};
 use crate::external::outbound::Outbound;
 
 /// What paydesk tells the gateway a refund is for when the merchant gave no reason (the
@@ -31,13 +35,21 @@ pub struct Bepaid {
     pub test: bool,
     /// Where the gateway notifies paydesk of this shop's transactions.
     pub notification_url: Option<String>,
+    /// Customers type their cards on the processor's page (Checkout), not paydesk's.
+    pub hosted: bool,
     pub timeout: Duration,
 }
 
 impl Bepaid {
     /// The account of `account`, asking with the usual timeout.
-    pub fn new(outbound: Outbound, account: Account, test: bool, notification_url: Option<String>) -> Bepaid {
-        Bepaid { outbound, account, test, notification_url, timeout: TIMEOUT }
+    pub fn new(
+        outbound: Outbound,
+        account: Account,
+        test: bool,
+        notification_url: Option<String>,
+        hosted: bool,
+    ) -> Bepaid {
+        Bepaid { outbound, account, test, notification_url, hosted, timeout: TIMEOUT }
     }
 
     fn gateway(&self) -> Gateway<'_> {
@@ -88,9 +100,11 @@ impl Acquirer for Bepaid {
     }
 
     async fn charge(&self, card: &CardRef, request: ChargeRequest<'_>) -> Outcome {
-        let (kind, looked_up) = match request.capture {
-            true => (ChargeKind::Payment, "payment"),
-            false => (ChargeKind::Authorization, "authorization"),
+        // Nothing to take (a free trial): the card is checked and stored, no money moves.
+        let (kind, looked_up) = match (request.amount, request.capture) {
+            (0, _) => (ChargeKind::Tokenization, "tokenization"),
+            (_, true) => (ChargeKind::Payment, "payment"),
+            (_, false) => (ChargeKind::Authorization, "authorization"),
         };
         if request.again {
             match self.gateway().lookup(request.idempotency_key, looked_up).await {
@@ -128,12 +142,99 @@ impl Acquirer for Bepaid {
         self.settle(ChildKind::Void, request).await
     }
 
+    fn hosted(&self) -> bool {
+        self.hosted
+    }
+
+    async fn start_hosted(&self, request: HostedRequest<'_>) -> Result<Hosted, Outcome> {
+        let transaction_type = match (request.amount, request.capture) {
+            (0, _) => "tokenization",
+            (_, true) => "payment",
+            (_, false) => "authorization",
+        };
+        let contract = if request.keep_card { vec!["recurring"] } else { vec![] };
+        let checkout = Checkout {
+            version: 2.1,
+            transaction_type,
+            test: self.test,
+            settings: CheckoutSettings {
+                success_url: request.return_url,
+                decline_url: request.return_url,
+                fail_url: request.return_url,
+                cancel_url: request.return_url,
+                notification_url: self.notification_url.as_deref(),
+                language: request.language,
+            },
+            order: Order {
+                amount: request.amount,
+                currency: request.currency.code,
+                description: request.description,
+                tracking_id: request.reference,
+                additional_data: AdditionalData { contract, card_on_file: None },
+                expired_at: Some(request.expires_at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()),
+            },
+            customer: request.email.map(|email| Customer { email: Some(email), ip: None }),
+        };
+        match self.gateway().start_checkout(checkout).await {
+            Ok((token, redirect_url)) => Ok(Hosted { token, redirect_url }),
+            // No money moves before the customer is on the page: whatever went wrong, the
+            // payment can be started again.
+            Err(Reading::Refused { message }) => {
+                Err(Outcome::Error { code: "processing_error", message: message.into() })
+            }
+            Err(_) => Err(Outcome::Error {
+                code: "processing_error",
+                message: "The payment processor could not be reached. Please try again in a minute.".into(),
+            }),
+        }
+    }
+
+    async fn hosted_outcome(&self, token: &str) -> (Outcome, Option<CardRef>) {
+        match self.gateway().checkout_state(token).await {
+            CheckoutReading::Finished(reading) => {
+                let card = match &reading {
+                    Reading::Succeeded { transaction } => match &transaction.credit_card {
+                        Some(card) => card_of(card),
+                        None => self.gateway().card_of(&transaction.uid).await.as_ref().and_then(card_of),
+                    },
+                    _ => None,
+                };
+                (charge_outcome(reading, true), card)
+            }
+            CheckoutReading::Open => (Outcome::unknown(), None),
+            CheckoutReading::Expired => (
+                Outcome::Declined {
+                    code: "payment_expired",
+                    message: "The customer did not finish paying on the processor's page in time.".into(),
+                },
+                None,
+            ),
+            CheckoutReading::Unanswered(_) => (Outcome::unknown(), None),
+        }
+    }
+
     async fn refund(&self, _card: &CardRef, request: RefundRequest<'_>) -> Outcome {
         let reason = Some(request.reason).filter(|r| !r.trim().is_empty()).unwrap_or(DEFAULT_REFUND_REASON);
         let child = Child { parent_uid: request.reference, amount: request.amount, reason: Some(reason) };
         let reading = self.gateway().child(ChildKind::Refund, &child, request.idempotency_key).await;
         child_outcome(reading, Some("refund_failed"))
     }
+}
+
+/// The card of a transaction as paydesk keeps it: the gateway's token and what may be shown.
+fn card_of(card: &Card) -> Option<CardRef> {
+    let brand = match card.brand.as_deref().unwrap_or("card") {
+        "master" => "mastercard",
+        brand => brand,
+    };
+    Some(CardRef {
+        token: card.token.clone()?,
+        brand: brand.to_string(),
+        last4: card.last_4.clone().unwrap_or_default(),
+        exp_month: card.exp_month.unwrap_or(0) as i32,
+        exp_year: card.exp_year.unwrap_or(0),
+        holder: card.holder.clone().unwrap_or_default(),
+    })
 }
 
 /// What a charge's reading means; `again`: the charge was sent before, so a gateway that

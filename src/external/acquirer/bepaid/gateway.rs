@@ -47,6 +47,8 @@ impl std::fmt::Debug for Account {
 pub enum ChargeKind {
     Payment,
     Authorization,
+    /// Stores the card (3-D Secure included) without moving money: a free trial's card.
+    Tokenization,
 }
 
 /// What is done to an earlier transaction.
@@ -98,8 +100,10 @@ impl Gateway<'_> {
         let path = match kind {
             ChargeKind::Payment => "/transactions/payments",
             ChargeKind::Authorization => "/transactions/authorizations",
+            ChargeKind::Tokenization => "/transactions/tokenizations",
         };
-        self.post(path, &Request { request: charge }, request_id, Operation::Charge).await
+        let operation = if kind == ChargeKind::Tokenization { Operation::Tokenization } else { Operation::Charge };
+        self.post(path, &Request { request: charge }, request_id, operation).await
     }
 
     /// Captures, voids or refunds an earlier transaction.
@@ -131,6 +135,15 @@ impl Gateway<'_> {
         let url = format!("{}/v2/transactions/tracking_id/{}", self.account.gateway_url, encode(tracking_id));
         let reply = self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await;
         read(Operation::Lookup { kind }, reply)
+    }
+
+    /// The card a transaction was made with (a Checkout query names the transaction, not
+    /// its card); `None` when the gateway does not answer it.
+    pub async fn card_of(&self, uid: &str) -> Option<Card> {
+        let url = format!("{}/transactions/{}", self.account.gateway_url, encode(uid));
+        let reply = self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await.ok()?;
+        let answer = serde_json::from_slice::<super::wire::Answer>(&reply.body).ok()?;
+        answer.into_transactions().pop()?.credit_card
     }
 
     /// Opens a Checkout token: the processor's own page takes the card. Answers the token and

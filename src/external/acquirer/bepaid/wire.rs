@@ -290,6 +290,9 @@ pub struct Order<'a> {
     /// paydesk's own reference: the transaction the page makes carries it.
     pub tracking_id: &'a str,
     pub additional_data: AdditionalData,
+    /// The page takes no payment after this (ISO 8601).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expired_at: Option<String>,
 }
 
 /// Checkout's answer: to a token request (`token`, `redirect_url`) or to a query (whether
