@@ -30,10 +30,18 @@ impl MigrationTrait for Migration {
             let mut column = column;
             manager.alter_table(Table::alter().table(Payments::Table).add_column(&mut column).to_owned()).await?;
         }
+        // A processor's notification names a payment by its reference, and a refund made in
+        // the processor's back office is recorded once by its uid.
+        let db = manager.get_connection();
+        db.execute_unprepared("CREATE INDEX ix_payments_reference ON payments (acquirer_reference)").await?;
+        db.execute_unprepared("CREATE UNIQUE INDEX ux_refunds_reference ON refunds (acquirer_reference)").await?;
         Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        db.execute_unprepared("DROP INDEX ix_payments_reference").await?;
+        db.execute_unprepared("DROP INDEX ux_refunds_reference").await?;
         for column in [Payments::RecheckAt, Payments::ActionUrl, Payments::CheckoutToken, Payments::CustomerDetails] {
             manager.alter_table(Table::alter().table(Payments::Table).drop_column(column).to_owned()).await?;
         }

@@ -15,7 +15,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::config::Config;
 use crate::db;
 use crate::db::entities::products;
-use crate::frontends::{api, dashboard, ops, pay};
+use crate::frontends::{api, dashboard, notifications, ops, pay};
 use crate::web::error::{AppError, Failure};
 use crate::web::guard;
 use crate::web::guard::BODY_LIMIT;
@@ -35,6 +35,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router(&state))
         .merge(pay::router())
         .merge(ops::router())
+        .merge(notifications::router())
         .merge(crate::app::openapi::router())
         .merge(dashboard::router(&state, Router::new().route("/dashboard/products/{id}/preview", get(preview))))
         .route("/static/paydesk.css", get(|| asset("text/css", include_str!("../../static/paydesk.css"))))

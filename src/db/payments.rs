@@ -416,6 +416,25 @@ pub async fn set_card(db: &impl ConnectionTrait, id: &str, card: &CardRef) -> Re
     Ok(())
 }
 
+/// The shop's payment a processor names by paydesk's reference: its id, or a renewal's
+/// billing key.
+pub async fn find_by_tracking(db: &impl ConnectionTrait, shop_id: i64, tracking: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Condition::any().add(Column::Id.eq(tracking)).add(Column::BillingKey.eq(tracking)))
+        .one(db)
+        .await
+}
+
+/// The shop's payment the processor knows by `reference`.
+pub async fn find_by_reference(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    reference: &str,
+) -> Result<Option<Model>, DbErr> {
+    Entity::find().filter(Column::AcquirerReference.eq(reference)).filter(Column::ShopId.eq(shop_id)).one(db).await
+}
+
 /// Names the customer who made the payment (known once the card went through).
 pub async fn set_customer(db: &impl ConnectionTrait, payment: Model, customer_id: &str) -> Result<Model, DbErr> {
     Entity::update_many()

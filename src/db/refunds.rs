@@ -40,6 +40,15 @@ pub async fn list(
     super::list_where::<Entity>(db, shop_id, page, condition).await
 }
 
+/// The shop's refund the processor knows by `reference`.
+pub async fn find_by_reference(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    reference: &str,
+) -> Result<Option<Model>, DbErr> {
+    Entity::find().filter(Column::AcquirerReference.eq(reference)).filter(Column::ShopId.eq(shop_id)).one(db).await
+}
+
 /// The refunds of a payment, oldest first.
 pub async fn of_payment(db: &impl ConnectionTrait, payment_id: &str) -> Result<Vec<Model>, DbErr> {
     Entity::find().filter(Column::PaymentId.eq(payment_id)).order_by_asc(Column::Seq).all(db).await

@@ -484,6 +484,20 @@ pub async fn claim_due(
     Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await
 }
 
+/// Makes a subscription waiting for its next lookup due at `now` (its processor has news
+/// of the charge); one on a test clock keeps the clock's time.
+pub async fn due_now(db: &impl ConnectionTrait, id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let at = super::now_millis(now);
+    Entity::update_many()
+        .col_expr(Column::RenewAt, Expr::value(Some(at)))
+        .filter(Column::Id.eq(id))
+        .filter(Column::TestClockId.is_null())
+        .filter(Column::RenewAt.gt(at))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// How many real-time subscriptions are due at `now` and not yet charged.
 pub async fn count_due(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<u64, DbErr> {
     Entity::find()

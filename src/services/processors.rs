@@ -112,7 +112,8 @@ pub async fn acquirer(state: &AppState, shop_id: i64, test: bool) -> Result<Opti
     let mode = if test { Mode::Test } else { Mode::Live };
     let Some(account) = account(state, &row, mode)? else { return Ok(None) };
     let hosted = row.card_entry == CardEntry::ProcessorPage;
-    Ok(Some(Arc::new(Bepaid::new(state.outbound.clone(), account, test, None, hosted))))
+    let notify = crate::web::urls::bepaid_notifications(&state.config, shop_id);
+    Ok(Some(Arc::new(Bepaid::new(state.outbound.clone(), account, test, Some(notify), hosted))))
 }
 
 /// Checks each account the shop has with one harmless call to the processor.

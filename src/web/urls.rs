@@ -33,3 +33,8 @@ pub fn receipt(config: &Config, payment_id: &str) -> String {
 pub fn payment_return(config: &Config, payment_id: &str) -> String {
     format!("{}/payments/{payment_id}/return", config.base_url)
 }
+
+/// Where a shop's bePaid notifications go: `{base_url}/notifications/bepaid/<shop_id>`.
+pub fn bepaid_notifications(config: &Config, shop_id: i64) -> String {
+    format!("{}/notifications/bepaid/{shop_id}", config.base_url)
+}

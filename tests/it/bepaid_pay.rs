@@ -22,7 +22,7 @@ async fn bepaid_shop(app: &TestApp) -> (Shop, double::Gateway) {
 async fn shop_taking_cards_on(app: &TestApp, entry: &str) -> (Shop, double::Gateway) {
     let shop = app.shop("Corner Books").await;
     let gateway = double::Gateway::start().await;
-    let key = crate::processor::public_key();
+    let key = gateway.public_key.clone();
     let body = json!({"kind": "bepaid", "card_entry": entry, "gateway_url": gateway.url, "checkout_url": gateway.url,
                       "test": {"shop_id": double::SHOP_ID, "secret_key": double::SECRET, "public_key": key}});
     let (status, processor) = app.put(&shop, "/shop/processor", &body).await;
@@ -308,5 +308,71 @@ db_tests! {
         let (_, started) = app.get(&shop, &format!("/subscriptions/{}", waiting["id"].as_str().unwrap())).await;
         assert_eq!(started["state"], "active", "{started}");
         assert_eq!(started["card"]["last_4"], "0000");
+    }
+}
+
+/// The events of a type the shop's log holds.
+async fn events_of(app: &TestApp, shop: &Shop, kind: &str) -> Vec<Value> {
+    let (_, events) = app.get(shop, &format!("/events?type={kind}&limit=100")).await;
+    events.as_array().cloned().unwrap_or_default()
+}
+
+db_tests! {
+    async fn the_processors_signed_notifications_settle_payments_once_and_forged_ones_are_refused(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        app.pay(id, "4012000000003010", &[]).await;
+        let [charge] = gateway.transactions().try_into().unwrap();
+        let notify_url = charge.notification_url.clone().unwrap();
+        assert_eq!(notify_url, format!("{}/notifications/bepaid/{}", app.state.config.base_url, shop.id));
+        gateway.finish_3ds(&charge.uid, true);
+        assert_eq!(gateway.notify(&charge.uid, true).await, 401, "another key's signature");
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "processing");
+        assert_eq!(gateway.notify(&charge.uid, false).await, 200);
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded", "without the customer coming back");
+        // Sent again, and an older word arriving late: nothing moves back, nothing twice.
+        assert_eq!(gateway.notify(&charge.uid, false).await, 200);
+        let stale = json!({"transaction": {"uid": charge.uid, "status": "failed", "type": "payment", "test": true,
+                                           "tracking_id": charge.tracking_id, "amount": 990}});
+        assert_eq!(gateway.send_notification(&notify_url, stale.to_string(), false).await, 200);
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded");
+        assert_eq!(events_of(&app, &shop, "payment.succeeded").await.len(), 1);
+        // Not a notification at all, or unsigned.
+        let raw = app.anon(reqwest::Method::POST, &format!("/notifications/bepaid/{}", shop.id)).body("{}").send().await.unwrap();
+        assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
+        let unsigned = app.anon(reqwest::Method::POST, &format!("/notifications/bepaid/{}", shop.id))
+            .body(json!({"transaction": {"uid": "1", "status": "successful", "test": true}}).to_string()).send().await.unwrap();
+        assert_eq!(unsigned.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn refunds_and_captures_made_in_the_processors_back_office_show_up_once(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        app.pay(id, "4200000000000000", &[]).await;
+        let payment = payment_of(&app, &shop, id).await;
+        let [charge] = gateway.transactions().try_into().unwrap();
+        let refund_uid = gateway.back_office("refund", &charge.uid, 300);
+        for _ in 0..2 {
+            assert_eq!(gateway.notify(&refund_uid, false).await, 200);
+        }
+        let (_, refunds) = app.get(&shop, &format!("/refunds?payment={}", payment["id"].as_str().unwrap())).await;
+        let refunds = refunds.as_array().unwrap();
+        assert_eq!(refunds.len(), 1, "{refunds:?}");
+        assert_eq!((refunds[0]["amount"].as_i64(), refunds[0]["status"].as_str()), (Some(300), Some("succeeded")));
+        let after = payment_of(&app, &shop, id).await;
+        assert_eq!((after["status"].as_str(), after["refunded_amount"].as_i64()), (Some("partially_refunded"), Some(300)));
+        // paydesk's own refund after it counts what the back office gave back.
+        let (status, _) = app.post(&shop, &format!("/payments/{}/refund", after["id"].as_str().unwrap()), &json!({"amount": 691})).await;
+        assert!(status.is_client_error());
+
+        let held = authorized(&app, &shop).await;
+        let auth_uid = gateway.transactions().last().unwrap().uid.clone();
+        let capture_uid = gateway.back_office("capture", &auth_uid, 990);
+        assert_eq!(gateway.notify(&capture_uid, false).await, 200);
+        let (_, captured) = app.get(&shop, &format!("/payments/{held}")).await;
+        assert_eq!(captured["status"], "succeeded");
+        assert_eq!(events_of(&app, &shop, "payment.captured").await.len(), 1);
     }
 }

@@ -7,6 +7,9 @@
 //! no body, an answer held past the client's timeout, a dropped connection), the cases where
 //! the outcome is unknown to the client. Checkout tokens (the processor's own card page) are
 //! made and queried as bePaid's Checkout API does; the test plays the customer on that page.
+//! Notifications go out when the test says, signed as bePaid signs them (RSA-SHA256 of the
+//! raw body in `Content-Signature`, the shop's id and secret as HTTP Basic), to the address
+//! the transaction was made with.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -44,6 +47,8 @@ pub enum Fault {
 /// One transaction at the gateway.
 #[derive(Debug, Clone)]
 pub struct Tx {
+    /// Where its notifications go.
+    pub notification_url: Option<String>,
     pub uid: String,
     pub kind: String,
     pub status: String,
@@ -90,6 +95,10 @@ struct Inner {
 pub struct Gateway {
     pub url: String,
     inner: Arc<Mutex<Inner>>,
+    /// The processor's signing key.
+    key: Arc<ring::signature::RsaKeyPair>,
+    /// Its public key, as the back office shows it (PEM).
+    pub public_key: String,
 }
 
 impl Gateway {
@@ -97,7 +106,11 @@ impl Gateway {
     pub async fn start() -> Gateway {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let gateway = Gateway { url, inner: Arc::default() };
+        use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+        let private = rsa::RsaPrivateKey::new(&mut argon2::password_hash::rand_core::OsRng, 2048).unwrap();
+        let public_key = rsa::RsaPublicKey::from(&private).to_public_key_pem(LineEnding::LF).unwrap();
+        let key = ring::signature::RsaKeyPair::from_pkcs8(private.to_pkcs8_der().unwrap().as_bytes()).unwrap();
+        let gateway = Gateway { url, inner: Arc::default(), key: Arc::new(key), public_key };
         let app = Router::new()
             .route("/transactions/{id}", post(money).get(by_uid))
             .route("/credit_cards", post(store_card))
@@ -122,6 +135,57 @@ impl Gateway {
     /// How many money requests arrived.
     pub fn received(&self) -> usize {
         self.inner.lock().unwrap().received
+    }
+
+    /// Sends the notification of transaction `uid` as it stands now, signed (with `forged`,
+    /// signed by another key), to where it was made to notify; the HTTP status it met.
+    pub async fn notify(&self, uid: &str, forged: bool) -> u16 {
+        let (tx, notification_url) = {
+            let inner = self.inner.lock().unwrap();
+            let tx = inner.transactions.iter().find(|t| t.uid == uid).unwrap().clone();
+            let url = tx.notification_url.clone().or_else(|| {
+                let parent = tx.parent_uid.as_ref()?;
+                inner.transactions.iter().find(|t| &t.uid == parent)?.notification_url.clone()
+            });
+            (tx, url.expect("a notification address"))
+        };
+        let body = json!({ "transaction": tx.json() }).to_string();
+        self.send_notification(&notification_url, body, forged).await
+    }
+
+    /// Sends `body` as a notification to `url`, signed (or signed by another key).
+    pub async fn send_notification(&self, url: &str, body: String, forged: bool) -> u16 {
+        use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
+        let other;
+        let key: &RsaKeyPair = if forged {
+            use rsa::pkcs8::EncodePrivateKey;
+            let private = rsa::RsaPrivateKey::new(&mut argon2::password_hash::rand_core::OsRng, 2048).unwrap();
+            other = RsaKeyPair::from_pkcs8(private.to_pkcs8_der().unwrap().as_bytes()).unwrap();
+            &other
+        } else {
+            &self.key
+        };
+        let mut signature = vec![0u8; key.public().modulus_len()];
+        key.sign(&RSA_PKCS1_SHA256, &ring::rand::SystemRandom::new(), body.as_bytes(), &mut signature).unwrap();
+        let basic = format!("Basic {}", STANDARD.encode(format!("{SHOP_ID}:{SECRET}")));
+        let response = reqwest::Client::new()
+            .post(url)
+            .header("authorization", basic)
+            .header("content-signature", STANDARD.encode(signature))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        response.status().as_u16()
+    }
+
+    /// A refund, capture or void made in the processor's back office of the transaction
+    /// `parent`: its uid.
+    pub fn back_office(&self, kind: &str, parent: &str, amount: i64) -> String {
+        let mut inner = self.inner.lock().unwrap();
+        let request = json!({"parent_uid": parent, "amount": amount, "reason": "asked by phone"});
+        record(&mut inner, &self.url, &format!("{kind}s"), &request).unwrap()
     }
 
     /// The card number behind a vault token.
@@ -280,6 +344,10 @@ fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String
         redirect_url: None,
         card: None,
         initiator: r["additional_data"]["card_on_file"]["initiator"].as_str().map(String::from),
+        notification_url: r["notification_url"]
+            .as_str()
+            .or(r["settings"]["notification_url"].as_str())
+            .map(String::from),
         reason: r["reason"].as_str().map(String::from),
     };
     match parent {

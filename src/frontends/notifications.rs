@@ -1,0 +1,43 @@
+//! `POST /notifications/bepaid/{shop_id}`: where a shop's processor tells paydesk what became
+//! of its transactions (the address paydesk gives it with every payment, and the one a
+//! merchant registers in the processor's back office). Answers at once: 200 once taken (a
+//! repeat too), 401 for what the shop's processor did not sign, 503 to be sent again later.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+
+use crate::services::notifications::{self, Received};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/notifications/bepaid/{shop_id}", post(bepaid))
+}
+
+async fn bepaid(
+    State(state): State<AppState>,
+    Path(shop_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let Ok(shop_id) = shop_id.parse::<i64>() else { return Err(AppError::NotFound("Shop")) };
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let received = notifications::bepaid(
+        &state,
+        shop_id,
+        text(header::AUTHORIZATION.as_str()),
+        text("content-signature"),
+        &body,
+        chrono::Utc::now(),
+    )
+    .await?;
+    Ok(match received {
+        Received::Taken => (StatusCode::OK, "OK").into_response(),
+        Received::Forged => (StatusCode::UNAUTHORIZED, "Not signed by this shop's processor").into_response(),
+        Received::Later => (StatusCode::SERVICE_UNAVAILABLE, "Not yet: send it again later").into_response(),
+    })
+}
