@@ -36,6 +36,8 @@ struct ProcessorPage {
     accounts: [AccountForm; 2],
     /// Whether a check can run (a bePaid processor with an account).
     checkable: bool,
+    /// Where the processor's back office is to send its notifications.
+    notification_url: String,
 }
 
 /// A mode's fieldset: its legend, its fields' names, and what is said of its secret key.
@@ -52,7 +54,7 @@ struct AccountForm {
 }
 
 impl ProcessorPage {
-    async fn new(m: &Merchant, row: &Model, form: Option<FormView>) -> ProcessorPage {
+    async fn new(state: &AppState, m: &Merchant, row: &Model, form: Option<FormView>) -> ProcessorPage {
         let account = |mode: Mode, legend: &'static str| {
             let hint = row.account(mode).secret_hint;
             let field = mode.field();
@@ -77,6 +79,7 @@ impl ProcessorPage {
                 account(Mode::Test, k("Test account (test products and plans)")),
                 account(Mode::Live, k("Live account (live products and plans)")),
             ],
+            notification_url: crate::web::urls::bepaid_notifications(&state.config, m.shop.id),
             checkable: row.kind == ProcessorKind::Bepaid
                 && [Mode::Test, Mode::Live].iter().any(|mode| row.account(*mode).secret_hint.is_some()),
         }
@@ -103,7 +106,7 @@ fn filled(row: &Model) -> FormView {
 
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
     let row = processors::find(&state, m.shop.id).await?;
-    ok(&ProcessorPage::new(&m, &row, None).await)
+    ok(&ProcessorPage::new(&state, &m, &row, None).await)
 }
 
 /// The API's change from the form: a mode's account is sent when one of its fields is
@@ -141,7 +144,7 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
         let mut view = FormView::sent(&form, errors, m.words);
         // A typed secret key is never sent back to the browser.
         view.values.retain(|(name, _)| !name.ends_with(".secret_key"));
-        Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &ProcessorPage::new(&m, &row, Some(view)).await))
+        Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &ProcessorPage::new(&state, &m, &row, Some(view)).await))
     };
     let change = match ProcessorChange::parse(&change_of(&form)) {
         Ok(change) => change,

@@ -285,8 +285,12 @@ pub const RU: &[(&str, &str)] = &[
     ("There is no account to check.", "Проверять нечего: аккаунта нет."),
     ("Good to know", "Полезно знать"),
     (
-        "Payments of a bePaid shop still go through the simulation until paydesk's bePaid connector is complete; the settings and the check work now.",
-        "Пока подключение paydesk к bePaid не завершено, платежи магазина с bePaid по-прежнему идут через симуляцию; настройки и проверка уже работают.",
+        "In the processor's back office, set the shop's notification URL to this address (it must be reachable from the internet):",
+        "В личном кабинете провайдера укажите этот адрес как URL уведомлений магазина (он должен быть доступен из интернета):",
+    ),
+    (
+        "Test products and plans pay through the test account, live ones through the live account. With cards typed on the processor's page, card numbers never reach this server.",
+        "Тестовые товары и планы оплачиваются через тестовый аккаунт, боевые — через боевой. Когда карту вводят на странице провайдера, номера карт не попадают на этот сервер.",
     ),
 ];
 
