@@ -24,7 +24,7 @@ use crate::web::state::AppState;
 
 /// The whole HTTP app.
 pub fn router(state: AppState) -> Router {
-    let policy = HeaderValue::from_str(&csp(None)).expect("the policy is ASCII");
+    let policy = HeaderValue::from_str(&csp(&[])).expect("the policy is ASCII");
     let headers = [
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),

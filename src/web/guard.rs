@@ -177,10 +177,11 @@ pub fn hsts() -> HeaderValue {
 }
 
 /// The Content-Security-Policy of every answer: only our own styles and scripts, never
-/// framed; forms post to us, and to `form_target` (where a hosted page sends the browser
-/// after paying: browsers check redirects of a form post against `form-action`).
-pub fn csp(form_target: Option<&str>) -> String {
-    let extra = form_target.map(|origin| format!(" {origin}")).unwrap_or_default();
+/// framed; forms post to us, and to `form_targets` (the origins where a hosted page sends
+/// the browser after the post: the merchant's site, the processor's card page or its bank
+/// check; browsers check redirects of a form post against `form-action`).
+pub fn csp(form_targets: &[String]) -> String {
+    let extra: String = form_targets.iter().map(|origin| format!(" {origin}")).collect();
     format!(
         "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; \
          form-action 'self'{extra}; frame-ancestors 'none'; base-uri 'none'"

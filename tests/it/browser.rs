@@ -98,7 +98,7 @@ impl Browser {
 }
 
 /// A merchant's site on another origin: the page customers return to.
-async fn merchant_site() -> String {
+pub async fn merchant_site() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = axum::Router::new().route(

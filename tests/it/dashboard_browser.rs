@@ -12,17 +12,17 @@ use crate::browser::{Browser, backend_name};
 use crate::helpers::*;
 
 impl Browser {
-    async fn open(&self, url: &str) {
+    pub async fn open(&self, url: &str) {
         self.client.goto(url).await.unwrap();
     }
 
     /// Clicks the submit button of the page's main form and waits for the next page.
-    async fn send_main_form(&self) {
+    pub async fn send_main_form(&self) {
         self.send("main form:not(.search) button[type=submit]").await;
     }
 
     /// Clicks the first `button` and waits for the next page.
-    async fn send(&self, button: &str) {
+    pub async fn send(&self, button: &str) {
         let before = self.client.current_url().await.unwrap();
         self.client.find(Locator::Css(button)).await.unwrap().click().await.unwrap();
         for _ in 0..100 {
@@ -40,7 +40,7 @@ impl Browser {
         }
     }
 
-    async fn click(&self, css: &str) {
+    pub async fn click(&self, css: &str) {
         self.client.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
     }
 

@@ -6,6 +6,7 @@ mod helpers;
 
 mod auth;
 mod bepaid;
+mod bepaid_browser;
 mod bepaid_pay;
 mod browser;
 mod cli;

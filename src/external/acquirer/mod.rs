@@ -82,6 +82,11 @@ pub trait Acquirer: Send + Sync {
     /// Gives back `amount` of a captured charge to `card`. Repeating a request with the same
     /// key never refunds twice.
     async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome;
+    /// The origins (`https://host`) this acquirer sends customers to: its card page, its
+    /// bank checks. A hosted form that leads there must be allowed to.
+    fn customer_origins(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Whether customers type their cards on this acquirer's own page ([`Acquirer::start_hosted`])
     /// rather than on paydesk's.
     fn hosted(&self) -> bool {

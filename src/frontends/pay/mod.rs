@@ -110,6 +110,9 @@ struct Checkout<'a> {
     test: bool,
     /// The card is typed on this page (else on the processor's page, after it).
     card: bool,
+    /// Where the processor may send the browser after the form (its card page, its bank
+    /// checks): origins the page's form may lead to.
+    elsewhere: Vec<String>,
 }
 
 impl Checkout<'_> {
@@ -121,6 +124,7 @@ impl Checkout<'_> {
             if !acquirer.is_simulated() {
                 self.summary.test_cards = page::processor_test_cards(self.t, self.test);
             }
+            self.elsewhere = acquirer.customer_origins();
             if acquirer.hosted() {
                 self.card = false;
                 self.submit = self.t.continue_to_payment.to_string();
@@ -139,7 +143,7 @@ impl Checkout<'_> {
         self.summary.test_cards.clear();
         self.summary.terms.clear();
         let page = PayPage { t: self.t, summary: self.summary, notice: Some(Notice { title, body }), form: None };
-        respond_page(status, page, None, None)
+        respond_page(status, page, None, None, &[])
     }
 
     /// The page as a merchant previews it: the form, under a note that this is a preview
@@ -155,7 +159,7 @@ impl Checkout<'_> {
         form.card = self.card;
         let notice = Notice { title: self.t.preview_title, body };
         let page = PayPage { t: self.t, summary: self.summary, notice: Some(notice), form: Some(form) };
-        respond_page(StatusCode::OK, page, cookie, self.after.as_deref())
+        respond_page(StatusCode::OK, page, cookie, self.after.as_deref(), &self.elsewhere)
     }
 
     /// The page with its form, refilled from `sent`, showing `errors` or a `failure`.
@@ -172,7 +176,7 @@ impl Checkout<'_> {
         form.failure = failure;
         form.card = self.card;
         let page = PayPage { t: self.t, summary: self.summary, notice: None, form: Some(form) };
-        respond_page(status, page, cookie, self.after.as_deref())
+        respond_page(status, page, cookie, self.after.as_deref(), &self.elsewhere)
     }
 
     /// Answers a submitted form: checks the CSRF token, the fields and the card-testing

@@ -77,12 +77,14 @@ pub struct PayPage {
 }
 
 /// Answers a hosted page: never cached, the CSRF cookie when new, and a CSP whose
-/// `form-action` also allows where the browser is sent after paying.
+/// `form-action` also allows where the browser is sent after its form: `after` (where it
+/// goes once paid) and `elsewhere` (origins of the processor's card page and bank checks).
 pub fn respond_page(
     status: StatusCode,
     page: impl IntoResponse,
     cookie: Option<HeaderValue>,
     after: Option<&str>,
+    elsewhere: &[String],
 ) -> Response {
     let mut response = (status, page).into_response();
     let headers = response.headers_mut();
@@ -91,7 +93,8 @@ pub fn respond_page(
     }
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     let origin = after.and_then(|u| url::Url::parse(u).ok()).map(|u| u.origin().ascii_serialization());
-    if let Ok(policy) = HeaderValue::from_str(&csp(origin.as_deref())) {
+    let targets: Vec<String> = origin.into_iter().chain(elsewhere.iter().cloned()).collect();
+    if let Ok(policy) = HeaderValue::from_str(&csp(&targets)) {
         headers.insert(CONTENT_SECURITY_POLICY, policy);
     }
     response

@@ -77,6 +77,7 @@ async fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops:
         submit: t.subscribe.to_string(),
         test: plan.test,
         card: true,
+        elsewhere: Vec::new(),
     };
     page.entry().await
 }

@@ -63,6 +63,7 @@ async fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a 
         submit: format!("{} {}", t.pay, t.price(product.amount, product.currency)),
         test: product.test,
         card: true,
+        elsewhere: Vec::new(),
     };
     page.entry().await
 }
@@ -188,5 +189,5 @@ async fn confirm(State(state): State<AppState>, Path((id, shop_id)): Path<(Strin
     }
     let page =
         ConfirmPage { t, summary: summary(t, &product, &shop), pay_url: urls::product_pay(&state.config, &product.id) };
-    respond_page(StatusCode::OK, page, None, None)
+    respond_page(StatusCode::OK, page, None, None, &[])
 }

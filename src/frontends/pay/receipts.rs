@@ -77,7 +77,7 @@ struct ReceiptPage {
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
     match load(&state, &id).await {
-        Ok(page) => respond_page(StatusCode::OK, page, None, None),
+        Ok(page) => respond_page(StatusCode::OK, page, None, None, &[]),
         Err(e) => e.into_response(),
     }
 }

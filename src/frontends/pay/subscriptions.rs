@@ -58,6 +58,7 @@ async fn checkout<'a>(
         submit: t.subscribe.to_string(),
         test: sub.test,
         card: true,
+        elsewhere: Vec::new(),
     };
     page.entry().await
 }

@@ -7,7 +7,9 @@
 //! no body, an answer held past the client's timeout, a dropped connection), the cases where
 //! the outcome is unknown to the client. Checkout tokens (the processor's own card page) are
 //! made and queried as bePaid's Checkout API does; the test plays the customer on that page.
-//! Notifications go out when the test says, signed as bePaid signs them (RSA-SHA256 of the
+//! The processor's pages are served for a browser: the Checkout card page
+//! (`/checkout?token=`) and the bank's 3-D Secure check (`/process/{uid}`), each sending the
+//! customer back where the transaction says. Notifications go out when the test says, signed as bePaid signs them (RSA-SHA256 of the
 //! raw body in `Content-Signature`, the shop's id and secret as HTTP Basic), to the address
 //! the transaction was made with.
 
@@ -47,6 +49,8 @@ pub enum Fault {
 /// One transaction at the gateway.
 #[derive(Debug, Clone)]
 pub struct Tx {
+    /// Where the customer goes back to after the bank's check (or the Checkout page).
+    pub return_url: Option<String>,
     /// Where its notifications go.
     pub notification_url: Option<String>,
     pub uid: String,
@@ -117,6 +121,8 @@ impl Gateway {
             .route("/v2/transactions/tracking_id/{id}", get(by_tracking_id))
             .route("/ctp/api/checkouts", post(new_checkout))
             .route("/ctp/api/checkouts/{token}", get(checkout_state))
+            .route("/checkout", get(checkout_page).post(checkout_pay))
+            .route("/process/{uid}", get(process_page).post(process_finish))
             .with_state(gateway.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         gateway
@@ -344,6 +350,7 @@ fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String
         redirect_url: None,
         card: None,
         initiator: r["additional_data"]["card_on_file"]["initiator"].as_str().map(String::from),
+        return_url: r["return_url"].as_str().or(r["settings"]["success_url"].as_str()).map(String::from),
         notification_url: r["notification_url"]
             .as_str()
             .or(r["settings"]["notification_url"].as_str())
@@ -534,4 +541,67 @@ async fn checkout_state(State(g): State<Gateway>, Path(token): Path<String>, hea
             "message": tx.message, "bank_code": tx.bank_code} });
     }
     json_reply(200, &json!({ "checkout": state }))
+}
+
+/// The page's HTML around `body`.
+fn html(title: &str, body: &str) -> Response {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body><main><h1>{title}</h1>{body}</main></body></html>"
+    );
+    axum::response::Html(page).into_response()
+}
+
+/// `GET /checkout?token=`: the processor's card page.
+async fn checkout_page(
+    State(g): State<Gateway>,
+    axum::extract::Query(q): axum::extract::Query<HashMap<String, String>>,
+) -> Response {
+    let token = q.get("token").cloned().unwrap_or_default();
+    let Some(order) = g.inner.lock().unwrap().checkouts.get(&token).map(|c| c.order.clone()) else {
+        return (StatusCode::NOT_FOUND, "no such checkout").into_response();
+    };
+    let declined = if q.contains_key("declined") { "<p id=\"declined\">Declined: try another card.</p>" } else { "" };
+    let body = format!(
+        "<p id=\"amount\">{} {}</p>{declined}<form method=\"post\" action=\"/checkout\">\
+         <input type=\"hidden\" name=\"token\" value=\"{token}\">\
+         <label for=\"number\">Card number</label><input id=\"number\" name=\"number\">\
+         <button type=\"submit\" id=\"pay\">Pay</button></form>",
+        order["amount"],
+        order["currency"].as_str().unwrap_or("")
+    );
+    html("bePaid checkout", &body)
+}
+
+/// `POST /checkout`: the customer's card on the processor's page.
+async fn checkout_pay(State(g): State<Gateway>, body: Bytes) -> Response {
+    let form: HashMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
+    let token = form.get("token").cloned().unwrap_or_default();
+    let Some(uid) = g.pay_checkout(&token, form.get("number").map(String::as_str).unwrap_or("")) else {
+        return axum::response::Redirect::to(&format!("/checkout?token={token}&declined=1")).into_response();
+    };
+    let tx = g.transactions().into_iter().find(|t| t.uid == uid).unwrap();
+    match (tx.status.as_str(), tx.redirect_url) {
+        ("successful", _) => axum::response::Redirect::to(&tx.return_url.unwrap_or_default()).into_response(),
+        (_, Some(bank)) => axum::response::Redirect::to(&bank).into_response(),
+        _ => axum::response::Redirect::to(&format!("/checkout?token={token}&declined=1")).into_response(),
+    }
+}
+
+/// `GET /process/{uid}`: the bank's 3-D Secure check.
+async fn process_page(Path(uid): Path<String>) -> Response {
+    let body = format!(
+        "<p>Confirm the payment with your bank.</p><form method=\"post\" action=\"/process/{uid}\">\
+         <button type=\"submit\" name=\"result\" value=\"ok\" id=\"confirm\">Confirm</button>\
+         <button type=\"submit\" name=\"result\" value=\"fail\" id=\"fail\">Fail</button></form>"
+    );
+    html("3-D Secure", &body)
+}
+
+/// `POST /process/{uid}`: the check done; back to where the transaction said.
+async fn process_finish(State(g): State<Gateway>, Path(uid): Path<String>, body: Bytes) -> Response {
+    let ok = url::form_urlencoded::parse(&body).any(|(k, v)| k == "result" && v == "ok");
+    g.finish_3ds(&uid, ok);
+    let back = g.transactions().into_iter().find(|t| t.uid == uid).and_then(|t| t.return_url).unwrap_or_default();
+    axum::response::Redirect::to(&back).into_response()
 }

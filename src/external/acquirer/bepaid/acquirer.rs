@@ -146,6 +146,14 @@ impl Acquirer for Bepaid {
         self.hosted
     }
 
+    fn customer_origins(&self) -> Vec<String> {
+        [&self.account.checkout_url, &self.account.gateway_url]
+            .iter()
+            .filter_map(|u| url::Url::parse(u).ok())
+            .map(|u| u.origin().ascii_serialization())
+            .collect()
+    }
+
     async fn start_hosted(&self, request: HostedRequest<'_>) -> Result<Hosted, Outcome> {
         let transaction_type = match (request.amount, request.capture) {
             (0, _) => "tokenization",
