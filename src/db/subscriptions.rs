@@ -237,6 +237,43 @@ pub async fn start(
     Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
 }
 
+/// Takes a new card for a started subscription waiting for its customer (the bank asked for
+/// them on a renewal) and claims it for the charge the customer confirms, if, and only if, it
+/// still waits: of two submits, one goes on. `None` when it no longer waits.
+pub async fn take_card(
+    db: &impl ConnectionTrait,
+    sub: Model,
+    card: &CardRef,
+    now: DateTime<Utc>,
+    claim: (&str, DateTime<Utc>),
+) -> Result<Option<Model>, DbErr> {
+    let mut row = sub.clone().into_active_model();
+    row.card_token = Set(Some(card.token.clone()));
+    row.card_brand = Set(Some(card.brand.clone()));
+    row.card_last4 = Set(Some(card.last4.clone()));
+    row.card_exp_month = Set(Some(card.exp_month));
+    row.card_exp_year = Set(Some(card.exp_year));
+    row.card_holder = Set(Some(card.holder.clone()));
+    row.claim_token = Set(Some(claim.0.to_string()));
+    row.claimed_until = Set(Some(super::now_millis(claim.1)));
+    row.updated_at = Set(super::now_millis(now));
+    let result = Entity::update_many()
+        .set(row)
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.eq(State::Redirecting))
+        .filter(Column::StartedAt.is_not_null())
+        .filter(Column::RenewAt.is_null())
+        .filter(
+            Condition::any().add(Column::ClaimedUntil.is_null()).add(Column::ClaimedUntil.lt(super::now_millis(now))),
+        )
+        .exec(db)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+}
+
 /// Saves the progress after a charge (or the end) and gives up the claim, if, and only if,
 /// the engine still holds the claim `token` and the subscription is still in the state the
 /// engine read: a cancel (or another engine that took over an expired claim) wins, and this
@@ -458,10 +495,15 @@ pub async fn claim_due(
     };
     let billing = State::BILLING.map(|s| format!("'{}'", s.as_str())).join(", ");
     // Each kind's condition. A start whose first charge's answer is not known yet waits for
-    // its next lookup.
+    // its next lookup; one waiting for its customer to confirm a renewal (a charge made, no
+    // time set) is not the engine's until they come back.
     let kinds = [
         format!("state IN ({billing}) AND renew_at <= {}", p[3]),
-        format!("state = 'redirecting' AND started_at IS NOT NULL AND (renew_at IS NULL OR renew_at <= {})", p[3]),
+        format!(
+            "state = 'redirecting' AND started_at IS NOT NULL \
+             AND ((renew_at IS NULL AND last_payment_id IS NULL) OR renew_at <= {})",
+            p[3]
+        ),
     ];
     let now = super::now_millis(now);
     let mut claimed = 0;

@@ -223,6 +223,9 @@ pub enum Outcome {
     Succeeded,
     Declined,
     Error,
+    /// The bank wants the customer to confirm this charge (3-D Secure on a renewal): no retry
+    /// can succeed without them.
+    NeedsCustomer,
 }
 
 /// What the engine must do when a subscription is due.
@@ -322,6 +325,13 @@ pub fn after_charge(
             next.active_to = Some(ends);
             let finished = terms.billing_cycles.is_some_and(|c| next.paid_cycles >= c);
             next.renew_at = Some(if finished { ends } else { night(ends) });
+        }
+        Outcome::NeedsCustomer => {
+            // The attempt counts; the subscription waits, with its card link, until the
+            // customer comes back to confirm a charge (or the merchant cancels it).
+            next.failed_attempts += 1;
+            next.state = State::Redirecting;
+            next.renew_at = None;
         }
         Outcome::Declined | Outcome::Error => {
             next.failed_attempts += 1;

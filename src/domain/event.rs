@@ -19,6 +19,8 @@ words! {
         SubscriptionRetryScheduled = "subscription.retry_scheduled", SubscriptionCanceled = "subscription.canceled",
         SubscriptionFailed = "subscription.failed", SubscriptionError = "subscription.error",
         SubscriptionExpired = "subscription.expired",
+        // The bank asked for the customer on a renewal: it waits for them at its card link.
+        SubscriptionActionRequired = "subscription.action_required",
         ProductSoldOut = "product.sold_out",
     }
 }
@@ -66,6 +68,7 @@ impl EventType {
             State::Failed if moved => Some(EventType::SubscriptionFailed),
             State::Error if moved => Some(EventType::SubscriptionError),
             State::Expired if moved => Some(EventType::SubscriptionExpired),
+            State::Redirecting if moved && from.is_some() => Some(EventType::SubscriptionActionRequired),
             _ => None,
         };
         types.extend(then);

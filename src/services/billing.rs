@@ -36,6 +36,9 @@ use crate::services::events;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
+/// The failure code of a renewal the bank wants the customer to confirm.
+pub const NEEDS_CUSTOMER: &str = "authentication_required";
+
 /// How many due subscriptions one claim takes.
 const BATCH: u64 = 500;
 /// Running work renews its lease (`PAYDESK_LEASE_SECONDS`, a minute by default) this many
@@ -234,7 +237,11 @@ async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Ut
     let Due::Charge { period, attempt, .. } = rules::due(&terms, &sub.progress()) else { return Ok(()) };
     db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &rules::charge_key(&sub.id, period, attempt))
         .await?;
-    start(state, &plan, sub, &payment.card(), now).await.map(|_| ())
+    match sub.started_at {
+        // Back to confirm a renewal the bank asked them for.
+        Some(_) => take_card(state, sub, &payment.card(), now).await.map(|_| ()),
+        None => start(state, &plan, sub, &payment.card(), now).await.map(|_| ()),
+    }
 }
 
 /// Opens the subscription a plan page's first charge (`payment`, succeeded) paid for: the
@@ -439,6 +446,21 @@ pub async fn start(
     Ok(billed.pop())
 }
 
+/// The charge a customer confirms with a new card, for a subscription waiting for them
+/// since the bank asked for them on a renewal. `None` when it no longer waits.
+pub async fn take_card(
+    state: &AppState,
+    sub: subscriptions::Model,
+    card: &CardRef,
+    now: DateTime<Utc>,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let token = random_hex(12);
+    let claim = (token.as_str(), lease_from_now(state));
+    let Some(sub) = db::subscriptions::take_card(&state.db, sub, card, now, claim).await? else { return Ok(None) };
+    let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
+    Ok(billed.pop())
+}
+
 /// One due charge of a batch.
 struct Charge {
     sub: subscriptions::Model,
@@ -453,6 +475,8 @@ struct Charge {
     known: Option<PaymentStatus>,
     /// Asked before with no answer known: the acquirer looks it up first.
     again: bool,
+    /// Answered before (recorded before an interruption) that the bank wants the customer.
+    known_needs_customer: bool,
     /// When it was first asked (lookups of an unknown answer back off from then).
     asked: Option<DateTime<Utc>>,
     /// Who moves the money; `None` when the shop's processor has no account for the mode.
@@ -532,6 +556,7 @@ async fn plan_charges(
                     payment_id: None,
                     known: None,
                     again: false,
+                    known_needs_customer: false,
                     asked: None,
                     acquirer,
                     description: plan.title.clone(),
@@ -558,6 +583,7 @@ async fn resume_earlier(state: &AppState, charges: &mut [Charge]) -> Result<(), 
             c.payment_id = Some(p.id.clone());
             c.known = Some(p.status).filter(|s| *s != PaymentStatus::Processing);
             c.again = c.known.is_none();
+            c.known_needs_customer = p.failure_code.as_deref() == Some(NEEDS_CUSTOMER);
             c.asked = Some(p.created_at);
         }
     }
@@ -659,6 +685,11 @@ async fn record(
     let txn = state.db.begin().await?;
     for (c, answer) in charges.into_iter().zip(answers) {
         let Some(payment_id) = c.payment_id.clone() else { continue };
+        let needs_customer = match &answer {
+            Some(ChargeOutcome::Declined { code, .. }) => *code == NEEDS_CUSTOMER,
+            Some(_) => false,
+            None => c.known_needs_customer,
+        };
         let status = match (&answer, c.known) {
             (Some(outcome), _) => {
                 report.charged += 1;
@@ -670,7 +701,8 @@ async fn record(
         if answer.is_some() {
             answered.push(c.key.clone());
         }
-        let (sub, line) = record_charge(&txn, c, status, payment_id, token, now, state.config.timezone).await?;
+        let answered = Answered { status, needs_customer };
+        let (sub, line) = record_charge(&txn, c, answered, payment_id, token, now, state.config.timezone).await?;
         saved.extend(sub);
         lines.extend(line);
     }
@@ -706,6 +738,12 @@ async fn record(
     Ok((report, saved))
 }
 
+/// How a charge was answered: its status, and whether the bank wants the customer.
+struct Answered {
+    status: PaymentStatus,
+    needs_customer: bool,
+}
+
 /// The new schedule after a charge that ended with `status`, and its timeline line (with
 /// the subscription as saved). A
 /// subscription cancelled while the charge was with the acquirer keeps its cancel: the
@@ -713,12 +751,13 @@ async fn record(
 async fn record_charge(
     txn: &impl ConnectionTrait,
     c: Charge,
-    status: PaymentStatus,
+    answered: Answered,
     payment_id: String,
     token: &str,
     now: DateTime<Utc>,
     tz: chrono_tz::Tz,
 ) -> Result<(Option<subscriptions::Model>, Option<events::Line>), DbErr> {
+    let status = answered.status;
     if status == PaymentStatus::Processing {
         // Not known yet: nothing moves on, and the charge is looked up again later.
         let waiting = Progress { renew_at: Some(pending::next_lookup(c.asked.unwrap_or(now), now)), ..c.progress };
@@ -727,6 +766,7 @@ async fn record_charge(
     }
     let outcome = match status {
         PaymentStatus::Succeeded => Outcome::Succeeded,
+        PaymentStatus::Failed if answered.needs_customer => Outcome::NeedsCustomer,
         PaymentStatus::Failed => Outcome::Declined,
         _ => Outcome::Error,
     };

@@ -293,7 +293,11 @@ pub async fn pay_subscription(
     }
     let card = card_for(&*acquirer, &checkout, sub.test).await?;
     let (shop_id, id) = (sub.shop_id, sub.id.clone());
-    let started = crate::services::billing::start(state, plan, sub, &card, now).await?;
+    let started = match sub.started_at {
+        // Back to confirm a renewal the bank asked them for: the charge is made now.
+        Some(_) => crate::services::billing::take_card(state, sub, &card, now).await?,
+        None => crate::services::billing::start(state, plan, sub, &card, now).await?,
+    };
     let payment_id = match started {
         Some(sub) => sub.last_payment_id,
         // Another submit of the form started it: show that one's charge when it is known.

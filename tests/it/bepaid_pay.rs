@@ -376,3 +376,53 @@ db_tests! {
         assert_eq!(events_of(&app, &shop, "payment.captured").await.len(), 1);
     }
 }
+
+db_tests! {
+    async fn a_renewal_the_bank_asks_the_customer_for_waits_for_them_at_its_card_link(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        // Paid once with a card that goes through, then its bank starts asking.
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json("4200000000000000"),
+                          "test_clock": clock});
+        let (_, paid) = app.post(&shop, "/subscriptions", &body).await;
+        let paid_id = paid["id"].as_str().unwrap().to_string();
+        assert_eq!(paid["state"], "active");
+        let stored = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &paid_id)
+            .await.unwrap().unwrap();
+        assert!(stored.card().is_some());
+        set_card(&app, &paid_id, &gateway.token_of("4012000000003010")).await;
+
+        let before = gateway.transactions().len();
+        advance(&app, &shop, &clock, "2026-03-01T00:00:00Z").await;
+        let (_, waiting) = app.get(&shop, &format!("/subscriptions/{paid_id}")).await;
+        assert_eq!(waiting["state"], "redirecting", "{waiting}");
+        assert_eq!(waiting["redirect_url"], format!("{}/subscriptions/{paid_id}/pay", app.state.config.base_url));
+        assert_eq!(waiting["renew_at"], Value::Null, "no blind retries");
+        assert_eq!(waiting["last_transaction"]["failure_code"], "authentication_required");
+        assert_eq!(gateway.transactions().len(), before + 1, "asked once, not retried");
+        assert_eq!(events_of(&app, &shop, "subscription.action_required").await.len(), 1);
+
+        // The customer comes back with a card that goes through: the period is paid.
+        let path = format!("/subscriptions/{paid_id}/pay");
+        let form = app.open_form(&path).await;
+        let paid_now = app.submit(&path, &form, &card("4200000000000000")).await;
+        assert_eq!(paid_now.status, StatusCode::SEE_OTHER, "{}", paid_now.html);
+        let (_, back) = app.get(&shop, &format!("/subscriptions/{paid_id}")).await;
+        assert_eq!(back["state"], "active", "{back}");
+        assert_eq!(back["paid_billing_cycles"], 2);
+        assert!(back["renew_at"].is_string());
+    }
+}
+
+/// Gives a subscription another stored card (a vault token), as if its customer had changed it.
+async fn set_card(app: &TestApp, id: &str, token: &str) {
+    use paydesk::db::entities::subscriptions::{Column, Entity};
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+    Entity::update_many()
+        .col_expr(Column::CardToken, Expr::value(Some(token.to_string())))
+        .filter(Column::Id.eq(id))
+        .exec(&app.db)
+        .await
+        .unwrap();
+}

@@ -281,3 +281,14 @@ fn a_subscriber_is_told_todays_charge_and_when_the_plan_is_charged_next() {
     let hourly = Terms { unit: IntervalUnit::Hour, interval: 6, ..monthly() };
     assert_eq!(hourly.first_charges(now, Berlin), (990, at("2026-01-31T16:00:00Z")));
 }
+
+#[test]
+fn a_renewal_the_bank_wants_the_customer_for_waits_for_them_and_their_charge_is_the_next_attempt() {
+    let terms = monthly();
+    let now = at("2026-03-01T10:00:00Z");
+    let waiting = after_charge(&terms, &active(2), Outcome::NeedsCustomer, at("2026-01-01T10:00:00Z"), now, UTC);
+    assert_eq!((waiting.state, waiting.renew_at, waiting.failed_attempts), (State::Redirecting, None, 1));
+    assert_eq!(due(&terms, &waiting), Due::Charge { amount: 990, period: 2, attempt: 2 }, "a key of its own");
+    let paid = after_charge(&terms, &waiting, Outcome::Succeeded, at("2026-01-01T10:00:00Z"), now, UTC);
+    assert_eq!((paid.state, paid.period, paid.failed_attempts), (State::Active, 3, 0));
+}

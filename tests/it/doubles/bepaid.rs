@@ -194,6 +194,11 @@ impl Gateway {
         record(&mut inner, &self.url, &format!("{kind}s"), &request).unwrap()
     }
 
+    /// The vault's token for a card number (stored now if it was not).
+    pub fn token_of(&self, number: &str) -> String {
+        vault(&mut self.inner.lock().unwrap(), number)
+    }
+
     /// The card number behind a vault token.
     pub fn number_of(&self, token: &str) -> Option<String> {
         self.inner.lock().unwrap().cards.get(token).cloned()

@@ -110,7 +110,7 @@ impl Acquirer for Bepaid {
             match self.gateway().lookup(request.idempotency_key, looked_up).await {
                 // It never arrived: the same request goes now.
                 Reading::NotFound => {}
-                found => return charge_outcome(found, true),
+                found => return charge_outcome(found, true, request.customer_present),
             }
         }
         let card_on_file = match request.customer_present {
@@ -131,7 +131,8 @@ impl Acquirer for Bepaid {
             customer: None,
             additional_data: AdditionalData { contract: vec![], card_on_file: Some(card_on_file) },
         };
-        charge_outcome(self.gateway().charge(kind, &charge, request.idempotency_key).await, request.again)
+        let reading = self.gateway().charge(kind, &charge, request.idempotency_key).await;
+        charge_outcome(reading, request.again, request.customer_present)
     }
 
     async fn capture(&self, request: SettleRequest<'_>) -> Outcome {
@@ -207,7 +208,7 @@ impl Acquirer for Bepaid {
                     },
                     _ => None,
                 };
-                (charge_outcome(reading, true), card)
+                (charge_outcome(reading, true, true), card)
             }
             CheckoutReading::Open => (Outcome::unknown(), None),
             CheckoutReading::Expired => (
@@ -246,9 +247,14 @@ fn card_of(card: &Card) -> Option<CardRef> {
 }
 
 /// What a charge's reading means; `again`: the charge was sent before, so a gateway that
-/// cannot be reached now says nothing about it.
-fn charge_outcome(reading: Reading, again: bool) -> Outcome {
+/// cannot be reached now says nothing about it. A bank that asks for a customer who is not
+/// there (a renewal) declines it as `authentication_required`: no retry helps without them.
+fn charge_outcome(reading: Reading, again: bool, customer_present: bool) -> Outcome {
     match reading {
+        Reading::NeedsCustomer { .. } if !customer_present => Outcome::Declined {
+            code: "authentication_required",
+            message: "The bank asks the customer to confirm this payment.".into(),
+        },
         Reading::Succeeded { transaction } => Outcome::Approved { reference: transaction.uid },
         Reading::Declined { code, message, .. } => {
             let message = if message.is_empty() { "The card was declined.".into() } else { message };
