@@ -445,22 +445,24 @@ pub async fn set_customer(db: &impl ConnectionTrait, payment: Model, customer_id
     Ok(Model { customer_id: Some(customer_id.to_string()), ..payment })
 }
 
-/// Makes a plan page's first charge the first charge of the subscription it started.
+/// Makes a plan page's first charge the first charge of the subscription it started, if it
+/// is not already another's; whether it was.
 pub async fn attach(
     db: &impl ConnectionTrait,
     id: &str,
     subscription_id: &str,
     customer_id: &str,
     billing_key: &str,
-) -> Result<(), DbErr> {
-    Entity::update_many()
+) -> Result<bool, DbErr> {
+    let attached = Entity::update_many()
         .col_expr(Column::SubscriptionId, Expr::value(Some(subscription_id)))
         .col_expr(Column::CustomerId, Expr::value(Some(customer_id)))
         .col_expr(Column::BillingKey, Expr::value(Some(billing_key)))
         .filter(Column::Id.eq(id))
+        .filter(Column::BillingKey.is_null())
         .exec(db)
         .await?;
-    Ok(())
+    Ok(attached.rows_affected == 1)
 }
 
 /// Payments of hosted pages still `processing` since before `before` and due for a lookup at
@@ -487,6 +489,58 @@ pub async fn interrupted(
     );
     let values = [super::now_millis(before).into(), super::now_millis(now).into(), (limit as i64).into()];
     Entity::find().from_raw_sql(Statement::from_sql_and_values(backend, sql, values)).all(db).await
+}
+
+/// The processor's card page opened for a subscription's card and not yet ended, if any.
+pub async fn card_page_of(db: &impl ConnectionTrait, subscription_id: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::SubscriptionId.eq(subscription_id))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .filter(Column::BillingKey.is_null())
+        .filter(Column::CheckoutToken.is_not_null())
+        .one(db)
+        .await
+}
+
+/// Renewals still `processing` (due for a lookup at `now`, untouched since before `before`)
+/// whose subscription has ended: the engine no longer claims them.
+pub async fn orphaned_renewals(
+    db: &impl ConnectionTrait,
+    before: DateTime<Utc>,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    use super::entities::subscriptions::{Column as S, Entity as Subscriptions};
+    let ended = ["canceled", "expired", "failed", "error"];
+    let subs = sea_orm::sea_query::Query::select()
+        .column(S::Id)
+        .from(Subscriptions)
+        .and_where(S::State.is_in(ended))
+        .to_owned();
+    Entity::find()
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .filter(Column::BillingKey.is_not_null())
+        .filter(Column::UpdatedAt.lt(super::now_millis(before)))
+        .filter(Condition::any().add(Column::RecheckAt.is_null()).add(Column::RecheckAt.lt(super::now_millis(now))))
+        .filter(Column::SubscriptionId.in_subquery(subs))
+        .limit(limit)
+        .all(db)
+        .await
+}
+
+/// A plan's first charges that went through on its page (not yet the first charge of a
+/// subscription: no billing key) and were last touched before `before`: their subscription
+/// was never opened.
+pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::Status.eq(PaymentStatus::Succeeded))
+        .filter(Column::PlanId.is_not_null())
+        .filter(Column::BillingKey.is_null())
+        .filter(Column::CustomerId.is_not_null())
+        .filter(Column::UpdatedAt.lt(super::now_millis(before)))
+        .limit(limit)
+        .all(db)
+        .await
 }
 
 /// Moves the shop's payment from one status to another if, and only if, it is still in

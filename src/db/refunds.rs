@@ -176,12 +176,19 @@ async fn settle_hold(
     Ok(())
 }
 
-/// Refunds still `pending` since before `before`: their request stopped between asking
-/// the acquirer and recording its answer.
-pub async fn interrupted(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
+/// Refunds still `pending` since before `before` and begun after `since` (the latest a
+/// resend is safe): their request stopped between asking the acquirer and recording its
+/// answer, or the answer is not known yet.
+pub async fn interrupted(
+    db: &impl ConnectionTrait,
+    before: DateTime<Utc>,
+    since: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
     Entity::find()
         .filter(Column::Status.eq(RefundStatus::Pending))
         .filter(Column::UpdatedAt.lt(super::now_millis(before)))
+        .filter(Column::CreatedAt.gte(super::now_millis(since)))
         .order_by_asc(Column::UpdatedAt)
         .limit(limit)
         .all(db)

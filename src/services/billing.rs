@@ -134,26 +134,43 @@ pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> Result<Report, App
 /// go through, and opens the subscription a plan page's first charge paid for. A customer
 /// who never finished authenticating (3-D Secure) within the hour lets the payment expire.
 pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, DbErr> {
-    let stale = db::payments::interrupted(&state.db, now - state.config.lease * 2, now, 500).await?;
+    let before = now - state.config.lease * 2;
+    let stale = db::payments::interrupted(&state.db, before, now, 500).await?;
     let count = stale.len();
     let mut acquirers = Acquirers::default();
     for payment in stale {
-        let settled = settle_with(state, &mut acquirers, payment, now).await?;
+        let settled = settle_with(state, &mut acquirers, payment, true, now).await?;
         tracing::info!(payment = %settled.id, status = %settled.status, "settled an interrupted payment");
+    }
+    // A renewal still unknown when its subscription ended (cancelled meanwhile): no claim of
+    // the engine looks it up any more, so the sweep does, recording what the bank did.
+    for payment in db::payments::orphaned_renewals(&state.db, before, now, 500).await? {
+        let settled = settle_with(state, &mut acquirers, payment, true, now).await?;
+        tracing::info!(payment = %settled.id, status = %settled.status, "settled a renewal of an ended subscription");
+    }
+    // A plan's first charge that went through without its subscription opened (the request
+    // or the sweep stopped in between): it opens now.
+    for payment in db::payments::paid_unopened(&state.db, before, 100).await? {
+        open_paid(state, &payment, now).await?;
     }
     Ok(count)
 }
 
-/// Settles one hosted-page payment still `processing`, as [`settle_interrupted`] does (a
-/// customer back from authenticating asks at once); answers it as it then stands.
+/// Settles one hosted-page payment still `processing` by asking the processor how it ended
+/// (a customer back from the processor's page or their bank, a notification): it only looks
+/// up, never sends the charge again, since it may still be in flight. Answers the payment as
+/// it then stands.
 pub async fn settle(state: &AppState, payment: payments::Model, now: DateTime<Utc>) -> Result<payments::Model, DbErr> {
-    settle_with(state, &mut Acquirers::default(), payment, now).await
+    settle_with(state, &mut Acquirers::default(), payment, false, now).await
 }
 
+/// Settles a payment still `processing`; `resend`: a charge that never reached the
+/// processor is sent again (the same request).
 async fn settle_with(
     state: &AppState,
     acquirers: &mut Acquirers,
     payment: payments::Model,
+    resend: bool,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, DbErr> {
     let acquirer = acquirers.of(state, payment.shop_id, payment.test).await?;
@@ -168,8 +185,9 @@ async fn settle_with(
                 currency: payment.currency,
                 capture: payment.transaction_type == TransactionType::Payment,
                 idempotency_key: &payment.id,
-                customer_present: true,
+                customer_present: payment.billing_key.is_none(),
                 again: true,
+                resend,
                 description: &description,
                 return_url: None,
                 now,
@@ -207,6 +225,7 @@ async fn settle_with(
         db::products::release_unit(&state.db, product_id).await?;
     }
     if recorded && settled.status == PaymentStatus::Succeeded && settled.billing_key.is_none() {
+        // A crash here leaves it to the sweep's `paid_unopened`.
         open_paid(state, &settled, now).await?;
     }
     Ok(settled)
@@ -233,10 +252,17 @@ async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Ut
         return open(state, &plan, payment, customer_id, now).await.map(|_| ());
     };
     let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(()) };
+    if sub.state != rules::State::Redirecting {
+        tracing::error!(payment = %payment.id, subscription = %sub.id, "a card page was paid for a subscription that no longer waits for it: refund it");
+        return Ok(());
+    }
     let terms = Terms::from(&plan.fields());
     let Due::Charge { period, attempt, .. } = rules::due(&terms, &sub.progress()) else { return Ok(()) };
-    db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &rules::charge_key(&sub.id, period, attempt))
-        .await?;
+    let key = rules::charge_key(&sub.id, period, attempt);
+    if !db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &key).await? {
+        // Another settling of this payment attached it first and goes on from there.
+        return Ok(());
+    }
     match sub.started_at {
         // Back to confirm a renewal the bank asked them for.
         Some(_) => take_card(state, sub, &payment.card(), now).await.map(|_| ()),
@@ -271,10 +297,16 @@ pub async fn open(
         progress,
     };
     // Created with its card: the first charge's line begins the timeline (and says it was
-    // created).
-    let sub = db::subscriptions::insert(&state.db, new, now).await?;
+    // created). Made and given the charge at once: of two settlings of one payment, one
+    // opens it.
+    let txn = state.db.begin().await?;
+    let sub = db::subscriptions::insert(&txn, new, now).await?;
     let key = rules::charge_key(&sub.id, period, attempt);
-    db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &key).await?;
+    if !db::payments::attach(&txn, &payment.id, &sub.id, customer_id, &key).await? {
+        txn.rollback().await?;
+        return Ok(None);
+    }
+    txn.commit().await?;
     start(state, plan, sub, &payment.card(), now).await
 }
 
@@ -483,6 +515,8 @@ struct Charge {
     acquirer: Option<Arc<dyn Acquirer>>,
     /// The plan's title, as the processor shows the charge.
     description: String,
+    /// Where a customer who must authenticate comes back to (charges they are present for).
+    return_url: Option<String>,
     /// How a test subscription's card was told to behave now.
     simulate: Option<Behaviour>,
 }
@@ -506,6 +540,11 @@ async fn bill(
     let mut answers = Vec::with_capacity(charges.len());
     for group in charges.chunks_mut(CONCURRENT_CHARGES) {
         write_processing_rows(state, group, token, now).await?;
+        if customer_present {
+            for c in group.iter_mut() {
+                c.return_url = c.payment_id.as_deref().map(|id| crate::web::urls::payment_return(&state.config, id));
+            }
+        }
         answers.extend(ask_acquirer(group, customer_present, now).await);
     }
     // The claims are extended once and no longer renewed while the outcomes are recorded (a
@@ -560,6 +599,7 @@ async fn plan_charges(
                     asked: None,
                     acquirer,
                     description: plan.title.clone(),
+                    return_url: None,
                     simulate: None,
                 });
             }
@@ -651,8 +691,9 @@ async fn ask_acquirer(group: &[Charge], customer_present: bool, now: DateTime<Ut
             idempotency_key: &c.key,
             customer_present,
             again: c.again,
+            resend: true,
             description: &c.description,
-            return_url: None,
+            return_url: c.return_url.as_deref(),
             now,
             simulate: c.simulate,
         };

@@ -81,6 +81,10 @@ async fn act(state: &AppState, shop_id: i64, t: Transaction, now: DateTime<Utc>)
             let Some(payment) = db::payments::find_by_tracking(&state.db, shop_id, tracking_id).await? else {
                 return Ok(Received::Taken);
             };
+            if payment.test != (t.test == Some(true)) {
+                // Signed by the other mode's key: not this payment's account.
+                return Ok(Received::Forged);
+            }
             if payment.status != PaymentStatus::Processing {
                 return Ok(Received::Taken);
             }
@@ -101,12 +105,11 @@ async fn act(state: &AppState, shop_id: i64, t: Transaction, now: DateTime<Utc>)
 }
 
 /// The payment a child transaction of the processor belongs to (its parent's uid is the
-/// payment's reference).
+/// payment's reference), if it is of the transaction's mode.
 async fn parent_of(state: &AppState, shop_id: i64, t: &Transaction) -> Result<Option<payments::Model>, AppError> {
-    match &t.parent_uid {
-        Some(parent) => Ok(db::payments::find_by_reference(&state.db, shop_id, parent).await?),
-        None => Ok(None),
-    }
+    let Some(parent) = &t.parent_uid else { return Ok(None) };
+    let found = db::payments::find_by_reference(&state.db, shop_id, parent).await?;
+    Ok(found.filter(|p| p.test == (t.test == Some(true))))
 }
 
 /// A refund made in the processor's back office, recorded once by its uid.

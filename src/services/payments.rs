@@ -336,6 +336,13 @@ async fn card_page_for(
     checkout: &Checkout,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
+    if sub.state != crate::domain::billing::State::Redirecting {
+        return Err(PayError::InProgress);
+    }
+    // A page already opened for it and not yet ended: the customer goes back there.
+    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id).await? {
+        return Ok(open);
+    }
     let terms = billing_rules::Terms::from(&plan.fields());
     let billing_rules::Due::Charge { amount, .. } = billing_rules::due(&terms, &sub.progress()) else {
         return Err(PayError::Internal(format!("subscription {} has nothing to charge first", sub.id)));
@@ -389,6 +396,7 @@ async fn charge(
         idempotency_key: &payment.id,
         customer_present: true,
         again: false,
+        resend: false,
         description,
         return_url: Some(&return_url),
         now,
@@ -450,7 +458,8 @@ async fn settle_now(
     let reference = payment.acquirer_reference.clone().unwrap_or_default();
     let kind = if to == PaymentStatus::Voided { "void" } else { "capture" };
     let key = child_uid(&payment.id, kind);
-    let request = SettleRequest { reference: &reference, amount: payment.amount, idempotency_key: &key };
+    let tracking_id = payment.billing_key.as_deref().unwrap_or(&payment.id);
+    let request = SettleRequest { reference: &reference, amount: payment.amount, idempotency_key: &key, tracking_id };
     let outcome = match acquirer_for(state, shop_id, payment.test).await {
         Ok(acquirer) if to == PaymentStatus::Voided => acquirer.void(request).await,
         Ok(acquirer) => acquirer.capture(request).await,

@@ -22,6 +22,12 @@ use crate::web::state::AppState;
 /// How long a refund may stay pending before the sweeper takes it over.
 const INTERRUPTED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
 
+/// How long after it began a refund is sent again under its key: processors keep a key's
+/// answer for a day (bePaid's `RequestID`), and past that a resend could refund twice. One
+/// still unknown then stays `pending` (its hold kept) until the processor's notification of
+/// it, or the merchant's look in the processor's back office.
+const RESENT_WITHIN: chrono::TimeDelta = chrono::TimeDelta::hours(23);
+
 /// Refunds the shop's payment `payment_id` as asked; answers the refund as recorded
 /// (`succeeded`, or `failed` when the acquirer refused).
 pub async fn refund(
@@ -131,7 +137,7 @@ async fn finish(
 
 /// Finishes refunds whose request stopped before the acquirer's answer was recorded.
 pub async fn resume_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, AppError> {
-    let stale = db::refunds::interrupted(&state.db, now - INTERRUPTED_AFTER, 100).await?;
+    let stale = db::refunds::interrupted(&state.db, now - INTERRUPTED_AFTER, now - RESENT_WITHIN, 100).await?;
     let count = stale.len();
     for refund in stale {
         let payment = db::find::<payments::Entity>(&state.db, refund.shop_id, &refund.payment_id).await?;

@@ -426,3 +426,58 @@ async fn set_card(app: &TestApp, id: &str, token: &str) {
         .await
         .unwrap();
 }
+
+db_tests! {
+    async fn a_card_link_charge_waiting_for_3_d_secure_is_not_taken_for_a_renewal_the_bank_refused(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let (_, sub) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": plan}, "customer": customer_body()})).await;
+        let id = sub["id"].as_str().unwrap().to_string();
+        let path = format!("/subscriptions/{id}/pay");
+        let form = app.open_form(&path).await;
+        let sent = app.submit(&path, &form, &card("4012000000003010")).await;
+        let [charge] = gateway.transactions().try_into().unwrap();
+        assert_eq!(sent.location(), format!("{}/process/{}", gateway.url, charge.uid), "to the bank");
+        // The engine looks it up while the customer is still at their bank: it keeps waiting.
+        paydesk::services::billing::run_due(&app.state, chrono::Utc::now() + Duration::minutes(3)).await.unwrap();
+        let (_, waiting) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(waiting["last_transaction"]["status"], "processing", "{waiting}");
+        gateway.finish_3ds(&charge.uid, true);
+        assert_eq!(gateway.notify(&charge.uid, false).await, 200);
+        paydesk::services::billing::run_due(&app.state, chrono::Utc::now() + Duration::minutes(3)).await.unwrap();
+        let (_, started) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((started["state"].as_str(), started["last_transaction"]["status"].as_str()), (Some("active"), Some("succeeded")), "{started}");
+        assert_eq!(gateway.transactions().len(), 1, "charged once");
+    }
+
+    async fn the_receipt_only_looks_up_and_a_renewal_unknown_when_its_subscription_ended_is_still_settled(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        gateway.fail_next(&[Fault::ServerError]);
+        app.pay(id, "4200000000000000", &[]).await;
+        let payment = payment_of(&app, &shop, id).await;
+        let received = gateway.received();
+        let receipt = app.page(&format!("/receipts/{}", payment["id"].as_str().unwrap())).await;
+        assert!(receipt.html.contains("Your payment is being confirmed"));
+        assert_eq!(gateway.received(), received, "the receipt never sends the charge again");
+        sweep(&app, 3).await;
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded", "the sweep does, once");
+
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json("4200000000000000"),
+                          "test_clock": clock});
+        let (_, sub) = app.post(&shop, "/subscriptions", &body).await;
+        let sub_id = sub["id"].as_str().unwrap();
+        gateway.fail_next(&[Fault::BadGatewayAfter]);
+        advance(&app, &shop, &clock, "2026-02-01T10:00:30Z").await;
+        let (status, _) = app.post(&shop, &format!("/subscriptions/{sub_id}/cancel"), &json!({})).await;
+        assert_eq!(status, StatusCode::OK);
+        let (_, list) = app.get(&shop, &format!("/payments?subscription={sub_id}")).await;
+        assert!(list.as_array().unwrap().iter().any(|p| p["status"] == "processing"), "{list}");
+        sweep(&app, 3).await;
+        let (_, list) = app.get(&shop, &format!("/payments?subscription={sub_id}")).await;
+        assert!(list.as_array().unwrap().iter().all(|p| p["status"] == "succeeded"), "what the bank took is recorded: {list}");
+    }
+}

@@ -192,6 +192,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
         idempotency_key: &key,
         customer_present: false,
         again: false,
+        resend: false,
         description: "Gym",
         return_url: None,
         now,

@@ -26,8 +26,11 @@ pub struct ChargeRequest<'a> {
     /// The customer is at the page (first payment) rather than billed later by the engine.
     pub customer_present: bool,
     /// Asked before under this key with no answer known: the acquirer looks the attempt up
-    /// first and sends it (the same request) only if it never arrived.
+    /// first instead of charging.
     pub again: bool,
+    /// With `again`: if the lookup finds that it never arrived, send the same request now.
+    /// Only the sweep does (a while after the first try, never while it may be in flight).
+    pub resend: bool,
     /// What is paid for, as the processor's back office and the bank statement show it.
     pub description: &'a str,
     /// Where a customer who must authenticate (3-D Secure) comes back to.
@@ -46,6 +49,9 @@ pub struct SettleRequest<'a> {
     pub amount: i64,
     /// paydesk's own name for this capture or void: repeating it never acts twice.
     pub idempotency_key: &'a str,
+    /// paydesk's reference of the authorization (what its transactions carry): a lost answer
+    /// is looked up by it.
+    pub tracking_id: &'a str,
 }
 
 /// Why a card cannot be used at all (nothing is charged).

@@ -152,6 +152,7 @@ mod tests {
             idempotency_key: key,
             customer_present,
             again: false,
+            resend: false,
             description: "A test",
             return_url: None,
             now: "2026-11-23T10:00:00Z".parse().unwrap(),

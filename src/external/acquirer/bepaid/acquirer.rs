@@ -65,10 +65,15 @@ impl Bepaid {
             }
             outcome = child_outcome(self.gateway().child(kind, &child, request.idempotency_key).await, None);
             if !matches!(outcome, Outcome::Pending { .. }) {
-                break;
+                return outcome;
             }
         }
-        outcome
+        // Still not known: the authorization's own transactions say whether it happened.
+        let looked_up = if kind == ChildKind::Void { "void" } else { "capture" };
+        match self.gateway().lookup(request.tracking_id, looked_up).await {
+            reading @ Reading::Succeeded { .. } => child_outcome(reading, None),
+            _ => outcome,
+        }
     }
 }
 
@@ -108,8 +113,8 @@ impl Acquirer for Bepaid {
         };
         if request.again {
             match self.gateway().lookup(request.idempotency_key, looked_up).await {
-                // It never arrived: the same request goes now.
-                Reading::NotFound => {}
+                // It never arrived: the same request goes now, if the caller may resend.
+                Reading::NotFound if request.resend => {}
                 found => return charge_outcome(found, true, request.customer_present),
             }
         }
@@ -251,6 +256,13 @@ fn card_of(card: &Card) -> Option<CardRef> {
 /// there (a renewal) declines it as `authentication_required`: no retry helps without them.
 fn charge_outcome(reading: Reading, again: bool, customer_present: bool) -> Outcome {
     match reading {
+        // Looked up: only a transaction's own status says how it ended; a refused lookup (the
+        // credentials changed meanwhile, say) says nothing, and a charge waiting for a
+        // customer may still be finished by them.
+        Reading::Refused { .. } if again => Outcome::unknown(),
+        Reading::NeedsCustomer { uid, redirect_url } if again => {
+            Outcome::Pending { reference: Some(uid), redirect_url: Some(redirect_url) }
+        }
         Reading::NeedsCustomer { .. } if !customer_present => Outcome::Declined {
             code: "authentication_required",
             message: "The bank asks the customer to confirm this payment.".into(),
