@@ -365,8 +365,12 @@ impl Model {
         }
     }
 
-    /// The card as pages name it: `Visa •••• 4242`.
+    /// The card as pages name it: `Visa •••• 4242`; `—` while it is not known (typed on the
+    /// processor's page, and not gone through).
     pub fn card_label(&self) -> String {
+        if self.card_last4.is_empty() {
+            return "—".into();
+        }
         format!("{} •••• {}", crate::domain::card::brand_name(&self.card_brand), self.card_last4)
     }
 }

@@ -48,12 +48,21 @@ db_tests! {
         body["visible_fields"] = json!(["email"]);
         body["return_url"] = json!(format!("{merchant}/thanks"));
         let product = app.product(&shop, &body).await;
+        let mut found = crate::walk::Findings::default();
         b.open(product["pay_url"].as_str().unwrap()).await;
         assert!(!b.has("input[name=card_number]").await, "no card fields on paydesk's page");
+        b.check("bepaid-pay-details", &mut found).await;
         b.fill("email", "ann@example.com").await;
-        b.screenshot(&format!("bepaid-pay-details-{db}")).await;
         b.send("form.pay-form button[type=submit]").await;
         assert_eq!(b.text_of("#amount").await, "990 EUR", "on the processor's page");
+        let processor_page = b.client.current_url().await.unwrap();
+        // Meanwhile its receipt says it is being confirmed, and offers to look again.
+        let (_, waiting) = app.get(&shop, "/payments").await;
+        b.open(&format!("{}/receipts/{}", app.base, waiting[0]["id"].as_str().unwrap())).await;
+        assert_eq!(b.text_of("[data-testid=receipt-status]").await, "Your payment is being confirmed");
+        b.check("bepaid-receipt-confirming", &mut found).await;
+        assert!(found.0.is_empty(), "{:?}", found.0);
+        b.open(processor_page.as_str()).await;
         b.fill("number", "4005550000000019").await;
         b.send("#pay").await;
         assert_eq!(b.text_of("#declined").await, "Declined: try another card.");

@@ -70,11 +70,11 @@ return [...new Set(text.match(words) || [])];
 
 /// What the walk found wrong, page by page.
 #[derive(Default)]
-struct Findings(Vec<String>);
+pub struct Findings(pub Vec<String>);
 
 impl Browser {
     /// Checks the page open now at both widths and saves its screenshots as `walk-<name>-*`.
-    async fn check(&self, name: &str, found: &mut Findings) {
+    pub async fn check(&self, name: &str, found: &mut Findings) {
         for (width, height, label) in [(1280u32, 1000u32, "desktop"), (390, 844, "phone")] {
             self.client.set_window_size(width, height).await.unwrap();
             self.client.execute(axe_source(), vec![]).await.unwrap();

@@ -133,7 +133,8 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         headline,
         order,
         amount: t.price(payment.amount, payment.currency),
-        card: payment.card_label(),
+        // Typed on the processor's page: not known until it went through.
+        card: if payment.card_last4.is_empty() { String::new() } else { payment.card_label() },
         date: crate::web::locale::date_time(payment.created_at, tz, t.language),
         payment_id: payment.id,
         next_charge,
