@@ -37,6 +37,10 @@ pub struct ConfigArgs {
     /// how soon another instance resumes the work of one that stopped.
     #[arg(long, env = "PAYDESK_LEASE_SECONDS", global = true)]
     pub lease_seconds: Option<String>,
+    /// Seconds paydesk waits for a payment processor's answer before its outcome is unknown
+    /// (then looked up, never sent as new).
+    #[arg(long, env = "PAYDESK_PROCESSOR_TIMEOUT_SECONDS", global = true)]
+    pub processor_timeout_seconds: Option<String>,
     /// Key-encryption key (base64 of 32 random bytes) that seals secrets at rest; required
     /// with PostgreSQL, where every instance must share it. With SQLite, a key is kept in a
     /// file beside the database when this is unset.
@@ -91,6 +95,8 @@ pub struct Config {
     pub signup: bool,
     /// How long a lease on running work holds unrenewed.
     pub lease: chrono::Duration,
+    /// How long a payment processor's answer is waited for.
+    pub processor_timeout: std::time::Duration,
     /// Where the key-encryption key comes from.
     pub kek: KekSource,
     /// Whether webhooks may go to private addresses.
@@ -283,6 +289,14 @@ impl Config {
                 return Err(bad("PAYDESK_LEASE_SECONDS", lease_raw, "is not a whole number of seconds from 2 to 3600"));
             }
         };
+        let timeout_raw = args.processor_timeout_seconds.as_deref().unwrap_or("30");
+        let processor_timeout = match timeout_raw.trim().parse::<u64>() {
+            Ok(seconds) if (1..=300).contains(&seconds) => std::time::Duration::from_secs(seconds),
+            _ => {
+                let problem = "is not a whole number of seconds from 1 to 300";
+                return Err(bad("PAYDESK_PROCESSOR_TIMEOUT_SECONDS", timeout_raw, problem));
+            }
+        };
         let kek = match args.key_encryption_key.as_deref() {
             Some(raw) => KekSource::Given(parse_kek(raw).ok_or_else(|| {
                 bad("PAYDESK_KEY_ENCRYPTION_KEY", "…", "is not base64 of 32 bytes (openssl rand -base64 32)")
@@ -351,6 +365,7 @@ impl Config {
             simulated_live,
             signup,
             lease,
+            processor_timeout,
             kek,
             webhooks_allow_private,
         })

@@ -113,7 +113,9 @@ pub async fn acquirer(state: &AppState, shop_id: i64, test: bool) -> Result<Opti
     let Some(account) = account(state, &row, mode)? else { return Ok(None) };
     let hosted = row.card_entry == CardEntry::ProcessorPage;
     let notify = crate::web::urls::bepaid_notifications(&state.config, shop_id);
-    Ok(Some(Arc::new(Bepaid::new(state.outbound.clone(), account, test, Some(notify), hosted))))
+    let outbound = state.outbound.clone();
+    let timeout = state.config.processor_timeout;
+    Ok(Some(Arc::new(Bepaid { outbound, account, test, notification_url: Some(notify), hosted, timeout })))
 }
 
 /// Checks each account the shop has with one harmless call to the processor.

@@ -481,3 +481,22 @@ db_tests! {
         assert!(list.as_array().unwrap().iter().all(|p| p["status"] == "succeeded"), "what the bank took is recorded: {list}");
     }
 }
+
+db_tests! {
+    async fn an_answer_held_past_paydesks_timeout_after_the_charge_was_made_is_looked_up(app) {
+        let args = paydesk::config::ConfigArgs { processor_timeout_seconds: Some("1".into()), ..Default::default() };
+        let app = TestApp::spawn_with(app.backend, args).await;
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        gateway.fail_next(&[Fault::HoldAfter(std::time::Duration::from_secs(3))]);
+        let answered = app.pay(id, "4200000000000000", &[]).await;
+        assert_eq!(answered.status, StatusCode::SEE_OTHER);
+        let payment = payment_of(&app, &shop, id).await;
+        assert_eq!(payment["status"], "processing", "unknown after a second: not guessed");
+        assert_eq!(gateway.transactions().len(), 1, "the gateway made it");
+        sweep(&app, 3).await;
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded");
+        assert_eq!(gateway.transactions().len(), 1, "looked up, not charged again");
+    }
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::gateway::{Account, ChargeKind, ChildKind, Gateway, TIMEOUT};
+use super::gateway::{Account, ChargeKind, ChildKind, Gateway};
 use super::status::{CheckoutReading, Reading};
 use super::wire::{
     AdditionalData, Card, CardOnFile, CardToken, Charge, Checkout, CheckoutSettings, Child, Customer, NewCard, Order,
@@ -37,21 +37,11 @@ pub struct Bepaid {
     pub notification_url: Option<String>,
     /// Customers type their cards on the processor's page (Checkout), not paydesk's.
     pub hosted: bool,
+    /// How long an answer is waited for before the outcome is unknown.
     pub timeout: Duration,
 }
 
 impl Bepaid {
-    /// The account of `account`, asking with the usual timeout.
-    pub fn new(
-        outbound: Outbound,
-        account: Account,
-        test: bool,
-        notification_url: Option<String>,
-        hosted: bool,
-    ) -> Bepaid {
-        Bepaid { outbound, account, test, notification_url, hosted, timeout: TIMEOUT }
-    }
-
     fn gateway(&self) -> Gateway<'_> {
         Gateway { outbound: &self.outbound, account: &self.account, timeout: self.timeout }
     }

@@ -15,9 +15,6 @@ use super::status::{self, CheckoutReading, Operation, Reading};
 use super::wire::{Card, Charge, Checkout, CheckoutRequest, Child, NewCard, Request};
 use crate::external::outbound::{NoReply, Outbound, Reply};
 
-/// How long paydesk waits for the gateway before the outcome is unknown.
-pub const TIMEOUT: Duration = Duration::from_secs(30);
-
 /// How long a connection check waits: a merchant is looking at the page.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
