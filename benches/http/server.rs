@@ -253,9 +253,11 @@ fn form(pairs: &[(&str, &str)]) -> String {
     url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
 }
 
+/// The cookie a response sets: the dashboard's session (`pd_session`) when it sets several.
 fn session_cookie(response: &reqwest::Response) -> Option<String> {
-    let value = response.headers().get("set-cookie")?.to_str().ok()?;
-    Some(value.split(';').next()?.to_string())
+    let cookies: Vec<&str> = response.headers().get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).collect();
+    let chosen = cookies.iter().find(|c| c.starts_with("pd_session=")).or(cookies.first())?;
+    Some(chosen.split(';').next()?.to_string())
 }
 
 fn hidden(html: &str, name: &str) -> String {
