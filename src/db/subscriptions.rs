@@ -196,14 +196,19 @@ impl Model {
     }
 }
 
-/// Sets the card and the start of billing on a row about to be written.
-pub fn set_card(row: &mut ActiveModel, card: &CardRef, started_at: DateTime<Utc>, anchor_at: DateTime<Utc>) {
+/// Sets the stored card's columns on a row about to be written.
+fn set_card_columns(row: &mut ActiveModel, card: &CardRef) {
     row.card_token = Set(Some(card.token.clone()));
     row.card_brand = Set(Some(card.brand.clone()));
     row.card_last4 = Set(Some(card.last4.clone()));
     row.card_exp_month = Set(Some(card.exp_month));
     row.card_exp_year = Set(Some(card.exp_year));
     row.card_holder = Set(Some(card.holder.clone()));
+}
+
+/// Sets the card and the start of billing on a row about to be written.
+pub fn set_card(row: &mut ActiveModel, card: &CardRef, started_at: DateTime<Utc>, anchor_at: DateTime<Utc>) {
+    set_card_columns(row, card);
     row.started_at = Set(Some(super::now_millis(started_at)));
     row.anchor_at = Set(Some(super::now_millis(anchor_at)));
 }
@@ -248,12 +253,7 @@ pub async fn take_card(
     claim: (&str, DateTime<Utc>),
 ) -> Result<Option<Model>, DbErr> {
     let mut row = sub.clone().into_active_model();
-    row.card_token = Set(Some(card.token.clone()));
-    row.card_brand = Set(Some(card.brand.clone()));
-    row.card_last4 = Set(Some(card.last4.clone()));
-    row.card_exp_month = Set(Some(card.exp_month));
-    row.card_exp_year = Set(Some(card.exp_year));
-    row.card_holder = Set(Some(card.holder.clone()));
+    set_card_columns(&mut row, card);
     row.claim_token = Set(Some(claim.0.to_string()));
     row.claimed_until = Set(Some(super::now_millis(claim.1)));
     row.updated_at = Set(super::now_millis(now));

@@ -64,19 +64,6 @@ fn attempt_of(headers: &HeaderMap, sent: &std::collections::HashMap<String, Stri
     sent.get("attempt").filter(|a| a.len() == 32 && a.bytes().all(|b| b.is_ascii_hexdigit())).cloned()
 }
 
-/// Whether the shop can take this mode's payments (test ones always can, unless its
-/// processor lacks a test account); a fault in finding out reads as "no".
-async fn payable(state: &AppState, shop_id: i64, test: bool) -> bool {
-    match crate::services::payments::acquirer_for(state, shop_id, test).await {
-        Ok(_) => true,
-        Err(PayError::LiveUnavailable) => false,
-        Err(e) => {
-            tracing::error!(shop = shop_id, error = %e, "finding the shop's payment processor failed");
-            false
-        }
-    }
-}
-
 /// Whether the client asked for JSON rather than a page.
 fn wants_json(headers: &HeaderMap) -> bool {
     let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -113,14 +100,23 @@ struct Checkout<'a> {
     /// Where the processor may send the browser after the form (its card page, its bank
     /// checks): origins the page's form may lead to.
     elsewhere: Vec<String>,
+    /// The shop can take this mode's payments (a live one needs a real processor, or the
+    /// operator's consent to the simulation; a processor needs an account for the mode).
+    payable: bool,
 }
 
 impl Checkout<'_> {
     /// Where the card is typed, as the shop's processor takes it: on this form, or on the
     /// processor's page after it (the form then asks only the details, and its button goes
-    /// on); a real processor's test cards are listed in test mode.
+    /// on); a real processor's test cards are listed in test mode; and whether the page can
+    /// be paid at all.
     async fn entry(mut self) -> Self {
-        if let Ok(acquirer) = crate::services::payments::acquirer_for(self.state, self.shop.id, self.test).await {
+        let found = crate::services::payments::acquirer_for(self.state, self.shop.id, self.test).await;
+        if let Err(e @ (PayError::Db(_) | PayError::Internal(_))) = &found {
+            tracing::error!(shop = self.shop.id, error = %e, "finding the shop's payment processor failed");
+        }
+        self.payable = found.is_ok();
+        if let Ok(acquirer) = found {
             if !acquirer.is_simulated() {
                 self.summary.test_cards = page::processor_test_cards(self.t, self.test);
             }

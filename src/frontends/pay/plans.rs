@@ -78,6 +78,7 @@ async fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops:
         test: plan.test,
         card: true,
         elsewhere: Vec::new(),
+        payable: false,
     };
     page.entry().await
 }
@@ -119,7 +120,7 @@ async fn page(
         let t = page.t;
         return page.notice(StatusCode::GONE, t.archived_title, t.archived_body);
     }
-    if !super::payable(state, plan.shop_id, plan.test).await {
+    if !page.payable {
         let t = page.t;
         return page.notice(StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body);
     }

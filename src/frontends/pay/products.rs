@@ -64,15 +64,17 @@ async fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a 
         test: product.test,
         card: true,
         elsewhere: Vec::new(),
+        payable: false,
     };
     page.entry().await
 }
 
-/// Why a product cannot be paid now, if it cannot: expired, sold out, or live without an acquirer.
-async fn unavailable(
-    state: &AppState,
+/// Why a product cannot be paid now, if it cannot: archived, expired, sold out, or its
+/// shop takes no payments of its mode (`payable`, as its page found).
+fn unavailable(
     product: &products::Model,
     t: &'static Texts,
+    payable: bool,
 ) -> Option<(StatusCode, &'static str, &'static str)> {
     let fields = product.fields();
     if product.archived_at.is_some() {
@@ -81,7 +83,7 @@ async fn unavailable(
         Some((StatusCode::GONE, t.expired_title, t.expired_body))
     } else if fields.is_sold_out() {
         Some((StatusCode::CONFLICT, t.sold_out_title, t.sold_out_body))
-    } else if !super::payable(state, product.shop_id, product.test).await {
+    } else if !payable {
         Some((StatusCode::SERVICE_UNAVAILABLE, t.unavailable_title, t.unavailable_body))
     } else {
         None
@@ -113,7 +115,7 @@ pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers
         Err(e) => return e.into_response(),
     };
     let page = checkout(&state, &product, &shop).await;
-    match unavailable(&state, &product, page.t).await {
+    match unavailable(&product, page.t, page.payable) {
         Some((status, title, body)) => page.notice(status, title, body),
         None => page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None),
     }
@@ -128,7 +130,7 @@ pub async fn preview(
     headers: &HeaderMap,
 ) -> Response {
     let page = checkout(state, product, shop).await;
-    match unavailable(state, product, page.t).await {
+    match unavailable(product, page.t, page.payable) {
         Some((_, title, body)) => page.notice(StatusCode::OK, title, body),
         None => page.preview(headers),
     }
@@ -184,8 +186,9 @@ async fn confirm(State(state): State<AppState>, Path((id, shop_id)): Path<(Strin
         Err(e) => return e.into_response(),
     };
     let t = texts(product.fields().language);
-    if let Some((status, title, body)) = unavailable(&state, &product, t).await {
-        return checkout(&state, &product, &shop).await.notice(status, title, body);
+    let page = checkout(&state, &product, &shop).await;
+    if let Some((status, title, body)) = unavailable(&product, t, page.payable) {
+        return page.notice(status, title, body);
     }
     let page =
         ConfirmPage { t, summary: summary(t, &product, &shop), pay_url: urls::product_pay(&state.config, &product.id) };

@@ -59,6 +59,7 @@ async fn checkout<'a>(
         test: sub.test,
         card: true,
         elsewhere: Vec::new(),
+        payable: false,
     };
     page.entry().await
 }
