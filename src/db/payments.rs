@@ -540,7 +540,7 @@ pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, lim
         .filter(Column::Status.eq(PaymentStatus::Succeeded))
         .filter(Column::PlanId.is_not_null())
         .filter(Column::BillingKey.is_null())
-        .filter(Column::CustomerId.is_not_null())
+        .filter(Condition::any().add(Column::CustomerId.is_not_null()).add(Column::CustomerDetails.is_not_null()))
         .filter(Column::UpdatedAt.lt(super::now_millis(before)))
         .limit(limit)
         .all(db)

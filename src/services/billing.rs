@@ -205,17 +205,6 @@ async fn settle_with(
         let message = "The customer did not finish authenticating the payment (3-D Secure) in time.";
         outcome = ChargeOutcome::Declined { code: "payment_expired", message: message.into() };
     }
-    let payment = match (&outcome, &payment.customer_details, &payment.customer_id) {
-        // Only a payer whose card went through becomes a customer.
-        (ChargeOutcome::Approved { .. }, Some(kept), None) => match checkout_rules::customer_from_json(kept) {
-            Some(fields) => {
-                let customer = db::customers::find_or_insert_by_email(&state.db, payment.shop_id, fields, now).await?;
-                db::payments::set_customer(&state.db, payment, &customer.id).await?
-            }
-            None => payment,
-        },
-        _ => payment,
-    };
     let (settled, recorded) = record_answer(state, payment, &outcome, card.as_ref(), now).await?;
     let failed = matches!(settled.status, PaymentStatus::Failed | PaymentStatus::Error);
     if recorded
@@ -224,11 +213,30 @@ async fn settle_with(
     {
         db::products::release_unit(&state.db, product_id).await?;
     }
+    // Only a payer whose card went through becomes a customer, made by the one settling that
+    // recorded it (a crash here leaves it to the sweep's `paid_unopened`).
+    let paid = recorded && matches!(settled.status, PaymentStatus::Succeeded | PaymentStatus::Authorized);
+    let settled = if paid { customer_of_payment(state, settled, now).await? } else { settled };
     if recorded && settled.status == PaymentStatus::Succeeded && settled.billing_key.is_none() {
-        // A crash here leaves it to the sweep's `paid_unopened`.
         open_paid(state, &settled, now).await?;
     }
     Ok(settled)
+}
+
+/// The payment with its customer: the one the details typed on paydesk's page make (by
+/// e-mail), if it has none yet.
+async fn customer_of_payment(
+    state: &AppState,
+    payment: payments::Model,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, DbErr> {
+    let fields = match (&payment.customer_id, &payment.customer_details) {
+        (None, Some(kept)) => checkout_rules::customer_from_json(kept),
+        _ => None,
+    };
+    let Some(fields) = fields else { return Ok(payment) };
+    let customer = db::customers::find_or_insert_by_email(&state.db, payment.shop_id, fields, now).await?;
+    db::payments::set_customer(&state.db, payment, &customer.id).await
 }
 
 /// What a payment is for, as the processor shows it: the product's name or the plan's title.
@@ -246,6 +254,7 @@ async fn description_of(state: &AppState, payment: &payments::Model) -> Result<S
 /// page had answered (the processor's page, 3-D Secure, a lost answer settled later): the
 /// subscription waiting for that card, or a new one for the customer of a plan's page.
 async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let payment = &customer_of_payment(state, payment.clone(), now).await?;
     let (Some(plan_id), Some(customer_id)) = (&payment.plan_id, &payment.customer_id) else { return Ok(()) };
     let Some(plan) = db::find_public::<plans::Entity>(&state.db, plan_id).await? else { return Ok(()) };
     let Some(sub_id) = &payment.subscription_id else {

@@ -500,3 +500,74 @@ db_tests! {
         assert_eq!(gateway.transactions().len(), 1, "looked up, not charged again");
     }
 }
+
+db_tests! {
+    async fn a_page_paid_on_the_processor_and_settled_from_every_side_at_once_opens_one_subscription(app) {
+        let (shop, gateway) = shop_taking_cards_on(&app, "processor_page").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let path = format!("/plans/{plan}/pay");
+        let form = app.open_form(&path).await;
+        let token = token_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &gateway);
+        let uid = gateway.pay_checkout(&token, "4200000000000000").unwrap();
+        let (_, payments) = app.get(&shop, &format!("/payments?plan={plan}")).await;
+        let pay_id = payments[0]["id"].as_str().unwrap().to_string();
+        // The customer's return (twice), the notification (three times) and the sweep, at once.
+        let returns = (0..2).map(|_| async { app.page(&format!("/payments/{pay_id}/return")).await.status.as_u16() });
+        let notes = (0..3).map(|_| gateway.notify(&uid, false));
+        let (returned, notified, _) = tokio::join!(
+            futures::future::join_all(returns),
+            futures::future::join_all(notes),
+            sweep(&app, 3)
+        );
+        assert!(returned.iter().all(|s| *s == 303), "{returned:?}");
+        assert!(notified.iter().all(|s| *s == 200), "{notified:?}");
+        let (_, subs) = app.get(&shop, "/subscriptions").await;
+        assert_eq!(subs.as_array().unwrap().len(), 1, "one subscription: {subs}");
+        assert_eq!(subs[0]["state"], "active");
+        let (_, customers) = app.get(&shop, "/customers").await;
+        assert_eq!(customers.as_array().unwrap().len(), 1);
+        assert_eq!(events_of(&app, &shop, "payment.succeeded").await.len(), 1);
+        assert_eq!(events_of(&app, &shop, "subscription.created").await.len(), 1);
+    }
+
+    async fn a_back_office_refund_notified_many_times_at_once_is_recorded_once(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        app.pay(id, "4200000000000000", &[]).await;
+        let [charge] = gateway.transactions().try_into().unwrap();
+        let refund_uid = gateway.back_office("refund", &charge.uid, 400);
+        let sent = futures::future::join_all((0..6).map(|_| gateway.notify(&refund_uid, false))).await;
+        assert!(sent.iter().all(|s| *s == 200 || *s == 503), "{sent:?}");
+        // Whatever answered 503 is sent again by the processor later: once more now.
+        gateway.notify(&refund_uid, false).await;
+        let payment = payment_of(&app, &shop, id).await;
+        let (_, refunds) = app.get(&shop, &format!("/refunds?payment={}", payment["id"].as_str().unwrap())).await;
+        assert_eq!(refunds.as_array().unwrap().len(), 1, "{refunds}");
+        assert_eq!((payment["refunded_amount"].as_i64(), payment["status"].as_str()), (Some(400), Some("partially_refunded")));
+    }
+
+    async fn captures_and_refunds_whose_answers_are_lost_are_made_once(app) {
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let held = authorized(&app, &shop).await;
+        // The capture's answer is lost twice; its resends under the same key meet the first.
+        gateway.fail_next(&[Fault::DropAfter, Fault::BadGatewayAfter]);
+        let (status, payment) = app.post(&shop, &format!("/payments/{held}/capture"), &json!({})).await;
+        assert_eq!((status, payment["status"].as_str()), (StatusCode::OK, Some("succeeded")), "{payment}");
+        let captures = gateway.transactions().iter().filter(|t| t.kind == "capture").count();
+        assert_eq!(captures, 1);
+
+        // A refund's answer is lost: it stays pending, and the sweep finishes it once.
+        gateway.fail_next(&[Fault::BadGatewayAfter]);
+        let (status, refund) = app.post(&shop, &format!("/payments/{held}/refund"), &json!({"amount": 300})).await;
+        assert_eq!((status, refund["status"].as_str()), (StatusCode::CREATED, Some("pending")), "{refund}");
+        let later = chrono::Utc::now() + Duration::minutes(2);
+        assert_eq!(paydesk::services::refunds::resume_interrupted(&app.state, later).await.unwrap(), 1);
+        let (_, refund) = app.get(&shop, &format!("/refunds/{}", refund["id"].as_str().unwrap())).await;
+        assert_eq!(refund["status"], "succeeded");
+        let refunds: Vec<i64> = gateway.transactions().iter().filter(|t| t.kind == "refund").map(|t| t.amount).collect();
+        assert_eq!(refunds, [300], "refunded once");
+        let (_, payment) = app.get(&shop, &format!("/payments/{held}")).await;
+        assert_eq!(payment["refunded_amount"], 300);
+    }
+}
