@@ -41,6 +41,10 @@ pub struct ConfigArgs {
     /// (then looked up, never sent as new).
     #[arg(long, env = "PAYDESK_PROCESSOR_TIMEOUT_SECONDS", global = true)]
     pub processor_timeout_seconds: Option<String>,
+    /// Stripe's API base URL (default `https://api.stripe.com`): another for tests or staging
+    /// (a Stripe double). The operator's own setting, so it may be a private address.
+    #[arg(long, env = "PAYDESK_STRIPE_API_URL", global = true)]
+    pub stripe_api_url: Option<String>,
     /// Key-encryption key (base64 of 32 random bytes) that seals secrets at rest; required
     /// with PostgreSQL, where every instance must share it. With SQLite, a key is kept in a
     /// file beside the database when this is unset.
@@ -97,6 +101,8 @@ pub struct Config {
     pub lease: chrono::Duration,
     /// How long a payment processor's answer is waited for.
     pub processor_timeout: std::time::Duration,
+    /// Stripe's API base URL, without a trailing `/`.
+    pub stripe_api_url: String,
     /// Where the key-encryption key comes from.
     pub kek: KekSource,
     /// Whether webhooks may go to private addresses.
@@ -297,6 +303,13 @@ impl Config {
                 return Err(bad("PAYDESK_PROCESSOR_TIMEOUT_SECONDS", timeout_raw, problem));
             }
         };
+        let stripe_raw = args.stripe_api_url.as_deref().unwrap_or(STRIPE_API);
+        let stripe_api_url = match url::Url::parse(stripe_raw.trim()) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() && u.query().is_none() => {
+                u.as_str().trim_end_matches('/').to_string()
+            }
+            _ => return Err(bad("PAYDESK_STRIPE_API_URL", stripe_raw, "is not an absolute http or https URL")),
+        };
         let kek = match args.key_encryption_key.as_deref() {
             Some(raw) => KekSource::Given(parse_kek(raw).ok_or_else(|| {
                 bad("PAYDESK_KEY_ENCRYPTION_KEY", "…", "is not base64 of 32 bytes (openssl rand -base64 32)")
@@ -366,11 +379,15 @@ impl Config {
             signup,
             lease,
             processor_timeout,
+            stripe_api_url,
             kek,
             webhooks_allow_private,
         })
     }
 }
+
+/// Stripe's API, where a Stripe account's calls go unless `PAYDESK_STRIPE_API_URL` says otherwise.
+pub const STRIPE_API: &str = "https://api.stripe.com";
 
 fn on_off(name: &'static str, raw: Option<&str>, default: bool) -> Result<bool, ConfigError> {
     match raw {

@@ -27,6 +27,7 @@ mod m20261124_000021_user_language;
 mod m20261124_000022_processors;
 mod m20261124_000023_event_children;
 mod m20261125_000024_pending_payments;
+mod m20261125_000025_stripe;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -59,6 +60,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000022_processors::Migration),
             Box::new(m20261124_000023_event_children::Migration),
             Box::new(m20261125_000024_pending_payments::Migration),
+            Box::new(m20261125_000025_stripe::Migration),
         ]
     }
 }

@@ -17,9 +17,9 @@ const MAX_CREDENTIAL: usize = 255;
 const MAX_PUBLIC_KEY: usize = 4096;
 
 words! {
-    /// Who moves a shop's money: the built-in simulation, or a BeGateway processor (bePaid
-    /// and the processors that run its platform under their own names).
-    ProcessorKind { Simulated = "simulated", Bepaid = "bepaid" }
+    /// Who moves a shop's money: the built-in simulation, a BeGateway processor (bePaid and
+    /// the processors that run its platform under their own names), or Stripe.
+    ProcessorKind { Simulated = "simulated", Bepaid = "bepaid", Stripe = "stripe" }
 }
 
 words! {
@@ -52,6 +52,8 @@ pub struct AccountChange {
     pub shop_id: Option<String>,
     pub secret_key: Option<String>,
     pub public_key: Option<String>,
+    /// Stripe's webhook signing secret (`whsec_…`).
+    pub webhook_secret: Option<String>,
 }
 
 /// A change to a shop's processor (`PUT /shop/processor`): what is not sent stays.
@@ -119,6 +121,7 @@ fn account(r: &Reader, mode: Mode, e: &mut Errors) -> Option<Option<AccountChang
         shop_id: a.identifier("shop_id", MAX_CREDENTIAL, e).map(|s| s.trim().to_string()),
         secret_key: a.string("secret_key", MAX_CREDENTIAL, e).map(|s| s.trim().to_string()),
         public_key: a.string("public_key", MAX_PUBLIC_KEY, e).map(|s| s.trim().to_string()),
+        webhook_secret: a.string("webhook_secret", MAX_CREDENTIAL, e).map(|s| s.trim().to_string()),
     }))
 }
 
@@ -130,21 +133,48 @@ pub struct AccountParts {
     pub public_key: bool,
 }
 
-/// Checks a processor's settings after a change: a BeGateway processor needs at least one
-/// account, and every account needs its shop id, secret key and public key.
+/// Checks a processor's settings after a change: a real processor needs at least one
+/// account; a BeGateway account needs its shop id, secret key and public key, a Stripe
+/// account its secret key (its webhook signing secret is asked for, not required: payments
+/// are settled by asking Stripe, webhooks only make it sooner).
 pub fn check(kind: ProcessorKind, test: Option<AccountParts>, live: Option<AccountParts>) -> Result<(), Errors> {
     let mut e = Errors::default();
-    if kind == ProcessorKind::Bepaid && test.is_none() && live.is_none() {
+    if kind != ProcessorKind::Simulated && test.is_none() && live.is_none() {
         e.add("test", "can't be blank: give the test account, the live one, or both");
     }
     for (mode, parts) in [(Mode::Test, test), (Mode::Live, live)] {
         let Some(parts) = parts else { continue };
         let field = mode.field();
-        e.require(&format!("{field}.shop_id"), !parts.shop_id);
         e.require(&format!("{field}.secret_key"), !parts.secret_key);
-        e.require(&format!("{field}.public_key"), !parts.public_key);
+        if kind != ProcessorKind::Stripe {
+            e.require(&format!("{field}.shop_id"), !parts.shop_id);
+            e.require(&format!("{field}.public_key"), !parts.public_key);
+        }
     }
     e.into_result(|| ())
+}
+
+/// What is wrong with a Stripe key for `mode`'s account: a test account takes only test keys
+/// (`sk_test_…`, or a restricted `rk_test_…`), a live one only live keys, so that a test
+/// product can never move real money.
+pub fn stripe_key_problem(mode: Mode, key: &str) -> Option<String> {
+    let kind = mode.field();
+    let fits = ["sk_", "rk_"].iter().any(|p| {
+        key.strip_prefix(p)
+            .and_then(|rest| rest.strip_prefix(kind))
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(|rest| !rest.is_empty())
+    });
+    (!fits).then(|| {
+        format!("is not a Stripe {kind} secret key: it begins with sk_{kind}_ (or rk_{kind}_ for a restricted key)")
+    })
+}
+
+/// What is wrong with a Stripe webhook signing secret.
+pub fn stripe_webhook_problem(secret: &str) -> Option<&'static str> {
+    (!secret.starts_with("whsec_") || secret.len() < 10).then_some(
+        "is not a Stripe webhook signing secret: it begins with whsec_ (the webhook endpoint's page shows it)",
+    )
 }
 
 #[cfg(test)]
@@ -177,7 +207,7 @@ mod tests {
     #[test]
     fn bad_input_names_each_field() {
         let errors = parse(
-            json!({"kind": "stripe", "gateway_url": "gateway.bepaid.by", "checkout_url": "https://x.example/?a=1",
+            json!({"kind": "adyen", "gateway_url": "gateway.bepaid.by", "checkout_url": "https://x.example/?a=1",
                                   "test": "361", "live": {"secret_key": 5}}),
         )
         .unwrap_err();
@@ -194,5 +224,27 @@ mod tests {
         assert!(check(ProcessorKind::Bepaid, None, None).unwrap_err().has("test"));
         let keyless = AccountParts { public_key: false, ..whole };
         assert!(check(ProcessorKind::Bepaid, Some(keyless), None).unwrap_err().has("test.public_key"));
+        let stripe = AccountParts { shop_id: false, secret_key: true, public_key: false };
+        assert!(check(ProcessorKind::Stripe, Some(stripe), None).is_ok());
+        assert!(check(ProcessorKind::Stripe, None, None).unwrap_err().has("test"));
+        let secretless = AccountParts { secret_key: false, ..stripe };
+        assert!(check(ProcessorKind::Stripe, None, Some(secretless)).unwrap_err().has("live.secret_key"));
+    }
+
+    #[test]
+    fn a_stripe_account_takes_only_its_modes_keys() {
+        assert_eq!(stripe_key_problem(Mode::Test, "sk_test_51H8xyz"), None);
+        assert_eq!(stripe_key_problem(Mode::Test, "rk_test_51H8xyz"), None);
+        assert_eq!(stripe_key_problem(Mode::Live, "sk_live_51H8xyz"), None);
+        for (mode, key) in [
+            (Mode::Test, "sk_live_51H8xyz"),
+            (Mode::Live, "sk_test_51H8xyz"),
+            (Mode::Test, "sk_test_"),
+            (Mode::Test, "pk_test_51H8"),
+        ] {
+            assert!(stripe_key_problem(mode, key).is_some(), "{key}");
+        }
+        assert_eq!(stripe_webhook_problem("whsec_abc123def"), None);
+        assert!(stripe_webhook_problem("sk_test_abc123").is_some());
     }
 }

@@ -101,7 +101,8 @@ impl Outbound {
         (answer, started.elapsed())
     }
 
-    /// Sends `method` to `url` with `headers` and a JSON `body`, within `timeout`; answers
+    /// Sends `method` to `url` with `headers` and a `body` (JSON unless `headers` name
+    /// another content type), within `timeout`; answers
     /// the status and the whole body (a body over 1 MiB, or one that breaks off, is no answer).
     pub async fn call(
         &self,
@@ -161,7 +162,7 @@ impl Outbound {
             .uri(parsed.as_str())
             .header(header::ACCEPT, "application/json")
             .header(header::USER_AGENT, concat!("paydesk/", env!("CARGO_PKG_VERSION")));
-        if body.is_some() {
+        if body.is_some() && !headers.iter().any(|(name, _)| name == header::CONTENT_TYPE) {
             request = request.header(header::CONTENT_TYPE, "application/json");
         }
         for (name, value) in headers {

@@ -1,6 +1,7 @@
-//! `POST /notifications/bepaid/{shop_id}`: where a shop's processor tells paydesk what became
-//! of its transactions (the address paydesk gives it with every payment, and the one a
-//! merchant registers in the processor's back office). Answers at once: 200 once taken (a
+//! `POST /notifications/bepaid/{shop_id}` and `POST /notifications/stripe/{shop_id}`: where a
+//! shop's processor tells paydesk what became of its transactions (bePaid: the address
+//! paydesk gives it with every payment, and the one a merchant registers in its back office;
+//! Stripe: the webhook endpoint the merchant adds in Stripe's dashboard). Answers at once: 200 once taken (a
 //! repeat too), 401 for what the shop's processor did not sign, 503 to be sent again later.
 
 use axum::Router;
@@ -15,7 +16,9 @@ use crate::web::error::AppError;
 use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/notifications/bepaid/{shop_id}", post(bepaid))
+    Router::new()
+        .route("/notifications/bepaid/{shop_id}", post(bepaid))
+        .route("/notifications/stripe/{shop_id}", post(stripe))
 }
 
 async fn bepaid(
@@ -35,9 +38,25 @@ async fn bepaid(
         chrono::Utc::now(),
     )
     .await?;
-    Ok(match received {
+    Ok(answer(received))
+}
+
+async fn stripe(
+    State(state): State<AppState>,
+    Path(shop_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let Ok(shop_id) = shop_id.parse::<i64>() else { return Err(AppError::NotFound("Shop")) };
+    let signature = headers.get("stripe-signature").and_then(|v| v.to_str().ok());
+    let received = notifications::stripe(&state, shop_id, signature, &body, chrono::Utc::now()).await?;
+    Ok(answer(received))
+}
+
+fn answer(received: Received) -> Response {
+    match received {
         Received::Taken => (StatusCode::OK, "OK").into_response(),
         Received::Forged => (StatusCode::UNAUTHORIZED, "Not signed by this shop's processor").into_response(),
         Received::Later => (StatusCode::SERVICE_UNAVAILABLE, "Not yet: send it again later").into_response(),
-    })
+    }
 }

@@ -1,17 +1,20 @@
-//! Notifications a shop's processor sends (bePaid's: the transaction, signed). Each is
-//! verified (the `Content-Signature` with the public key of the transaction's mode, and HTTP
-//! Basic with the account's id and secret key when sent), then acted on so that states only
-//! move forward and a repeat changes nothing:
-//! - a payment, authorization or tokenization paydesk still waits for is settled: a hosted
+//! Notifications a shop's processor sends: bePaid's (the transaction, signed with RSA) and
+//! Stripe's webhooks (an event, signed with the endpoint's secret). Each is verified (bePaid:
+//! the `Content-Signature` with the public key of the transaction's mode, and HTTP Basic with
+//! the account's id and secret key when sent; Stripe: the `Stripe-Signature` with the signing
+//! secret of the event's mode, within five minutes, each event acted on once by its id), read
+//! as a [`Notice`], and acted on so that states only move forward and a repeat changes nothing:
+//! - a payment, authorization or saved card paydesk still waits for is settled: a hosted
 //!   page's payment is asked of the processor at once, a renewal is looked up by the engine
 //!   right away;
 //! - a refund, capture or void made in the processor's back office is recorded as if made
-//!   here (a refund by its uid once: a second notification finds it).
+//!   here (a refund by the processor's id once: a second notification finds it).
 
 use chrono::{DateTime, Utc};
 use sea_orm::TransactionTrait;
 
 use crate::db::entities::payments;
+use crate::db::processors::Claim;
 use crate::db::{self};
 use crate::domain::event::EventType;
 use crate::domain::processor::{Mode, ProcessorKind};
@@ -19,7 +22,10 @@ use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::{PaymentStatus, RefundStatus};
 use crate::external::acquirer::Outcome;
 use crate::external::acquirer::bepaid::notification::PublicKey;
-use crate::external::acquirer::bepaid::wire::{Answer, Status, Transaction};
+use crate::external::acquirer::bepaid::wire::{Answer, Status};
+use crate::external::acquirer::stripe::api::{Api, encode};
+use crate::external::acquirer::stripe::signature;
+use crate::external::acquirer::stripe::wire::{self as stripe, Expandable};
 use crate::services::events;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -64,7 +70,183 @@ pub async fn bepaid(
     if !signed || !basic_ok {
         return Ok(Received::Forged);
     }
-    act(state, shop_id, *transaction, now).await
+    let test = mode == Mode::Test;
+    let t = *transaction;
+    let done = t.status == Status::Successful;
+    let kind = t.kind.clone().unwrap_or_else(|| "payment".into());
+    let notice = match kind.as_str() {
+        "refund" if done => Notice::Refund { parent: t.parent_uid, id: t.uid, amount: t.amount.unwrap_or(0) },
+        "capture" | "void" if done => {
+            Notice::Settled { parent: t.parent_uid, id: t.uid, amount: t.amount, void: kind == "void" }
+        }
+        "refund" | "capture" | "void" => return Ok(Received::Taken),
+        _ => Notice::Payment { reference: t.tracking_id },
+    };
+    act(state, shop_id, test, notice, now).await
+}
+
+/// The Stripe events paydesk acts on: what a merchant enables on the webhook endpoint.
+pub const STRIPE_EVENTS: [&str; 14] = [
+    "checkout.session.completed",
+    "checkout.session.async_payment_succeeded",
+    "checkout.session.async_payment_failed",
+    "checkout.session.expired",
+    "payment_intent.succeeded",
+    "payment_intent.payment_failed",
+    "payment_intent.canceled",
+    "payment_intent.amount_capturable_updated",
+    "setup_intent.succeeded",
+    "setup_intent.setup_failed",
+    "charge.refunded",
+    "charge.refund.updated",
+    "refund.created",
+    "refund.updated",
+];
+
+/// How long a Stripe event is held by the delivery acting on it before another may.
+const EVENT_CLAIM: chrono::Duration = chrono::Duration::minutes(5);
+
+/// Takes a Stripe webhook for the shop `shop_id`: its raw `body` and `Stripe-Signature`.
+pub async fn stripe(
+    state: &AppState,
+    shop_id: i64,
+    signature_header: Option<&str>,
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Result<Received, AppError> {
+    let Some(row) = db::processors::find(&state.db, shop_id).await? else { return Ok(Received::Forged) };
+    if row.kind != ProcessorKind::Stripe {
+        return Ok(Received::Forged);
+    }
+    let Ok(event) = serde_json::from_slice::<stripe::Event>(body) else {
+        return Err(AppError::BadRequest("The body is not a Stripe event".into()));
+    };
+    let mode = if event.livemode { Mode::Live } else { Mode::Test };
+    let secrets = crate::services::processors::webhook_secrets(state, &row, mode, now);
+    let signed = signature_header.is_some_and(|h| signature::verify(h, body, &secrets, now).is_ok());
+    if !signed {
+        return Ok(Received::Forged);
+    }
+    match db::processors::claim_event(&state.db, shop_id, &event.id, now, now + EVENT_CLAIM).await? {
+        Claim::Done => return Ok(Received::Taken),
+        Claim::Busy => return Ok(Received::Later),
+        Claim::Taken => {}
+    }
+    let received = match stripe_notices_fetched(state, &row, mode, &event).await {
+        Ok(Some(notices)) => act_all(state, shop_id, !event.livemode, notices, now).await,
+        Ok(None) => Ok(Received::Later),
+        Err(e) => Err(e),
+    };
+    let done = matches!(received, Ok(Received::Taken));
+    db::processors::finish_event(&state.db, shop_id, &event.id, done, now).await?;
+    received
+}
+
+/// Acts on each notice in turn, stopping at the first that is not taken.
+async fn act_all(
+    state: &AppState,
+    shop_id: i64,
+    test: bool,
+    notices: Vec<Notice>,
+    now: DateTime<Utc>,
+) -> Result<Received, AppError> {
+    for notice in notices {
+        let received = act(state, shop_id, test, notice, now).await?;
+        if received != Received::Taken {
+            return Ok(received);
+        }
+    }
+    Ok(Received::Taken)
+}
+
+/// What a Stripe event says, with the refunds of a `charge.refunded` listed from Stripe when
+/// the event leaves them out (newer API versions do); `None` when Stripe cannot be asked now.
+async fn stripe_notices_fetched(
+    state: &AppState,
+    row: &crate::db::entities::shop_processors::Model,
+    mode: Mode,
+    event: &stripe::Event,
+) -> Result<Option<Vec<Notice>>, AppError> {
+    let notices = stripe_notices(event);
+    if event.kind != "charge.refunded" || !notices.is_empty() {
+        return Ok(Some(notices));
+    }
+    let charge = event.data.object.get("id").and_then(|id| id.as_str()).unwrap_or_default();
+    let Some(account) = crate::services::processors::stripe_account(state, row, mode)? else { return Ok(Some(vec![])) };
+    let api = Api { outbound: &state.operator_outbound, account: &account, timeout: state.config.processor_timeout };
+    match api.fetch::<stripe::List<stripe::Refund>>(&format!("/v1/refunds?charge={}", encode(charge))).await {
+        Ok(list) => Ok(Some(list.data.iter().filter_map(refund_notice).collect())),
+        Err(_) => Ok(None),
+    }
+}
+
+/// What a Stripe event says, in paydesk's terms.
+fn stripe_notices(event: &stripe::Event) -> Vec<Notice> {
+    let object = &event.data.object;
+    let read = |o: &serde_json::Value| serde_json::from_value::<stripe::Refund>(o.clone()).ok();
+    let reference = || {
+        object
+            .get("metadata")
+            .and_then(|m| m.get(stripe::REFERENCE_KEY))
+            .or_else(|| object.get("client_reference_id"))
+            .and_then(|r| r.as_str())
+            .map(str::to_string)
+    };
+    match event.kind.as_str() {
+        kind if kind.starts_with("checkout.session.") || kind.starts_with("setup_intent.") => {
+            vec![Notice::Payment { reference: reference() }]
+        }
+        kind if kind.starts_with("payment_intent.") => {
+            let Ok(pi) = serde_json::from_value::<stripe::PaymentIntent>(object.clone()) else { return vec![] };
+            let mut notices = vec![Notice::Payment { reference: reference() }];
+            // Captured or canceled in Stripe's dashboard: the authorization moves.
+            match pi.status.as_str() {
+                "succeeded" => notices.push(Notice::Settled {
+                    parent: Some(pi.id.clone()),
+                    id: format!("{}_capture", pi.id),
+                    amount: pi.amount_received,
+                    void: false,
+                }),
+                "canceled" => notices.push(Notice::Settled {
+                    parent: Some(pi.id.clone()),
+                    id: format!("{}_void", pi.id),
+                    amount: pi.amount,
+                    void: true,
+                }),
+                _ => {}
+            }
+            notices
+        }
+        "charge.refunded" => {
+            let refunds = object.get("refunds").and_then(|r| r.get("data")).and_then(|d| d.as_array());
+            refunds.into_iter().flatten().filter_map(read).filter_map(|r| refund_notice(&r)).collect()
+        }
+        kind if kind.starts_with("refund.") || kind == "charge.refund.updated" => {
+            read(object).and_then(|r| refund_notice(&r)).into_iter().collect()
+        }
+        _ => vec![],
+    }
+}
+
+/// A refund made in Stripe's dashboard (paydesk's own carry its reference and are recorded
+/// when Stripe answers them).
+fn refund_notice(r: &stripe::Refund) -> Option<Notice> {
+    if r.status.as_deref() != Some("succeeded") || stripe::reference_of(&r.metadata).is_some() {
+        return None;
+    }
+    let parent = r.payment_intent.as_ref().and_then(Expandable::id).map(str::to_string);
+    Some(Notice::Refund { parent, id: r.id.clone(), amount: r.amount.unwrap_or(0) })
+}
+
+/// What a processor's notification says, in paydesk's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Notice {
+    /// A payment paydesk may be waiting for, by paydesk's own reference.
+    Payment { reference: Option<String> },
+    /// A refund made at the processor (`id`) of the payment it knows as `parent`.
+    Refund { parent: Option<String>, id: String, amount: i64 },
+    /// A capture or void (`void`) made at the processor of the authorization `parent`.
+    Settled { parent: Option<String>, id: String, amount: Option<i64>, void: bool },
 }
 
 fn base64_credentials(id: &str, secret: &str) -> String {
@@ -72,16 +254,26 @@ fn base64_credentials(id: &str, secret: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
 }
 
-async fn act(state: &AppState, shop_id: i64, t: Transaction, now: DateTime<Utc>) -> Result<Received, AppError> {
-    match t.kind.as_deref().unwrap_or("payment") {
-        "refund" => back_office_refund(state, shop_id, &t, now).await,
-        kind @ ("capture" | "void") => back_office_settle(state, shop_id, kind, &t, now).await,
-        _ => {
-            let Some(tracking_id) = &t.tracking_id else { return Ok(Received::Taken) };
-            let Some(payment) = db::payments::find_by_tracking(&state.db, shop_id, tracking_id).await? else {
+async fn act(
+    state: &AppState,
+    shop_id: i64,
+    test: bool,
+    notice: Notice,
+    now: DateTime<Utc>,
+) -> Result<Received, AppError> {
+    match notice {
+        Notice::Refund { parent, id, amount } => {
+            back_office_refund(state, shop_id, test, parent, &id, amount, now).await
+        }
+        Notice::Settled { parent, id, amount, void } => {
+            back_office_settle(state, shop_id, test, parent, &id, amount, void, now).await
+        }
+        Notice::Payment { reference } => {
+            let Some(reference) = &reference else { return Ok(Received::Taken) };
+            let Some(payment) = db::payments::find_by_tracking(&state.db, shop_id, reference).await? else {
                 return Ok(Received::Taken);
             };
-            if payment.test != (t.test == Some(true)) {
+            if payment.test != test {
                 // Signed by the other mode's key: not this payment's account.
                 return Ok(Received::Forged);
             }
@@ -104,26 +296,33 @@ async fn act(state: &AppState, shop_id: i64, t: Transaction, now: DateTime<Utc>)
     }
 }
 
-/// The payment a child transaction of the processor belongs to (its parent's uid is the
-/// payment's reference), if it is of the transaction's mode.
-async fn parent_of(state: &AppState, shop_id: i64, t: &Transaction) -> Result<Option<payments::Model>, AppError> {
-    let Some(parent) = &t.parent_uid else { return Ok(None) };
+/// The payment a child transaction of the processor belongs to (its parent is the payment's
+/// reference), if it is of the notification's mode.
+async fn parent_of(
+    state: &AppState,
+    shop_id: i64,
+    test: bool,
+    parent: Option<String>,
+) -> Result<Option<payments::Model>, AppError> {
+    let Some(parent) = &parent else { return Ok(None) };
     let found = db::payments::find_by_reference(&state.db, shop_id, parent).await?;
-    Ok(found.filter(|p| p.test == (t.test == Some(true))))
+    Ok(found.filter(|p| p.test == test))
 }
 
 /// A refund made in the processor's back office, recorded once by its uid.
 async fn back_office_refund(
     state: &AppState,
     shop_id: i64,
-    t: &Transaction,
+    test: bool,
+    parent: Option<String>,
+    uid: &str,
+    amount: i64,
     now: DateTime<Utc>,
 ) -> Result<Received, AppError> {
-    if t.status != Status::Successful || db::refunds::find_by_reference(&state.db, shop_id, &t.uid).await?.is_some() {
+    if db::refunds::find_by_reference(&state.db, shop_id, uid).await?.is_some() {
         return Ok(Received::Taken);
     }
-    let Some(payment) = parent_of(state, shop_id, t).await? else { return Ok(Received::Taken) };
-    let amount = t.amount.unwrap_or(0);
+    let Some(payment) = parent_of(state, shop_id, test, parent).await? else { return Ok(Received::Taken) };
     if amount <= 0 {
         return Ok(Received::Taken);
     }
@@ -136,10 +335,10 @@ async fn back_office_refund(
     let txn = state.db.begin().await?;
     let Some(refund) = db::refunds::begin(&txn, &payment, &ask, amount, now).await? else {
         txn.rollback().await?;
-        tracing::warn!(payment = %payment.id, uid = %t.uid, "a back-office refund is more than paydesk shows left");
+        tracing::warn!(payment = %payment.id, uid, "a back-office refund is more than paydesk shows left");
         return Ok(Received::Taken);
     };
-    let answer = Outcome::Approved { reference: t.uid.clone() };
+    let answer = Outcome::Approved { reference: uid.to_string() };
     let (refund, _) = match db::refunds::finish(&txn, &refund, &answer, now).await {
         Ok(done) => done,
         // The same refund, recorded by a notification sent at the same time.
@@ -148,7 +347,7 @@ async fn back_office_refund(
     };
     let mut happened = vec![events::refund(EventType::RefundSucceeded, &refund)];
     if let Some(payment) = db::find_public::<payments::Entity>(&txn, &payment.id).await? {
-        happened.push(events::payment_child(EventType::PaymentRefunded, &payment, &t.uid, amount));
+        happened.push(events::payment_child(EventType::PaymentRefunded, &payment, uid, amount));
     }
     events::record(&txn, happened).await?;
     match txn.commit().await {
@@ -158,20 +357,21 @@ async fn back_office_refund(
 }
 
 /// A capture or void made in the processor's back office: the authorization moves, once.
+#[allow(clippy::too_many_arguments)]
 async fn back_office_settle(
     state: &AppState,
     shop_id: i64,
-    kind: &str,
-    t: &Transaction,
+    test: bool,
+    parent: Option<String>,
+    uid: &str,
+    amount: Option<i64>,
+    void: bool,
     now: DateTime<Utc>,
 ) -> Result<Received, AppError> {
-    if t.status != Status::Successful {
-        return Ok(Received::Taken);
-    }
-    let Some(payment) = parent_of(state, shop_id, t).await? else { return Ok(Received::Taken) };
-    let (to, event) = match kind {
-        "void" => (PaymentStatus::Voided, EventType::PaymentVoided),
-        _ => (PaymentStatus::Succeeded, EventType::PaymentCaptured),
+    let Some(payment) = parent_of(state, shop_id, test, parent).await? else { return Ok(Received::Taken) };
+    let (to, event) = match void {
+        true => (PaymentStatus::Voided, EventType::PaymentVoided),
+        false => (PaymentStatus::Succeeded, EventType::PaymentCaptured),
     };
     let txn = state.db.begin().await?;
     if !db::payments::transition(&txn, shop_id, &payment.id, PaymentStatus::Authorized, to, now).await? {
@@ -183,8 +383,8 @@ async fn back_office_settle(
         db::products::release_unit(&txn, product_id).await?;
     }
     if let Some(settled) = db::find_public::<payments::Entity>(&txn, &payment.id).await? {
-        let amount = t.amount.unwrap_or(settled.amount);
-        events::record(&txn, vec![events::payment_child(event, &settled, &t.uid, amount)]).await?;
+        let amount = amount.unwrap_or(settled.amount);
+        events::record(&txn, vec![events::payment_child(event, &settled, uid, amount)]).await?;
     }
     txn.commit().await?;
     Ok(Received::Taken)

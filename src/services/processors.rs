@@ -11,10 +11,12 @@ use crate::db::processors::{StoredAccount, StoredChange};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::processor::{self, AccountChange, AccountParts, CardEntry, Mode, ProcessorChange, ProcessorKind};
-use crate::external::acquirer::Acquirer;
 use crate::external::acquirer::bepaid::acquirer::Bepaid;
-use crate::external::acquirer::bepaid::gateway::{self, Account, Check, Gateway};
+use crate::external::acquirer::bepaid::gateway::{self, Account, Gateway};
 use crate::external::acquirer::bepaid::notification::PublicKey;
+use crate::external::acquirer::stripe::acquirer::Stripe;
+use crate::external::acquirer::stripe::api::{self as stripe_api, Api};
+use crate::external::acquirer::{Acquirer, Check};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -24,6 +26,11 @@ const HINT: usize = 4;
 /// What binds a sealed secret key to its shop and mode.
 fn secret_context(shop_id: i64, mode: Mode) -> String {
     format!("processor-secret:{shop_id}:{}", mode.field())
+}
+
+/// What binds a sealed webhook signing secret to its shop and mode.
+fn webhook_context(shop_id: i64, mode: Mode) -> String {
+    format!("processor-webhook:{shop_id}:{}", mode.field())
 }
 
 /// The shop's processor settings (the simulation's when it chose none).
@@ -41,6 +48,10 @@ pub async fn change(
     now: DateTime<Utc>,
 ) -> Result<Model, AppError> {
     let mut errors = Errors::default();
+    let current = db::processors::find(&state.db, shop_id).await?;
+    let kind = change.kind.or(current.as_ref().map(|row| row.kind)).unwrap_or(ProcessorKind::Simulated);
+    // Another processor's accounts mean nothing to this one: they go unless sent anew.
+    let fresh_accounts = change.kind.is_some_and(|new| current.as_ref().is_some_and(|row| row.kind != new));
     for (field, url) in [("gateway_url", &change.gateway_url), ("checkout_url", &change.checkout_url)] {
         if url.as_deref().is_some_and(|u| u.starts_with("http:")) && !state.config.webhooks_allow_private {
             errors.add(field, "must use https: the shop's secret key travels with every request");
@@ -51,8 +62,9 @@ pub async fn change(
         card_entry: change.card_entry,
         gateway_url: change.gateway_url,
         checkout_url: change.checkout_url,
-        test: change.test.map(|a| a.map(|a| stored(state, shop_id, Mode::Test, a, &mut errors))),
-        live: change.live.map(|a| a.map(|a| stored(state, shop_id, Mode::Live, a, &mut errors))),
+        test: change.test.map(|a| a.map(|a| stored(state, shop_id, kind, Mode::Test, a, &mut errors))),
+        live: change.live.map(|a| a.map(|a| stored(state, shop_id, kind, Mode::Live, a, &mut errors))),
+        fresh_accounts,
     };
     errors.into_result(|| ()).map_err(AppError::from)?;
     let txn = state.db.begin().await?;
@@ -62,18 +74,39 @@ pub async fn change(
     Ok(row)
 }
 
-/// One account's change as stored: its secret sealed, its public key checked.
-fn stored(state: &AppState, shop_id: i64, mode: Mode, a: AccountChange, errors: &mut Errors) -> StoredAccount {
+/// One account's change as stored: its secrets sealed, its keys checked for `kind`.
+fn stored(
+    state: &AppState,
+    shop_id: i64,
+    kind: ProcessorKind,
+    mode: Mode,
+    a: AccountChange,
+    errors: &mut Errors,
+) -> StoredAccount {
+    let field = |name: &str| format!("{}.{name}", mode.field());
     if let Some(key) = &a.public_key
         && let Err(e) = PublicKey::parse(key)
     {
-        errors.add(&format!("{}.public_key", mode.field()), e.to_string());
+        errors.add(&field("public_key"), e.to_string());
     }
-    let secret = a.secret_key.map(|secret| {
+    if kind == ProcessorKind::Stripe {
+        if let Some(problem) = a.secret_key.as_deref().and_then(|key| processor::stripe_key_problem(mode, key)) {
+            errors.add(&field("secret_key"), problem);
+        }
+        if let Some(problem) = a.webhook_secret.as_deref().and_then(processor::stripe_webhook_problem) {
+            errors.add(&field("webhook_secret"), problem);
+        }
+    }
+    let seal = |secret: String, context: String| {
         let last = secret.char_indices().rev().nth(HINT - 1).map_or(0, |(at, _)| at);
-        (state.vault.seal(secret.as_bytes(), &secret_context(shop_id, mode)), secret[last..].to_string())
-    });
-    StoredAccount { shop_id: a.shop_id, secret, public_key: a.public_key }
+        (state.vault.seal(secret.as_bytes(), &context), secret[last..].to_string())
+    };
+    StoredAccount {
+        shop_id: a.shop_id,
+        secret: a.secret_key.map(|secret| seal(secret, secret_context(shop_id, mode))),
+        public_key: a.public_key,
+        webhook: a.webhook_secret.map(|secret| seal(secret, webhook_context(shop_id, mode))),
+    }
 }
 
 /// Which parts of a mode's account the row has; `None` when it has none.
@@ -86,13 +119,37 @@ fn parts(row: &Model, mode: Mode) -> Option<AccountParts> {
     })
 }
 
-/// The account of `mode`, opened, if the row has a whole one.
-pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Account>, AppError> {
-    let columns = row.account(mode);
-    let (Some(shop_id), Some(sealed)) = (columns.shop_id, columns.secret_sealed) else { return Ok(None) };
-    let secret_key = state.vault.open_text(sealed, &secret_context(row.shop_id, mode)).map_err(|_| {
+/// The secret key of `mode`'s account, opened.
+fn secret_key(state: &AppState, row: &Model, mode: Mode) -> Result<Option<String>, AppError> {
+    let Some(sealed) = row.account(mode).secret_sealed else { return Ok(None) };
+    let key = state.vault.open_text(sealed, &secret_context(row.shop_id, mode)).map_err(|_| {
         AppError::Internal(format!("the {} secret key of shop {} does not open", mode.field(), row.shop_id))
     })?;
+    Ok(Some(key))
+}
+
+/// The webhook signing secrets `mode`'s account takes at `now`: its own, and the one it
+/// replaced while that still holds.
+pub fn webhook_secrets(state: &AppState, row: &Model, mode: Mode, now: DateTime<Utc>) -> Vec<String> {
+    let columns = row.account(mode);
+    let previous = columns.webhook_previous.filter(|(_, until)| *until > now).map(|(sealed, _)| sealed);
+    [columns.webhook_sealed, previous]
+        .into_iter()
+        .flatten()
+        .filter_map(|sealed| state.vault.open_text(sealed, &webhook_context(row.shop_id, mode)).ok())
+        .collect()
+}
+
+/// The Stripe account of `mode`, opened, if the row has one.
+pub fn stripe_account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<stripe_api::Account>, AppError> {
+    let api_url = state.config.stripe_api_url.clone();
+    Ok(secret_key(state, row, mode)?.map(|secret_key| stripe_api::Account { api_url, secret_key }))
+}
+
+/// The BeGateway account of `mode`, opened, if the row has a whole one.
+pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Account>, AppError> {
+    let Some(shop_id) = row.account(mode).shop_id else { return Ok(None) };
+    let Some(secret_key) = secret_key(state, row, mode)? else { return Ok(None) };
     Ok(Some(Account {
         gateway_url: row.gateway_url.clone(),
         checkout_url: row.checkout_url.clone(),
@@ -106,29 +163,47 @@ pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Accou
 /// the shop chose); `None` when the processor has no account for the mode.
 pub async fn acquirer(state: &AppState, shop_id: i64, test: bool) -> Result<Option<Arc<dyn Acquirer>>, AppError> {
     let Some(row) = db::processors::find(&state.db, shop_id).await? else { return Ok(Some(state.acquirer.clone())) };
-    if row.kind != ProcessorKind::Bepaid {
-        return Ok(Some(state.acquirer.clone()));
-    }
     let mode = if test { Mode::Test } else { Mode::Live };
-    let Some(account) = account(state, &row, mode)? else { return Ok(None) };
     let hosted = row.card_entry == CardEntry::ProcessorPage;
-    let notify = crate::web::urls::bepaid_notifications(&state.config, shop_id);
-    let outbound = state.outbound.clone();
     let timeout = state.config.processor_timeout;
-    Ok(Some(Arc::new(Bepaid { outbound, account, test, notification_url: Some(notify), hosted, timeout })))
+    match row.kind {
+        ProcessorKind::Simulated => Ok(Some(state.acquirer.clone())),
+        ProcessorKind::Bepaid => {
+            let Some(account) = account(state, &row, mode)? else { return Ok(None) };
+            let notify = crate::web::urls::bepaid_notifications(&state.config, shop_id);
+            let outbound = state.outbound.clone();
+            Ok(Some(Arc::new(Bepaid { outbound, account, test, notification_url: Some(notify), hosted, timeout })))
+        }
+        ProcessorKind::Stripe => {
+            let Some(account) = stripe_account(state, &row, mode)? else { return Ok(None) };
+            let outbound = state.operator_outbound.clone();
+            Ok(Some(Arc::new(Stripe { outbound, account, hosted, timeout })))
+        }
+    }
 }
 
 /// Checks each account the shop has with one harmless call to the processor.
 pub async fn check(state: &AppState, row: &Model) -> Result<Vec<(Mode, Check)>, AppError> {
     let mut found = Vec::new();
-    if row.kind != ProcessorKind::Bepaid {
-        return Ok(found);
-    }
     for mode in [Mode::Test, Mode::Live] {
-        if let Some(account) = account(state, row, mode)? {
-            let gateway = Gateway { outbound: &state.outbound, account: &account, timeout: gateway::CHECK_TIMEOUT };
-            found.push((mode, gateway.check().await));
-        }
+        let check = match row.kind {
+            ProcessorKind::Simulated => None,
+            ProcessorKind::Bepaid => match account(state, row, mode)? {
+                Some(account) => {
+                    let timeout = gateway::CHECK_TIMEOUT;
+                    Some(Gateway { outbound: &state.outbound, account: &account, timeout }.check().await)
+                }
+                None => None,
+            },
+            ProcessorKind::Stripe => match stripe_account(state, row, mode)? {
+                Some(account) => {
+                    let timeout = gateway::CHECK_TIMEOUT;
+                    Some(Api { outbound: &state.operator_outbound, account: &account, timeout }.check().await)
+                }
+                None => None,
+            },
+        };
+        found.extend(check.map(|check| (mode, check)));
     }
     Ok(found)
 }

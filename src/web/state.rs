@@ -34,6 +34,9 @@ pub struct AppState {
     pub vault: Vault,
     /// The HTTP client of webhook deliveries.
     pub outbound: Outbound,
+    /// The HTTP client of calls to addresses the operator configured (Stripe's API URL): it
+    /// may reach private addresses, which a merchant's URLs may not.
+    pub operator_outbound: Outbound,
     /// Whether the instance is stopping, and the background work it waits for.
     pub lifecycle: Arc<Lifecycle>,
     /// The shops requests name, kept in memory.
@@ -57,6 +60,7 @@ impl AppState {
             api_locks: Default::default(),
             vault,
             outbound,
+            operator_outbound: Outbound::new(true),
             lifecycle: Default::default(),
         })
     }

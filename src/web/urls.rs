@@ -38,3 +38,8 @@ pub fn payment_return(config: &Config, payment_id: &str) -> String {
 pub fn bepaid_notifications(config: &Config, shop_id: i64) -> String {
     format!("{}/notifications/bepaid/{shop_id}", config.base_url)
 }
+
+/// Where a shop's Stripe account sends its webhooks (the endpoint the merchant adds).
+pub fn stripe_webhooks(config: &Config, shop_id: i64) -> String {
+    format!("{}/notifications/stripe/{shop_id}", config.base_url)
+}

@@ -121,7 +121,7 @@ db_tests! {
         assert_eq!(checked["test"], json!({"works": true, "message": null}));
         assert_eq!(checked["live"]["works"], false);
         let why = checked["live"]["message"].as_str().unwrap();
-        assert!(why.contains("refused the shop id or the secret key"), "{why}");
+        assert!(why.contains("refused the account's credentials"), "{why}");
         assert_eq!(gateway.received(), 0, "a check moves no money");
     }
 

@@ -8,6 +8,7 @@ pub mod idempotency_keys;
 pub mod payment_totals;
 pub mod payments;
 pub mod plans;
+pub mod processor_events;
 pub mod products;
 pub mod refunds;
 pub mod sessions;

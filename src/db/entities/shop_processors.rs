@@ -21,6 +21,16 @@ pub struct Model {
     pub live_secret_sealed: Option<String>,
     pub live_secret_hint: Option<String>,
     pub live_public_key: Option<String>,
+    /// The test account's webhook signing secret (Stripe), sealed.
+    pub test_webhook_sealed: Option<String>,
+    pub test_webhook_hint: Option<String>,
+    /// The signing secret it replaced, still taken until `test_webhook_previous_until`.
+    pub test_webhook_previous_sealed: Option<String>,
+    pub test_webhook_previous_until: Option<DateTimeUtc>,
+    pub live_webhook_sealed: Option<String>,
+    pub live_webhook_hint: Option<String>,
+    pub live_webhook_previous_sealed: Option<String>,
+    pub live_webhook_previous_until: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -5,6 +5,7 @@
 
 pub mod bepaid;
 pub mod simulated;
+pub mod stripe;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -151,4 +152,32 @@ pub struct RefundRequest<'a> {
     pub idempotency_key: &'a str,
     /// Why the money goes back (processors require one).
     pub reason: &'a str,
+}
+
+/// What a connection check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// The gateway took the credentials.
+    Works,
+    /// The gateway refused the shop id or the secret key.
+    Refused,
+    /// The gateway answered with this unexpected HTTP status (a wrong URL, most likely).
+    Answered(u16),
+    /// No answer: why.
+    Unreachable(String),
+}
+
+impl Check {
+    /// What is wrong, in English; `None` when it works.
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            Check::Works => None,
+            Check::Refused => Some(
+                "The processor refused the account's credentials: copy them again from the processor's back office."
+                    .into(),
+            ),
+            Check::Answered(status) => Some(format!("The processor answered HTTP {status}: check its URL.")),
+            Check::Unreachable(why) => Some(format!("The processor could not be reached: {why}.")),
+        }
+    }
 }

@@ -9,7 +9,7 @@ use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::schemas;
 use crate::domain::processor::{Mode, ProcessorChange};
-use crate::external::acquirer::bepaid::gateway::Check;
+use crate::external::acquirer::Check;
 use crate::services::processors;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -23,8 +23,9 @@ pub fn router() -> Router<AppState> {
 
 /// Show the shop's payment processor
 ///
-/// `simulated` (the default) or `bepaid`, where cards are typed, and per mode the account:
-/// its shop id, the last 4 characters of its secret key and the processor's public key.
+/// `simulated` (the default), `bepaid` or `stripe`, where cards are typed, and per mode the
+/// account: its shop id and the processor's public key (bePaid), the last 4 characters of its
+/// secret key and of its webhook signing secret (Stripe).
 #[utoipa::path(get, path = "/shop/processor", tag = "Processor",
     responses((status = 200, description = "The processor", body = ProcessorView)))]
 async fn show(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<ProcessorView>, AppError> {
@@ -34,8 +35,10 @@ async fn show(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 /// Change the shop's payment processor
 ///
 /// Only what is sent changes; `"test": null` or `"live": null` removes that account. A
-/// `bepaid` processor needs at least one whole account (shop id, secret key, public key).
-/// Secret keys are sealed at rest and never shown again. Refused as a whole with 422.
+/// `bepaid` processor needs at least one whole account (shop id, secret key, public key); a
+/// `stripe` one at least one secret key (with its webhook signing secret, so that Stripe's
+/// webhooks are taken). Secrets are sealed at rest and never shown again. Refused as a
+/// whole with 422.
 #[utoipa::path(method(put, post), path = "/shop/processor", tag = "Processor",
     request_body = Option<schemas::processor::ProcessorUpdate>,
     responses((status = 200, description = "The processor", body = ProcessorView),

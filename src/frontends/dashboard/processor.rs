@@ -14,7 +14,7 @@ use super::form::{FormView, PostedForm, nest};
 use super::{Chrome, Merchant, Page, k, ok, render, see_other};
 use crate::db::entities::shop_processors::Model;
 use crate::domain::processor::{Mode, ProcessorChange, ProcessorKind};
-use crate::external::acquirer::bepaid::gateway::Check;
+use crate::external::acquirer::Check;
 use crate::services::processors;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -26,7 +26,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// The account fields of a mode, as the form names them.
-const ACCOUNT_FIELDS: [&str; 3] = ["shop_id", "secret_key", "public_key"];
+const ACCOUNT_FIELDS: [&str; 4] = ["shop_id", "secret_key", "public_key", "webhook_secret"];
 
 #[derive(Template)]
 #[template(path = "dashboard/processor.html")]
@@ -34,10 +34,15 @@ struct ProcessorPage {
     chrome: Chrome,
     form: FormView,
     accounts: [AccountForm; 2],
-    /// Whether a check can run (a bePaid processor with an account).
+    /// Whether a check can run (a processor with an account).
     checkable: bool,
-    /// Where the processor's back office is to send its notifications.
+    /// Where bePaid's back office is to send its notifications.
     notification_url: String,
+    /// Whether the shop chose Stripe: its webhook endpoint is shown instead.
+    stripe: bool,
+    /// The webhook endpoint to add in Stripe's dashboard, and the events it is to send.
+    stripe_url: String,
+    stripe_events: String,
 }
 
 /// A mode's fieldset: its legend, its fields' names, and what is said of its secret key.
@@ -47,8 +52,10 @@ struct AccountForm {
     shop_id: String,
     secret_key: String,
     public_key: String,
+    webhook_secret: String,
     remove: String,
     secret_hint: String,
+    webhook_hint: String,
     /// Whether the account is stored (it can be removed).
     stored: bool,
 }
@@ -64,10 +71,17 @@ impl ProcessorPage {
                 shop_id: format!("{field}.shop_id"),
                 secret_key: format!("{field}.secret_key"),
                 public_key: format!("{field}.public_key"),
+                webhook_secret: format!("{field}.webhook_secret"),
                 remove: format!("{field}.remove"),
                 secret_hint: match hint {
                     Some(last) => m.words.f("Stored, ending in {}; leave empty to keep it.", &[&last]),
                     None => m.t("Shown once in the processor's back office; kept sealed here.").to_string(),
+                },
+                webhook_hint: match row.account(mode).webhook_hint {
+                    Some(last) => m.words.f("Stored, ending in {}; leave empty to keep it.", &[&last]),
+                    None => {
+                        m.t("whsec_…, shown on the webhook endpoint's page in Stripe; kept sealed here.").to_string()
+                    }
                 },
                 stored: hint.is_some(),
             }
@@ -80,7 +94,10 @@ impl ProcessorPage {
                 account(Mode::Live, k("Live account (live products and plans)")),
             ],
             notification_url: crate::web::urls::bepaid_notifications(&state.config, m.shop.id),
-            checkable: row.kind == ProcessorKind::Bepaid
+            stripe: row.kind == ProcessorKind::Stripe,
+            stripe_url: crate::web::urls::stripe_webhooks(&state.config, m.shop.id),
+            stripe_events: crate::services::notifications::STRIPE_EVENTS.join(", "),
+            checkable: row.kind != ProcessorKind::Simulated
                 && [Mode::Test, Mode::Live].iter().any(|mode| row.account(*mode).secret_hint.is_some()),
         }
     }
@@ -171,14 +188,13 @@ async fn check(State(state): State<AppState>, m: Merchant, form: PostedForm) -> 
         };
         said.push(match result {
             Check::Works => m.words.f("{}: the processor takes it.", &[&account]),
-            Check::Refused => m.words.f(
-                "{}: the processor refused the shop id or the secret key. Copy them again from its back office.",
-                &[&account],
-            ),
+            Check::Refused => m
+                .words
+                .f("{}: the processor refused the account's keys. Copy them again from its back office.", &[&account]),
             Check::Answered(status) => {
-                m.words.f("{}: the gateway answered HTTP {}. Check the gateway URL.", &[&account, &status])
+                m.words.f("{}: the processor answered HTTP {}. Check its URL.", &[&account, &status])
             }
-            Check::Unreachable(why) => m.words.f("{}: the gateway could not be reached ({}).", &[&account, &why]),
+            Check::Unreachable(why) => m.words.f("{}: the processor could not be reached ({}).", &[&account, &why]),
         });
     }
     if said.is_empty() {
@@ -192,6 +208,7 @@ async fn check(State(state): State<AppState>, m: Merchant, form: PostedForm) -> 
 pub fn name(kind: ProcessorKind) -> &'static str {
     match kind {
         ProcessorKind::Bepaid => k("bePaid (BeGateway)"),
+        ProcessorKind::Stripe => k("Stripe"),
         ProcessorKind::Simulated => k("Simulated (no money moves)"),
     }
 }

@@ -15,7 +15,8 @@ pub struct ProcessorView {
     pub object: &'static str,
     pub kind: ProcessorKind,
     pub card_entry: CardEntry,
-    /// The BeGateway gateway's base URL (bePaid's unless the processor runs elsewhere).
+    /// The BeGateway gateway's base URL (bePaid's unless the processor runs elsewhere; Stripe's
+    /// API URL is the instance's `PAYDESK_STRIPE_API_URL`).
     pub gateway_url: String,
     /// Its hosted checkout's base URL.
     pub checkout_url: String,
@@ -32,8 +33,10 @@ pub struct AccountView {
     pub shop_id: Option<String>,
     /// The last 4 characters of the secret key; the key itself is never shown again.
     pub secret_key_last4: Option<String>,
-    /// The processor's public key that verifies its notifications.
+    /// The processor's public key that verifies its notifications (bePaid).
     pub public_key: Option<String>,
+    /// The last 4 characters of the webhook signing secret (Stripe); never shown whole.
+    pub webhook_secret_last4: Option<String>,
 }
 
 impl ProcessorView {
@@ -45,6 +48,7 @@ impl ProcessorView {
                 shop_id: a.shop_id.map(str::to_string),
                 secret_key_last4: a.secret_hint.map(str::to_string),
                 public_key: a.public_key.map(str::to_string),
+                webhook_secret_last4: a.webhook_hint.map(str::to_string),
             })
         };
         ProcessorView {

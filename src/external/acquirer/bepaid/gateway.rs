@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::status::{self, CheckoutReading, Operation, Reading};
 use super::wire::{Card, Charge, Checkout, CheckoutRequest, Child, NewCard, Request};
+use crate::external::acquirer::Check;
 use crate::external::outbound::{NoReply, Outbound, Reply};
 
 /// How long a connection check waits: a merchant is looking at the page.
@@ -54,34 +55,6 @@ pub enum ChildKind {
     Capture,
     Void,
     Refund,
-}
-
-/// What a connection check found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Check {
-    /// The gateway took the credentials.
-    Works,
-    /// The gateway refused the shop id or the secret key.
-    Refused,
-    /// The gateway answered with this unexpected HTTP status (a wrong URL, most likely).
-    Answered(u16),
-    /// No answer: why.
-    Unreachable(String),
-}
-
-impl Check {
-    /// What is wrong, in English; `None` when it works.
-    pub fn problem(&self) -> Option<String> {
-        match self {
-            Check::Works => None,
-            Check::Refused => Some(
-                "The gateway refused the shop id or the secret key: copy them again from the processor's back office."
-                    .into(),
-            ),
-            Check::Answered(status) => Some(format!("The gateway answered HTTP {status}: check the gateway URL.")),
-            Check::Unreachable(why) => Some(format!("The gateway could not be reached: {why}.")),
-        }
-    }
 }
 
 /// One account's calls, made with `outbound`.

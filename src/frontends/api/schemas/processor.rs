@@ -7,7 +7,8 @@ use super::*;
 #[derive(ToSchema)]
 #[schema(example = json!({"kind": "simulated", "card_entry": "processor_page"}))]
 pub struct ProcessorUpdate {
-    /// `simulated` (no money moves) or `bepaid` (a BeGateway processor).
+    /// `simulated` (no money moves), `bepaid` (a BeGateway processor) or `stripe`. Changing
+    /// it forgets the accounts of the processor before unless this change sends them.
     kind: Option<crate::domain::processor::ProcessorKind>,
     /// `processor_page` (customers type their card on the processor's page) or
     /// `paydesk_page` (on paydesk's page: needs the processor's permission and puts the
@@ -37,9 +38,15 @@ pub struct ProcessorAccountUpdate {
     /// The shop id at the processor: text or a whole number.
     #[schema(schema_with = merchant_reference)]
     shop_id: Option<String>,
-    /// The secret key; sealed at rest and never shown again.
+    /// The secret key; sealed at rest and never shown again. Stripe: `sk_test_…` (or a
+    /// restricted `rk_test_…`) for the test account, `sk_live_…` for the live one.
     #[schema(max_length = 255)]
     secret_key: Option<String>,
+    /// Stripe's webhook signing secret (`whsec_…`) of the endpoint that sends to
+    /// `/notifications/stripe/{shop_id}`; sealed and never shown again. The one it replaces
+    /// is still taken for 24 hours (while Stripe rolls it).
+    #[schema(max_length = 255)]
+    webhook_secret: Option<String>,
     /// The processor's RSA public key for notifications, as its back office shows it
     /// (base64, with or without the PEM lines).
     #[schema(max_length = 4096)]
