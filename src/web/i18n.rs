@@ -266,6 +266,17 @@ impl Texts {
                 false => "This is too long. Please shorten it.",
                 true => "Слишком длинное значение. Сократите его, пожалуйста.",
             },
+            ("card_number", m) if m.starts_with("was refused by the payment processor: ") => {
+                let said = &m["was refused by the payment processor: ".len()..];
+                return match ru {
+                    false => format!("The payment processor refused this card: {said} Please use another card."),
+                    true => format!("Платёжный провайдер отклонил эту карту: {said} Используйте другую карту."),
+                };
+            }
+            ("card_number", m) if m.starts_with("could not be checked by the payment processor") => match ru {
+                false => "The payment processor could not check this card just now. Please try again in a minute.",
+                true => "Платёжный провайдер не смог проверить карту. Попробуйте ещё раз через минуту.",
+            },
             ("card_number", msg::BLANK) => match ru {
                 false => "Enter the card number as printed on the card.",
                 true => "Введите номер карты так, как он напечатан на карте.",

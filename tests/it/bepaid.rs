@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use paydesk::external::acquirer::bepaid::gateway::{Account, ChargeKind, Check, ChildKind, Gateway};
+use paydesk::external::acquirer::Check;
+use paydesk::external::acquirer::bepaid::gateway::{Account, ChargeKind, ChildKind, Gateway};
 use paydesk::external::acquirer::bepaid::status::{CheckoutReading, Reading};
 use paydesk::external::acquirer::bepaid::wire::{
     AdditionalData, CardToken, Charge, Checkout, CheckoutSettings, Child, NewCard, Order,

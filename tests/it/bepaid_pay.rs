@@ -31,7 +31,7 @@ async fn shop_taking_cards_on(app: &TestApp, entry: &str) -> (Shop, double::Gate
 }
 
 /// A finite test product of 990.
-async fn new_product(app: &TestApp, shop: &Shop, change: Value) -> Value {
+pub async fn new_product(app: &TestApp, shop: &Shop, change: Value) -> Value {
     let mut body = test_product_body();
     body["quantity"] = json!(5);
     body["infinite"] = json!(false);
@@ -42,14 +42,14 @@ async fn new_product(app: &TestApp, shop: &Shop, change: Value) -> Value {
 }
 
 /// The product's one payment, as the API shows it.
-async fn payment_of(app: &TestApp, shop: &Shop, product: &str) -> Value {
+pub async fn payment_of(app: &TestApp, shop: &Shop, product: &str) -> Value {
     let (_, list) = app.get(shop, &format!("/payments?product={product}")).await;
     let list = list.as_array().unwrap();
     assert_eq!(list.len(), 1, "{list:?}");
     list[0].clone()
 }
 
-async fn quantity(app: &TestApp, shop: &Shop, product: &str) -> i64 {
+pub async fn quantity(app: &TestApp, shop: &Shop, product: &str) -> i64 {
     app.get(shop, &format!("/products/{product}")).await.1["quantity"].as_i64().unwrap()
 }
 
@@ -416,7 +416,7 @@ db_tests! {
 }
 
 /// Gives a subscription another stored card (a vault token), as if its customer had changed it.
-async fn set_card(app: &TestApp, id: &str, token: &str) {
+pub async fn set_card(app: &TestApp, id: &str, token: &str) {
     use paydesk::db::entities::subscriptions::{Column, Entity};
     use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
     Entity::update_many()

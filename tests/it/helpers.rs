@@ -43,6 +43,27 @@ macro_rules! db_tests {
     )*};
 }
 
+/// Like `db_tests!`, for tests that spawn the app themselves (with settings of their own):
+/// each gets the backend to spawn it on.
+macro_rules! backend_tests {
+    ($($(#[$meta:meta])* async fn $name:ident($backend:ident) $body:block)*) => {$(
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            async fn run($backend: $crate::helpers::Backend) $body
+            #[tokio::test]
+            async fn sqlite() {
+                run($crate::helpers::Backend::Sqlite).await
+            }
+            #[tokio::test]
+            async fn postgres() {
+                run($crate::helpers::Backend::Postgres).await
+            }
+        }
+    )*};
+}
+
 /// A shop's API credentials.
 #[derive(Clone, Debug)]
 pub struct Shop {

@@ -32,6 +32,7 @@ mod products;
 mod refunds;
 mod requests;
 mod scaleout;
+mod stripe_local;
 mod subscriptions;
 mod walk;
 mod webhooks;

@@ -64,8 +64,8 @@ pub enum CardRefused {
     /// A live payment with a test card, or with the simulated acquirer when not allowed.
     #[error("cannot be charged in live mode")]
     LiveNotAllowed,
-    /// The processor refused the card's details.
-    #[error("{0}")]
+    /// The processor refused the card (its details, or its bank); the processor's words.
+    #[error("was refused by the payment processor: {0}")]
     Invalid(String),
     /// The processor could not be asked (nothing was charged); the customer may try again.
     #[error("could not be checked by the payment processor just now: please try again in a minute")]

@@ -1,3 +1,4 @@
 //! Local doubles of the outside parties paydesk talks to, with the faults they can show.
 
 pub mod bepaid;
+pub mod localstripe;
