@@ -138,3 +138,15 @@ pub async fn stalled(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<Ve
         .all(db)
         .await
 }
+
+/// The time of a subscription on the clock `clock_id` (of `shop_id`): the clock's frozen
+/// time; `now` for a subscription on no clock (or a clock since deleted).
+pub async fn time_of(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    clock_id: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<DateTime<Utc>, DbErr> {
+    let Some(id) = clock_id else { return Ok(now) };
+    Ok(super::find::<Entity>(db, shop_id, id).await?.map_or(now, |c| c.frozen_time))
+}

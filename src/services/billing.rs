@@ -272,6 +272,8 @@ async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Ut
         // Another settling of this payment attached it first and goes on from there.
         return Ok(());
     }
+    // A subscription on a test clock lives in the clock's time.
+    let now = db::test_clocks::time_of(&state.db, sub.shop_id, sub.test_clock_id.as_deref(), now).await?;
     match sub.started_at {
         // Back to confirm a renewal the bank asked them for.
         Some(_) => take_card(state, sub, &payment.card(), now).await.map(|_| ()),

@@ -179,10 +179,5 @@ pub async fn cancel_at_period_end(
 
 /// The time of a subscription: its test clock's, else the real one.
 pub async fn now_of(state: &AppState, sub: &subscriptions::Model) -> Result<DateTime<Utc>, AppError> {
-    match &sub.test_clock_id {
-        Some(id) => Ok(db::find::<test_clocks::Entity>(&state.db, sub.shop_id, id)
-            .await?
-            .map_or_else(Utc::now, |c| c.frozen_time)),
-        None => Ok(Utc::now()),
-    }
+    Ok(db::test_clocks::time_of(&state.db, sub.shop_id, sub.test_clock_id.as_deref(), Utc::now()).await?)
 }

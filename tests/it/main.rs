@@ -33,6 +33,7 @@ mod refunds;
 mod requests;
 mod scaleout;
 mod stripe_local;
+mod stripe_pay;
 mod subscriptions;
 mod walk;
 mod webhooks;

@@ -94,6 +94,11 @@ pub trait Acquirer: Send + Sync {
     fn customer_origins(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The processor's test cards, as printed: one that goes through, one that is declined,
+    /// one that asks for 3-D Secure (shown on test pages of a real processor).
+    fn test_cards(&self) -> [&'static str; 3] {
+        ["", "", ""]
+    }
     /// Whether customers type their cards on this acquirer's own page ([`Acquirer::start_hosted`])
     /// rather than on paydesk's.
     fn hosted(&self) -> bool {

@@ -118,7 +118,7 @@ impl Checkout<'_> {
         self.payable = found.is_ok();
         if let Ok(acquirer) = found {
             if !acquirer.is_simulated() {
-                self.summary.test_cards = page::processor_test_cards(self.t, self.test);
+                self.summary.test_cards = page::processor_test_cards(self.t, self.test, acquirer.test_cards());
             }
             self.elsewhere = acquirer.customer_origins();
             if acquirer.hosted() {

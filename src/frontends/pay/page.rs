@@ -48,15 +48,17 @@ pub fn test_cards(t: &Texts, test: bool) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// A real processor's test cards (bePaid's, in its test mode), grouped by four.
-pub fn processor_test_cards(t: &Texts, test: bool) -> Vec<(String, &'static str)> {
+/// A real processor's test cards (in its test mode, as the processor prints them): one
+/// that goes through, one declined, one that asks for 3-D Secure.
+pub fn processor_test_cards(t: &Texts, test: bool, cards: [&'static str; 3]) -> Vec<(String, &'static str)> {
     if !test {
         return Vec::new();
     }
+    let [paid, declined, bank] = cards;
     vec![
-        ("4200 0000 0000 0000".into(), t.test_card_outcomes[0]),
-        ("4005 5500 0000 0019".into(), t.test_card_outcomes[1]),
-        ("4012 0000 0000 1097".into(), t.test_card_3ds),
+        (paid.into(), t.test_card_outcomes[0]),
+        (declined.into(), t.test_card_outcomes[1]),
+        (bank.into(), t.test_card_3ds),
     ]
 }
 

@@ -2,3 +2,4 @@
 
 pub mod bepaid;
 pub mod localstripe;
+pub mod stripe;

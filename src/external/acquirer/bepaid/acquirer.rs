@@ -142,6 +142,10 @@ impl Acquirer for Bepaid {
         self.hosted
     }
 
+    fn test_cards(&self) -> [&'static str; 3] {
+        ["4200 0000 0000 0000", "4005 5500 0000 0019", "4012 0000 0000 1097"]
+    }
+
     fn customer_origins(&self) -> Vec<String> {
         [&self.account.checkout_url, &self.account.gateway_url]
             .iter()

@@ -263,6 +263,10 @@ impl Acquirer for Stripe {
         self.hosted
     }
 
+    fn test_cards(&self) -> [&'static str; 3] {
+        ["4242 4242 4242 4242", "4000 0000 0000 0002", "4000 0027 6000 3184"]
+    }
+
     async fn start_hosted(&self, request: HostedRequest<'_>) -> Result<Hosted, Outcome> {
         let reference = request.reference;
         let mut form = Form::new()

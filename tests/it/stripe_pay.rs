@@ -1,0 +1,393 @@
+//! Real money through a shop's Stripe account, against paydesk's own Stripe double, for what
+//! localstripe lacks: Checkout Sessions (products, plans that save the card, free trials in
+//! setup mode, abandoned pages), the outcome read from Stripe and never from the return URL,
+//! answers lost under every fault (one PaymentIntent, found again by its metadata or replayed
+//! under its key), `authentication_required` on a renewal, declines and processing errors
+//! following the retry table by their kind, and webhooks: repeated, forged, stale, rolled
+//! secrets, and refunds and captures made in Stripe's dashboard.
+
+use chrono::{Duration, Utc};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::bepaid_pay::{new_product, payment_of, quantity, set_card};
+use crate::doubles::stripe::{self as double, Fault, HOLD, StripeDouble, WEBHOOK_SECRET};
+use crate::helpers::*;
+use crate::subscriptions::{advance, card_json, clock, plan};
+
+/// The app with Stripe's API at a new double (answers waited for 2 seconds), and a shop of
+/// it whose test payments go through the double, cards typed on `entry`.
+async fn stripe_shop(backend: Backend, entry: &str) -> (TestApp, Shop, StripeDouble) {
+    let stripe = StripeDouble::start().await;
+    let args = paydesk::config::ConfigArgs {
+        stripe_api_url: Some(stripe.url.clone()),
+        processor_timeout_seconds: Some("2".into()),
+        ..Default::default()
+    };
+    let app = TestApp::spawn_with(backend, args).await;
+    let shop = app.shop("Corner Books").await;
+    let body = json!({"kind": "stripe", "card_entry": entry,
+                      "test": {"secret_key": double::SECRET, "webhook_secret": WEBHOOK_SECRET}});
+    let (status, processor) = app.put(&shop, "/shop/processor", &body).await;
+    assert_eq!(status, StatusCode::OK, "{processor}");
+    (app, shop, stripe)
+}
+
+/// The Checkout Session an answer sends the customer to.
+fn session_of(page: &Page, stripe: &StripeDouble) -> String {
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
+    let prefix = format!("{}/pay/", stripe.url);
+    page.location().strip_prefix(&prefix).unwrap_or_else(|| panic!("to Stripe's page: {}", page.location())).to_string()
+}
+
+/// The settling sweep run as the scheduler runs it, `minutes` from now.
+async fn sweep(app: &TestApp, minutes: i64) -> usize {
+    paydesk::services::billing::settle_interrupted(&app.state, Utc::now() + Duration::minutes(minutes)).await.unwrap()
+}
+
+/// The stored payment.
+async fn stored(app: &TestApp, id: &str) -> paydesk::db::entities::payments::Model {
+    paydesk::db::find_public::<paydesk::db::entities::payments::Entity>(&app.db, id).await.unwrap().unwrap()
+}
+
+/// The events of a type the shop's log holds.
+async fn events_of(app: &TestApp, shop: &Shop, kind: &str) -> Vec<Value> {
+    let (_, events) = app.get(shop, &format!("/events?type={kind}&limit=100")).await;
+    events.as_array().cloned().unwrap_or_default()
+}
+
+/// Where the shop's Stripe webhooks go.
+fn hook(app: &TestApp, shop: &Shop) -> String {
+    format!("{}/notifications/stripe/{}", app.base, shop.id)
+}
+
+backend_tests! {
+    async fn a_product_is_paid_on_stripes_checkout_and_the_outcome_is_read_from_stripe(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let mut change = json!({"return_url": "https://books.example/thanks"});
+        change["visible_fields"] = json!(["email"]);
+        let product = new_product(&app, &shop, change).await;
+        let id = product["id"].as_str().unwrap();
+        let path = format!("/products/{id}/pay");
+        let page = app.page(&path).await;
+        assert!(!page.html.contains("card_number"), "no card fields on paydesk's page");
+        assert!(page.html.contains("4242 4242 4242 4242"), "Stripe's test cards");
+        let form = app.open_form(&path).await;
+        let session = session_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &stripe);
+        let payment = payment_of(&app, &shop, id).await;
+        let pay_id = payment["id"].as_str().unwrap().to_string();
+        let sent = stripe.session(&session).form;
+        let back = format!("{}/payments/{pay_id}/return", app.state.config.base_url);
+        for (key, value) in [("mode", "payment"), ("line_items[0][price_data][unit_amount]", "990"),
+                             ("line_items[0][price_data][currency]", "eur"), ("metadata[paydesk_reference]", &pay_id),
+                             ("payment_intent_data[metadata][paydesk_reference]", &pay_id),
+                             ("payment_intent_data[capture_method]", "automatic"), ("success_url", &back),
+                             ("customer_email", "ann@example.com"), ("client_reference_id", &pay_id)] {
+            assert_eq!(sent.get(key).map(String::as_str), Some(value), "{key}");
+        }
+        assert!(!sent.contains_key("payment_intent_data[setup_future_usage]"), "a one-off payment keeps no card");
+        assert_eq!(payment["status"], "processing");
+
+        // The return URL's words mean nothing: only Stripe's do.
+        let forged = app.page(&format!("/payments/{pay_id}/return?session_id={session}&redirect_status=succeeded")).await;
+        assert_eq!(forged.location(), format!("{}/receipts/{pay_id}", app.state.config.base_url));
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "processing");
+
+        // Declined on Stripe's page, then paid with another card.
+        assert!(stripe.pay_session(&session, "4000000000000341").is_err());
+        sweep(&app, 3).await;
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "processing", "still open");
+        assert_eq!(stripe.pay_session(&session, "4242424242424242").unwrap(), back);
+        let returned = app.page(&format!("/payments/{pay_id}/return")).await;
+        assert!(returned.location().starts_with("https://books.example/thanks?payment_id="), "{}", returned.location());
+        assert!(returned.location().contains("status=succeeded") && returned.location().contains("signature="));
+        let payment = payment_of(&app, &shop, id).await;
+        assert_eq!(payment["status"], "succeeded");
+        assert_eq!(payment["card"]["last_4"], "4242", "{payment}");
+        let [pi] = stripe.intents_of(&pay_id).try_into().unwrap();
+        assert_eq!(stored(&app, &pay_id).await.acquirer_reference.as_deref(), Some(pi.id.as_str()));
+        let (_, customer) = app.get(&shop, &format!("/customers/{}", payment["customer_id"].as_str().unwrap())).await;
+        assert_eq!(customer["email"], "ann@example.com");
+        assert_eq!(quantity(&app, &shop, id).await, 4);
+
+        // Stripe's webhook for it, delivered three times at once: taken, nothing twice.
+        let event = stripe.event("checkout.session.completed", stripe.object(&session));
+        let now = Utc::now().timestamp();
+        let url = hook(&app, &shop);
+        let sent = futures::future::join_all((0..3).map(|_| stripe.send(&url, &event, WEBHOOK_SECRET, now))).await;
+        assert!(sent.iter().all(|s| *s == 200 || *s == 503), "{sent:?}");
+        assert_eq!(stripe.send(&hook(&app, &shop), &event, WEBHOOK_SECRET, now).await, 200);
+        assert_eq!(events_of(&app, &shop, "payment.succeeded").await.len(), 1);
+    }
+
+    async fn a_webhook_settles_a_payment_before_the_customer_comes_back_and_an_abandoned_page_expires(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let mut change = json!({"transaction_type": "authorization"});
+        change["visible_fields"] = json!(["email"]);
+        let product = new_product(&app, &shop, change).await;
+        let id = product["id"].as_str().unwrap();
+        let path = format!("/products/{id}/pay");
+        let form = app.open_form(&path).await;
+        let session = session_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &stripe);
+        assert_eq!(stripe.session(&session).form["payment_intent_data[capture_method]"], "manual");
+        stripe.pay_session(&session, "4242424242424242").unwrap();
+        let event = stripe.event("checkout.session.completed", stripe.object(&session));
+        assert_eq!(stripe.send(&hook(&app, &shop), &event, WEBHOOK_SECRET, Utc::now().timestamp()).await, 200);
+        let payment = payment_of(&app, &shop, id).await;
+        assert_eq!(payment["status"], "authorized", "without the customer coming back: {payment}");
+        let pay_id = payment["id"].as_str().unwrap();
+        let (status, captured) = app.post(&shop, &format!("/payments/{pay_id}/capture"), &json!({})).await;
+        assert_eq!((status, captured["status"].as_str()), (StatusCode::OK, Some("succeeded")), "{captured}");
+        assert_eq!(stripe.intents_of(pay_id)[0].status, "succeeded");
+
+        // Another customer leaves Stripe's page: the session expires, the unit comes back.
+        let other = new_product(&app, &shop, json!({"visible_fields": ["email"]})).await;
+        let other_id = other["id"].as_str().unwrap();
+        let path = format!("/products/{other_id}/pay");
+        let form = app.open_form(&path).await;
+        let session = session_of(&app.submit(&path, &form, &[("email", "bob@example.com")]).await, &stripe);
+        assert_eq!(quantity(&app, &shop, other_id).await, 4);
+        stripe.expire_session(&session);
+        let expired = stripe.event("checkout.session.expired", stripe.object(&session));
+        assert_eq!(stripe.send(&hook(&app, &shop), &expired, WEBHOOK_SECRET, Utc::now().timestamp()).await, 200);
+        let payment = payment_of(&app, &shop, other_id).await;
+        assert_eq!((payment["status"].as_str(), payment["failure_code"].as_str()), (Some("failed"), Some("payment_expired")));
+        assert_eq!(quantity(&app, &shop, other_id).await, 5);
+        assert!(stripe.intents_of(payment["id"].as_str().unwrap()).is_empty(), "nothing charged");
+    }
+
+    async fn a_plan_paid_on_checkout_keeps_the_card_for_off_session_renewals(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "test_clock": clock});
+        let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+        let id = sub["id"].as_str().unwrap().to_string();
+        let card_page = format!("/subscriptions/{id}/pay");
+        let form = app.open_form(&card_page).await;
+        let session = session_of(&app.submit(&card_page, &form, &[]).await, &stripe);
+        let sent = stripe.session(&session).form;
+        assert_eq!(sent["payment_intent_data[setup_future_usage]"], "off_session", "the card is saved for renewals");
+        assert_eq!(sent["customer_creation"], "always");
+        stripe.pay_session(&session, "4242424242424242").unwrap();
+        sweep(&app, 3).await;
+        let (_, started) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(started["state"], "active", "{started}");
+        assert_eq!(started["card"]["last_4"], "4242");
+        let kept = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &id).await.unwrap().unwrap();
+        let token = kept.card_token.clone().unwrap();
+        let (customer, method) = token.split_once('/').unwrap();
+        assert_eq!(stripe.method(method).unwrap().1.as_deref(), Some(customer), "the card is its Customer's");
+
+        // Renewals: off-session, the saved card, once each (one answer lost on the way).
+        advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
+        stripe.fail_next_on("payment_intents", &[Fault::BadGatewayAfter]);
+        advance(&app, &shop, &clock, "2026-04-01T12:00:00Z").await;
+        let renewals: Vec<_> = stripe.intents().into_iter().filter(|i| i.off_session).collect();
+        let (_, listed) = app.get(&shop, &format!("/payments?subscription={id}&limit=100")).await;
+        assert!(renewals.len() >= 3, "{renewals:?} {listed}");
+        for pi in &renewals {
+            assert_eq!((pi.status.as_str(), pi.customer.as_deref(), pi.payment_method.as_deref()), ("succeeded", Some(customer), Some(method)));
+            let reference = &pi.metadata["paydesk_reference"];
+            assert_eq!(stripe.intents_of(reference).len(), 1, "one PaymentIntent per period");
+        }
+        let (_, list) = app.get(&shop, &format!("/payments?subscription={id}&limit=100")).await;
+        assert_eq!(list.as_array().unwrap().len(), renewals.len() + 1);
+
+        // The bank starts asking for the customer: the renewal waits for them at the card link.
+        let bank = stripe.attach_card(customer, "4000002760003184");
+        set_card(&app, &id, &format!("{customer}/{bank}")).await;
+        advance(&app, &shop, &clock, "2026-05-01T12:00:00Z").await;
+        let (_, waiting) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(waiting["state"], "redirecting", "{waiting}");
+        assert_eq!(waiting["last_transaction"]["failure_code"], "authentication_required");
+        assert_eq!(waiting["renew_at"], Value::Null, "not retried without the customer");
+        let asked = stripe.intents().len();
+        advance(&app, &shop, &clock, "2026-05-03T12:00:00Z").await;
+        assert_eq!(stripe.intents().len(), asked, "no blind retries");
+        let form = app.open_form(&card_page).await;
+        let session = session_of(&app.submit(&card_page, &form, &[]).await, &stripe);
+        stripe.pay_session(&session, "4242424242424242").unwrap();
+        app.page(&format!("/payments/{}/return", stripe.session(&session).form["client_reference_id"])).await;
+        let (_, back) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(back["state"], "active", "{back}");
+        assert!(back["renew_at"].is_string());
+    }
+
+    async fn a_free_trial_saves_the_card_in_setup_mode_and_charges_after_the_trial(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({"trial": {"amount": 0, "interval": 7, "interval_unit": "day"}})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "test_clock": clock});
+        let (_, sub) = app.post(&shop, "/subscriptions", &body).await;
+        let id = sub["id"].as_str().unwrap().to_string();
+        let card_page = format!("/subscriptions/{id}/pay");
+        let form = app.open_form(&card_page).await;
+        let session = session_of(&app.submit(&card_page, &form, &[]).await, &stripe);
+        let opened = stripe.session(&session);
+        assert_eq!(opened.form["mode"], "setup", "nothing to pay now");
+        let customer = opened.customer.clone().expect("a Customer for the saved card");
+        stripe.pay_session(&session, "4242424242424242").unwrap();
+        sweep(&app, 3).await;
+        let (_, trialing) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(trialing["state"], "trial", "{trialing}");
+        assert!(stripe.intents().is_empty(), "no money moved");
+        advance(&app, &shop, &clock, "2026-01-09T10:00:00Z").await;
+        let (_, paid) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(paid["state"], "active", "{paid}");
+        let [first] = stripe.intents().try_into().unwrap();
+        assert_eq!((first.status.as_str(), first.off_session, first.customer.as_deref()), ("succeeded", true, Some(customer.as_str())));
+    }
+
+    async fn every_fault_after_a_charge_was_made_leaves_one_payment_intent(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        for fault in [Fault::ServerError, Fault::BadGatewayAfter, Fault::DropAfter, Fault::TooMany, Fault::HoldAfter(HOLD)] {
+            let product = new_product(&app, &shop, json!({})).await;
+            let id = product["id"].as_str().unwrap();
+            stripe.fail_next_on("payment_intents", &[fault]);
+            let answered = app.pay(id, "4242424242424242", &[]).await;
+            let payment = payment_of(&app, &shop, id).await;
+            let pay_id = payment["id"].as_str().unwrap();
+            assert_eq!(answered.status, StatusCode::SEE_OTHER, "{fault:?}: {}", answered.html);
+            assert_eq!(payment["status"], "processing", "{fault:?}: not guessed");
+            assert!(sweep(&app, 3).await >= 1, "{fault:?}");
+            assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded", "{fault:?}");
+            assert_eq!(stripe.intents_of(pay_id).len(), 1, "{fault:?}: one PaymentIntent");
+            assert_eq!(sweep(&app, 10).await, 0, "{fault:?}: settled for good");
+        }
+        // Declines by their kind.
+        let product = new_product(&app, &shop, json!({})).await;
+        let declined = app.pay(product["id"].as_str().unwrap(), "4000000000009995", &[]).await;
+        assert_eq!(declined.status, StatusCode::PAYMENT_REQUIRED);
+        let payment = payment_of(&app, &shop, product["id"].as_str().unwrap()).await;
+        assert_eq!(payment["failure_code"], "insufficient_funds");
+    }
+
+    async fn captures_and_refunds_whose_answers_are_lost_are_replayed_under_their_keys(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        let product = new_product(&app, &shop, json!({"transaction_type": "authorization"})).await;
+        let id = product["id"].as_str().unwrap();
+        assert_eq!(app.pay(id, "4242424242424242", &[]).await.status, StatusCode::SEE_OTHER);
+        let held = payment_of(&app, &shop, id).await["id"].as_str().unwrap().to_string();
+        stripe.fail_next_on("capture", &[Fault::DropAfter, Fault::BadGatewayAfter]);
+        let (status, payment) = app.post(&shop, &format!("/payments/{held}/capture"), &json!({})).await;
+        assert_eq!((status, payment["status"].as_str()), (StatusCode::OK, Some("succeeded")), "{payment}");
+        assert_eq!(stripe.posts_to("capture"), 3, "sent again under its key, answered the first answer");
+        assert_eq!(stripe.intents_of(&held)[0].amount_received, 990);
+
+        stripe.fail_next_on("refunds", &[Fault::BadGatewayAfter]);
+        let (status, refund) = app.post(&shop, &format!("/payments/{held}/refund"), &json!({"amount": 300})).await;
+        assert_eq!((status, refund["status"].as_str()), (StatusCode::CREATED, Some("pending")), "{refund}");
+        let later = Utc::now() + Duration::minutes(2);
+        assert_eq!(paydesk::services::refunds::resume_interrupted(&app.state, later).await.unwrap(), 1);
+        let (_, refund) = app.get(&shop, &format!("/refunds/{}", refund["id"].as_str().unwrap())).await;
+        assert_eq!(refund["status"], "succeeded");
+        let given: Vec<i64> = stripe.refunds().iter().map(|r| r.amount).collect();
+        assert_eq!(given, [300], "refunded once");
+        // Stripe's own check agrees with paydesk's: no more than is left.
+        let (status, _) = app.post(&shop, &format!("/payments/{held}/refund"), &json!({"amount": 691})).await;
+        assert!(status.is_client_error());
+    }
+
+    async fn refunds_and_captures_made_in_stripes_dashboard_show_up_once(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        assert_eq!(app.pay(id, "4242424242424242", &[]).await.status, StatusCode::SEE_OTHER);
+        let paid = payment_of(&app, &shop, id).await["id"].as_str().unwrap().to_string();
+        let pi = stripe.intents_of(&paid)[0].id.clone();
+        // Refunded in Stripe's dashboard; the charge.refunded event, sent five times at once.
+        stripe.dashboard_refund(&pi, 400);
+        let event = stripe.event("charge.refunded", stripe.object(&format!("ch_{pi}")));
+        let now = Utc::now().timestamp();
+        let url = hook(&app, &shop);
+        let sent = futures::future::join_all((0..5).map(|_| stripe.send(&url, &event, WEBHOOK_SECRET, now))).await;
+        assert!(sent.iter().all(|s| *s == 200 || *s == 503), "{sent:?}");
+        let (_, payment) = app.get(&shop, &format!("/payments/{paid}")).await;
+        assert_eq!(payment["refunded_amount"], 400, "{payment}");
+        assert_eq!(events_of(&app, &shop, "refund.succeeded").await.len(), 1);
+        // A refund paydesk made itself is recorded from Stripe's answer, not from its event.
+        let (_, own) = app.post(&shop, &format!("/payments/{paid}/refund"), &json!({"amount": 100})).await;
+        let refund = stripe.refunds().last().unwrap().clone();
+        assert_eq!(refund.metadata["paydesk_reference"], own["id"].as_str().unwrap());
+        let created = json!({"id": refund.id, "object": "refund", "amount": 100, "status": "succeeded",
+                             "payment_intent": pi, "metadata": refund.metadata});
+        let event = stripe.event("refund.created", created);
+        assert_eq!(stripe.send(&hook(&app, &shop), &event, WEBHOOK_SECRET, now).await, 200);
+        let (_, payment) = app.get(&shop, &format!("/payments/{paid}")).await;
+        assert_eq!(payment["refunded_amount"], 500);
+
+        // Captured in Stripe's dashboard: the authorization moves, once.
+        let product = new_product(&app, &shop, json!({"transaction_type": "authorization"})).await;
+        let held_product = product["id"].as_str().unwrap();
+        assert_eq!(app.pay(held_product, "4242424242424242", &[]).await.status, StatusCode::SEE_OTHER);
+        let held = payment_of(&app, &shop, held_product).await["id"].as_str().unwrap().to_string();
+        let held_pi = stripe.intents_of(&held)[0].id.clone();
+        stripe.dashboard_capture(&held_pi);
+        let event = stripe.event("payment_intent.succeeded", stripe.object(&held_pi));
+        assert_eq!(stripe.send(&hook(&app, &shop), &event, WEBHOOK_SECRET, now).await, 200);
+        assert_eq!(stripe.send(&hook(&app, &shop), &event, WEBHOOK_SECRET, now).await, 200);
+        assert_eq!(payment_of(&app, &shop, held_product).await["status"], "succeeded");
+        assert_eq!(events_of(&app, &shop, "payment.captured").await.len(), 1);
+    }
+
+    async fn webhook_signatures_are_checked_by_time_secret_and_rotation(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        let product = new_product(&app, &shop, json!({})).await;
+        assert_eq!(app.pay(product["id"].as_str().unwrap(), "4242424242424242", &[]).await.status, StatusCode::SEE_OTHER);
+        let pay_id = payment_of(&app, &shop, product["id"].as_str().unwrap()).await["id"].as_str().unwrap().to_string();
+        let pi = stripe.intents_of(&pay_id)[0].id.clone();
+        let now = Utc::now().timestamp();
+        let event = || stripe.event("payment_intent.succeeded", stripe.object(&pi));
+        assert_eq!(stripe.send(&hook(&app, &shop), &event(), "whsec_someone_else", now).await, 401);
+        assert_eq!(stripe.send(&hook(&app, &shop), &event(), WEBHOOK_SECRET, now - 600).await, 401, "too old");
+        assert_eq!(stripe.send(&hook(&app, &shop), &event(), WEBHOOK_SECRET, now + 600).await, 401, "from the future");
+        let live = json!({"id": "evt_live", "object": "event", "type": "payment_intent.succeeded", "livemode": true,
+                          "data": {"object": stripe.object(&pi)}});
+        assert_eq!(stripe.send(&hook(&app, &shop), &live, WEBHOOK_SECRET, now).await, 401, "no live secret: not the test one");
+        let unknown = format!("/notifications/stripe/{}", shop.id + 1000);
+        let status = app.anon(reqwest::Method::POST, &unknown).body(event().to_string()).send().await.unwrap().status();
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+        // The merchant rolls the secret: the old one is still taken for a day, both are shown
+        // only by their last characters.
+        let rolled = json!({"test": {"webhook_secret": "whsec_rolled_new_secret"}});
+        let (status, processor) = app.put(&shop, "/shop/processor", &rolled).await;
+        assert_eq!((status, processor["test"]["webhook_secret_last4"].as_str()), (StatusCode::OK, Some("cret")));
+        assert_eq!(stripe.send(&hook(&app, &shop), &event(), "whsec_rolled_new_secret", now).await, 200);
+        assert_eq!(stripe.send(&hook(&app, &shop), &event(), WEBHOOK_SECRET, now).await, 200, "the rolled secret, within the day");
+        assert_eq!(stripe.send(&hook(&app, &shop), &event(), "whsec_someone_else", now).await, 401);
+        let tomorrow = Utc::now() + Duration::hours(25);
+        let row = paydesk::db::processors::find(&app.db, shop.id).await.unwrap().unwrap();
+        let secrets = paydesk::services::processors::webhook_secrets(&app.state, &row, paydesk::domain::processor::Mode::Test, tomorrow);
+        assert_eq!(secrets, ["whsec_rolled_new_secret"], "the old secret lapses");
+    }
+
+    async fn declines_and_processing_errors_of_renewals_follow_the_retry_table(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        let plan = plan(&app, &shop, json!({"number_payment_attempts": 5})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let mut subs = Vec::new();
+        for number in ["4000000000009995", "4000000000000119"] {
+            let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json("4242424242424242"),
+                              "test_clock": clock});
+            let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+            assert_eq!(status, StatusCode::CREATED, "{sub}");
+            let id = sub["id"].as_str().unwrap().to_string();
+            let kept = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &id).await.unwrap().unwrap();
+            let customer = kept.card_token.unwrap().split_once('/').unwrap().0.to_string();
+            set_card(&app, &id, &format!("{customer}/{}", stripe.attach_card(&customer, number))).await;
+            subs.push(id);
+        }
+        advance(&app, &shop, &clock, "2026-02-01T12:30:00Z").await;
+        let (_, declined) = app.get(&shop, &format!("/subscriptions/{}", subs[0])).await;
+        let (_, errored) = app.get(&shop, &format!("/subscriptions/{}", subs[1])).await;
+        assert_eq!(declined["last_transaction"]["failure_code"], "insufficient_funds", "{declined}");
+        assert_eq!(errored["last_transaction"]["failure_code"], "processing_error", "{errored}");
+        let at = |s: &Value| chrono::DateTime::parse_from_rfc3339(s["renew_at"].as_str().unwrap()).unwrap();
+        let now = chrono::DateTime::parse_from_rfc3339("2026-02-01T12:30:00Z").unwrap();
+        assert!(at(&errored) - now <= Duration::hours(1), "an error is tried again within the hour: {errored}");
+        assert!(at(&declined) - now > Duration::hours(1), "a decline waits for the next day: {declined}");
+    }
+}
