@@ -50,8 +50,12 @@ pub async fn change(
     let mut errors = Errors::default();
     let current = db::processors::find(&state.db, shop_id).await?;
     let kind = change.kind.or(current.as_ref().map(|row| row.kind)).unwrap_or(ProcessorKind::Simulated);
-    // Another processor's accounts mean nothing to this one: they go unless sent anew.
-    let fresh_accounts = change.kind.is_some_and(|new| current.as_ref().is_some_and(|row| row.kind != new));
+    // Another processor's accounts mean nothing to this one: they go unless sent anew (they
+    // stay while the shop goes back to the simulation).
+    let fresh_accounts = match (change.kind, current.as_ref().and_then(accounts_of)) {
+        (Some(new), Some(old)) => new != ProcessorKind::Simulated && new != old,
+        _ => false,
+    };
     for (field, url) in [("gateway_url", &change.gateway_url), ("checkout_url", &change.checkout_url)] {
         if url.as_deref().is_some_and(|u| u.starts_with("http:")) && !state.config.webhooks_allow_private {
             errors.add(field, "must use https: the shop's secret key travels with every request");
@@ -106,6 +110,16 @@ fn stored(
         secret: a.secret_key.map(|secret| seal(secret, secret_context(shop_id, mode))),
         public_key: a.public_key,
         webhook: a.webhook_secret.map(|secret| seal(secret, webhook_context(shop_id, mode))),
+    }
+}
+
+/// The processor the row's accounts are for: bePaid's have a shop id, Stripe's do not.
+fn accounts_of(row: &Model) -> Option<ProcessorKind> {
+    let accounts = [row.account(Mode::Test), row.account(Mode::Live)];
+    match (accounts.iter().any(|a| a.shop_id.is_some()), accounts.iter().any(|a| a.is_set())) {
+        (true, _) => Some(ProcessorKind::Bepaid),
+        (false, true) => Some(ProcessorKind::Stripe),
+        (false, false) => None,
     }
 }
 

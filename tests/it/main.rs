@@ -32,6 +32,7 @@ mod products;
 mod refunds;
 mod requests;
 mod scaleout;
+mod stripe_browser;
 mod stripe_local;
 mod stripe_pay;
 mod subscriptions;

@@ -35,7 +35,8 @@ db_tests! {
         assert_eq!(status, StatusCode::OK, "{processor}");
         assert_eq!(processor["kind"], "bepaid");
         assert_eq!(processor["gateway_url"], gateway.url.as_str(), "kept without the trailing slash");
-        assert_eq!(processor["test"], json!({"shop_id": "361", "secret_key_last4": "134d", "public_key": key.trim()}));
+        assert_eq!(processor["test"], json!({"shop_id": "361", "secret_key_last4": "134d", "public_key": key.trim(),
+                                             "webhook_secret_last4": null}));
         assert_eq!(processor["live"], Value::Null);
         assert!(!processor.to_string().contains(double::SECRET), "the secret key is never shown");
         let (_, again) = app.get(&shop, "/shop/processor").await;

@@ -264,6 +264,36 @@ backend_tests! {
         assert_eq!(payment["failure_code"], "insufficient_funds");
     }
 
+    async fn three_d_secure_on_paydesks_page_goes_through_stripes_page_and_back(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        let sent = app.pay(id, "4000002760003184", &[]).await;
+        let payment = payment_of(&app, &shop, id).await;
+        let pay_id = payment["id"].as_str().unwrap();
+        let [pi] = stripe.intents_of(pay_id).try_into().unwrap();
+        // Confirmed again with paydesk's return address, Stripe gives its page for the bank.
+        assert_eq!(pi.return_url.as_deref(), Some(format!("{}/payments/{pay_id}/return", app.state.config.base_url).as_str()));
+        assert_eq!((sent.status, sent.location()), (StatusCode::SEE_OTHER, format!("{}/3ds/{}", stripe.url, pi.id).as_str()));
+        assert_eq!(payment["status"], "processing");
+        stripe.finish_3ds(&pi.id, true);
+        let back = app.page(&format!("/payments/{pay_id}/return")).await;
+        assert_eq!(back.location(), format!("{}/receipts/{pay_id}", app.state.config.base_url));
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded");
+        assert_eq!(stripe.intents_of(pay_id).len(), 1);
+
+        // Failed at the bank: declined, the unit back.
+        let other = new_product(&app, &shop, json!({})).await;
+        let other_id = other["id"].as_str().unwrap();
+        app.pay(other_id, "4000002760003184", &[]).await;
+        let pay_id = payment_of(&app, &shop, other_id).await["id"].as_str().unwrap().to_string();
+        stripe.finish_3ds(&stripe.intents_of(&pay_id)[0].id, false);
+        app.page(&format!("/payments/{pay_id}/return")).await;
+        let failed = payment_of(&app, &shop, other_id).await;
+        assert_eq!(failed["status"], "failed", "{failed}");
+        assert_eq!(quantity(&app, &shop, other_id).await, 5);
+    }
+
     async fn captures_and_refunds_whose_answers_are_lost_are_replayed_under_their_keys(backend) {
         let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
         let product = new_product(&app, &shop, json!({"transaction_type": "authorization"})).await;

@@ -41,6 +41,7 @@ async fn start() -> Running {
                  child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
                  sys.stdin.read()\n\
                  child.kill()\n";
+    #[allow(clippy::zombie_processes)] // held for the tests' whole run: its stdin closing ends it
     let parent = Command::new("python3")
         .args(["-c", watch, &program, "--port", &port.to_string(), "--from-scratch"])
         .stdin(Stdio::piped())

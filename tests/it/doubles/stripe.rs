@@ -74,6 +74,11 @@ pub struct Session {
     pub setup_intent: Option<String>,
 }
 
+/// A SetupIntent: its PaymentMethod, its Customer, its metadata.
+type Setup = (String, Option<String>, HashMap<String, String>);
+/// The first answer to a key: the request's form, the status and body.
+type Answered = (Vec<(String, String)>, u16, Value);
+
 #[derive(Default)]
 struct Inner {
     counter: u64,
@@ -82,11 +87,11 @@ struct Inner {
     methods: HashMap<String, (String, Option<String>)>,
     intents: Vec<Intent>,
     /// SetupIntent → (PaymentMethod, Customer, metadata).
-    setups: HashMap<String, (String, Option<String>, HashMap<String, String>)>,
+    setups: HashMap<String, Setup>,
     refunds: Vec<Refund>,
     sessions: HashMap<String, Session>,
     /// (endpoint, key) → (the request's form, the first answer).
-    keys: HashMap<(String, String), (Vec<(String, String)>, u16, Value)>,
+    keys: HashMap<(String, String), Answered>,
     /// Faults for the next POSTs whose path contains the text (any path for "").
     faults: VecDeque<(String, Fault)>,
     /// POSTs received, faults included, by path.

@@ -8,7 +8,8 @@ use super::*;
 #[schema(example = json!({"kind": "simulated", "card_entry": "processor_page"}))]
 pub struct ProcessorUpdate {
     /// `simulated` (no money moves), `bepaid` (a BeGateway processor) or `stripe`. Changing
-    /// it forgets the accounts of the processor before unless this change sends them.
+    /// it to another real processor forgets the accounts of the one before unless this change
+    /// sends them; `simulated` keeps them for later.
     kind: Option<crate::domain::processor::ProcessorKind>,
     /// `processor_page` (customers type their card on the processor's page) or
     /// `paydesk_page` (on paydesk's page: needs the processor's permission and puts the
