@@ -215,6 +215,42 @@ backend_tests! {
         assert!(back["renew_at"].is_string());
     }
 
+    async fn a_plan_paid_on_checkout_and_settled_from_every_side_at_once_opens_one_subscription(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let path = format!("/plans/{plan}/pay");
+        let form = app.open_form(&path).await;
+        let session = session_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &stripe);
+        // The form sent again (a double click) goes to the same page.
+        assert_eq!(session_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &stripe), session);
+        stripe.pay_session(&session, "4242424242424242").unwrap();
+        let pay_id = stripe.session(&session).form["client_reference_id"].clone();
+        let pi = stripe.intents_of(&pay_id)[0].id.clone();
+        // The customer's return (twice), three webhooks (two of them the same event) and the
+        // sweep, at once.
+        let url = hook(&app, &shop);
+        let now = Utc::now().timestamp();
+        let completed = stripe.event("checkout.session.completed", stripe.object(&session));
+        let succeeded = stripe.event("payment_intent.succeeded", stripe.object(&pi));
+        let returns = (0..2).map(|_| async { app.page(&format!("/payments/{pay_id}/return")).await.status.as_u16() });
+        let hooks = [&completed, &completed, &succeeded].map(|event| stripe.send(&url, event, WEBHOOK_SECRET, now));
+        let (returned, hooked, _) = tokio::join!(
+            futures::future::join_all(returns),
+            futures::future::join_all(hooks),
+            sweep(&app, 3)
+        );
+        assert!(returned.iter().all(|s| *s == 303), "{returned:?}");
+        assert!(hooked.iter().all(|s| *s == 200 || *s == 503), "{hooked:?}");
+        let (_, subs) = app.get(&shop, "/subscriptions").await;
+        assert_eq!(subs.as_array().unwrap().len(), 1, "one subscription: {subs}");
+        assert_eq!(subs[0]["state"], "active");
+        let (_, customers) = app.get(&shop, "/customers").await;
+        assert_eq!(customers.as_array().unwrap().len(), 1);
+        assert_eq!(events_of(&app, &shop, "payment.succeeded").await.len(), 1);
+        assert_eq!(events_of(&app, &shop, "subscription.created").await.len(), 1);
+        assert_eq!(stripe.intents_of(&pay_id).len(), 1);
+    }
+
     async fn a_free_trial_saves_the_card_in_setup_mode_and_charges_after_the_trial(backend) {
         let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
         let plan = plan(&app, &shop, json!({"trial": {"amount": 0, "interval": 7, "interval_unit": "day"}})).await;
