@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, SimpleExpr};
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IdenStatic, IntoActiveModel, QueryFilter};
+use sea_orm::{ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, IdenStatic, IntoActiveModel, QueryFilter};
 
 use super::entities::shop_processors::{Column, Entity, Model};
 use crate::domain::processor::{BEPAID_CHECKOUT, BEPAID_GATEWAY, CardEntry, Mode, ProcessorKind};
@@ -236,9 +236,9 @@ pub enum Claim {
     Busy,
 }
 
-/// Claims the shop's event `event_id` until `until`: the first delivery of it takes it, and so
-/// does a later one once the claim lapsed without the event being done (the delivery that
-/// held it stopped midway).
+/// Claims the shop's event `event_id` until `until` (whole milliseconds, as stored): the first
+/// delivery of it takes it, and so does a later one once the claim lapsed without the event
+/// being done (the delivery that held it stopped midway).
 pub async fn claim_event(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -250,7 +250,7 @@ pub async fn claim_event(
     let row = ActiveModel {
         shop_id: sea_orm::Set(shop_id),
         event_id: sea_orm::Set(event_id.to_string()),
-        claimed_until: sea_orm::Set(super::now_millis(until)),
+        claimed_until: sea_orm::Set(until),
         done_at: sea_orm::Set(None),
     };
     let first = OnConflict::columns([E::ShopId, E::EventId]).do_nothing().to_owned();
@@ -259,7 +259,7 @@ pub async fn claim_event(
         return Ok(Claim::Taken);
     }
     let lapsed = Events::update_many()
-        .col_expr(E::ClaimedUntil, Expr::value(super::now_millis(until)))
+        .col_expr(E::ClaimedUntil, Expr::value(until))
         .filter(E::ShopId.eq(shop_id))
         .filter(E::EventId.eq(event_id))
         .filter(E::DoneAt.is_null())
@@ -273,21 +273,28 @@ pub async fn claim_event(
     Ok(if done { Claim::Done } else { Claim::Busy })
 }
 
-/// Marks a claimed event acted on, or gives the claim up (`done` false) so that the
-/// processor's next delivery of it is taken at once.
+/// Marks the event claimed until `claimed_until` acted on, or gives the claim up (`done`
+/// false) so that the processor's next delivery of it is taken at once; a claim that lapsed
+/// and was taken by another delivery is left to that one.
 pub async fn finish_event(
     db: &impl ConnectionTrait,
     shop_id: i64,
     event_id: &str,
+    claimed_until: DateTime<Utc>,
     done: bool,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
     use super::entities::processor_events::{Column as E, Entity as Events};
-    let filter = |q: sea_orm::UpdateMany<Events>| q.filter(E::ShopId.eq(shop_id)).filter(E::EventId.eq(event_id));
+    let ours = Condition::all()
+        .add(E::ShopId.eq(shop_id))
+        .add(E::EventId.eq(event_id))
+        .add(E::ClaimedUntil.eq(claimed_until))
+        .add(E::DoneAt.is_null());
     if done {
-        filter(Events::update_many().col_expr(E::DoneAt, Expr::value(Some(super::now_millis(now))))).exec(db).await?;
+        let done_at = Expr::value(Some(super::now_millis(now)));
+        Events::update_many().col_expr(E::DoneAt, done_at).filter(ours).exec(db).await?;
     } else {
-        Events::delete_many().filter(E::ShopId.eq(shop_id)).filter(E::EventId.eq(event_id)).exec(db).await?;
+        Events::delete_many().filter(ours).exec(db).await?;
     }
     Ok(())
 }

@@ -180,16 +180,19 @@ async fn settle_with(
         (Some(acquirer), Some(token)) => acquirer.hosted_outcome(token).await,
         (Some(acquirer), None) => {
             let description = description_of(state, &payment).await?;
+            // The customer's charge goes again as first sent: back to the payment's return.
+            let customer_present = payment.billing_key.is_none();
+            let back = customer_present.then(|| crate::web::urls::payment_return(&state.config, &payment.id));
             let request = ChargeRequest {
                 amount: payment.amount,
                 currency: payment.currency,
                 capture: payment.transaction_type == TransactionType::Payment,
                 idempotency_key: &payment.id,
-                customer_present: payment.billing_key.is_none(),
+                customer_present,
                 again: true,
                 resend,
                 description: &description,
-                return_url: None,
+                return_url: back.as_deref(),
                 now,
                 simulate: None,
             };
@@ -199,8 +202,14 @@ async fn settle_with(
     // The customer had an hour at their bank's check (the processor's page closes itself then:
     // it was opened to expire, and says so). Only a processor's word that the payment still
     // waits for them ends it; an unanswered lookup never does.
-    if let ChargeOutcome::Pending { redirect_url: Some(_), .. } = outcome
+    // A charge still waiting at the bank is first given up at the processor (where it would
+    // not lapse by itself): only once it confirms does the payment fail.
+    if let ChargeOutcome::Pending { reference, redirect_url: Some(_) } = &outcome
         && pending::authentication_expired(payment.created_at, now)
+        && match (&acquirer, reference) {
+            (Some(acquirer), Some(reference)) => acquirer.abandon(reference, &payment.id).await,
+            _ => true,
+        }
     {
         let message = "The customer did not finish authenticating the payment (3-D Secure) in time.";
         outcome = ChargeOutcome::Declined { code: "payment_expired", message: message.into() };

@@ -127,7 +127,8 @@ pub async fn stripe(
     if !signed {
         return Ok(Received::Forged);
     }
-    match db::processors::claim_event(&state.db, shop_id, &event.id, now, now + EVENT_CLAIM).await? {
+    let claimed_until = db::now_millis(now + EVENT_CLAIM);
+    match db::processors::claim_event(&state.db, shop_id, &event.id, now, claimed_until).await? {
         Claim::Done => return Ok(Received::Taken),
         Claim::Busy => return Ok(Received::Later),
         Claim::Taken => {}
@@ -138,7 +139,7 @@ pub async fn stripe(
         Err(e) => Err(e),
     };
     let done = matches!(received, Ok(Received::Taken));
-    db::processors::finish_event(&state.db, shop_id, &event.id, done, now).await?;
+    db::processors::finish_event(&state.db, shop_id, &event.id, claimed_until, done, now).await?;
     received
 }
 
@@ -228,10 +229,13 @@ fn stripe_notices(event: &stripe::Event) -> Vec<Notice> {
     }
 }
 
-/// A refund made in Stripe's dashboard (paydesk's own carry its reference and are recorded
-/// when Stripe answers them).
+/// A refund: one of paydesk's own (it carries paydesk's reference), which Stripe may have
+/// finished since it answered; or one made in Stripe's dashboard, once it succeeded.
 fn refund_notice(r: &stripe::Refund) -> Option<Notice> {
-    if r.status.as_deref() != Some("succeeded") || stripe::reference_of(&r.metadata).is_some() {
+    if let Some(own) = stripe::reference_of(&r.metadata) {
+        return Some(Notice::OwnRefund { id: own.to_string() });
+    }
+    if r.status.as_deref() != Some("succeeded") {
         return None;
     }
     let parent = r.payment_intent.as_ref().and_then(Expandable::id).map(str::to_string);
@@ -245,6 +249,8 @@ enum Notice {
     Payment { reference: Option<String> },
     /// A refund made at the processor (`id`) of the payment it knows as `parent`.
     Refund { parent: Option<String>, id: String, amount: i64 },
+    /// paydesk's own refund `id` moved at the processor: if it still waits, it is asked again.
+    OwnRefund { id: String },
     /// A capture or void (`void`) made at the processor of the authorization `parent`.
     Settled { parent: Option<String>, id: String, amount: Option<i64>, void: bool },
 }
@@ -262,6 +268,10 @@ async fn act(
     now: DateTime<Utc>,
 ) -> Result<Received, AppError> {
     match notice {
+        Notice::OwnRefund { id } => {
+            crate::services::refunds::settle_pending(state, shop_id, &id, now).await?;
+            Ok(Received::Taken)
+        }
         Notice::Refund { parent, id, amount } => {
             back_office_refund(state, shop_id, test, parent, &id, amount, now).await
         }

@@ -66,8 +66,12 @@ pub async fn change(
         card_entry: change.card_entry,
         gateway_url: change.gateway_url,
         checkout_url: change.checkout_url,
-        test: change.test.map(|a| a.map(|a| stored(state, shop_id, kind, Mode::Test, a, &mut errors))),
-        live: change.live.map(|a| a.map(|a| stored(state, shop_id, kind, Mode::Live, a, &mut errors))),
+        test: change
+            .test
+            .map(|a| a.map(|a| stored(state, current.as_ref(), shop_id, kind, Mode::Test, a, &mut errors))),
+        live: change
+            .live
+            .map(|a| a.map(|a| stored(state, current.as_ref(), shop_id, kind, Mode::Live, a, &mut errors))),
         fresh_accounts,
     };
     errors.into_result(|| ()).map_err(AppError::from)?;
@@ -78,9 +82,12 @@ pub async fn change(
     Ok(row)
 }
 
-/// One account's change as stored: its secrets sealed, its keys checked for `kind`.
+/// One account's change as stored: its secrets sealed, its keys checked for `kind`. The
+/// webhook secret `current` already has is no change (saving it again keeps the one it
+/// replaced good for its day).
 fn stored(
     state: &AppState,
+    current: Option<&Model>,
     shop_id: i64,
     kind: ProcessorKind,
     mode: Mode,
@@ -109,7 +116,12 @@ fn stored(
         shop_id: a.shop_id,
         secret: a.secret_key.map(|secret| seal(secret, secret_context(shop_id, mode))),
         public_key: a.public_key,
-        webhook: a.webhook_secret.map(|secret| seal(secret, webhook_context(shop_id, mode))),
+        webhook: a
+            .webhook_secret
+            .filter(|secret| {
+                current.is_none_or(|row| webhook_secrets(state, row, mode, Utc::now()).first() != Some(secret))
+            })
+            .map(|secret| seal(secret, webhook_context(shop_id, mode))),
     }
 }
 

@@ -135,6 +135,19 @@ async fn finish(
     Ok(refund)
 }
 
+/// Asks the acquirer again for the shop's refund `id` if it is still pending (its processor
+/// says it moved): its answer is recorded once, whoever asks.
+pub async fn settle_pending(state: &AppState, shop_id: i64, id: &str, now: DateTime<Utc>) -> Result<(), AppError> {
+    let Some(refund) = db::find::<refunds::Entity>(&state.db, shop_id, id).await? else { return Ok(()) };
+    if refund.status != RefundStatus::Pending {
+        return Ok(());
+    }
+    let payment = db::find::<payments::Entity>(&state.db, shop_id, &refund.payment_id).await?;
+    let payment = payment.ok_or_else(|| AppError::Internal(format!("refund {} has no payment", refund.id)))?;
+    finish(state, &payment, refund, now).await?;
+    Ok(())
+}
+
 /// Finishes refunds whose request stopped before the acquirer's answer was recorded.
 pub async fn resume_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, AppError> {
     let stale = db::refunds::interrupted(&state.db, now - INTERRUPTED_AFTER, now - RESENT_WITHIN, 100).await?;

@@ -127,6 +127,17 @@ backend_tests! {
         assert_eq!((payment["status"].as_str(), payment["failure_code"].as_str()), (Some("failed"), Some("card_declined")));
         assert_eq!(quantity(&app, &shop, other_id).await, 5);
 
+        // 3-D Secure, and localstripe gives no page for it (it refuses a return URL): the
+        // PaymentIntent is canceled at Stripe and the payment declined.
+        let bank = new_product(&app, &shop, json!({})).await;
+        let bank_id = bank["id"].as_str().unwrap();
+        let asked = app.pay(bank_id, "4000002760003184", &[]).await;
+        assert_eq!(asked.status, StatusCode::PAYMENT_REQUIRED, "{}", asked.html);
+        let payment = payment_of(&app, &shop, bank_id).await;
+        assert_eq!(payment["failure_code"], "authentication_required", "{payment}");
+        assert_eq!(intent_of(payment["id"].as_str().unwrap()).await["status"], "canceled");
+        assert_eq!(quantity(&app, &shop, bank_id).await, 5);
+
         // Declined when attached (Stripe checks the card): nothing is charged.
         let third = new_product(&app, &shop, json!({})).await;
         let third_id = third["id"].as_str().unwrap();

@@ -328,6 +328,20 @@ backend_tests! {
         let failed = payment_of(&app, &shop, other_id).await;
         assert_eq!(failed["status"], "failed", "{failed}");
         assert_eq!(quantity(&app, &shop, other_id).await, 5);
+
+        // Left at the bank: after the hour the PaymentIntent is canceled at Stripe (it would
+        // not lapse there), and only then does the payment fail.
+        let third = new_product(&app, &shop, json!({})).await;
+        let third_id = third["id"].as_str().unwrap();
+        app.pay(third_id, "4000002760003184", &[]).await;
+        let pay_id = payment_of(&app, &shop, third_id).await["id"].as_str().unwrap().to_string();
+        sweep(&app, 30).await;
+        assert_eq!(payment_of(&app, &shop, third_id).await["status"], "processing", "the customer may still finish");
+        sweep(&app, 61).await;
+        let expired = payment_of(&app, &shop, third_id).await;
+        assert_eq!((expired["status"].as_str(), expired["failure_code"].as_str()), (Some("failed"), Some("payment_expired")));
+        assert_eq!(stripe.intents_of(&pay_id)[0].status, "canceled");
+        assert_eq!(quantity(&app, &shop, third_id).await, 5);
     }
 
     async fn captures_and_refunds_whose_answers_are_lost_are_replayed_under_their_keys(backend) {
@@ -351,9 +365,31 @@ backend_tests! {
         assert_eq!(refund["status"], "succeeded");
         let given: Vec<i64> = stripe.refunds().iter().map(|r| r.amount).collect();
         assert_eq!(given, [300], "refunded once");
+        // Another answer lost: Stripe's refund event (it carries paydesk's reference) settles it.
+        stripe.fail_next_on("refunds", &[Fault::DropAfter]);
+        let (_, refund) = app.post(&shop, &format!("/payments/{held}/refund"), &json!({"amount": 200})).await;
+        assert_eq!(refund["status"], "pending", "{refund}");
+        let made = stripe.refunds().last().unwrap().clone();
+        let object = json!({"id": made.id, "object": "refund", "amount": 200, "status": "succeeded",
+                            "payment_intent": made.payment_intent, "metadata": made.metadata});
+        let event = stripe.event("refund.updated", object);
+        assert_eq!(stripe.send(&hook(&app, &shop), &event, WEBHOOK_SECRET, Utc::now().timestamp()).await, 200);
+        let (_, refund) = app.get(&shop, &format!("/refunds/{}", refund["id"].as_str().unwrap())).await;
+        assert_eq!(refund["status"], "succeeded", "{refund}");
+        assert_eq!(stripe.refunds().len(), 2, "looked up, not made again");
         // Stripe's own check agrees with paydesk's: no more than is left.
-        let (status, _) = app.post(&shop, &format!("/payments/{held}/refund"), &json!({"amount": 691})).await;
+        let (status, _) = app.post(&shop, &format!("/payments/{held}/refund"), &json!({"amount": 491})).await;
         assert!(status.is_client_error());
+
+        // Captured in Stripe's dashboard before paydesk's capture arrives: Stripe refuses the
+        // second capture, and the PaymentIntent says it is captured.
+        let product = new_product(&app, &shop, json!({"transaction_type": "authorization"})).await;
+        let id = product["id"].as_str().unwrap();
+        assert_eq!(app.pay(id, "4242424242424242", &[]).await.status, StatusCode::SEE_OTHER);
+        let held = payment_of(&app, &shop, id).await["id"].as_str().unwrap().to_string();
+        stripe.dashboard_capture(&stripe.intents_of(&held)[0].id);
+        let (status, payment) = app.post(&shop, &format!("/payments/{held}/capture"), &json!({})).await;
+        assert_eq!((status, payment["status"].as_str()), (StatusCode::OK, Some("succeeded")), "{payment}");
     }
 
     async fn refunds_and_captures_made_in_stripes_dashboard_show_up_once(backend) {
@@ -424,6 +460,9 @@ backend_tests! {
         assert_eq!(stripe.send(&hook(&app, &shop), &event(), "whsec_rolled_new_secret", now).await, 200);
         assert_eq!(stripe.send(&hook(&app, &shop), &event(), WEBHOOK_SECRET, now).await, 200, "the rolled secret, within the day");
         assert_eq!(stripe.send(&hook(&app, &shop), &event(), "whsec_someone_else", now).await, 401);
+        // Saved again as it is (the settings form sent twice): the rolled secret stays good.
+        assert_eq!(app.put(&shop, "/shop/processor", &rolled).await.0, StatusCode::OK);
+        assert_eq!(stripe.send(&hook(&app, &shop), &event(), WEBHOOK_SECRET, now).await, 200);
         let tomorrow = Utc::now() + Duration::hours(25);
         let row = paydesk::db::processors::find(&app.db, shop.id).await.unwrap().unwrap();
         let secrets = paydesk::services::processors::webhook_secrets(&app.state, &row, paydesk::domain::processor::Mode::Test, tomorrow);

@@ -94,6 +94,12 @@ pub trait Acquirer: Send + Sync {
     fn customer_origins(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Gives up a charge still waiting for the customer (3-D Secure not finished in time):
+    /// whether the processor confirms it can no longer go through. Where such a charge lapses
+    /// by itself at the processor, there is nothing to do.
+    async fn abandon(&self, _reference: &str, _idempotency_key: &str) -> bool {
+        true
+    }
     /// The processor's test cards, as printed: one that goes through, one that is declined,
     /// one that asks for 3-D Secure (shown on test pages of a real processor).
     fn test_cards(&self) -> [&'static str; 3] {

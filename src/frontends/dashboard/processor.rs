@@ -159,8 +159,8 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
     let refused = |errors| async {
         let row = processors::find(&state, m.shop.id).await?;
         let mut view = FormView::sent(&form, errors, m.words);
-        // A typed secret key is never sent back to the browser.
-        view.values.retain(|(name, _)| !name.ends_with(".secret_key"));
+        // A typed secret is never sent back to the browser.
+        view.values.retain(|(name, _)| !name.ends_with(".secret_key") && !name.ends_with(".webhook_secret"));
         Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &ProcessorPage::new(&state, &m, &row, Some(view)).await))
     };
     let change = match ProcessorChange::parse(&change_of(&form)) {

@@ -620,13 +620,12 @@ fn read(inner: &Inner, path: &str, query: &[(String, String)]) -> (u16, Value) {
             None => missing(id),
         },
         ["refunds"] => {
-            let charge = field(query, "charge").unwrap_or_default();
-            let data: Vec<Value> = inner
-                .refunds
-                .iter()
-                .filter(|r| format!("ch_{}", r.payment_intent) == charge)
-                .map(refund_json)
-                .collect();
+            let of = |r: &&Refund| match (field(query, "charge"), field(query, "payment_intent")) {
+                (Some(charge), _) => format!("ch_{}", r.payment_intent) == charge,
+                (_, Some(intent)) => r.payment_intent == intent,
+                _ => true,
+            };
+            let data: Vec<Value> = inner.refunds.iter().filter(of).map(refund_json).collect();
             (200, json!({"object": "list", "data": data, "has_more": false}))
         }
         ["customers"] => (200, json!({"object": "list", "data": [], "has_more": false})),

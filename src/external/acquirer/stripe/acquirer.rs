@@ -70,23 +70,24 @@ impl Stripe {
 
     /// A customer at paydesk's page must authenticate and Stripe gave no page for it (it
     /// does when asked with a return URL): confirms again with `return_url`. Answers what
-    /// that says; when it still gives no page, the payment is released and declined.
+    /// that says. When Stripe clearly gives no page (it answers the intent still without one,
+    /// or refuses the confirmation), the payment is canceled and, once Stripe says canceled,
+    /// declined; anything not known stays pending, to be looked up.
     async fn authenticate(&self, id: &str, key: &str, return_url: &str) -> Reading {
         let form = Form::new().set("return_url", return_url);
         let path = format!("/v1/payment_intents/{}/confirm", encode(id));
         match self.api().post(&path, &form, &format!("{key}:confirm"), Operation::Charge).await {
-            reading @ (Reading::NeedsCustomer { redirect_url: Some(_), .. } | Reading::Succeeded { .. }) => reading,
-            reading @ Reading::Declined { .. } => reading,
-            _ => {
-                let path = format!("/v1/payment_intents/{}/cancel", encode(id));
-                self.api().post(&path, &Form::new(), &format!("{key}:cancel"), Operation::Cancel).await;
-                Reading::Declined {
-                    id: Some(id.to_string()),
-                    code: "authentication_required",
-                    message: "The bank asks the customer to confirm this payment, and Stripe gave no page for it."
-                        .into(),
-                }
-            }
+            Reading::NeedsCustomer { redirect_url: None, .. } | Reading::Refused { .. } => {}
+            reading => return reading,
+        }
+        let path = format!("/v1/payment_intents/{}/cancel", encode(id));
+        match self.api().post(&path, &Form::new(), &format!("{key}:cancel"), Operation::Cancel).await {
+            Reading::Succeeded { .. } => Reading::Declined {
+                id: Some(id.to_string()),
+                code: "authentication_required",
+                message: "The bank asks the customer to confirm this payment, and Stripe gave no page for it.".into(),
+            },
+            _ => Reading::Pending { id: id.to_string() },
         }
     }
 
@@ -107,10 +108,14 @@ impl Stripe {
             }
             outcome = child_outcome(self.api().post(&path, &form, &key, operation).await, "refused");
             if !matches!(outcome, Outcome::Pending { .. }) {
-                return outcome;
+                break;
             }
         }
-        // Still not known: the PaymentIntent says whether it happened.
+        if matches!(outcome, Outcome::Approved { .. }) {
+            return outcome;
+        }
+        // Not known, or refused (it may have been done already, here or in Stripe's
+        // dashboard): the PaymentIntent says whether it happened.
         let intent = format!("/v1/payment_intents/{}", encode(request.reference));
         match self.api().get(&intent, operation).await {
             reading @ Reading::Succeeded { .. } => child_outcome(reading, "refused"),
@@ -210,6 +215,14 @@ impl Acquirer for Stripe {
                 // key with the first answer), if the caller may resend.
                 None if request.resend => {}
                 None => return Outcome::unknown(),
+                // Waiting for a customer who was never given Stripe's page for it.
+                Some(Reading::NeedsCustomer { id, redirect_url: None }) if request.customer_present => {
+                    let reading = match request.return_url {
+                        Some(back) => self.authenticate(&id, key, back).await,
+                        None => Reading::NeedsCustomer { id, redirect_url: None },
+                    };
+                    return charge_outcome(reading, true, true);
+                }
                 Some(found) => return charge_outcome(found, true, request.customer_present),
             }
         }
@@ -242,6 +255,12 @@ impl Acquirer for Stripe {
     }
 
     async fn refund(&self, _card: &CardRef, request: RefundRequest<'_>) -> Outcome {
+        // Asked before (its answer lost, or Stripe still processing it): Stripe's refund of
+        // this payment that carries the refund's reference says how it stands. A repeat of the
+        // request would only replay the first answer.
+        if let Ok(Some(found)) = self.api().find_refund(request.reference, request.idempotency_key).await {
+            return child_outcome(status::refund(&found), "refund_failed");
+        }
         let form = Form::new()
             .set("payment_intent", request.reference)
             .set("amount", request.amount)
@@ -249,6 +268,12 @@ impl Acquirer for Stripe {
             .maybe("metadata[reason]", Some(request.reason).filter(|r| !r.trim().is_empty()));
         let key = format!("{}:refund", request.idempotency_key);
         child_outcome(self.api().post("/v1/refunds", &form, &key, Operation::Refund).await, "refund_failed")
+    }
+
+    async fn abandon(&self, reference: &str, idempotency_key: &str) -> bool {
+        let path = format!("/v1/payment_intents/{}/cancel", encode(reference));
+        let key = format!("{idempotency_key}:abandon");
+        matches!(self.api().post(&path, &Form::new(), &key, Operation::Cancel).await, Reading::Succeeded { .. })
     }
 
     fn customer_origins(&self) -> Vec<String> {

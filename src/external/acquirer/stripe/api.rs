@@ -9,7 +9,9 @@ use std::time::Duration;
 use axum::http::{HeaderName, Method, header};
 
 use super::status::{self, Operation, Reading};
-use super::wire::{CheckoutSession, Customer, Form, List, PaymentIntent, PaymentMethod, REFERENCE_KEY, reference_of};
+use super::wire::{
+    CheckoutSession, Customer, Form, List, PaymentIntent, PaymentMethod, REFERENCE_KEY, Refund, reference_of,
+};
 use crate::external::acquirer::Check;
 use crate::external::outbound::{NoReply, Outbound, Reply};
 
@@ -83,7 +85,8 @@ impl Api<'_> {
     }
 
     /// The PaymentIntent made under paydesk's `reference`: among the newest, else by Stripe's
-    /// search (which a test double may not have). `Ok(None)` when neither finds it.
+    /// search. `Ok(None)` when neither finds it; an error when either cannot be asked (a
+    /// server without search included).
     pub async fn find_intent(&self, reference: &str) -> Result<Option<PaymentIntent>, Reading> {
         let recent: List<PaymentIntent> = self.fetch(&format!("/v1/payment_intents?limit={RECENT}")).await?;
         if let Some(found) = recent.data.into_iter().find(|pi| reference_of(&pi.metadata) == Some(reference)) {
@@ -91,11 +94,17 @@ impl Api<'_> {
         }
         let query = format!("metadata['{REFERENCE_KEY}']:'{}'", reference.replace('\'', "\\'"));
         let path = format!("/v1/payment_intents/search?query={}", encode(&query));
-        match self.fetch::<List<PaymentIntent>>(&path).await {
-            Ok(found) => Ok(found.data.into_iter().find(|pi| reference_of(&pi.metadata) == Some(reference))),
-            Err(Reading::NotFound) => Ok(None),
-            Err(e) => Err(e),
-        }
+        // A server without search (404) cannot say that nothing was made: that stays unknown.
+        let found = self.fetch::<List<PaymentIntent>>(&path).await?;
+        Ok(found.data.into_iter().find(|pi| reference_of(&pi.metadata) == Some(reference)))
+    }
+
+    /// The refund of the PaymentIntent `intent` made under paydesk's `reference`, if Stripe
+    /// lists one.
+    pub async fn find_refund(&self, intent: &str, reference: &str) -> Result<Option<Refund>, Reading> {
+        let path = format!("/v1/refunds?payment_intent={}&limit=100", encode(intent));
+        let listed: List<Refund> = self.fetch(&path).await?;
+        Ok(listed.data.into_iter().find(|r| reference_of(&r.metadata) == Some(reference)))
     }
 
     /// A saved card.

@@ -9,7 +9,7 @@
 //! | 2xx | `requires_capture` | Succeeded (held) | Unknown | Unknown | | |
 //! | 2xx | `requires_action` | NeedsCustomer | Refused | Unknown | NeedsCustomer | Pending |
 //! | 2xx | `processing`, `pending` | Pending | Pending | Pending | Pending | Pending |
-//! | 2xx | `requires_payment_method` | Declined (by `last_payment_error`) | Refused | Refused | Declined | |
+//! | 2xx | `requires_payment_method` | Declined (by `last_payment_error`; Unknown without one) | Refused | Refused | Declined | |
 //! | 2xx | `canceled` | Declined `payment_expired` | Refused | Succeeded | Declined `payment_expired` | Declined `refund_failed` |
 //! | 2xx | `failed` | | | | | Declined `refund_failed` |
 //! | 2xx | any other word, `requires_confirmation`, a body paydesk cannot read | Unknown | Unknown | Unknown | Unknown | Unknown |
@@ -157,6 +157,8 @@ pub fn intent(operation: Operation, pi: &PaymentIntent) -> Reading {
             Reading::NeedsCustomer { id, redirect_url }
         }
         ("requires_action", Operation::Capture) => refused("waiting for the customer"),
+        // Never attempted (no error): not a decline.
+        ("requires_payment_method", Operation::Charge) if pi.last_payment_error.is_none() => Reading::Unknown,
         ("requires_payment_method", Operation::Charge) => {
             let error = pi.last_payment_error.clone().unwrap_or_default();
             match card_error(Operation::Charge, &error) {
@@ -268,6 +270,11 @@ mod tests {
         assert!(matches!(read(Operation::Charge, 200, &canceled), Reading::Declined { code: "payment_expired", .. }));
         assert_eq!(read(Operation::Charge, 200, &pi("processing", "")), Reading::Pending { id: PI.into() });
         assert_eq!(read(Operation::Charge, 200, &pi("requires_confirmation", "")), Reading::Unknown);
+        assert_eq!(
+            read(Operation::Charge, 200, &pi("requires_payment_method", "")),
+            Reading::Unknown,
+            "never attempted"
+        );
         assert_eq!(read(Operation::Charge, 200, &pi("some_new_word", "")), Reading::Unknown);
     }
 
