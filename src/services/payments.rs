@@ -394,6 +394,7 @@ async fn charge(
         currency: payment.currency,
         capture: payment.transaction_type == TransactionType::Payment,
         idempotency_key: &payment.id,
+        first_sent: None,
         customer_present: true,
         again: false,
         resend: false,

@@ -186,6 +186,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
     let now = Utc::now();
     let payment = paydesk::db::payments::insert_processing(&app.db, new, now).await.unwrap();
     let request = paydesk::external::acquirer::ChargeRequest {
+        first_sent: None,
         amount: 990,
         currency: paydesk::domain::currency::find("EUR").unwrap(),
         capture: true,

@@ -344,6 +344,30 @@ backend_tests! {
         assert_eq!(quantity(&app, &shop, third_id).await, 5);
     }
 
+    async fn without_lookups_a_lost_charge_is_replayed_under_its_key_while_stripe_keeps_it(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        stripe.without_lookups();
+        // Within the key's day: sent again under its key, Stripe answers the first answer.
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        stripe.fail_next_on("payment_intents", &[Fault::BadGatewayAfter]);
+        app.pay(id, "4242424242424242", &[]).await;
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "processing");
+        sweep(&app, 3).await;
+        let payment = payment_of(&app, &shop, id).await;
+        assert_eq!(payment["status"], "succeeded");
+        assert_eq!(stripe.intents_of(payment["id"].as_str().unwrap()).len(), 1, "replayed, not made again");
+        // Past it, with nothing able to say whether it arrived: unknown, never sent as new.
+        let later = new_product(&app, &shop, json!({})).await;
+        let later_id = later["id"].as_str().unwrap();
+        stripe.fail_next_on("payment_intents", &[Fault::BadGatewayAfter]);
+        app.pay(later_id, "4242424242424242", &[]).await;
+        let posts = stripe.posts_to("payment_intents");
+        sweep(&app, 25 * 60).await;
+        assert_eq!(payment_of(&app, &shop, later_id).await["status"], "processing", "not guessed");
+        assert_eq!(stripe.posts_to("payment_intents"), posts, "not sent again");
+    }
+
     async fn captures_and_refunds_whose_answers_are_lost_are_replayed_under_their_keys(backend) {
         let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
         let product = new_product(&app, &shop, json!({"transaction_type": "authorization"})).await;

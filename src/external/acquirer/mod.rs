@@ -32,6 +32,10 @@ pub struct ChargeRequest<'a> {
     /// With `again`: if the lookup finds that it never arrived, send the same request now.
     /// Only the sweep does (a while after the first try, never while it may be in flight).
     pub resend: bool,
+    /// With `again`: when it was first sent, if known. Within a processor's retention of its
+    /// idempotency keys, the same request may be sent again even when a lookup cannot tell
+    /// whether it arrived (the processor answers a repeat with its first answer).
+    pub first_sent: Option<DateTime<Utc>>,
     /// What is paid for, as the processor's back office and the bank statement show it.
     pub description: &'a str,
     /// Where a customer who must authenticate (3-D Secure) comes back to.

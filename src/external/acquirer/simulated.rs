@@ -146,6 +146,7 @@ mod tests {
 
     fn request(customer_present: bool, key: &str) -> ChargeRequest<'_> {
         ChargeRequest {
+            first_sent: None,
             amount: 990,
             currency: crate::domain::currency::find("EUR").unwrap(),
             capture: true,

@@ -94,6 +94,8 @@ struct Inner {
     keys: HashMap<(String, String), Answered>,
     /// Faults for the next POSTs whose path contains the text (any path for "").
     faults: VecDeque<(String, Fault)>,
+    /// Lists and searches of PaymentIntents answer 404 (a server that has neither).
+    no_lookups: bool,
     /// POSTs received, faults included, by path.
     posts: Vec<String>,
 }
@@ -123,6 +125,11 @@ impl StripeDouble {
     /// Queues faults for the next POSTs to a path that contains `part`, in order.
     pub fn fail_next_on(&self, part: &str, faults: &[Fault]) {
         self.inner.lock().unwrap().faults.extend(faults.iter().map(|f| (part.to_string(), *f)));
+    }
+
+    /// From now on, PaymentIntents can be neither listed nor searched.
+    pub fn without_lookups(&self) {
+        self.inner.lock().unwrap().no_lookups = true;
     }
 
     /// Every PaymentIntent, oldest first.
@@ -594,6 +601,7 @@ fn read(inner: &Inner, path: &str, query: &[(String, String)]) -> (u16, Value) {
     let parts: Vec<&str> = path.trim_start_matches("/v1/").split('/').collect();
     let expand = query.iter().any(|(k, _)| k == "expand[]");
     match parts.as_slice() {
+        ["payment_intents"] | ["payment_intents", "search"] if inner.no_lookups => missing(path),
         ["payment_intents"] => {
             let limit = field(query, "limit").and_then(|l| l.parse().ok()).unwrap_or(10usize);
             let data: Vec<Value> =

@@ -22,6 +22,10 @@ use crate::external::outbound::Outbound;
 /// Stripe's own pages a customer is sent to: Checkout, and the bank's check (3-D Secure).
 const STRIPE_PAGES: [&str; 2] = ["https://checkout.stripe.com", "https://hooks.stripe.com"];
 
+/// How long after its first request a key is surely still kept by Stripe ("at least 24
+/// hours"), with an hour to spare for clocks.
+const KEY_KEPT: chrono::TimeDelta = chrono::TimeDelta::hours(23);
+
 /// How often a capture or void whose answer was lost is sent again (under the same key)
 /// before paydesk looks the payment up.
 const SETTLE_TRIES: u32 = 3;
@@ -210,11 +214,14 @@ impl Acquirer for Stripe {
         }
         let key = request.idempotency_key;
         if request.again {
+            // Within the key's retention the same request is safe to send whatever the lookup
+            // says (Stripe answers it with its first answer); past it, only once a lookup
+            // found that it never arrived.
+            let kept = request.first_sent.is_some_and(|at| request.now - at < KEY_KEPT);
             match self.looked_up(key).await {
-                // It never arrived: the same request goes now (Stripe answers a repeat of the
-                // key with the first answer), if the caller may resend.
+                None | Some(Reading::Unknown) if request.resend && kept => {}
                 None if request.resend => {}
-                None => return Outcome::unknown(),
+                None | Some(Reading::Unknown) => return Outcome::unknown(),
                 // Waiting for a customer who was never given Stripe's page for it.
                 Some(Reading::NeedsCustomer { id, redirect_url: None }) if request.customer_present => {
                     let reading = match request.return_url {
