@@ -439,6 +439,19 @@ pub async fn find_by_reference(
     Entity::find().filter(Column::AcquirerReference.eq(reference)).filter(Column::ShopId.eq(shop_id)).one(db).await
 }
 
+/// Takes the payment to name its customer, in the transaction that will: whether it still
+/// has none (the row then stays locked to this transaction; another settling that named one
+/// first leaves it as it is).
+pub async fn claim_unnamed(db: &impl ConnectionTrait, id: &str) -> Result<bool, DbErr> {
+    let claimed = Entity::update_many()
+        .col_expr(Column::CustomerId, Expr::value(Option::<String>::None))
+        .filter(Column::Id.eq(id))
+        .filter(Column::CustomerId.is_null())
+        .exec(db)
+        .await?;
+    Ok(claimed.rows_affected == 1)
+}
+
 /// Names the customer who made the payment (known once the card went through).
 pub async fn set_customer(db: &impl ConnectionTrait, payment: Model, customer_id: &str) -> Result<Model, DbErr> {
     Entity::update_many()

@@ -234,7 +234,9 @@ async fn settle_with(
 }
 
 /// The payment with its customer: the one the details typed on paydesk's page make (by
-/// e-mail), if it has none yet.
+/// e-mail), if it has none yet. Two settlings at once (the recording one and the sweep's
+/// `paid_unopened`, say) make one customer: the payment is taken first, in the transaction
+/// that makes it.
 async fn customer_of_payment(
     state: &AppState,
     payment: payments::Model,
@@ -245,8 +247,15 @@ async fn customer_of_payment(
         _ => None,
     };
     let Some(fields) = fields else { return Ok(payment) };
-    let customer = db::customers::find_or_insert_by_email(&state.db, payment.shop_id, fields, now).await?;
-    db::payments::set_customer(&state.db, payment, &customer.id).await
+    let txn = state.db.begin().await?;
+    if !db::payments::claim_unnamed(&txn, &payment.id).await? {
+        txn.rollback().await?;
+        return Ok(db::find_public::<payments::Entity>(&state.db, &payment.id).await?.unwrap_or(payment));
+    }
+    let customer = db::customers::find_or_insert_by_email(&txn, payment.shop_id, fields, now).await?;
+    let payment = db::payments::set_customer(&txn, payment, &customer.id).await?;
+    txn.commit().await?;
+    Ok(payment)
 }
 
 /// What a payment is for, as the processor shows it: the product's name or the plan's title.

@@ -226,8 +226,8 @@ backend_tests! {
         stripe.pay_session(&session, "4242424242424242").unwrap();
         let pay_id = stripe.session(&session).form["client_reference_id"].clone();
         let pi = stripe.intents_of(&pay_id)[0].id.clone();
-        // The customer's return (twice), three webhooks (two of them the same event) and the
-        // sweep, at once.
+        // The customer's return (twice), three webhooks (two of them the same event) and two
+        // sweeps, at once.
         let url = hook(&app, &shop);
         let now = Utc::now().timestamp();
         let completed = stripe.event("checkout.session.completed", stripe.object(&session));
@@ -237,7 +237,7 @@ backend_tests! {
         let (returned, hooked, _) = tokio::join!(
             futures::future::join_all(returns),
             futures::future::join_all(hooks),
-            sweep(&app, 3)
+            futures::future::join(sweep(&app, 3), sweep(&app, 3))
         );
         assert!(returned.iter().all(|s| *s == 303), "{returned:?}");
         assert!(hooked.iter().all(|s| *s == 200 || *s == 503), "{hooked:?}");
