@@ -27,7 +27,7 @@ async fn bepaid(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    let Ok(shop_id) = shop_id.parse::<i64>() else { return Err(AppError::NotFound("Shop")) };
+    let shop_id = shop_of(&shop_id)?;
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let received = notifications::bepaid(
         &state,
@@ -47,10 +47,15 @@ async fn stripe(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    let Ok(shop_id) = shop_id.parse::<i64>() else { return Err(AppError::NotFound("Shop")) };
+    let shop_id = shop_of(&shop_id)?;
     let signature = headers.get("stripe-signature").and_then(|v| v.to_str().ok());
     let received = notifications::stripe(&state, shop_id, signature, &body, chrono::Utc::now()).await?;
     Ok(answer(received))
+}
+
+/// The shop a notification address names.
+fn shop_of(id: &str) -> Result<i64, AppError> {
+    id.parse().map_err(|_| AppError::NotFound("Shop"))
 }
 
 fn answer(received: Received) -> Response {

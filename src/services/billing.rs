@@ -181,22 +181,10 @@ async fn settle_with(
         (Some(acquirer), None) => {
             let description = description_of(state, &payment).await?;
             // The customer's charge goes again as first sent: back to the payment's return.
-            let customer_present = payment.billing_key.is_none();
-            let back = customer_present.then(|| crate::web::urls::payment_return(&state.config, &payment.id));
-            let request = ChargeRequest {
-                amount: payment.amount,
-                currency: payment.currency,
-                capture: payment.transaction_type == TransactionType::Payment,
-                idempotency_key: &payment.id,
-                customer_present,
-                again: true,
-                resend,
-                first_sent: Some(payment.created_at),
-                description: &description,
-                return_url: back.as_deref(),
-                now,
-                simulate: None,
-            };
+            let back =
+                payment.billing_key.is_none().then(|| crate::web::urls::payment_return(&state.config, &payment.id));
+            let first = charge_of(&payment, &description, back.as_deref(), now);
+            let request = ChargeRequest { again: true, resend, first_sent: Some(payment.created_at), ..first };
             (acquirer.charge(&payment.card(), request).await, None)
         }
     };
@@ -231,6 +219,31 @@ async fn settle_with(
         open_paid(state, &settled, now).await?;
     }
     Ok(settled)
+}
+
+/// The charge `payment` stands for, as it is first sent (a customer's comes back to
+/// `return_url` from their bank's check); a lookup or a resend of it changes only `again`,
+/// `resend` and `first_sent`.
+pub fn charge_of<'a>(
+    payment: &'a payments::Model,
+    description: &'a str,
+    return_url: Option<&'a str>,
+    now: DateTime<Utc>,
+) -> ChargeRequest<'a> {
+    ChargeRequest {
+        amount: payment.amount,
+        currency: payment.currency,
+        capture: payment.transaction_type == TransactionType::Payment,
+        idempotency_key: &payment.id,
+        customer_present: payment.billing_key.is_none(),
+        again: false,
+        resend: false,
+        first_sent: None,
+        description,
+        return_url,
+        now,
+        simulate: None,
+    }
 }
 
 /// The payment with its customer: the one the details typed on paydesk's page make (by

@@ -16,7 +16,7 @@ use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
 use crate::domain::event::EventType;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
-use crate::external::acquirer::{Acquirer, CardRef, ChargeRequest, HostedRequest, Outcome, SettleRequest};
+use crate::external::acquirer::{Acquirer, CardRef, HostedRequest, Outcome, SettleRequest};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -389,20 +389,7 @@ async fn charge(
     now: DateTime<Utc>,
 ) -> Result<(payments::Model, bool), DbErr> {
     let return_url = crate::web::urls::payment_return(&state.config, &payment.id);
-    let request = ChargeRequest {
-        amount: payment.amount,
-        currency: payment.currency,
-        capture: payment.transaction_type == TransactionType::Payment,
-        idempotency_key: &payment.id,
-        first_sent: None,
-        customer_present: true,
-        again: false,
-        resend: false,
-        description,
-        return_url: Some(&return_url),
-        now,
-        simulate: None,
-    };
+    let request = crate::services::billing::charge_of(&payment, description, Some(&return_url), now);
     let outcome = acquirer.charge(card, request).await;
     crate::services::billing::record_answer(state, payment, &outcome, None, now).await
 }

@@ -53,6 +53,11 @@ pub async fn quantity(app: &TestApp, shop: &Shop, product: &str) -> i64 {
     app.get(shop, &format!("/products/{product}")).await.1["quantity"].as_i64().unwrap()
 }
 
+/// The stored payment.
+pub async fn stored(app: &TestApp, id: &str) -> paydesk::db::entities::payments::Model {
+    paydesk::db::find_public::<paydesk::db::entities::payments::Entity>(&app.db, id).await.unwrap().unwrap()
+}
+
 /// A held authorization of a new product: its payment's id.
 async fn authorized(app: &TestApp, shop: &Shop) -> String {
     let product = new_product(app, shop, json!({"transaction_type": "authorization"})).await;
@@ -62,7 +67,7 @@ async fn authorized(app: &TestApp, shop: &Shop) -> String {
 }
 
 /// The settling sweep run as the scheduler runs it, `minutes` from now.
-async fn sweep(app: &TestApp, minutes: i64) -> usize {
+pub async fn sweep(app: &TestApp, minutes: i64) -> usize {
     paydesk::services::billing::settle_interrupted(&app.state, Utc::now() + Duration::minutes(minutes)).await.unwrap()
 }
 
@@ -312,7 +317,7 @@ db_tests! {
 }
 
 /// The events of a type the shop's log holds.
-async fn events_of(app: &TestApp, shop: &Shop, kind: &str) -> Vec<Value> {
+pub async fn events_of(app: &TestApp, shop: &Shop, kind: &str) -> Vec<Value> {
     let (_, events) = app.get(shop, &format!("/events?type={kind}&limit=100")).await;
     events.as_array().cloned().unwrap_or_default()
 }

@@ -9,7 +9,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::bepaid_pay::{new_product, payment_of, quantity, set_card};
+use crate::bepaid_pay::{new_product, payment_of, quantity, set_card, stored};
 use crate::doubles::localstripe::{self, SECRET};
 use crate::helpers::*;
 use crate::subscriptions::{advance, card_json, clock, plan};
@@ -32,11 +32,6 @@ async fn stripe_shop(app: &TestApp) -> Shop {
     let (status, processor) = app.put(&shop, "/shop/processor", &body).await;
     assert_eq!(status, StatusCode::OK, "{processor}");
     shop
-}
-
-/// The stored payment.
-async fn stored(app: &TestApp, id: &str) -> paydesk::db::entities::payments::Model {
-    paydesk::db::find_public::<paydesk::db::entities::payments::Entity>(&app.db, id).await.unwrap().unwrap()
 }
 
 /// A held authorization of a new product: its payment's id.

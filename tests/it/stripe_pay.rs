@@ -10,7 +10,7 @@ use chrono::{Duration, Utc};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::bepaid_pay::{new_product, payment_of, quantity, set_card};
+use crate::bepaid_pay::{events_of, new_product, payment_of, quantity, set_card, stored, sweep};
 use crate::doubles::stripe::{self as double, Fault, HOLD, StripeDouble, WEBHOOK_SECRET};
 use crate::helpers::*;
 use crate::subscriptions::{advance, card_json, clock, plan};
@@ -38,22 +38,6 @@ fn session_of(page: &Page, stripe: &StripeDouble) -> String {
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
     let prefix = format!("{}/pay/", stripe.url);
     page.location().strip_prefix(&prefix).unwrap_or_else(|| panic!("to Stripe's page: {}", page.location())).to_string()
-}
-
-/// The settling sweep run as the scheduler runs it, `minutes` from now.
-async fn sweep(app: &TestApp, minutes: i64) -> usize {
-    paydesk::services::billing::settle_interrupted(&app.state, Utc::now() + Duration::minutes(minutes)).await.unwrap()
-}
-
-/// The stored payment.
-async fn stored(app: &TestApp, id: &str) -> paydesk::db::entities::payments::Model {
-    paydesk::db::find_public::<paydesk::db::entities::payments::Entity>(&app.db, id).await.unwrap().unwrap()
-}
-
-/// The events of a type the shop's log holds.
-async fn events_of(app: &TestApp, shop: &Shop, kind: &str) -> Vec<Value> {
-    let (_, events) = app.get(shop, &format!("/events?type={kind}&limit=100")).await;
-    events.as_array().cloned().unwrap_or_default()
 }
 
 /// Where the shop's Stripe webhooks go.
