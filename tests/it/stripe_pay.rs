@@ -328,6 +328,48 @@ backend_tests! {
         assert_eq!(quantity(&app, &shop, third_id).await, 5);
     }
 
+    async fn calls_that_move_no_money_failing_or_lost_leave_nothing_charged_and_can_be_tried_again(backend) {
+        // Stripe's page could not be opened (the session was made, its answer lost): the
+        // payment fails, the unit comes back, and the customer starts again.
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let product = new_product(&app, &shop, json!({"visible_fields": ["email"]})).await;
+        let id = product["id"].as_str().unwrap();
+        let path = format!("/products/{id}/pay");
+        stripe.fail_next_on("checkout/sessions", &[Fault::DropAfter]);
+        let form = app.open_form(&path).await;
+        let refused = app.submit(&path, &form, &[("email", "ann@example.com")]).await;
+        assert!(refused.status.is_client_error() || refused.status.is_server_error(), "{}", refused.status);
+        assert!(!refused.location().contains("/pay/cs_"), "not sent to a page nobody knows of");
+        assert_eq!(quantity(&app, &shop, id).await, 5);
+        assert!(stripe.intents().is_empty());
+        let form = app.open_form(&path).await;
+        let session = session_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &stripe);
+        stripe.pay_session(&session, "4242424242424242").unwrap();
+        sweep(&app, 3).await;
+        let (_, list) = app.get(&shop, &format!("/payments?product={id}")).await;
+        let statuses: Vec<&str> = list.as_array().unwrap().iter().map(|p| p["status"].as_str().unwrap()).collect();
+        assert_eq!(statuses.iter().filter(|s| **s == "succeeded").count(), 1, "{statuses:?}");
+        assert_eq!(stripe.intents().len(), 1);
+
+        // On paydesk's page: saving the card fails (500) or its attachment is lost; the form
+        // says so, nothing is charged, and the next try goes through once.
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        for (part, fault) in [("payment_methods", Fault::ServerError), ("attach", Fault::DropAfter), ("customers", Fault::TooMany)] {
+            let product = new_product(&app, &shop, json!({})).await;
+            let id = product["id"].as_str().unwrap();
+            stripe.fail_next_on(part, &[fault]);
+            let refused = app.pay(id, "4242424242424242", &[]).await;
+            assert!(refused.status.is_client_error(), "{part}: {}", refused.status);
+            assert!(refused.html.contains("could not check this card"), "{part}: the reason is shown");
+            assert_eq!(quantity(&app, &shop, id).await, 5, "{part}");
+            let paid = app.pay(id, "4242424242424242", &[]).await;
+            assert_eq!(paid.status, StatusCode::SEE_OTHER, "{part}: {}", paid.html);
+            let payment = payment_of(&app, &shop, id).await;
+            assert_eq!(payment["status"], "succeeded", "{part}");
+            assert_eq!(stripe.intents_of(payment["id"].as_str().unwrap()).len(), 1, "{part}");
+        }
+    }
+
     async fn without_lookups_a_lost_charge_is_replayed_under_its_key_while_stripe_keeps_it(backend) {
         let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
         stripe.without_lookups();
