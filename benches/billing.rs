@@ -150,6 +150,7 @@ async fn seed(state: &AppState, n: usize) -> i64 {
         cancel_reason: Set(None),
         cancelled_at: Set(None),
         cancel_at_period_end: Set(false),
+        remind_at: Set(None),
         claim_token: Set(None),
         claimed_until: Set(None),
         created_at: Set(anchor),

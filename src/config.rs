@@ -76,6 +76,15 @@ pub struct ConfigArgs {
     /// PostgreSQL).
     #[arg(long, env = "PAYDESK_DB_CONNECTIONS", global = true)]
     pub db_connections: Option<String>,
+    /// The SMTP server subscriber mails go through: `smtp://USER:PASSWORD@HOST:587`
+    /// (STARTTLS, required), `smtps://…:465` (TLS), `smtp://HOST:25?tls=none` (plain, for a
+    /// relay on a trusted network); `?timeout=SECONDS` (default 30). Unset: no mail is sent.
+    #[arg(long, env = "PAYDESK_SMTP_URL", global = true, hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// The address mails come from when the shop names none (default `no-reply@` the host
+    /// of the base URL).
+    #[arg(long, env = "PAYDESK_MAIL_FROM", global = true)]
+    pub mail_from: Option<String>,
 }
 
 /// Checked configuration.
@@ -119,6 +128,78 @@ pub struct Config {
     pub api_auth_failures: usize,
     /// Connections to the database kept at most.
     pub db_connections: u32,
+    /// The SMTP server; `None`: no mail is queued or sent.
+    pub smtp: Option<Smtp>,
+    /// The sender of shops that name none.
+    pub mail_from: String,
+}
+
+/// How the SMTP server is reached.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Smtp {
+    pub host: String,
+    pub port: u16,
+    pub security: SmtpSecurity,
+    /// User name and password, when the server wants them.
+    pub credentials: Option<(String, String)>,
+    /// How long a connection, a command or the message may take.
+    pub timeout: std::time::Duration,
+}
+
+impl std::fmt::Debug for Smtp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let user = self.credentials.as_ref().map(|(user, _)| user.as_str());
+        write!(f, "Smtp({:?} {}:{} user {user:?})", self.security, self.host, self.port)
+    }
+}
+
+/// How an SMTP connection is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmtpSecurity {
+    /// TLS from the first byte (`smtps://`).
+    Tls,
+    /// STARTTLS, required: a server that does not offer it gets nothing (`smtp://`).
+    StartTls,
+    /// Plain text (`smtp://…?tls=none`), for a relay on a trusted network or a test server.
+    Plain,
+}
+
+impl Smtp {
+    /// `smtp://USER:PASSWORD@HOST:PORT?tls=none&timeout=SECONDS`, or `smtps://…`.
+    pub fn parse(text: &str) -> Result<Smtp, String> {
+        let url = url::Url::parse(text.trim()).map_err(|_| "is not a URL like smtp://user:password@host:587")?;
+        let mut security = match url.scheme() {
+            "smtp" => SmtpSecurity::StartTls,
+            "smtps" => SmtpSecurity::Tls,
+            _ => return Err("must start with smtp:// or smtps://".into()),
+        };
+        let host = url.host_str().filter(|h| !h.is_empty()).ok_or("names no host")?;
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        let mut timeout = std::time::Duration::from_secs(30);
+        for (key, value) in url.query_pairs() {
+            match (key.as_ref(), value.as_ref()) {
+                ("tls", "none") if security == SmtpSecurity::StartTls => security = SmtpSecurity::Plain,
+                ("tls", "required") if security == SmtpSecurity::StartTls => {}
+                ("timeout", seconds) => match seconds.parse::<u64>() {
+                    Ok(s) if (1..=300).contains(&s) => timeout = std::time::Duration::from_secs(s),
+                    _ => return Err("has a timeout that is not a whole number of seconds from 1 to 300".into()),
+                },
+                _ => return Err(format!("has an unknown setting {key}={value} (tls=none or timeout=SECONDS)")),
+            }
+        }
+        let port = url.port().unwrap_or(match security {
+            SmtpSecurity::Tls => 465,
+            SmtpSecurity::StartTls => 587,
+            SmtpSecurity::Plain => 25,
+        });
+        let decode =
+            |s: &str| url::form_urlencoded::parse(s.as_bytes()).map(|(k, _)| k.into_owned()).collect::<String>();
+        let credentials = match (url.username(), url.password()) {
+            ("", None) => None,
+            (user, password) => Some((decode(user), decode(password.unwrap_or("")))),
+        };
+        Ok(Smtp { host, port, security, credentials, timeout })
+    }
 }
 
 /// The load balancers whose `X-Forwarded-For` is believed: addresses and CIDR ranges.
@@ -362,7 +443,24 @@ impl Config {
             Ok(n) if (2..=1000).contains(&n) => n,
             _ => return Err(bad("PAYDESK_DB_CONNECTIONS", connections_raw, "is not a whole number from 2 to 1000")),
         };
+        let smtp = match args.smtp_url.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(raw) => Some(Smtp::parse(raw).map_err(|problem| bad("PAYDESK_SMTP_URL", "…", problem))?),
+        };
+        let mail_from = match args.mail_from.as_deref().map(str::trim) {
+            None | Some("") => default_sender(&base_url),
+            Some(address)
+                if address.split_once('@').is_some_and(|(l, d)| {
+                    !l.is_empty() && d.contains('.') && !address.contains(char::is_whitespace)
+                }) =>
+            {
+                address.to_string()
+            }
+            Some(other) => return Err(bad("PAYDESK_MAIL_FROM", other, "is not an e-mail address")),
+        };
         Ok(Config {
+            smtp,
+            mail_from,
             api_auth_failures,
             db_connections,
             trusted_proxies,
@@ -384,6 +482,13 @@ impl Config {
             webhooks_allow_private,
         })
     }
+}
+
+/// `no-reply@` the host of the base URL, or of `localhost` when that is an IP address.
+fn default_sender(base_url: &str) -> String {
+    let host = url::Url::parse(base_url).ok().and_then(|u| u.domain().map(str::to_string));
+    let host = host.filter(|h| h.contains('.')).unwrap_or_else(|| "localhost.localdomain".into());
+    format!("no-reply@{host}")
 }
 
 /// Stripe's API, where a Stripe account's calls go unless `PAYDESK_STRIPE_API_URL` says otherwise.

@@ -201,6 +201,7 @@ impl Drop for AbortOnDrop {
 pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     let deliveries = crate::services::webhooks::start(state.clone());
     let _stop_deliveries = AbortOnDrop(deliveries);
+    let _stop_mails = state.mailer.is_some().then(|| AbortOnDrop(crate::services::mail::start(state.clone())));
     let _shop_changes = crate::services::shops::needs_listener(&state.db)
         .then(|| AbortOnDrop(tokio::spawn(crate::services::shops::listen(state.clone()))));
     let _upkeep = AbortOnDrop(tokio::spawn(async {

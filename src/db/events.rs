@@ -31,7 +31,7 @@ pub struct NewEvent {
 }
 
 /// Appends events (with new ids, created now).
-pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<(), DbErr> {
+pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<Vec<String>, DbErr> {
     let now = super::now_millis(Utc::now());
     let rows: Vec<ActiveModel> = events
         .into_iter()
@@ -48,10 +48,11 @@ pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<
             created_at: Set(now),
         })
         .collect();
+    let ids = rows.iter().map(|r| r.id.clone().unwrap()).collect();
     for chunk in rows.chunks(300) {
         Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
     }
-    Ok(())
+    Ok(ids)
 }
 
 /// The oldest events whose deliveries are not queued yet (at most `limit`).

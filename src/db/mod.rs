@@ -19,6 +19,7 @@ pub mod customers;
 pub mod entities;
 pub mod events;
 pub mod idempotency;
+pub mod mails;
 pub mod payments;
 pub mod plans;
 pub mod processors;

@@ -163,6 +163,19 @@ fn set_progress(row: &mut ActiveModel, p: &Progress) {
 }
 
 impl Model {
+    /// What the subscription charges next, and when; `None` when it charges no more (it
+    /// ended, ends with its period, or waits for its customer).
+    pub fn next_charge(&self, plan: &super::entities::plans::Model) -> Option<(i64, DateTime<Utc>)> {
+        let progress = self.progress();
+        let (Some(at), true) = (progress.renew_at, progress.state.is_billing() && !self.cancel_at_period_end) else {
+            return None;
+        };
+        match crate::domain::billing::due(&crate::domain::billing::Terms::from(&plan.fields()), &progress) {
+            crate::domain::billing::Due::Charge { amount, .. } => Some((amount, at)),
+            _ => None,
+        }
+    }
+
     /// The billing progress, as the domain rules see it.
     pub fn progress(&self) -> Progress {
         Progress {
@@ -356,14 +369,14 @@ pub async fn cancel(
 }
 
 /// Marks a subscription in its trial or a paid period to end when that period does, without
-/// another charge, keeping the merchant's `reason` for then; `false` if it is in no such state
-/// any more (the lost race).
+/// another charge, keeping the `reason` for then; answers it marked, `None` if it was marked
+/// already or is in no such state any more (the lost race).
 pub async fn cancel_at_period_end(
     db: &impl ConnectionTrait,
     sub: &Model,
     reason: Option<String>,
     now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
+) -> Result<Option<Model>, DbErr> {
     let mut update = Entity::update_many().col_expr(Column::CancelAtPeriodEnd, Expr::value(true));
     if reason.is_some() {
         update = update.col_expr(Column::CancelReason, Expr::value(reason));
@@ -372,9 +385,37 @@ pub async fn cancel_at_period_end(
         .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(Column::Id.eq(sub.id.as_str()))
         .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::CancelAtPeriodEnd.eq(false))
         .exec(db)
         .await?;
-    Ok(result.rows_affected == 1)
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+}
+
+/// Withdraws a cancel at the end of the period of a subscription still in its trial or a
+/// paid period (its reminders are looked at again); answers it, `None` if there was none to
+/// withdraw.
+pub async fn withdraw_cancellation(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::CancelAtPeriodEnd, Expr::value(false))
+        .col_expr(Column::CancelReason, Expr::value(Option::<String>::None))
+        .col_expr(Column::RemindAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::CancelAtPeriodEnd.eq(true))
+        .exec(db)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
 }
 
 /// Claims these subscriptions (of a test clock's advance) for `token` until `lease_until`,
@@ -602,4 +643,73 @@ pub async fn insert_events(db: &impl ConnectionTrait, rows: Vec<events::ActiveMo
         events::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
     }
     Ok(())
+}
+
+/// Subscriptions in their trial or a paid period whose reminders are to be looked at by
+/// `now` (never looked at, or due again), on the clock `clock_id` or in real time; those due
+/// for a charge are left to the engine (their reminders are moot).
+pub async fn reminders_due(
+    db: &impl ConnectionTrait,
+    clock_id: Option<&str>,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    let now = super::now_millis(now);
+    let on_clock = match clock_id {
+        Some(id) => Column::TestClockId.eq(id),
+        None => Column::TestClockId.is_null(),
+    };
+    Entity::find()
+        .filter(on_clock)
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::RemindAt.is_null().or(Column::RemindAt.lte(now)))
+        .filter(Column::RenewAt.gt(now))
+        .order_by_asc(Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await
+}
+
+/// When each of these subscriptions' reminders are looked at next.
+pub async fn set_remind_at(db: &impl ConnectionTrait, next: &[(String, DateTime<Utc>)]) -> Result<(), DbErr> {
+    for (id, at) in next {
+        Entity::update_many()
+            .col_expr(Column::RemindAt, Expr::value(Some(super::now_millis(*at))))
+            .filter(Column::Id.eq(id.as_str()))
+            .exec(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Makes a subscription's reminders be looked at again (its card or its ending changed).
+pub async fn forget_reminders(db: &impl ConnectionTrait, id: &str) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::RemindAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .filter(Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// The earliest moment after `after` and up to `until` when a reminder of a subscription on
+/// the clock falls due.
+pub async fn next_remind_on_clock(
+    db: &impl ConnectionTrait,
+    clock_id: &str,
+    after: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, DbErr> {
+    let next: Option<Option<DateTime<Utc>>> = Entity::find()
+        .select_only()
+        .column(Column::RemindAt)
+        .filter(Column::TestClockId.eq(clock_id))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::RemindAt.gt(super::now_millis(after)))
+        .filter(Column::RemindAt.lte(super::now_millis(until)))
+        .order_by_asc(Column::RemindAt)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(next.flatten())
 }

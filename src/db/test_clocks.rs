@@ -89,6 +89,11 @@ pub async fn renew(
     Ok(result.rows_affected == 1)
 }
 
+/// A clock's time now (its frozen time), whoever's it is.
+pub async fn frozen_time(db: &impl ConnectionTrait, id: &str) -> Result<Option<DateTime<Utc>>, DbErr> {
+    Ok(Entity::find().filter(Column::Id.eq(id)).one(db).await?.map(|c| c.frozen_time))
+}
+
 /// Moves a running advance's clock to `time`; false if another run took the clock over.
 pub async fn step(
     db: &impl ConnectionTrait,

@@ -21,6 +21,11 @@ words! {
         SubscriptionExpired = "subscription.expired",
         // The bank asked for the customer on a renewal: it waits for them at its card link.
         SubscriptionActionRequired = "subscription.action_required",
+        // Cancelled for the end of the paid period (by the merchant or the subscriber), and
+        // that undone; a new card saved by the subscriber.
+        SubscriptionCancellationRequested = "subscription.cancellation_requested",
+        SubscriptionCancellationWithdrawn = "subscription.cancellation_withdrawn",
+        SubscriptionCardUpdated = "subscription.card_updated",
         ProductSoldOut = "product.sold_out",
     }
 }

@@ -22,6 +22,8 @@ pub const EVENT: &str = "evt_";
 pub const USER: &str = "usr_";
 /// Test clock ids.
 pub const TEST_CLOCK: &str = "clk_";
+/// A subscriber mail.
+pub const MAIL: &str = "mail_";
 
 /// A new random id with the given prefix.
 pub fn new_id(prefix: &str) -> String {

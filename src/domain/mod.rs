@@ -12,6 +12,7 @@ pub mod errors;
 pub mod event;
 pub mod ids;
 pub mod input;
+pub mod mail;
 pub mod money;
 pub mod payment;
 pub mod pending;

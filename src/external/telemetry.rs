@@ -52,6 +52,7 @@ const PAYMENTS: &str = "paydesk_payments_total";
 const BILLING_SECONDS: &str = "paydesk_billing_run_duration_seconds";
 const BILLING_CHARGES: &str = "paydesk_billing_run_charges";
 const DELIVERIES: &str = "paydesk_webhook_deliveries_total";
+const MAILS: &str = "paydesk_mail_attempts_total";
 const DUE: &str = "paydesk_subscriptions_due";
 const QUEUE: &str = "paydesk_webhook_queue_depth";
 const POOL: &str = "paydesk_db_pool_connections";
@@ -63,6 +64,7 @@ fn describe() {
     describe_histogram!(BILLING_SECONDS, metrics::Unit::Seconds, "Duration of billing engine runs");
     describe_histogram!(BILLING_CHARGES, "Charges asked of the acquirer per billing run");
     describe_counter!(DELIVERIES, "Webhook and notification delivery attempts, by outcome");
+    describe_counter!(MAILS, "Subscriber mail attempts, by outcome (sent, queued for a retry, failed, skipped)");
     describe_gauge!(DUE, "Subscriptions whose charge is due now and not yet made (real time, not test clocks)");
     describe_gauge!(QUEUE, "Webhook deliveries waiting to be sent (pending or to retry)");
     describe_gauge!(POOL, "Database connections of this instance, by state (in_use, idle)");
@@ -96,6 +98,11 @@ pub fn billing_run(seconds: f64, charges: usize) {
 /// A delivery attempt ended with `outcome` (`delivered`, `retrying`, `failed`).
 pub fn delivery(outcome: &'static str) {
     counter!(DELIVERIES, "outcome" => outcome).increment(1);
+}
+
+/// A mail attempt ended with `outcome` (`sent`, `queued`, `failed`, `skipped`).
+pub fn mail(outcome: &'static str) {
+    counter!(MAILS, "outcome" => outcome).increment(1);
 }
 
 /// What the database holds now, read when metrics are scraped.

@@ -33,6 +33,7 @@ use crate::domain::vocab::{PaymentStatus, TransactionType};
 use crate::external::acquirer::{Acquirer, Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
 use crate::external::telemetry;
 use crate::services::events;
+use crate::services::mail::reminders;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -394,7 +395,7 @@ pub async fn record_answer(
     }
     let (stored, recorded) = db::payments::record_outcome(&txn, payment, outcome, now).await?;
     if recorded && let Some(kind) = EventType::of_charge(stored.status) {
-        events::record(&txn, vec![events::payment(kind, &stored)]).await?;
+        events::record(&txn, &state.config, vec![events::payment(kind, &stored)]).await?;
     }
     txn.commit().await?;
     if recorded {
@@ -478,13 +479,30 @@ async fn run_advance(state: &AppState, clock_id: &str, to: DateTime<Utc>, token:
 async fn advance_steps(state: &AppState, clock_id: &str, to: DateTime<Utc>, token: &str) -> Result<Report, DbErr> {
     let mut report = Report::default();
     let mut events = 0;
+    let mut time = db::test_clocks::frozen_time(&state.db, clock_id).await?.unwrap_or(to);
+    reminders::sweep(state, Some(clock_id), time).await?;
     loop {
         let due = db::subscriptions::due_next_on_clock(&state.db, clock_id, to, BATCH).await?;
-        let Some(at) = due.first().and_then(|s| s.renew_at) else { break };
+        let renew = due.first().and_then(|s| s.renew_at);
+        // A reminder due before the next charge is sent at its own time.
+        let remind = match state.mailer {
+            Some(_) => db::subscriptions::next_remind_on_clock(&state.db, clock_id, time, to).await?,
+            None => None,
+        };
+        if let Some(at) = remind.filter(|at| renew.is_none_or(|renew| *at < renew)) {
+            if !db::test_clocks::step(&state.db, clock_id, token, at, Utc::now()).await? {
+                return Ok(report);
+            }
+            time = at;
+            reminders::sweep(state, Some(clock_id), at).await?;
+            continue;
+        }
+        let Some(at) = renew else { break };
         if !db::test_clocks::step(&state.db, clock_id, token, at, Utc::now()).await? {
             // Another run took the clock over: it carries on from here.
             return Ok(report);
         }
+        time = time.max(at);
         let claim = random_hex(12);
         let ids = due.iter().map(|s| s.id.clone()).collect();
         let claimed = db::subscriptions::claim_ids(&state.db, ids, &claim, lease_from_now(state), Utc::now()).await?;
@@ -495,10 +513,13 @@ async fn advance_steps(state: &AppState, clock_id: &str, to: DateTime<Utc>, toke
         }
         events += claimed.len();
         report += bill(state, claimed, at, false, &claim).await?.0;
+        // The periods that just began have reminders of their own.
+        reminders::sweep(state, Some(clock_id), at).await?;
         if events >= MAX_CLOCK_EVENTS {
             break;
         }
     }
+    reminders::sweep(state, Some(clock_id), to).await?;
     Ok(report)
 }
 
@@ -814,7 +835,7 @@ async fn record(
     }
     let charged = db::payments::find_by_billing_keys(&txn, answered).await?;
     let charge_events = charged.iter().filter_map(|p| Some(events::payment(EventType::of_charge(p.status)?, p)));
-    events::record(&txn, charge_events.collect()).await?;
+    events::record(&txn, &state.config, charge_events.collect()).await?;
     events::timeline(&txn, &state.config, lines).await?;
     txn.commit().await?;
     for payment in &charged {

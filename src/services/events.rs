@@ -14,9 +14,11 @@ use crate::config::Config;
 use chrono::Utc;
 
 use crate::db::entities::{events, payments, products, refunds, subscription_events, subscriptions, webhook_endpoints};
+use crate::db::mails::NewMail;
 use crate::db::webhooks::NewDelivery;
 use crate::db::{self, events::NewEvent};
 use crate::domain::event::EventType;
+use crate::domain::mail::MailKind;
 use crate::domain::vocab::PaymentStatus;
 use crate::domain::webhook::{EnabledEvents, Scheme};
 use crate::web::views::{PaymentView, ProductView, RefundView, SubscriptionView};
@@ -42,19 +44,58 @@ pub fn product(kind: EventType, p: &products::Model, config: &Config) -> NewEven
     new(p.shop_id, kind, &p.id, p.test, &ProductView::new(p, config))
 }
 
+/// An event about a subscription that changed without a line on its timeline (a cancel
+/// asked for the end of its period, or withdrawn; a new card).
+pub async fn subscription(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    kind: EventType,
+    sub: &subscriptions::Model,
+) -> Result<NewEvent, DbErr> {
+    let view = SubscriptionView::load_all(db, config, std::slice::from_ref(sub)).await?.pop();
+    let data = view.map(|v| serde_json::to_value(&v).unwrap_or_default()).unwrap_or_default();
+    Ok(NewEvent { shop_id: sub.shop_id, kind, object_id: sub.id.clone(), test: sub.test, data, child: None })
+}
+
 fn new(shop_id: i64, kind: EventType, id: &str, test: bool, view: &impl serde::Serialize) -> NewEvent {
     let data = serde_json::to_value(view).unwrap_or_default();
     NewEvent { shop_id, kind, object_id: id.to_string(), test, data, child: None }
 }
 
-/// Appends events to the log. Their deliveries are queued by [`fan_out`]: the event rows
-/// are the outbox, so recording costs a request or a billing run the same with or without
-/// webhooks.
-pub async fn record(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<(), DbErr> {
-    if !events.is_empty() {
-        db::events::append(db, events).await?;
+/// Appends events to the log, with the subscriber mails they cause (when the instance sends
+/// mail and the shop sends that kind): both are outboxes written in the caller's
+/// transaction. Their deliveries are queued by [`fan_out`], so recording costs a request or
+/// a billing run the same with or without webhooks.
+pub async fn record(db: &impl ConnectionTrait, config: &Config, events: Vec<NewEvent>) -> Result<(), DbErr> {
+    if events.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    // The mails the events cause: (the event's place, its kind).
+    let causes: Vec<(usize, MailKind)> = match config.smtp {
+        Some(_) => {
+            events.iter().enumerate().filter_map(|(i, e)| Some((i, MailKind::of_event(e.kind, &e.data)?))).collect()
+        }
+        None => Vec::new(),
+    };
+    let about: Vec<(i64, String, bool)> =
+        causes.iter().map(|&(i, _)| (events[i].shop_id, events[i].object_id.clone(), events[i].test)).collect();
+    let ids = db::events::append(db, events).await?;
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let mut shop_ids: Vec<i64> = about.iter().map(|a| a.0).collect();
+    shop_ids.sort_unstable();
+    shop_ids.dedup();
+    let settings = db::mails::settings_of(db, &shop_ids).await?;
+    let mut mails = Vec::new();
+    for ((i, kind), (shop_id, object_id, test)) in causes.into_iter().zip(about) {
+        let Some((shop_settings, from)) = settings.get(&shop_id) else { continue };
+        if shop_settings.sends(kind) {
+            let sender = from.clone().unwrap_or_else(|| config.mail_from.clone());
+            mails.push(NewMail::of_event(shop_id, kind, object_id, ids[i].clone(), test, sender));
+        }
+    }
+    db::mails::enqueue(db, mails, Utc::now()).await
 }
 
 /// Queues the deliveries of the oldest `limit` events not fanned out yet: one to each
@@ -216,5 +257,5 @@ pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Lin
         rows.push(line.row);
     }
     db::subscriptions::insert_events(db, rows).await?;
-    record(db, events).await
+    record(db, config, events).await
 }

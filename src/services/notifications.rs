@@ -359,7 +359,7 @@ async fn back_office_refund(
     if let Some(payment) = db::find_public::<payments::Entity>(&txn, &payment.id).await? {
         happened.push(events::payment_child(EventType::PaymentRefunded, &payment, uid, amount));
     }
-    events::record(&txn, happened).await?;
+    events::record(&txn, &state.config, happened).await?;
     match txn.commit().await {
         Err(e) if crate::web::error::duplicate(&e) => Ok(Received::Taken),
         done => done.map(|_| Received::Taken).map_err(AppError::from),
@@ -394,7 +394,7 @@ async fn back_office_settle(
     }
     if let Some(settled) = db::find_public::<payments::Entity>(&txn, &payment.id).await? {
         let amount = amount.unwrap_or(settled.amount);
-        events::record(&txn, vec![events::payment_child(event, &settled, uid, amount)]).await?;
+        events::record(&txn, &state.config, vec![events::payment_child(event, &settled, uid, amount)]).await?;
     }
     txn.commit().await?;
     Ok(Received::Taken)

@@ -204,7 +204,7 @@ async fn take_unit(state: &AppState, product: &products::Model) -> Result<bool, 
     let left = db::find_public::<products::Entity>(&txn, &product.id).await?;
     if let Some(sold_out) = left.filter(|p| p.quantity == Some(0)) {
         let event = crate::services::events::product(EventType::ProductSoldOut, &sold_out, &state.config);
-        crate::services::events::record(&txn, vec![event]).await?;
+        crate::services::events::record(&txn, &state.config, vec![event]).await?;
     }
     txn.commit().await?;
     Ok(true)
@@ -480,7 +480,7 @@ async fn settle_now(
     };
     // A capture or void takes or releases the whole authorization, under a uid of its own.
     let event = crate::services::events::payment_child(event_type, &settled, &key, settled.amount);
-    crate::services::events::record(&txn, vec![event]).await?;
+    crate::services::events::record(&txn, &state.config, vec![event]).await?;
     txn.commit().await?;
     Ok(settled)
 }

@@ -129,7 +129,7 @@ async fn finish(
         } else {
             happened.push(events::refund(EventType::RefundFailed, &refund));
         }
-        events::record(&txn, happened).await?;
+        events::record(&txn, &state.config, happened).await?;
     }
     txn.commit().await?;
     Ok(refund)

@@ -75,6 +75,11 @@ async fn run_billing(state: &AppState) {
         Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
     }
     let ran = billing::run_due(state, Utc::now()).await;
+    match crate::services::mail::reminders::sweep(state, None, Utc::now()).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "queued reminders"),
+        Err(e) => tracing::error!(error = %e, "queuing reminders failed"),
+    }
     match crate::db::summaries::compact(&state.db).await {
         Ok(folded) => tracing::debug!(folded, "compacted the overview's summaries"),
         Err(e) => tracing::warn!(error = %e, "compacting the overview's summaries failed"),

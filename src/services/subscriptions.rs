@@ -9,6 +9,7 @@ use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::{State as SubState, Terms, begin};
+use crate::domain::event::EventType;
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
 use crate::domain::webhook::public_url;
 use crate::external::acquirer::CardRef;
@@ -163,18 +164,60 @@ pub async fn cancel(
 }
 
 /// Ends a subscription when its trial or paid period does, without charging it again; the
-/// `reason` is its cancel reason then.
+/// `reason` is its cancel reason then. Asked again, it changes nothing; integrators hear it
+/// once (`subscription.cancellation_requested`).
 pub async fn cancel_at_period_end(
     state: &AppState,
     sub: &subscriptions::Model,
     reason: Option<String>,
 ) -> Result<(), AppError> {
     let now = now_of(state, sub).await?;
-    if db::subscriptions::cancel_at_period_end(&state.db, sub, reason, now).await? {
+    let txn = state.db.begin().await?;
+    if let Some(marked) = db::subscriptions::cancel_at_period_end(&txn, sub, reason, now).await? {
+        let event = crate::services::events::subscription(
+            &txn,
+            &state.config,
+            EventType::SubscriptionCancellationRequested,
+            &marked,
+        )
+        .await?;
+        crate::services::events::record(&txn, &state.config, vec![event]).await?;
+        txn.commit().await?;
+        return Ok(());
+    }
+    drop(txn);
+    let current = db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await?;
+    if current.is_some_and(|s| s.cancel_at_period_end && matches!(s.state, SubState::Trial | SubState::Active)) {
         return Ok(());
     }
     let message = "Only a subscription in its trial or a paid period can end with it; cancel it now instead";
     Err(AppError::Conflict(message.into()))
+}
+
+/// Withdraws a cancel at the end of the period: the subscription goes on being charged.
+/// Asked again, it changes nothing; `409` once the subscription has ended.
+pub async fn keep(state: &AppState, sub: &subscriptions::Model) -> Result<(), AppError> {
+    let now = now_of(state, sub).await?;
+    let txn = state.db.begin().await?;
+    if let Some(kept) = db::subscriptions::withdraw_cancellation(&txn, sub, now).await? {
+        let event = crate::services::events::subscription(
+            &txn,
+            &state.config,
+            EventType::SubscriptionCancellationWithdrawn,
+            &kept,
+        )
+        .await?;
+        crate::services::events::record(&txn, &state.config, vec![event]).await?;
+        txn.commit().await?;
+        return Ok(());
+    }
+    drop(txn);
+    let current = db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await?;
+    match current {
+        Some(s) if !s.state.has_ended() => Ok(()),
+        Some(s) => Err(AppError::Conflict(format!("The subscription has already ended: it is {}", s.state))),
+        None => Err(AppError::NotFound("Subscription")),
+    }
 }
 
 /// The time of a subscription: its test clock's, else the real one.

@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::external::acquirer::Acquirer;
 use crate::external::acquirer::simulated::SimulatedAcquirer;
 use crate::external::outbound::Outbound;
+use crate::external::smtp::Mailer;
 use crate::external::vault::Vault;
 
 /// What every handler can reach.
@@ -41,6 +42,8 @@ pub struct AppState {
     pub lifecycle: Arc<Lifecycle>,
     /// The shops requests name, kept in memory.
     pub shops: Arc<ShopCache>,
+    /// The SMTP client of subscriber mails; none when no server is configured.
+    pub mailer: Option<Mailer>,
 }
 
 impl AppState {
@@ -52,7 +55,12 @@ impl AppState {
         let vault = Vault::load(&config.kek)?;
         let outbound = Outbound::new(config.webhooks_allow_private);
         crate::external::telemetry::metrics();
+        let mailer = match &config.smtp {
+            Some(smtp) => Some(Mailer::new(smtp).map_err(|e| format!("PAYDESK_SMTP_URL: {e}"))?),
+            None => None,
+        };
         Ok(AppState {
+            mailer,
             shops: Arc::new(ShopCache::new(db.get_database_backend() != sea_orm::DatabaseBackend::Postgres)),
             db,
             config: Arc::new(config),

@@ -21,6 +21,7 @@ mod idempotency;
 mod isolation;
 mod layout;
 mod lists;
+mod mails;
 mod money;
 mod openapi;
 mod ops;

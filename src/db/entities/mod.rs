@@ -5,6 +5,8 @@ pub mod checkout_attempts;
 pub mod customers;
 pub mod events;
 pub mod idempotency_keys;
+pub mod mail_attempts;
+pub mod mails;
 pub mod payment_totals;
 pub mod payments;
 pub mod plans;

@@ -18,6 +18,14 @@ pub struct Model {
     pub public_key: Option<String>,
     /// Where notifications go when the object names no `notification_url`.
     pub notification_url: Option<String>,
+    /// The address the shop's mails come from; none for the instance's default.
+    pub mail_from: Option<String>,
+    /// The kinds of mail the merchant turned off (comma-separated).
+    pub mail_off: String,
+    /// Days before a renewal its reminder goes; none for the default.
+    pub reminder_days: Option<i32>,
+    /// Whether renewals of every plan are announced, not only of long ones.
+    pub reminder_all_periods: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -41,6 +41,9 @@ pub struct Model {
     pub cancelled_at: Option<DateTimeUtc>,
     /// Cancelled by the merchant "at the end of the paid period": ends then, uncharged.
     pub cancel_at_period_end: bool,
+    /// When its reminders (trial ending, renewal, card expiring) are looked at next; none
+    /// until first looked at.
+    pub remind_at: Option<DateTimeUtc>,
     pub claim_token: Option<String>,
     pub claimed_until: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,

@@ -208,6 +208,9 @@ struct ShowPage {
     created: String,
     payments: Vec<PaymentRow>,
     subscriptions: Vec<SubscriptionRow>,
+    mails: Vec<super::mails::MailRow>,
+    /// Whether this instance sends mail.
+    mailing: bool,
     /// The shop's plans to start a subscription on: id, title and price.
     plans: Vec<(String, String)>,
     form: FormView,
@@ -242,7 +245,10 @@ async fn show_page(state: &AppState, m: &Merchant, id: &str, form: FormView) -> 
     let filter = SubscriptionFilter { customer: Some(c.id.clone()), ..Default::default() };
     let subscriptions = recent_subscriptions(state, m, filter, 25).await?;
     let refused = form.has_errors();
+    let mails = super::mails::rows_for(state, m, &c.id).await?;
     let page = ShowPage {
+        mails,
+        mailing: state.mailer.is_some(),
         once: super::form::new_once(),
         plans,
         form,

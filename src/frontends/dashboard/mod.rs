@@ -23,6 +23,7 @@ mod csv;
 mod customers;
 mod form;
 mod list;
+mod mails;
 mod merchant;
 mod overview;
 mod payments;
@@ -67,6 +68,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(settings::router())
         .merge(processor::router())
         .merge(webhooks::router())
+        .merge(mails::router())
         .merge(more)
         .layer(sessions)
 }

@@ -24,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/subscriptions", get(list))
         .route("/dashboard/subscriptions/{id}", get(show))
         .route("/dashboard/subscriptions/{id}/cancel", post(cancel))
+        .route("/dashboard/subscriptions/{id}/keep", post(keep))
 }
 
 #[derive(Deserialize, Default)]
@@ -202,6 +203,17 @@ async fn cancel(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         if m.unless_moved_on(cancelled).await?.is_some() {
             m.flash(m.t("The subscription was cancelled: it will not be charged again.")).await;
         }
+    }
+    see_other(&format!("/dashboard/subscriptions/{id}"))
+}
+
+/// Withdraws a cancel at the end of the paid period.
+async fn keep(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let sub = find(&state, &m, &id).await?;
+    let kept = crate::services::subscriptions::keep(&state, &sub).await;
+    if m.unless_moved_on(kept).await?.is_some() {
+        m.flash(m.t("The cancel was withdrawn: the subscription goes on.")).await;
     }
     see_other(&format!("/dashboard/subscriptions/{id}"))
 }

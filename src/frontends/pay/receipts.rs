@@ -15,7 +15,6 @@ use crate::db::{
     self,
     entities::{payments, plans, products, subscriptions},
 };
-use crate::domain::billing::{self, Due, Terms};
 use crate::domain::vocab::{IntervalUnit, Language, PaymentStatus};
 use crate::web::error::AppError;
 use crate::web::i18n::{Texts, texts};
@@ -150,18 +149,10 @@ async fn next_charge(
     tz: chrono_tz::Tz,
 ) -> Result<Option<String>, AppError> {
     let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(None) };
-    let fields = plan.fields();
-    let terms = Terms::from(&fields);
-    let progress = sub.progress();
-    let (Some(at), true) = (progress.renew_at, progress.state.is_billing()) else { return Ok(None) };
-    Ok(match billing::due(&terms, &progress) {
-        Due::Charge { amount, .. } => {
-            let when = match fields.interval_unit {
-                IntervalUnit::Hour => crate::web::locale::date_time(at, tz, t.language),
-                _ => crate::web::locale::date(at, tz, t.language),
-            };
-            Some(t.on_date(&t.price(amount, fields.currency), &when))
-        }
-        Due::Expire | Due::Cancel => None,
-    })
+    let Some((amount, at)) = sub.next_charge(plan) else { return Ok(None) };
+    let when = match plan.interval_unit {
+        IntervalUnit::Hour => crate::web::locale::date_time(at, tz, t.language),
+        _ => crate::web::locale::date(at, tz, t.language),
+    };
+    Ok(Some(t.on_date(&t.price(amount, plan.currency), &when)))
 }

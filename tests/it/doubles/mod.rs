@@ -2,4 +2,5 @@
 
 pub mod bepaid;
 pub mod localstripe;
+pub mod smtp;
 pub mod stripe;

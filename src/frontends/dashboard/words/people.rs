@@ -158,6 +158,15 @@ pub const RU: &[(&str, &str)] = &[
         "Уже оплаченное время при этом не возвращается; при желании оформите возврат последнего платежа.",
     ),
     ("Keep it", "Не отменять"),
+    ("Keep the subscription", "Сохранить подписку"),
+    ("E-mails", "Письма"),
+    ("No e-mails to this customer yet.", "Писем этому клиенту пока не было."),
+    ("Subject", "Тема"),
+    (
+        "Withdraw the cancel: it goes on and is charged as before.",
+        "Отменить отмену: подписка продолжится, списания — как раньше.",
+    ),
+    ("The cancel was withdrawn: the subscription goes on.", "Отмена отозвана: подписка продолжается."),
     (
         "The subscription ends at the end of its paid period and will not be charged again.",
         "Подписка завершится в конце оплаченного периода, новых списаний не будет.",

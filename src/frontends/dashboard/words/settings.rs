@@ -306,11 +306,60 @@ pub const RU: &[(&str, &str)] = &[
         "Test products and plans pay through the test account, live ones through the live account. With cards typed on the processor's page, card numbers never reach this server.",
         "Тестовые товары и планы оплачиваются через тестовый аккаунт, боевые — через боевой. Когда карту вводят на странице провайдера, номера карт не попадают на этот сервер.",
     ),
+    // E-mails to customers.
+    ("E-mails to customers", "Письма клиентам"),
+    (
+        "Receipts, reminders and notices of failed payments, sent to your customers in your name.",
+        "Чеки, напоминания и уведомления о неудачных платежах, которые клиенты получают от вашего имени.",
+    ),
+    ("Choose the e-mails", "Выбрать письма"),
+    (
+        "This paydesk sends no e-mail: its operator has not configured an SMTP server (PAYDESK_SMTP_URL). Nothing is queued until then.",
+        "Этот paydesk не отправляет письма: администратор не настроил SMTP-сервер (PAYDESK_SMTP_URL). До тех пор письма не ставятся в очередь.",
+    ),
+    ("What your customers receive", "Что получают клиенты"),
+    (
+        "Each mail is in the language of the plan's or product's page and links to the customer's subscriber page. Mails from test payments say they are tests.",
+        "Каждое письмо написано на языке страницы плана или товара и содержит ссылку на страницу подписчика. Письма о тестовых платежах помечены как тестовые.",
+    ),
+    ("Mails sent", "Отправляемые письма"),
+    ("Preview", "Просмотр"),
+    ("Days before a renewal its reminder goes", "За сколько дней до продления напоминать"),
+    ("Card networks ask for 7 to 30 days.", "Платёжные системы требуют от 7 до 30 дней."),
+    (
+        "Announce the renewals of every plan (by default only of plans billed every 6 months or less often)",
+        "Напоминать о продлении всех планов (по умолчанию — только планов с периодом больше 6 месяцев)",
+    ),
+    ("Sender address", "Адрес отправителя"),
+    (
+        "Leave empty for this paydesk's: {}. Your domain must allow the SMTP server to send for it (SPF, DKIM).",
+        "Оставьте пустым, чтобы использовать адрес этого paydesk: {}. Ваш домен должен разрешать SMTP-серверу отправку от его имени (SPF, DKIM).",
+    ),
+    ("Save e-mail settings", "Сохранить настройки писем"),
+    ("E-mail settings saved.", "Настройки писем сохранены."),
+    ("Receipt for each payment", "Чек за каждый платёж"),
+    ("Refund receipt", "Чек о возврате"),
+    ("Failed renewal, with a link to update the card", "Неудачное продление со ссылкой для смены карты"),
+    ("Subscription ended after the last attempt", "Подписка завершена после последней попытки"),
+    (
+        "Trial ending, 7 days before (card networks require it)",
+        "Окончание пробного периода, за 7 дней (требование платёжных систем)",
+    ),
+    ("Upcoming renewal", "Предстоящее продление"),
+    ("Card expiring before the next charge", "Срок карты истекает до следующего списания"),
+    ("Cancellation confirmed", "Подтверждение отмены"),
+    ("Link to the subscriber page", "Ссылка на страницу подписчика"),
 ];
 
 /// Values of these pages known only when they run, translated with `t_data` (or `n`, `rule`):
 /// counts, the messages of their errors, why an endpoint was disabled, why an attempt failed.
 pub const DATA: &[(&str, &str)] = &[
+    ("must be a whole number of days from 1 to 60", "должно быть целым числом дней от 1 до 60"),
+    ("Mail kind not found", "Вид письма не найден"),
+    ("mail:queued", "в очереди"),
+    ("mail:sent", "отправлено"),
+    ("mail:failed", "не отправлено"),
+    ("mail:skipped", "пропущено"),
     ("{} day|{} days", "{} день|{} дня|{} дней"),
     ("{} delivery|{} deliveries", "{} доставка|{} доставки|{} доставок"),
     ("User not found", "Пользователь не найден"),

@@ -1,0 +1,293 @@
+//! The mail outbox: rows written in the transaction of what causes them (or by the reminder
+//! sweep), rendered and sent by workers that claim them like webhook deliveries, and the log
+//! of every attempt.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+};
+
+use super::entities::{mail_attempts as attempts, mails, shops};
+use super::{ListError, Listed, Page, ShopOwned};
+use crate::domain::ids::{MAIL, new_id};
+use crate::domain::mail::{MailKind, MailSettings, MailStatus, message_id};
+
+impl ShopOwned for mails::Entity {
+    const SEQ: mails::Column = mails::Column::Seq;
+    const ID: mails::Column = mails::Column::Id;
+    const SHOP: mails::Column = mails::Column::ShopId;
+    fn public_id(row: &mails::Model) -> &str {
+        &row.id
+    }
+}
+
+/// A mail about to be queued.
+pub struct NewMail {
+    pub shop_id: i64,
+    pub customer_id: Option<String>,
+    pub kind: MailKind,
+    pub object_id: String,
+    pub event_id: Option<String>,
+    pub dedupe_key: String,
+    pub test: bool,
+    /// Known already (a link asked for by address); else found when it is rendered.
+    pub to_address: Option<String>,
+    /// The address it comes from, whose domain its `Message-ID` names.
+    pub sender: String,
+}
+
+impl NewMail {
+    /// The mail an event causes: one per event and kind.
+    pub fn of_event(
+        shop_id: i64,
+        kind: MailKind,
+        object_id: String,
+        event_id: String,
+        test: bool,
+        sender: String,
+    ) -> Self {
+        NewMail {
+            shop_id,
+            customer_id: None,
+            kind,
+            object_id,
+            dedupe_key: format!("{event_id}:{kind}"),
+            event_id: Some(event_id),
+            test,
+            to_address: None,
+            sender,
+        }
+    }
+}
+
+/// Queues mails, due at `due_at`; one whose key is queued already is left out. The
+/// `Message-ID` is fixed now, from the mail's id and its sender's domain.
+pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewMail>, due_at: DateTime<Utc>) -> Result<(), DbErr> {
+    let now = super::now_millis(Utc::now());
+    let rows: Vec<mails::ActiveModel> = new
+        .into_iter()
+        .map(|m| {
+            let id = new_id(MAIL);
+            mails::ActiveModel {
+                seq: NotSet,
+                message_id: Set(message_id(&id, &m.sender)),
+                id: Set(id),
+                shop_id: Set(m.shop_id),
+                customer_id: Set(m.customer_id),
+                kind: Set(m.kind),
+                object_id: Set(m.object_id),
+                event_id: Set(m.event_id),
+                dedupe_key: Set(m.dedupe_key),
+                test: Set(m.test),
+                status: Set(MailStatus::Queued),
+                to_address: Set(m.to_address),
+                language: Set(None),
+                subject: Set(None),
+                text_body: Set(None),
+                html_body: Set(None),
+                attempts: Set(0),
+                next_attempt_at: Set(super::now_millis(due_at)),
+                claim_token: Set(None),
+                claimed_until: Set(None),
+                last_code: Set(None),
+                last_error: Set(None),
+                sent_at: Set(None),
+                created_at: Set(now),
+                updated_at: Set(now),
+            }
+        })
+        .collect();
+    let once = OnConflict::column(mails::Column::DedupeKey).do_nothing().to_owned();
+    for chunk in rows.chunks(200) {
+        match mails::Entity::insert_many(chunk.to_vec()).on_conflict(once.clone()).exec_without_returning(db).await {
+            Ok(_) | Err(DbErr::RecordNotInserted) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The mail settings and sender (if the shop names one) of these shops.
+pub async fn settings_of(
+    db: &impl ConnectionTrait,
+    shop_ids: &[i64],
+) -> Result<HashMap<i64, (MailSettings, Option<String>)>, DbErr> {
+    type Row = (i64, String, Option<i32>, bool, Option<String>);
+    let rows: Vec<Row> = shops::Entity::find()
+        .select_only()
+        .columns([shops::Column::Id, shops::Column::MailOff, shops::Column::ReminderDays])
+        .columns([shops::Column::ReminderAllPeriods, shops::Column::MailFrom])
+        .filter(shops::Column::Id.is_in(shop_ids.iter().copied()))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, off, days, all, from)| (id, (MailSettings::from_db(&off, days, all), from)))
+        .collect())
+}
+
+/// Saves a shop's mail settings and sender.
+pub async fn save_settings(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    settings: &MailSettings,
+    mail_from: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::MailOff, Expr::value(settings.off_to_db()))
+        .col_expr(shops::Column::ReminderDays, Expr::value(Some(settings.reminder_days)))
+        .col_expr(shops::Column::ReminderAllPeriods, Expr::value(settings.reminder_all_periods))
+        .col_expr(shops::Column::MailFrom, Expr::value(mail_from))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Claims up to `limit` mails due by `due_by` for `token` until `lease_until`, unless another
+/// worker holds a claim that has not run out at `now`; answers the claimed ones.
+pub async fn claim_due(
+    db: &impl ConnectionTrait,
+    due_by: DateTime<Utc>,
+    now: DateTime<Utc>,
+    limit: u64,
+    token: &str,
+    lease_until: DateTime<Utc>,
+) -> Result<Vec<mails::Model>, DbErr> {
+    let backend = db.get_database_backend();
+    let (p, lock) = match backend {
+        DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4"], " FOR UPDATE SKIP LOCKED"),
+        _ => (["?", "?", "?", "?"], ""),
+    };
+    let sql = format!(
+        "UPDATE mails SET claim_token = {}, claimed_until = {} WHERE seq IN (\
+         SELECT seq FROM mails WHERE status = 'queued' AND next_attempt_at <= {} \
+         AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY next_attempt_at LIMIT {limit}{lock})",
+        p[0], p[1], p[2], p[3]
+    );
+    let (due_by, now) = (super::now_millis(due_by), super::now_millis(now));
+    let values = [token.into(), super::now_millis(lease_until).into(), due_by.into(), now.into()];
+    db.execute(Statement::from_sql_and_values(backend, sql, values)).await?;
+    mails::Entity::find()
+        .filter(mails::Column::ClaimToken.eq(token))
+        .filter(mails::Column::Status.eq(MailStatus::Queued))
+        .order_by_asc(mails::Column::Seq)
+        .all(db)
+        .await
+}
+
+/// What a mail says, fixed before its first attempt.
+pub struct Rendered {
+    pub customer_id: String,
+    pub to_address: String,
+    pub language: String,
+    pub subject: String,
+    pub text_body: String,
+    pub html_body: String,
+}
+
+/// Stores what a claimed mail says, once: a mail rendered already (by a worker whose claim
+/// ran out) keeps what it had. Answers the mail as stored.
+pub async fn store_rendered(
+    db: &impl ConnectionTrait,
+    mail: &mails::Model,
+    rendered: Rendered,
+) -> Result<Option<mails::Model>, DbErr> {
+    mails::Entity::update_many()
+        .col_expr(mails::Column::CustomerId, Expr::value(Some(rendered.customer_id)))
+        .col_expr(mails::Column::ToAddress, Expr::value(Some(rendered.to_address)))
+        .col_expr(mails::Column::Language, Expr::value(Some(rendered.language)))
+        .col_expr(mails::Column::Subject, Expr::value(Some(rendered.subject)))
+        .col_expr(mails::Column::TextBody, Expr::value(Some(rendered.text_body)))
+        .col_expr(mails::Column::HtmlBody, Expr::value(Some(rendered.html_body)))
+        .filter(mails::Column::Id.eq(mail.id.as_str()))
+        .filter(mails::Column::Subject.is_null())
+        .exec(db)
+        .await?;
+    mails::Entity::find().filter(mails::Column::Id.eq(mail.id.as_str())).one(db).await
+}
+
+/// What one attempt got.
+pub struct Attempted {
+    pub at: DateTime<Utc>,
+    pub code: Option<i32>,
+    pub latency_ms: i64,
+    pub error: Option<String>,
+    /// The mail's status after it, and when it is tried again.
+    pub status: MailStatus,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+/// Records an attempt of a mail claimed under `token`; answers whether the claim still held
+/// (the attempt is logged either way).
+pub async fn record_attempt(
+    db: &impl ConnectionTrait,
+    mail: &mails::Model,
+    token: &str,
+    attempted: &Attempted,
+) -> Result<bool, DbErr> {
+    attempts::ActiveModel {
+        seq: NotSet,
+        mail_id: Set(mail.id.clone()),
+        shop_id: Set(mail.shop_id),
+        at: Set(super::now_millis(attempted.at)),
+        code: Set(attempted.code),
+        latency_ms: Set(attempted.latency_ms),
+        error: Set(attempted.error.clone()),
+    }
+    .insert(db)
+    .await?;
+    let at = super::now_millis(attempted.at);
+    let sent_at = (attempted.status == MailStatus::Sent).then_some(at);
+    let updated = mails::Entity::update_many()
+        .col_expr(mails::Column::Status, Expr::value(attempted.status.as_str()))
+        .col_expr(mails::Column::Attempts, Expr::col(mails::Column::Attempts).add(1))
+        .col_expr(mails::Column::NextAttemptAt, Expr::value(super::now_millis(attempted.next_attempt_at.unwrap_or(at))))
+        .col_expr(mails::Column::ClaimToken, Expr::value(Option::<String>::None))
+        .col_expr(mails::Column::ClaimedUntil, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(mails::Column::LastCode, Expr::value(attempted.code))
+        .col_expr(mails::Column::LastError, Expr::value(attempted.error.clone()))
+        .col_expr(mails::Column::SentAt, Expr::value(sent_at))
+        .col_expr(mails::Column::UpdatedAt, Expr::value(at))
+        .filter(mails::Column::Id.eq(mail.id.as_str()))
+        .filter(mails::Column::ClaimToken.eq(token))
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
+}
+
+/// How many mails wait to be sent (first attempts and retries).
+pub async fn count_waiting(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
+    mails::Entity::find().filter(mails::Column::Status.eq(MailStatus::Queued)).count(db).await
+}
+
+/// A page of the shop's mails (to one customer, if given), newest first.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    customer_id: Option<&str>,
+) -> Result<Listed<mails::Model>, ListError> {
+    let mut condition = sea_orm::Condition::all();
+    if let Some(id) = customer_id {
+        condition = condition.add(mails::Column::CustomerId.eq(id));
+    }
+    super::list_where::<mails::Entity>(db, shop_id, page, condition).await
+}
+
+/// The attempts of a mail, newest first.
+pub async fn attempts_of(db: &impl ConnectionTrait, mail_id: &str) -> Result<Vec<attempts::Model>, DbErr> {
+    attempts::Entity::find()
+        .filter(attempts::Column::MailId.eq(mail_id))
+        .order_by_desc(attempts::Column::Seq)
+        .limit(50)
+        .all(db)
+        .await
+}

@@ -1,0 +1,320 @@
+//! Subscriber mails through a real SMTP server (aiosmtpd): each kind sent once at its
+//! moment, in the page's language, with working links; kinds turned off send nothing; an
+//! SMTP server that is down, slow or refusing loses nothing and sends nothing twice but the
+//! one mail whose answer was lost, under the same Message-ID.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::doubles::smtp::{self, Smtp};
+use crate::helpers::*;
+use crate::subscriptions::{advance, clock, make_card, plan};
+use paydesk::config::ConfigArgs;
+
+/// An app that sends mail through `server`.
+pub async fn mailing_app(backend: Backend, smtp_url: String) -> TestApp {
+    TestApp::spawn_with(backend, ConfigArgs { smtp_url: Some(smtp_url), ..Default::default() }).await
+}
+
+/// A recipient of this test's own: `who-RANDOM+tag@…` from `who+tag` (the tag picks the
+/// server's faults).
+pub fn address(who: &str) -> String {
+    let (name, tag) = who.split_once('+').map_or((who, String::new()), |(n, t)| (n, format!("+{t}")));
+    format!("{name}-{}{tag}@example.com", paydesk::domain::ids::random_hex(4))
+}
+
+/// Sends what is due now (the worker runs too; this makes it happen at once).
+pub async fn flush(app: &TestApp) {
+    paydesk::services::mail::send_due(&app.state, chrono::Utc::now()).await.unwrap();
+}
+
+/// Subscribes `email` to `plan` on `clock` with a card.
+pub async fn subscribe_as(app: &TestApp, shop: &Shop, plan: &str, clock: &str, email: &str, number: &str) -> Value {
+    let body = json!({"plan": {"id": plan}, "customer": {"email": email, "ip": "203.0.113.9"},
+                      "card": crate::subscriptions::card_json(number), "test_clock": clock});
+    let (status, sub) = app.post(shop, "/subscriptions", &body).await;
+    assert_eq!(status, StatusCode::CREATED, "{sub}");
+    sub
+}
+
+/// The shop's mails as the database holds them: (kind, status, to).
+async fn outbox(app: &TestApp) -> Vec<(String, String, Option<String>)> {
+    use sea_orm::{EntityTrait, QueryOrder};
+    paydesk::db::entities::mails::Entity::find()
+        .order_by_asc(paydesk::db::entities::mails::Column::Seq)
+        .all(&app.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.kind.to_string(), m.status.to_string(), m.to_address))
+        .collect()
+}
+
+backend_tests! {
+    async fn a_product_payment_and_its_refund_each_send_one_receipt(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Corner Books").await;
+        let mut body = product_body();
+        body["visible_fields"] = json!(["email"]);
+        body["test"] = json!(true);
+        let (status, product) = app.post(&shop, "/products", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{product}");
+        let to = address("ann");
+        let paid = app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[("email", to.as_str())]).await;
+        assert_eq!(paid.status, StatusCode::SEE_OTHER, "{}", paid.html);
+        flush(&app).await;
+        let got = server.wait_for(&to, 1).await;
+        let receipt = &got[0];
+        assert_eq!(receipt.subject, "[TEST] Your receipt from Corner Books");
+        assert!(receipt.from.contains("Corner Books") && receipt.from.contains("no-reply@"), "{}", receipt.from);
+        assert_eq!(receipt.to, to);
+        assert!(receipt.text.contains("Corner Books received your payment of €9.90 for Gift card."), "{}", receipt.text);
+        assert!(receipt.text.contains("This is a test mail"), "{}", receipt.text);
+        assert!(receipt.html.contains("€9.90") && receipt.html.contains("<h1"), "{}", receipt.html);
+        assert_eq!(receipt.headers.get("auto-submitted").map(String::as_str), Some("auto-generated"));
+        assert!(receipt.message_id.starts_with("<mail_") && receipt.message_id.ends_with(">"), "{}", receipt.message_id);
+        // Its link opens the payment's receipt page.
+        let link = receipt.text.lines().find_map(|l| l.strip_prefix("View the receipt: ")).unwrap();
+        let page = app.client.get(link).send().await.unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        assert!(page.text().await.unwrap().contains("€9.90"));
+
+        let (_, list) = app.get(&shop, &format!("/payments?product={}", product["id"].as_str().unwrap())).await;
+        let payment = list[0]["id"].as_str().unwrap().to_string();
+        let (status, refund) = app.post(&shop, &format!("/payments/{payment}/refund"), &json!({"amount": 300})).await;
+        assert_eq!(status, StatusCode::CREATED, "{refund}");
+        flush(&app).await;
+        let got = server.wait_for(&to, 2).await;
+        assert_eq!(got[1].subject, "[TEST] Your refund from Corner Books");
+        assert!(got[1].text.contains("Corner Books refunded €3.00 of your payment for Gift card."), "{}", got[1].text);
+        // Nothing more comes, however often the worker runs.
+        flush(&app).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(server.received(&to).len(), 2);
+        let kinds: Vec<_> = outbox(&app).await.into_iter().map(|(k, s, _)| (k, s)).collect();
+        assert_eq!(kinds, [("receipt".into(), "sent".into()), ("refund_receipt".into(), "sent".into())]);
+    }
+
+    async fn a_russian_plan_walks_a_decline_ladder_in_russian(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Книжная лавка").await;
+        let plan = plan(&app, &shop, json!({"language": "ru", "title": "Журнал", "number_payment_attempts": 2})).await;
+        let clock = clock(&app, &shop, "2026-03-01T10:00:00Z").await;
+        let to = address("olga");
+        let sub = subscribe_as(&app, &shop, &plan, &clock, &to, cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap().to_string();
+        flush(&app).await;
+        let got = server.wait_for(&to, 1).await;
+        assert_eq!(got[0].subject, "[ТЕСТ] Ваш чек от «Книжная лавка»");
+        assert!(got[0].text.contains("Следующий платёж: 9,90"), "{}", got[0].text);
+
+        make_card(&app, &shop, &id, "insufficient_funds").await;
+        advance(&app, &shop, &clock, "2026-04-01T11:00:00Z").await;
+        flush(&app).await;
+        let got = server.wait_for(&to, 2).await;
+        assert_eq!(got[1].subject, "[ТЕСТ] Платёж за «Журнал» не прошёл");
+        assert!(got[1].text.contains("Не удалось списать 9,90"), "{}", got[1].text);
+        assert!(got[1].text.contains("Обновить карту: http"), "{}", got[1].text);
+
+        advance(&app, &shop, &clock, "2026-04-20T11:00:00Z").await;
+        flush(&app).await;
+        let got = server.wait_for(&to, 3).await;
+        assert_eq!(got[2].subject, "[ТЕСТ] Подписка на «Журнал» завершена", "{:?}", got.iter().map(|m| &m.subject).collect::<Vec<_>>());
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(server.received(&to).len(), 3);
+    }
+
+    async fn a_kind_turned_off_sends_nothing(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Quiet Shop").await;
+        let settings = paydesk::domain::mail::MailSettings {
+            off: vec![paydesk::domain::mail::MailKind::Receipt],
+            ..Default::default()
+        };
+        paydesk::db::mails::save_settings(&app.db, shop.id, &settings, None, chrono::Utc::now()).await.unwrap();
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-01T10:00:00Z").await;
+        let to = address("sam");
+        let sub = subscribe_as(&app, &shop, &plan, &clock, &to, cards::SUCCESS).await;
+        let (status, _) = app.post(&shop, &format!("/subscriptions/{}/cancel", sub["id"].as_str().unwrap()), &json!({})).await;
+        assert_eq!(status, StatusCode::OK);
+        flush(&app).await;
+        let got = server.wait_for(&to, 1).await;
+        assert_eq!(got[0].subject, "[TEST] Your subscription to Gold is canceled");
+        assert_eq!(outbox(&app).await.len(), 1, "no receipt was queued");
+    }
+
+    async fn without_smtp_nothing_is_queued(backend) {
+        let app = TestApp::spawn(backend).await;
+        let shop = app.shop("Offline").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-01T10:00:00Z").await;
+        subscribe_as(&app, &shop, &plan, &clock, "x@example.com", cards::SUCCESS).await;
+        assert!(outbox(&app).await.is_empty());
+    }
+
+    async fn an_smtp_server_down_for_a_while_loses_nothing(backend) {
+        let port = smtp::free_port();
+        let app = mailing_app(backend, smtp::url_of(port)).await;
+        let shop = app.shop("Patient Shop").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-01T10:00:00Z").await;
+        let to = address("kim");
+        subscribe_as(&app, &shop, &plan, &clock, &to, cards::SUCCESS).await;
+        flush(&app).await;
+        let waiting = outbox(&app).await;
+        assert_eq!(waiting, [("receipt".into(), "queued".into(), Some(to.clone()))]);
+        // The server comes up; the retry (due later) goes through.
+        let server = Smtp::start_on(port).await;
+        paydesk::services::mail::send_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::minutes(1)).await.unwrap();
+        let got = server.wait_for(&to, 1).await;
+        assert_eq!(got.len(), 1);
+        assert_eq!(outbox(&app).await[0].1, "sent");
+    }
+
+    async fn refusals_are_final_and_temporary_failures_are_retried(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Retry Shop").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-01T10:00:00Z").await;
+        let busy = address("busy+temp2");
+        let gone = address("gone+reject");
+        subscribe_as(&app, &shop, &plan, &clock, &busy, cards::SUCCESS).await;
+        subscribe_as(&app, &shop, &plan, &clock, &gone, cards::SUCCESS).await;
+        flush(&app).await;
+        for minutes in [1, 5] {
+            paydesk::services::mail::send_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::minutes(minutes)).await.unwrap();
+        }
+        assert_eq!(server.wait_for(&busy, 1).await.len(), 1);
+        let statuses: std::collections::HashMap<_, _> =
+            outbox(&app).await.into_iter().map(|(_, status, to)| (to.unwrap(), status)).collect();
+        assert_eq!(statuses[&busy], "sent");
+        assert_eq!(statuses[&gone], "failed");
+        assert!(server.received(&gone).is_empty());
+        use sea_orm::EntityTrait;
+        let attempts = paydesk::db::entities::mail_attempts::Entity::find().all(&app.db).await.unwrap();
+        let codes: Vec<Option<i32>> = attempts.iter().map(|a| a.code).collect();
+        assert_eq!(codes.iter().filter(|c| **c == Some(451)).count(), 2, "{codes:?}");
+        assert_eq!(codes.iter().filter(|c| **c == Some(550)).count(), 1, "{codes:?}");
+    }
+
+    async fn an_answer_lost_after_the_server_took_the_mail_sends_it_again_with_the_same_message_id(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Slow Shop").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-01T10:00:00Z").await;
+        let slow = address("slow+slow4");
+        let dropped = address("cut+drop");
+        subscribe_as(&app, &shop, &plan, &clock, &slow, cards::SUCCESS).await;
+        subscribe_as(&app, &shop, &plan, &clock, &dropped, cards::SUCCESS).await;
+        // The background worker may hold the first attempt: retries are sent early until both
+        // second copies arrive.
+        for _ in 0..100 {
+            if [&slow, &dropped].iter().all(|to| server.received(to).len() >= 2) {
+                break;
+            }
+            paydesk::services::mail::send_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::minutes(1)).await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        for to in [&slow, &dropped] {
+            let got = server.wait_for(to, 2).await;
+            assert_eq!(got.len(), 2, "{to}");
+            assert_eq!(got[0].message_id, got[1].message_id, "{to}");
+            assert_eq!(got[0].subject, got[1].subject);
+        }
+        assert!(outbox(&app).await.iter().all(|(_, status, _)| status == "sent"));
+    }
+}
+
+backend_tests! {
+    async fn a_test_clock_walks_a_trial_reminder_a_yearly_renewal_reminder_and_an_expiring_card(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Reminder Shop").await;
+        // A 14-day free trial: its start, a reminder 7 days before it ends, then the charge.
+        let trial = plan(&app, &shop, json!({"title": "Club", "trial": {"amount": 0, "interval": 14, "interval_unit": "day"}})).await;
+        let clock_a = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let ann = address("ann");
+        subscribe_as(&app, &shop, &trial, &clock_a, &ann, cards::SUCCESS).await;
+        flush(&app).await;
+        let got = server.wait_for(&ann, 1).await;
+        assert_eq!(got[0].subject, "[TEST] Your free trial of Club has started");
+        assert!(got[0].text.contains("runs until 15 January 2027"), "{}", got[0].text);
+        advance(&app, &shop, &clock_a, "2027-01-07T10:00:00Z").await;
+        flush(&app).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(server.received(&ann).len(), 1, "nothing before the reminder is due");
+        advance(&app, &shop, &clock_a, "2027-01-20T10:00:00Z").await;
+        flush(&app).await;
+        let got = server.wait_for(&ann, 3).await;
+        let ending = got.iter().find(|m| m.subject == "[TEST] Your free trial of Club ends on 15 January 2027").expect("the trial's reminder");
+        assert!(ending.text.contains("Then €9.90 will be charged to your card Visa •••• 0000 every month"), "{}", ending.text);
+        assert!(got.iter().any(|m| m.subject == "[TEST] Your receipt from Reminder Shop"));
+        // A second advance over the same moments sends nothing again.
+        advance(&app, &shop, &clock_a, "2027-01-21T10:00:00Z").await;
+        flush(&app).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(server.received(&ann).len(), 3);
+
+        // A yearly plan: its renewal is announced 7 days ahead; a card that expires before the
+        // next charge is announced 14 days ahead.
+        let yearly = plan(&app, &shop, json!({"title": "Annual", "plan": {"amount": 9900, "interval": 12, "interval_unit": "month"}})).await;
+        let clock_b = clock(&app, &shop, "2027-01-10T10:00:00Z").await;
+        let bob = address("bob");
+        let body = json!({"plan": {"id": yearly}, "customer": {"email": bob, "ip": "203.0.113.9"},
+                          "card": {"number": cards::SUCCESS, "exp_month": 12, "exp_year": 2027, "cvc": "123", "holder": "Bob"},
+                          "test_clock": clock_b});
+        let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+        flush(&app).await;
+        server.wait_for(&bob, 1).await;
+        advance(&app, &shop, &clock_b, "2028-01-08T10:00:00Z").await;
+        flush(&app).await;
+        let got = server.wait_for(&bob, 3).await;
+        let card = got.iter().find(|m| m.subject == "[TEST] Your card for Annual expires soon").expect("the card's reminder");
+        assert!(card.text.contains("expires at the end of 12/2027, before your next payment of €99.00 on 10 January 2028"), "{}", card.text);
+        assert!(got.iter().any(|m| m.subject == "[TEST] Your subscription to Annual renews on 10 January 2028"));
+        let keys: Vec<String> = {
+            use sea_orm::EntityTrait;
+            paydesk::db::entities::mails::Entity::find().all(&app.db).await.unwrap().into_iter().map(|m| m.dedupe_key).collect()
+        };
+        assert_eq!(keys.iter().filter(|k| k.starts_with("renewal_reminder:")).count(), 1, "{keys:?}");
+    }
+
+    async fn a_cancel_at_period_end_is_confirmed_once_and_its_withdrawal_is_heard(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Ending Shop").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let to = address("eve");
+        let sub = subscribe_as(&app, &shop, &plan, &clock, &to, cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap();
+        let model = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, id).await.unwrap().unwrap();
+        for _ in 0..2 {
+            paydesk::services::subscriptions::cancel_at_period_end(&app.state, &model, Some("too expensive".into())).await.unwrap();
+        }
+        flush(&app).await;
+        let got = server.wait_for(&to, 2).await;
+        let subjects: Vec<&str> = got.iter().map(|m| m.subject.as_str()).collect();
+        assert!(subjects.contains(&"[TEST] Your subscription to Gold ends on 1 February 2027"), "{subjects:?}");
+        paydesk::services::subscriptions::keep(&app.state, &model).await.unwrap();
+        paydesk::services::subscriptions::keep(&app.state, &model).await.unwrap();
+        let requested = crate::bepaid_pay::events_of(&app, &shop, "subscription.cancellation_requested").await;
+        let withdrawn = crate::bepaid_pay::events_of(&app, &shop, "subscription.cancellation_withdrawn").await;
+        assert_eq!((requested.len(), withdrawn.len()), (1, 1));
+        assert_eq!(withdrawn[0]["data"]["object"]["cancel_at_period_end"], false);
+        // At the end of the period it renews as before.
+        advance(&app, &shop, &clock, "2027-02-01T11:00:00Z").await;
+        assert_eq!(crate::subscriptions::get_sub(&app, &shop, id).await["state"], "active");
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        flush(&app).await;
+        let got = server.wait_for(&to, 3).await;
+        assert_eq!(got[2].subject, "[TEST] Your receipt from Ending Shop");
+    }
+}
