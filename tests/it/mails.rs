@@ -318,3 +318,114 @@ backend_tests! {
         assert_eq!(got[2].subject, "[TEST] Your receipt from Ending Shop");
     }
 }
+
+/// A `paydesk serve` child over the app's database that sends mail through `smtp_url`, with
+/// 2-second leases.
+async fn mailing_child(app: &TestApp, smtp_url: &str) -> std::process::Child {
+    let port = crate::cli::free_port();
+    let child = crate::cli::paydesk(&app.database_url)
+        .env("PAYDESK_LISTEN", format!("127.0.0.1:{port}"))
+        .env("PAYDESK_LEASE_SECONDS", "2")
+        .env("PAYDESK_SCHEDULER", "off")
+        .env("PAYDESK_SMTP_URL", smtp_url)
+        .arg("serve")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if app.client.get(format!("http://127.0.0.1:{port}/healthz")).send().await.is_ok() {
+            return child;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    crate::crash::kill(child);
+    panic!("paydesk serve did not start");
+}
+
+backend_tests! {
+    async fn an_instance_killed_while_sending_loses_nothing_and_repeats_only_the_mails_in_flight(backend) {
+        let server = Smtp::shared().await;
+        // This instance sends no mail; the children do.
+        let app = TestApp::spawn_with(backend, ConfigArgs { scheduler: Some("off".into()), ..Default::default() }).await;
+        let shop = app.shop("Crash Shop").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        // Three mails the server holds 3 s before answering (in flight when the instance
+        // dies), three it takes at once.
+        let mut slow = Vec::new();
+        let mut quick = Vec::new();
+        let mut queued = Vec::new();
+        for i in 0..6 {
+            let to = if i < 3 { address("held+slow3") } else { address("quick") };
+            let sub = subscribe_as(&app, &shop, &plan, &clock, &to, cards::SUCCESS).await;
+            let (_, list) = app.get(&shop, &format!("/payments?subscription={}", sub["id"].as_str().unwrap())).await;
+            let payment = list[0]["id"].as_str().unwrap_or_else(|| panic!("{list}")).to_string();
+            queued.push(paydesk::db::mails::NewMail {
+                shop_id: shop.id,
+                customer_id: None,
+                kind: paydesk::domain::mail::MailKind::Receipt,
+                object_id: payment.clone(),
+                event_id: None,
+                dedupe_key: format!("crash:{payment}"),
+                test: true,
+                to_address: None,
+                sender: "shop@example.com".into(),
+            });
+            if i < 3 { slow.push(to) } else { quick.push(to) }
+        }
+        paydesk::db::mails::enqueue(&app.db, queued, chrono::Utc::now()).await.unwrap();
+        let url = format!("smtp://127.0.0.1:{}?tls=none&timeout=10", server.port);
+        let first = mailing_child(&app, &url).await;
+        for to in slow.iter().chain(&quick) {
+            server.wait_for(to, 1).await;
+        }
+        crate::crash::kill(first);
+        // Another instance takes the mails over once the dead one's claims run out.
+        let second = mailing_child(&app, &url).await;
+        for to in &slow {
+            let got = server.wait_for(to, 2).await;
+            assert_eq!(got[0].message_id, got[1].message_id, "the one duplicate is recognisable");
+        }
+        for _ in 0..100 {
+            if outbox(&app).await.iter().all(|(_, status, _)| status == "sent") {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        crate::crash::kill(second);
+        assert!(outbox(&app).await.iter().all(|(_, status, _)| status == "sent"), "{:?}", outbox(&app).await);
+        for to in &quick {
+            assert_eq!(server.received(to).len(), 1, "{to}: a mail whose answer was recorded is not sent again");
+        }
+        for to in &slow {
+            assert_eq!(server.received(to).len(), 2, "{to}");
+        }
+    }
+}
+
+backend_tests! {
+    async fn workers_racing_for_the_same_mails_send_each_once(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Busy Shop").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let mut to = Vec::new();
+        for _ in 0..12 {
+            let address = address("many");
+            subscribe_as(&app, &shop, &plan, &clock, &address, cards::SUCCESS).await;
+            to.push(address);
+        }
+        let send = || paydesk::services::mail::send_due(&app.state, chrono::Utc::now());
+        let (a, b, c) = tokio::join!(send(), send(), send());
+        let _ = (a.unwrap(), b.unwrap(), c.unwrap());
+        for address in &to {
+            server.wait_for(address, 1).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        for address in &to {
+            assert_eq!(server.received(address).len(), 1, "{address}");
+        }
+    }
+}

@@ -185,6 +185,8 @@ db_tests! {
             ("/dashboard/webhooks", "webhooks".into()),
             ("/dashboard/settings", "settings".into()),
             ("/dashboard/settings/processor", "processor".into()),
+            ("/dashboard/settings/mails", "mails".into()),
+            ("/dashboard/settings/mails/preview/renewal_failed?language=en", "mail-preview".into()),
             ("/dashboard/password", "password".into()),
             ("/docs", "docs".into()),
         ];
@@ -273,6 +275,8 @@ db_tests! {
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
             ("/dashboard/settings".into(), "settings"),
             ("/dashboard/settings/processor".into(), "processor"),
+            ("/dashboard/settings/mails".into(), "mails"),
+            ("/dashboard/settings/mails/preview/trial_ending?language=ru".into(), "mail-preview"),
             ("/dashboard/password".into(), "password"),
             ("/dashboard/nothing-here".into(), "dashboard-not-found"),
         ];

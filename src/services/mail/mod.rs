@@ -28,10 +28,8 @@ use crate::web::state::AppState;
 
 pub use letters::{Letter, preview};
 
-/// Mails one claim takes.
-const BATCH: u64 = 20;
-/// Mails in flight at once per instance.
-const CONCURRENT: usize = 4;
+/// Mails one claim takes, all sent at once: a claim then lasts one attempt.
+const BATCH: u64 = 8;
 /// How often the worker looks for due mails.
 const POLL: Duration = Duration::from_millis(500);
 
@@ -52,11 +50,11 @@ pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// A claim outlives the longest attempt: rendering, then the SMTP timeout for the
-/// connection, each command and the message.
+/// A claim outlives the longest attempt (the SMTP timeout bounds each) by the instance's
+/// lease, so an instance that stopped mid-batch has its mails taken over that soon after.
 fn claim_length(state: &AppState) -> chrono::TimeDelta {
     let timeout = state.config.smtp.as_ref().map_or(Duration::from_secs(30), |s| s.timeout);
-    chrono::TimeDelta::from_std(timeout * 4).unwrap_or(chrono::TimeDelta::minutes(2)) + chrono::TimeDelta::seconds(30)
+    chrono::TimeDelta::from_std(timeout).unwrap_or(chrono::TimeDelta::seconds(30)) + state.config.lease
 }
 
 /// Sends every mail due by `due_by` (now, or later to send retries early); answers how many
@@ -76,9 +74,14 @@ pub async fn send_due(state: &AppState, due_by: DateTime<Utc>) -> Result<usize, 
             return Ok(made);
         }
         made += claimed.len();
-        let attempts = futures::stream::iter(claimed).map(|m| attempt(state, &mailer, m)).buffer_unordered(CONCURRENT);
-        let attempted: Vec<(mails::Model, Attempted)> = attempts.collect().await;
-        record(state, &token, attempted).await?;
+        // Each attempt is recorded as soon as it ends: a crash repeats only the mails whose
+        // answer was not recorded yet.
+        let attempts = futures::stream::iter(claimed).map(|m| async {
+            let (mail, attempted) = attempt(state, &mailer, m).await;
+            record(state, &token, &mail, &attempted).await
+        });
+        let recorded: Vec<Result<(), AppError>> = attempts.buffer_unordered(BATCH as usize).collect().await;
+        recorded.into_iter().collect::<Result<(), AppError>>()?;
     }
 }
 
@@ -176,20 +179,16 @@ async fn sender_of(state: &AppState, mail: &mails::Model) -> Result<(String, Str
     Ok((from.unwrap_or_else(|| state.config.mail_from.clone()), shop.name.clone()))
 }
 
-/// Records the attempts of a batch in one transaction, then logs each.
-async fn record(state: &AppState, token: &str, attempted: Vec<(mails::Model, Attempted)>) -> Result<(), AppError> {
+/// Records an attempt, then logs it.
+async fn record(state: &AppState, token: &str, mail: &mails::Model, attempted: &Attempted) -> Result<(), AppError> {
     let txn = state.db.begin().await?;
-    for (mail, attempted) in &attempted {
-        db::mails::record_attempt(&txn, mail, token, attempted).await?;
-    }
+    db::mails::record_attempt(&txn, mail, token, attempted).await?;
     txn.commit().await?;
-    for (mail, attempted) in &attempted {
-        crate::external::telemetry::mail(attempted.status.as_str());
-        tracing::info!(
-            mail = %mail.id, kind = %mail.kind, message_id = %mail.message_id, status = %attempted.status,
-            smtp_code = ?attempted.code, latency_ms = attempted.latency_ms, error = ?attempted.error,
-            attempt = mail.attempts + 1, "mail attempt"
-        );
-    }
+    crate::external::telemetry::mail(attempted.status.as_str());
+    tracing::info!(
+        mail = %mail.id, kind = %mail.kind, message_id = %mail.message_id, status = %attempted.status,
+        smtp_code = ?attempted.code, latency_ms = attempted.latency_ms, error = ?attempted.error,
+        attempt = mail.attempts + 1, "mail attempt"
+    );
     Ok(())
 }
