@@ -29,6 +29,7 @@ mod m20261124_000023_event_children;
 mod m20261125_000024_pending_payments;
 mod m20261125_000025_stripe;
 mod m20261125_000026_mails;
+mod m20261125_000027_portal;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -63,6 +64,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000024_pending_payments::Migration),
             Box::new(m20261125_000025_stripe::Migration),
             Box::new(m20261125_000026_mails::Migration),
+            Box::new(m20261125_000027_portal::Migration),
         ]
     }
 }

@@ -102,3 +102,16 @@ pub async fn find_or_insert_by_email(
         None => insert(db, shop_id, fields, now).await,
     }
 }
+
+/// The shop's customers with this e-mail (any case), newest first, at most `limit`.
+pub async fn by_email(db: &impl ConnectionTrait, shop_id: i64, email: &str, limit: u64) -> Result<Vec<Model>, DbErr> {
+    use sea_orm::QuerySelect;
+    use sea_orm::sea_query::{Expr, Func};
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Expr::expr(Func::lower(Expr::col(Column::Email))).eq(email.trim().to_lowercase()))
+        .order_by_desc(Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await
+}

@@ -38,6 +38,8 @@ pub struct NewMail {
     pub to_address: Option<String>,
     /// The address it comes from, whose domain its `Message-ID` names.
     pub sender: String,
+    /// What it says, when that is fixed as it is queued (a link that is only known then).
+    pub rendered: Option<Rendered>,
 }
 
 impl NewMail {
@@ -60,6 +62,7 @@ impl NewMail {
             test,
             to_address: None,
             sender,
+            rendered: None,
         }
     }
 }
@@ -72,23 +75,28 @@ pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewMail>, due_at: DateT
         .into_iter()
         .map(|m| {
             let id = new_id(MAIL);
+            let (customer_id, to_address) = match &m.rendered {
+                Some(r) => (Some(r.customer_id.clone()), Some(r.to_address.clone())),
+                None => (m.customer_id, m.to_address),
+            };
+            let r = m.rendered;
             mails::ActiveModel {
                 seq: NotSet,
                 message_id: Set(message_id(&id, &m.sender)),
                 id: Set(id),
                 shop_id: Set(m.shop_id),
-                customer_id: Set(m.customer_id),
+                customer_id: Set(customer_id),
                 kind: Set(m.kind),
                 object_id: Set(m.object_id),
                 event_id: Set(m.event_id),
                 dedupe_key: Set(m.dedupe_key),
                 test: Set(m.test),
                 status: Set(MailStatus::Queued),
-                to_address: Set(m.to_address),
-                language: Set(None),
-                subject: Set(None),
-                text_body: Set(None),
-                html_body: Set(None),
+                to_address: Set(to_address),
+                language: Set(r.as_ref().map(|r| r.language.clone())),
+                subject: Set(r.as_ref().map(|r| r.subject.clone())),
+                text_body: Set(r.as_ref().map(|r| r.text_body.clone())),
+                html_body: Set(r.map(|r| r.html_body)),
                 attempts: Set(0),
                 next_attempt_at: Set(super::now_millis(due_at)),
                 claim_token: Set(None),

@@ -22,6 +22,7 @@ pub mod idempotency;
 pub mod mails;
 pub mod payments;
 pub mod plans;
+pub mod portal;
 pub mod processors;
 pub mod products;
 pub mod refunds;

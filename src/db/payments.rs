@@ -592,3 +592,19 @@ pub async fn transition(
         .await?;
     Ok(result.rows_affected == 1)
 }
+
+/// The customer's payments at the shop, newest first (at most `limit`).
+pub async fn of_customer(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    customer_id: &str,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::CustomerId.eq(customer_id))
+        .order_by_desc(Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await
+}

@@ -256,8 +256,9 @@ pub async fn start(
 }
 
 /// Takes a new card for a started subscription waiting for its customer (the bank asked for
-/// them on a renewal) and claims it for the charge the customer confirms, if, and only if, it
-/// still waits: of two submits, one goes on. `None` when it no longer waits.
+/// them on a renewal) or in its retries (the customer pays what is overdue with another
+/// card), and claims it for the charge the customer makes now, if, and only if, it still
+/// waits and no engine holds it: of two submits, one goes on. `None` otherwise.
 pub async fn take_card(
     db: &impl ConnectionTrait,
     sub: Model,
@@ -273,9 +274,16 @@ pub async fn take_card(
     let result = Entity::update_many()
         .set(row)
         .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.eq(State::Redirecting))
-        .filter(Column::StartedAt.is_not_null())
-        .filter(Column::RenewAt.is_null())
+        .filter(
+            Condition::any()
+                .add(
+                    Condition::all()
+                        .add(Column::State.eq(State::Redirecting))
+                        .add(Column::StartedAt.is_not_null())
+                        .add(Column::RenewAt.is_null()),
+                )
+                .add(Column::State.eq(State::FailedAttempt)),
+        )
         .filter(
             Condition::any().add(Column::ClaimedUntil.is_null()).add(Column::ClaimedUntil.lt(super::now_millis(now))),
         )
@@ -712,4 +720,20 @@ pub async fn next_remind_on_clock(
         .one(db)
         .await?;
     Ok(next.flatten())
+}
+
+/// The customer's subscriptions at the shop, newest first (at most `limit`).
+pub async fn of_customer(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    customer_id: &str,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::CustomerId.eq(customer_id))
+        .order_by_desc(Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await
 }

@@ -20,6 +20,8 @@ pub const LOGIN_ACCOUNT: Limit = Limit { scope: "login", max: 10, window: Durati
 pub const LOGIN_ADDRESS: Limit = Limit { scope: "login_address", max: 50, window: Duration::minutes(15) };
 /// Declined cards on one pay link from one address (card testing).
 pub const DECLINES: Limit = Limit { scope: "declines", max: 5, window: Duration::minutes(10) };
+/// Links to the subscriber page asked for one e-mail address, or from one address.
+pub const PORTAL_LINKS: Limit = Limit { scope: "portal_links", max: 5, window: Duration::hours(1) };
 /// Wrong API credentials from one address.
 pub const API_AUTH: Limit = Limit { scope: "api_auth", max: 30, window: Duration::minutes(10) };
 

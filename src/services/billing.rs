@@ -552,7 +552,15 @@ pub async fn take_card(
 ) -> Result<Option<subscriptions::Model>, DbErr> {
     let token = random_hex(12);
     let claim = (token.as_str(), lease_from_now(state));
-    let Some(sub) = db::subscriptions::take_card(&state.db, sub, card, now, claim).await? else { return Ok(None) };
+    let overdue = sub.state == rules::State::FailedAttempt;
+    let txn = state.db.begin().await?;
+    let Some(sub) = db::subscriptions::take_card(&txn, sub, card, now, claim).await? else { return Ok(None) };
+    if overdue {
+        // A subscriber paying what is overdue with another card has updated the card.
+        let updated = events::subscription(&txn, &state.config, EventType::SubscriptionCardUpdated, &sub).await?;
+        events::record(&txn, &state.config, vec![updated]).await?;
+    }
+    txn.commit().await?;
     let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
     Ok(billed.pop())
 }
@@ -598,7 +606,11 @@ async fn bill(
     let renewer = renew_meanwhile(state, token);
     let (mut charges, ending) = plan_charges(state, subs).await?;
     resume_earlier(state, &mut charges).await?;
-    simulate_test_cards(state, &mut charges, now).await?;
+    // A card the customer just typed behaves as its number says: the schedule of test outcomes
+    // is the saved card's.
+    if !customer_present {
+        simulate_test_cards(state, &mut charges, now).await?;
+    }
     // A group at a time: the gate (still claimed, not cancelled), the payment rows, the
     // acquirer. A subscription that fails the gate is not charged.
     let mut answers = Vec::with_capacity(charges.len());

@@ -11,6 +11,7 @@ pub mod mail;
 pub mod notifications;
 pub mod passwords;
 pub mod payments;
+pub mod portal;
 pub mod processors;
 pub mod refunds;
 pub mod scheduler;

@@ -54,6 +54,7 @@ pub async fn prune(state: &AppState) {
         ("idempotency keys", crate::db::idempotency::prune(db, day_ago).await),
         ("checkout attempts", crate::db::checkout_attempts::prune(db, day_ago).await),
         ("throttling failures", crate::db::throttle::prune(db, day_ago).await),
+        ("subscriber page links and sessions", crate::db::portal::prune(db, day_ago).await),
     ];
     if let Err(e) = crate::db::optimize(db).await {
         tracing::warn!(error = %e, "gathering SQLite's table statistics failed");

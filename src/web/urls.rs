@@ -43,3 +43,13 @@ pub fn bepaid_notifications(config: &Config, shop_id: i64) -> String {
 pub fn stripe_webhooks(config: &Config, shop_id: i64) -> String {
     format!("{}/notifications/stripe/{shop_id}", config.base_url)
 }
+
+/// A link that opens a customer's subscriber page once: `{base_url}/portal/links/<token>`.
+pub fn portal_link(config: &Config, token: &str) -> String {
+    format!("{}/portal/links/{token}", config.base_url)
+}
+
+/// Where a subscriber asks for a link by e-mail: `{base_url}/portal/<shop_id>`.
+pub fn portal_request(config: &Config, shop_id: i64) -> String {
+    format!("{}/portal/{shop_id}", config.base_url)
+}

@@ -28,6 +28,8 @@ mod ops;
 mod pages;
 mod payments;
 mod plans;
+mod portal;
+mod portal_browser;
 mod processor;
 mod products;
 mod refunds;

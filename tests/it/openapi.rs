@@ -17,6 +17,15 @@ const NOT_API: &[(&str, &str)] = &[
     ("GET", "/payments/{id}/return"),
     ("GET", "/v2/confirm_order/{id}/{shop_id}"),
     ("GET", "/metrics"),
+    // The subscriber page: a browser's, not the API's.
+    ("GET", "/portal/home"),
+    ("GET", "/portal/{shop_id}"),
+    ("POST", "/portal/{shop_id}"),
+    ("GET", "/portal/links/{token}"),
+    ("POST", "/portal/links/{token}"),
+    ("POST", "/portal/links/{token}/renew"),
+    ("POST", "/portal/subscriptions/{id}/cancel"),
+    ("POST", "/portal/subscriptions/{id}/keep"),
 ];
 
 /// Every `(METHOD, path)` that `.route(...)` calls in `files` declare.

@@ -91,7 +91,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
     paths(
         products::create, products::list, products::show, products::update,
         plans::create, plans::list, plans::show,
-        customers::create, customers::list, customers::show,
+        customers::create, customers::list, customers::show, customers::portal_session,
         payments::list, payments::show, payments::capture, payments::void,
         refunds::create, refunds::list, refunds::show,
         subscriptions::create, subscriptions::list, subscriptions::show, subscriptions::cancel,

@@ -10,6 +10,7 @@ pub mod mails;
 pub mod payment_totals;
 pub mod payments;
 pub mod plans;
+pub mod portal_tokens;
 pub mod processor_events;
 pub mod products;
 pub mod refunds;

@@ -25,6 +25,8 @@ use crate::web::urls;
 mod form;
 mod page;
 pub mod plans;
+mod portal;
+mod portal_words;
 pub mod products;
 mod receipts;
 mod subscriptions;
@@ -42,6 +44,7 @@ pub fn router() -> Router<AppState> {
         .merge(products::router())
         .merge(plans::router())
         .merge(receipts::router())
+        .merge(portal::router())
         .merge(subscriptions::router())
         .route_layer(axum::middleware::from_fn(detach_submits))
 }

@@ -9,6 +9,7 @@ use chrono_tz::Tz;
 use super::words::{MailTexts, fill, mail_texts};
 use crate::db::entities::{customers, mails, payments, plans, products, refunds, shops, subscriptions};
 use crate::db::mails::Rendered;
+use crate::db::portal::Opening;
 use crate::db::{self};
 use crate::domain::billing::State;
 use crate::domain::mail::{self as rules, MailKind};
@@ -78,6 +79,9 @@ impl Letter {
     }
 }
 
+/// The link of an action taken on the subscriber page: replaced by the mail's own link to it.
+const MANAGE: &str = "{manage}";
+
 /// Who a mail goes to and what it says; `Err` with the reason when it has nothing to send.
 type Outcome = Result<(Letter, customers::Model), String>;
 
@@ -91,7 +95,7 @@ pub async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<Rend
         MailKind::PortalLink => Err("no subscriber page link to send".to_string()),
         _ => subscription(state, &shop, tz, mail).await?,
     };
-    let (letter, customer) = match outcome {
+    let (mut letter, customer) = match outcome {
         Ok(found) => found,
         Err(why) => return Ok(Err(why)),
     };
@@ -99,6 +103,13 @@ pub async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<Rend
     if !rules::is_address(&to) {
         return Ok(Err(format!("the customer has no usable e-mail address ({to:?})")));
     }
+    // Every mail links to the customer's subscriber page (where a card is updated, too).
+    let opening = Opening { shop_id: mail.shop_id, customer_id: &customer.id, language: letter.lang, return_url: None };
+    let (manage, _) = super::links::mint(&state.db, &state.config, &opening, super::links::IN_MAIL, Utc::now()).await?;
+    if let Some((_, url)) = letter.action.as_mut().filter(|(_, url)| url == MANAGE) {
+        url.clone_from(&manage);
+    }
+    letter.manage_url = Some(manage);
     let (html_body, text_body) = letter.render()?;
     Ok(Ok(Rendered {
         customer_id: customer.id,
@@ -266,6 +277,7 @@ async fn subscription(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mail
         ("every", every.as_str()),
     ];
     let card_link = urls::subscription_pay(&state.config, &sub.id);
+    let update_card = MANAGE.to_string();
     // A reminder whose subscription has ended, or will end, since it was queued has nothing
     // to say.
     let reminder_applies = !sub.state.has_ended() && !sub.cancel_at_period_end;
@@ -295,7 +307,7 @@ async fn subscription(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mail
             let failed = [values[1], ("amount", failed_amount.as_str()), values[3], ("reason", reason.as_str())];
             letter.paragraphs.push(fill(t.failed_body, &failed));
             letter.paragraphs.push(fill(t.failed_retry, &values));
-            letter.action = Some((t.failed_action.into(), card_link));
+            letter.action = Some((t.failed_action.into(), update_card));
             letter
         }
         MailKind::SubscriptionEnded => {
@@ -341,12 +353,23 @@ async fn subscription(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mail
             let values = [values[1], values[2], values[3], values[4], ("expiry", expiry.as_str())];
             let mut letter = Letter::new(t, shop, mail.test, fill(t.card_subject, &values), t.card_heading);
             letter.paragraphs.push(fill(t.card_body, &values));
-            letter.action = Some((t.card_action.into(), card_link));
+            letter.action = Some((t.card_action.into(), update_card));
             letter
         }
         _ => return Ok(Err("the reminder no longer applies: the subscription changed".into())),
     };
     Ok(Ok((letter, customer)))
+}
+
+/// The mail that answers a subscriber asking for a link to their page.
+pub fn portal_link(shop: &shops::Model, language: Language, test: bool, url: &str) -> Letter {
+    let t = mail_texts(language);
+    let values = [("shop", shop.name.as_str())];
+    let mut letter = Letter::new(t, shop, test, fill(t.link_subject, &values), t.link_heading);
+    letter.paragraphs.push(fill(t.link_body, &values));
+    letter.action = Some((t.link_action.into(), url.to_string()));
+    letter.after.push(t.link_ignore.to_string());
+    letter
 }
 
 /// A mail of each kind as the shop's customers would get it, with made-up facts: for the

@@ -8,6 +8,7 @@
 //! rule out.
 
 mod letters;
+pub mod links;
 pub mod reminders;
 pub mod words;
 
@@ -26,7 +27,7 @@ use crate::external::smtp::{Outgoing, Sent};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
-pub use letters::{Letter, preview};
+pub use letters::{Letter, portal_link, preview};
 
 /// Mails one claim takes, all sent at once: a claim then lasts one attempt.
 const BATCH: u64 = 8;

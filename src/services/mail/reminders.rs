@@ -75,6 +75,7 @@ pub async fn sweep(state: &AppState, clock_id: Option<&str>, now: DateTime<Utc>)
                     test: sub.test,
                     to_address: None,
                     sender: from.clone().unwrap_or_else(|| state.config.mail_from.clone()),
+                    rendered: None,
                 });
             }
             // Looked at again when the next reminder falls due, else when the period turns.

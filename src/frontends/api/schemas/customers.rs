@@ -86,3 +86,18 @@ fn customer_region_rules() -> AnyOfBuilder {
              with `country` US, `zip` must be NNNNN or NNNNN-NNNN.",
         ))
 }
+
+/// What `POST /customers/{id}/portal_sessions` accepts (both optional).
+#[derive(ToSchema)]
+#[schema(example = json!({"return_url": "https://shop.example/account", "locale": "en"}))]
+pub struct PortalSessionCreate {
+    /// Where the page's "Back to the shop" leads (an absolute http or https URL).
+    #[schema(
+        max_length = 2048,
+        pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
+    )]
+    return_url: Option<String>,
+    /// The page's language: `en` (default) or `ru`.
+    #[schema(pattern = "^(en|ru)$")]
+    locale: Option<String>,
+}
