@@ -737,3 +737,30 @@ pub async fn of_customer(
         .all(db)
         .await
 }
+
+/// Saves a new card on a subscription in its trial or a paid period that no engine holds
+/// (its reminders are looked at again); answers it, `None` if it is in no such state.
+pub async fn replace_card(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    card: &CardRef,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let mut row = <ActiveModel as Default>::default();
+    set_card_columns(&mut row, card);
+    row.remind_at = Set(None);
+    row.updated_at = Set(super::now_millis(now));
+    let result = Entity::update_many()
+        .set(row)
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(
+            Condition::any().add(Column::ClaimedUntil.is_null()).add(Column::ClaimedUntil.lt(super::now_millis(now))),
+        )
+        .exec(db)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+}

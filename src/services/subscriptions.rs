@@ -220,6 +220,23 @@ pub async fn keep(state: &AppState, sub: &subscriptions::Model) -> Result<(), Ap
     }
 }
 
+/// Saves a card the subscriber typed on a subscription in its trial or a paid period: the
+/// next charges use it (`subscription.card_updated`). `409` while the engine is charging it
+/// or once it has ended.
+pub async fn replace_card(state: &AppState, sub: &subscriptions::Model, card: &CardRef) -> Result<(), AppError> {
+    let now = now_of(state, sub).await?;
+    let txn = state.db.begin().await?;
+    let Some(updated) = db::subscriptions::replace_card(&txn, sub, card, now).await? else {
+        return Err(AppError::Conflict("The subscription is being charged or has ended; please try again".into()));
+    };
+    let event =
+        crate::services::events::subscription(&txn, &state.config, EventType::SubscriptionCardUpdated, &updated)
+            .await?;
+    crate::services::events::record(&txn, &state.config, vec![event]).await?;
+    txn.commit().await?;
+    Ok(())
+}
+
 /// The time of a subscription: its test clock's, else the real one.
 pub async fn now_of(state: &AppState, sub: &subscriptions::Model) -> Result<DateTime<Utc>, AppError> {
     Ok(db::test_clocks::time_of(&state.db, sub.shop_id, sub.test_clock_id.as_deref(), Utc::now()).await?)

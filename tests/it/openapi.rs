@@ -26,6 +26,8 @@ const NOT_API: &[(&str, &str)] = &[
     ("POST", "/portal/links/{token}/renew"),
     ("POST", "/portal/subscriptions/{id}/cancel"),
     ("POST", "/portal/subscriptions/{id}/keep"),
+    ("GET", "/portal/subscriptions/{id}/card"),
+    ("POST", "/portal/subscriptions/{id}/card"),
 ];
 
 /// Every `(METHOD, path)` that `.route(...)` calls in `files` declare.

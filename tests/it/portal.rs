@@ -271,3 +271,65 @@ backend_tests! {
         assert_eq!(updated.len(), 1);
     }
 }
+
+db_tests! {
+    async fn a_subscriber_saves_a_new_card_that_the_next_renewal_uses(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({"title": "Membership"})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let sub = subscribe_as(&app, &shop, &plan, &clock, "ann@example.com", cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap();
+        let mut ann = Visitor::default();
+        let link = minted(&app, &shop, sub["customer"]["id"].as_str().unwrap()).await;
+        let home = open(&app, &mut ann, &link).await;
+        assert!(home.html.contains("Update card"), "{}", home.html);
+        let path = format!("/portal/subscriptions/{id}/card");
+        let form = ann.get(&app, &path).await;
+        assert_eq!(form.status, StatusCode::OK);
+        assert!(form.html.contains("card_number") && form.html.contains("Save card"), "{}", form.html);
+        // A wrong number is told, and nothing changes.
+        let bad = ann
+            .post(&app, &path, &[("card_number", "1234"), ("card_exp_month", "12"), ("card_exp_year", "2031"), ("card_cvc", "123"), ("card_holder", "Ann")])
+            .await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.html);
+        // The card that declines: saved, and the next renewal uses it (and is declined).
+        let mut fields = card(cards::DECLINED);
+        fields.retain(|(k, _)| *k != "csrf");
+        let saved = ann.post(&app, &path, &fields).await;
+        assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
+        assert_eq!(saved.location(), "/portal/home?done=card");
+        let now = crate::subscriptions::get_sub(&app, &shop, id).await;
+        assert_eq!(now["card"]["last_4"], "0019", "{now}");
+        assert_eq!(crate::bepaid_pay::events_of(&app, &shop, "subscription.card_updated").await.len(), 1);
+        advance(&app, &shop, &clock, "2027-02-01T11:00:00Z").await;
+        assert_eq!(crate::subscriptions::get_sub(&app, &shop, id).await["state"], "failed_attempt");
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}&limit=1")).await;
+        assert_eq!(payments[0]["card"]["last_4"], "0019", "{payments}");
+        // Another customer's session cannot open it.
+        let bob = subscribe_as(&app, &shop, &plan, &clock, "bob@example.com", cards::SUCCESS).await;
+        let mut bob_browser = Visitor::default();
+        open(&app, &mut bob_browser, &minted(&app, &shop, bob["customer"]["id"].as_str().unwrap()).await).await;
+        assert_eq!(bob_browser.get(&app, &path).await.status, StatusCode::NOT_FOUND);
+    }
+
+    async fn an_expired_link_explains_itself_and_mails_nothing_without_smtp(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let sub = subscribe_as(&app, &shop, &plan, &clock, "ann@example.com", cards::SUCCESS).await;
+        let link = minted(&app, &shop, sub["customer"]["id"].as_str().unwrap()).await;
+        {
+            use sea_orm::{ConnectionTrait, Statement};
+            let sql = "UPDATE portal_tokens SET expires_at = created_at";
+            app.db.execute(Statement::from_string(app.db.get_database_backend(), sql)).await.unwrap();
+        }
+        let mut ann = Visitor::default();
+        let expired = ann.get(&app, &link).await;
+        assert_eq!(expired.status, StatusCode::GONE);
+        assert!(expired.html.contains("This link has expired") && expired.html.contains("Send me a new link"), "{}", expired.html);
+        assert_eq!(ann.post(&app, &link, &[]).await.status, StatusCode::GONE, "an expired link opens nothing");
+        let renewed = ann.post(&app, &format!("{link}/renew"), &[]).await;
+        assert_eq!(renewed.status, StatusCode::OK);
+        assert!(renewed.html.contains("A new link is on its way"));
+    }
+}

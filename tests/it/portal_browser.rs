@@ -55,6 +55,15 @@ backend_tests! {
         let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
         let succeeded = payments.as_array().unwrap().iter().filter(|p| p["status"] == "succeeded").count();
         assert_eq!(succeeded, 2, "{payments}");
+        // A new card for the next payments: nothing is charged now.
+        b.click("[data-testid=update-card]").await;
+        b.check(&format!("portal-card-{db}"), &mut found).await;
+        b.fill_card(cards::SUCCEEDS_THEN_DECLINES).await;
+        b.send("form.pay-form button[type=submit]").await;
+        assert!(b.text_of("[data-testid=flash]").await.contains("new card is saved"));
+        assert_eq!(get_sub(&app, &shop, &id).await["card"]["last_4"], "0341");
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        assert_eq!(payments.as_array().unwrap().len(), 3, "the first period, the failed renewal, the overdue one");
 
         // The link again: used, and it says so.
         b.open(&link).await;

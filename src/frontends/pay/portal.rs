@@ -20,6 +20,7 @@ use super::page::respond_page;
 use super::portal_words::{PortalTexts, portal_texts, state_label};
 use crate::db::entities::{payments, plans, portal_tokens, products, shops, subscriptions};
 use crate::db::{self};
+use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
 use crate::domain::vocab::{IntervalUnit, Language, PaymentStatus};
 use crate::services::portal::{self, Opened};
@@ -40,6 +41,7 @@ pub fn router() -> Router<AppState> {
         .route("/portal/links/{token}/renew", post(renew))
         .route("/portal/subscriptions/{id}/cancel", post(cancel))
         .route("/portal/subscriptions/{id}/keep", post(keep))
+        .route("/portal/subscriptions/{id}/card", get(card_form).post(save_card))
 }
 
 /// A form on a message page.
@@ -339,6 +341,8 @@ struct SubLine {
     card: Option<String>,
     /// Where to pay what is overdue (or confirm a payment the bank asked them for).
     pay_url: Option<String>,
+    /// Where to type a new card (when the shop takes cards on paydesk's page).
+    card_url: Option<String>,
     cancellable: bool,
     /// Whether it can end with its paid period (else only now).
     at_period_end: bool,
@@ -410,6 +414,7 @@ async fn home(
         Some("canceled") => Some(w.canceled_notice),
         Some("ending") => Some(w.ending_notice),
         Some("kept") => Some(w.kept_notice),
+        Some("card") => Some(w.card_notice),
         _ => None,
     };
     let (csrf, cookie) = csrf::issue(&headers, secure(&state));
@@ -460,6 +465,7 @@ async fn sub_line(
         }),
         pay_url: (sub.state == SubState::FailedAttempt || waiting)
             .then(|| crate::web::urls::subscription_pay(&state.config, &sub.id)),
+        card_url: (open && takes_card_here(state, sub).await).then(|| format!("/portal/subscriptions/{}/card", sub.id)),
         cancellable: !sub.state.has_ended() && !sub.cancel_at_period_end,
         at_period_end: open,
         keepable: open && sub.cancel_at_period_end,
@@ -594,6 +600,98 @@ async fn keep(
     };
     match crate::services::subscriptions::keep(&state, &sub).await {
         Ok(()) => Ok(Redirect::to("/portal/home?done=kept").into_response()),
+        Err(AppError::Conflict(_)) => Ok(Redirect::to("/portal/home").into_response()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The form where a subscriber types a new card for a subscription in its trial or a paid
+/// period (nothing is charged now); one in its retries pays what is overdue instead.
+async fn card_form(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let Some(session) = session_of(&state, &headers, Utc::now()).await? else { return Ok(ended(&headers)) };
+    let sub = owned(&state, &session, &id).await?;
+    card_page(&state, &session, &sub, &headers, &Default::default(), &Errors::default(), StatusCode::OK).await
+}
+
+async fn owned(state: &AppState, session: &portal_tokens::Model, id: &str) -> Result<subscriptions::Model, AppError> {
+    db::find::<subscriptions::Entity>(&state.db, session.shop_id, id)
+        .await?
+        .filter(|s| s.customer_id == session.customer_id)
+        .ok_or(AppError::NotFound("Subscription"))
+}
+
+async fn card_page(
+    state: &AppState,
+    session: &portal_tokens::Model,
+    sub: &subscriptions::Model,
+    headers: &HeaderMap,
+    sent: &std::collections::HashMap<String, String>,
+    errors: &Errors,
+    status: StatusCode,
+) -> Result<Response, AppError> {
+    if sub.state == SubState::FailedAttempt {
+        return Ok(Redirect::to(&crate::web::urls::subscription_pay(&state.config, &sub.id)).into_response());
+    }
+    if !matches!(sub.state, SubState::Trial | SubState::Active) || !takes_card_here(state, sub).await {
+        return Ok(Redirect::to("/portal/home").into_response());
+    }
+    let language = Language::parse(&session.language).unwrap_or(Language::En);
+    let (t, w) = (texts(language), portal_texts(language));
+    let shop = crate::services::shops::find(state, sub.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+    let plan =
+        db::find::<plans::Entity>(&state.db, sub.shop_id, &sub.plan_id).await?.ok_or(AppError::NotFound("Plan"))?;
+    let now = crate::services::subscriptions::now_of(state, sub).await?;
+    let mut summary = super::plans::plan_summary(state, t, &plan, &shop, now);
+    // Nothing is charged here: the plan's terms of a first payment do not apply.
+    summary.terms.clear();
+    let (csrf, cookie) = csrf::issue(headers, secure(state));
+    let action = format!("/portal/subscriptions/{}/card", sub.id);
+    let mut form = super::form::FormView::new(t, action, csrf, &[], sent, errors, w.save_card.to_string());
+    form.card = true;
+    let page = super::page::PayPage { t, summary, notice: None, form: Some(form) };
+    Ok(respond_page(status, page, cookie, None, &[]))
+}
+
+/// Whether the shop takes cards on paydesk's page for the subscription's mode (a
+/// processor's page takes a new card only with a payment).
+async fn takes_card_here(state: &AppState, sub: &subscriptions::Model) -> bool {
+    crate::services::payments::acquirer_for(state, sub.shop_id, sub.test).await.is_ok_and(|a| !a.hosted())
+}
+
+async fn save_card(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let sent = parse_form(&body);
+    let Some(session) = session_of(&state, &headers, Utc::now()).await? else { return Ok(ended(&headers)) };
+    let sub = owned(&state, &session, &id).await?;
+    if !csrf::verify(&headers, sent.get("csrf").map(String::as_str)) {
+        return card_page(&state, &session, &sub, &headers, &sent, &Errors::default(), StatusCode::FORBIDDEN).await;
+    }
+    let card = match crate::domain::checkout::Checkout::parse(&[], &sent, true, Utc::now()) {
+        Ok(checkout) => checkout.card,
+        Err(errors) => {
+            return card_page(&state, &session, &sub, &headers, &sent, &errors, StatusCode::UNPROCESSABLE_ENTITY).await;
+        }
+    };
+    let Some(card) = card else { return Ok(Redirect::to("/portal/home").into_response()) };
+    let token = match crate::services::subscriptions::tokenize(&state, sub.shop_id, &card, sub.test).await {
+        Ok(token) => token,
+        Err(AppError::Validation(refused)) => {
+            let why = refused.get("card.number").or_else(|| refused.get("card")).and_then(|m| m.first().cloned());
+            let errors = Errors::one("card_number", why.unwrap_or_default());
+            return card_page(&state, &session, &sub, &headers, &sent, &errors, StatusCode::UNPROCESSABLE_ENTITY).await;
+        }
+        Err(e) => return Err(e),
+    };
+    match crate::services::subscriptions::replace_card(&state, &sub, &token).await {
+        Ok(()) => Ok(Redirect::to("/portal/home?done=card").into_response()),
         Err(AppError::Conflict(_)) => Ok(Redirect::to("/portal/home").into_response()),
         Err(e) => Err(e),
     }

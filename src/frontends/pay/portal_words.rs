@@ -58,6 +58,9 @@ pub struct PortalTexts {
     pub back_to_shop: &'static str,
     pub back: &'static str,
     pub test: &'static str,
+    pub update_card: &'static str,
+    pub save_card: &'static str,
+    pub card_notice: &'static str,
 }
 
 /// English.
@@ -122,6 +125,9 @@ pub const EN: PortalTexts = PortalTexts {
     back_to_shop: "Back to the shop",
     back: "Back",
     test: "Test",
+    update_card: "Update card",
+    save_card: "Save card",
+    card_notice: "Your new card is saved: the next payments use it.",
 };
 
 /// Russian.
@@ -186,6 +192,9 @@ pub const RU: PortalTexts = PortalTexts {
     back_to_shop: "Вернуться в магазин",
     back: "Назад",
     test: "Тест",
+    update_card: "Сменить карту",
+    save_card: "Сохранить карту",
+    card_notice: "Новая карта сохранена: следующие платежи спишутся с неё.",
 };
 
 /// The texts of a language; English where there is no translation.
