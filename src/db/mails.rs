@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::{mail_attempts as attempts, mails, shops};
@@ -169,20 +169,7 @@ pub async fn claim_due(
     token: &str,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<mails::Model>, DbErr> {
-    let backend = db.get_database_backend();
-    let (p, lock) = match backend {
-        DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4"], " FOR UPDATE SKIP LOCKED"),
-        _ => (["?", "?", "?", "?"], ""),
-    };
-    let sql = format!(
-        "UPDATE mails SET claim_token = {}, claimed_until = {} WHERE seq IN (\
-         SELECT seq FROM mails WHERE status = 'queued' AND next_attempt_at <= {} \
-         AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY next_attempt_at LIMIT {limit}{lock})",
-        p[0], p[1], p[2], p[3]
-    );
-    let (due_by, now) = (super::now_millis(due_by), super::now_millis(now));
-    let values = [token.into(), super::now_millis(lease_until).into(), due_by.into(), now.into()];
-    db.execute(Statement::from_sql_and_values(backend, sql, values)).await?;
+    super::claim_outbox(db, "mails", MailStatus::Queued.as_str(), (due_by, now), limit, token, lease_until).await?;
     mails::Entity::find()
         .filter(mails::Column::ClaimToken.eq(token))
         .filter(mails::Column::Status.eq(MailStatus::Queued))

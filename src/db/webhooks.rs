@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
-    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::{webhook_attempts as attempts, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
@@ -196,20 +196,16 @@ pub async fn claim_due(
     token: &str,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<deliveries::Model>, DbErr> {
-    let backend = db.get_database_backend();
-    let (p, lock) = match backend {
-        DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4"], " FOR UPDATE SKIP LOCKED"),
-        _ => (["?", "?", "?", "?"], ""),
-    };
-    let sql = format!(
-        "UPDATE webhook_deliveries SET claim_token = {}, claimed_until = {} WHERE seq IN (\
-         SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= {} \
-         AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY next_attempt_at LIMIT {limit}{lock})",
-        p[0], p[1], p[2], p[3]
-    );
-    let (due_by, now) = (super::now_millis(due_by), super::now_millis(now));
-    let values = [token.into(), super::now_millis(lease_until).into(), due_by.into(), now.into()];
-    db.execute(Statement::from_sql_and_values(backend, sql, values)).await?;
+    super::claim_outbox(
+        db,
+        "webhook_deliveries",
+        DeliveryStatus::Pending.as_str(),
+        (due_by, now),
+        limit,
+        token,
+        lease_until,
+    )
+    .await?;
     deliveries::Entity::find()
         .filter(deliveries::Column::ClaimToken.eq(token))
         .filter(deliveries::Column::Status.eq(DeliveryStatus::Pending))

@@ -557,8 +557,7 @@ pub async fn take_card(
     let Some(sub) = db::subscriptions::take_card(&txn, sub, card, now, claim).await? else { return Ok(None) };
     if overdue {
         // A subscriber paying what is overdue with another card has updated the card.
-        let updated = events::subscription(&txn, &state.config, EventType::SubscriptionCardUpdated, &sub).await?;
-        events::record(&txn, &state.config, vec![updated]).await?;
+        events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, &sub).await?;
     }
     txn.commit().await?;
     let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;

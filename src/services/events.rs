@@ -57,6 +57,18 @@ pub async fn subscription(
     Ok(NewEvent { shop_id: sub.shop_id, kind, object_id: sub.id.clone(), test: sub.test, data, child: None })
 }
 
+/// Records an event about a subscription that changed without a line on its timeline, in
+/// the caller's transaction.
+pub async fn record_about(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    kind: EventType,
+    sub: &subscriptions::Model,
+) -> Result<(), DbErr> {
+    let event = subscription(db, config, kind, sub).await?;
+    record(db, config, vec![event]).await
+}
+
 fn new(shop_id: i64, kind: EventType, id: &str, test: bool, view: &impl serde::Serialize) -> NewEvent {
     let data = serde_json::to_value(view).unwrap_or_default();
     NewEvent { shop_id, kind, object_id: id.to_string(), test, data, child: None }

@@ -18,3 +18,4 @@ pub mod scheduler;
 pub mod shops;
 pub mod subscriptions;
 pub mod webhooks;
+pub mod worker;

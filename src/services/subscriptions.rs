@@ -174,14 +174,13 @@ pub async fn cancel_at_period_end(
     let now = now_of(state, sub).await?;
     let txn = state.db.begin().await?;
     if let Some(marked) = db::subscriptions::cancel_at_period_end(&txn, sub, reason, now).await? {
-        let event = crate::services::events::subscription(
+        crate::services::events::record_about(
             &txn,
             &state.config,
             EventType::SubscriptionCancellationRequested,
             &marked,
         )
         .await?;
-        crate::services::events::record(&txn, &state.config, vec![event]).await?;
         txn.commit().await?;
         return Ok(());
     }
@@ -200,14 +199,8 @@ pub async fn keep(state: &AppState, sub: &subscriptions::Model) -> Result<(), Ap
     let now = now_of(state, sub).await?;
     let txn = state.db.begin().await?;
     if let Some(kept) = db::subscriptions::withdraw_cancellation(&txn, sub, now).await? {
-        let event = crate::services::events::subscription(
-            &txn,
-            &state.config,
-            EventType::SubscriptionCancellationWithdrawn,
-            &kept,
-        )
-        .await?;
-        crate::services::events::record(&txn, &state.config, vec![event]).await?;
+        crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionCancellationWithdrawn, &kept)
+            .await?;
         txn.commit().await?;
         return Ok(());
     }
@@ -229,10 +222,7 @@ pub async fn replace_card(state: &AppState, sub: &subscriptions::Model, card: &C
     let Some(updated) = db::subscriptions::replace_card(&txn, sub, card, now).await? else {
         return Err(AppError::Conflict("The subscription is being charged or has ended; please try again".into()));
     };
-    let event =
-        crate::services::events::subscription(&txn, &state.config, EventType::SubscriptionCardUpdated, &updated)
-            .await?;
-    crate::services::events::record(&txn, &state.config, vec![event]).await?;
+    crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, &updated).await?;
     txn.commit().await?;
     Ok(())
 }

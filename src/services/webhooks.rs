@@ -45,18 +45,8 @@ const POLL: Duration = Duration::from_millis(500);
 
 /// Runs the worker of this instance until the process ends.
 pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            let Some(working) = state.lifecycle.work().await else { return };
-            if let Err(e) = deliver_due(&state, Utc::now()).await {
-                tracing::error!(error = %e, "webhook deliveries failed");
-            }
-            drop(working);
-            tokio::select! {
-                _ = tokio::time::sleep(POLL) => {}
-                _ = state.lifecycle.stopping() => return,
-            }
-        }
+    crate::services::worker::every(state, POLL, "webhook deliveries", |state| async move {
+        deliver_due(&state, Utc::now()).await
     })
 }
 

@@ -26,7 +26,6 @@ mod form;
 mod page;
 pub mod plans;
 mod portal;
-mod portal_words;
 pub mod products;
 mod receipts;
 mod subscriptions;

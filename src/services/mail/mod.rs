@@ -36,19 +36,12 @@ const POLL: Duration = Duration::from_millis(500);
 
 /// Runs the mail worker of this instance until the process ends.
 pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            let Some(working) = state.lifecycle.work().await else { return };
-            if let Err(e) = send_due(&state, Utc::now()).await {
-                tracing::error!(error = %e, "sending mails failed");
-            }
-            drop(working);
-            tokio::select! {
-                _ = tokio::time::sleep(POLL) => {}
-                _ = state.lifecycle.stopping() => return,
-            }
-        }
-    })
+    crate::services::worker::every(
+        state,
+        POLL,
+        "sending mails",
+        |state| async move { send_due(&state, Utc::now()).await },
+    )
 }
 
 /// A claim outlives the longest attempt (the SMTP timeout bounds each) by the instance's
