@@ -75,6 +75,8 @@ pub struct Texts {
     pub card_on_processor_page: &'static str,
     /// A test card of a real processor that asks for 3-D Secure.
     pub test_card_3ds: &'static str,
+    /// The receipt's link to the subscriber page, where a subscription is managed.
+    pub manage_subscription: &'static str,
 }
 
 /// English.
@@ -141,6 +143,7 @@ pub const EN: Texts = Texts {
     check_again: "Check again",
     card_on_processor_page: "You will enter your card on the secure page of the shop's payment processor next.",
     test_card_3ds: "the bank asks you to confirm the payment (3-D Secure)",
+    manage_subscription: "Manage your subscription or cancel it",
 };
 
 /// Russian.
@@ -207,6 +210,7 @@ pub const RU: Texts = Texts {
     check_again: "Проверить снова",
     card_on_processor_page: "Данные карты вы введёте дальше, на защищённой странице платёжного провайдера магазина.",
     test_card_3ds: "банк просит подтвердить платёж (3-D Secure)",
+    manage_subscription: "Управлять подпиской или отменить её",
 };
 
 /// The texts of a language; English where there is no translation yet.

@@ -438,3 +438,55 @@ backend_tests! {
         }
     }
 }
+
+backend_tests! {
+    async fn the_merchant_chooses_the_mails_on_the_dashboard_and_sees_those_sent(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let m = crate::dashboard::sign_up(&app, "Corner Books", "owner@example.com").await;
+        let shop = crate::dashboard::api_shop(&m).await;
+        let page = m.get("/dashboard/settings/mails").await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(!page.html.contains("data-testid=\"mail-off\""), "this instance sends mail");
+        assert!(page.html.contains(&format!("/portal/{}", shop.id)), "the subscriber page's address");
+        // Receipts off, a 10-day lead for every plan, and a sender of the shop's.
+        let mut fields: Vec<(&str, &str)> = paydesk::domain::mail::MailKind::CHOSEN
+            .iter()
+            .filter(|k| **k != paydesk::domain::mail::MailKind::Receipt)
+            .map(|k| (k.as_str(), "true"))
+            .collect();
+        let names: Vec<String> = fields.iter().map(|(k, _)| format!("send.{k}")).collect();
+        fields = names.iter().map(|n| (n.as_str(), "true")).collect();
+        let bad = [fields.clone(), vec![("reminder_days", "0"), ("mail_from", "not an address")]].concat();
+        let refused = m.post("/dashboard/settings/mails", &bad).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+        let good = [fields.clone(), vec![("reminder_days", "10"), ("reminder_all_periods", "true"), ("mail_from", "hello@books.example")]].concat();
+        let saved = m.post("/dashboard/settings/mails", &good).await;
+        assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
+        let page = m.get("/dashboard/settings/mails").await;
+        assert!(page.html.contains("value=\"hello@books.example\"") && page.html.contains("value=\"10\""), "{}", page.html);
+        // A preview of each kind, in both languages.
+        for kind in paydesk::domain::mail::MailKind::CHOSEN {
+            for language in ["en", "ru"] {
+                let preview = m.get(&format!("/dashboard/settings/mails/preview/{kind}?language={language}")).await;
+                assert_eq!(preview.status, StatusCode::OK, "{kind} {language}");
+                assert!(preview.html.contains("Corner Books"));
+            }
+        }
+        assert_eq!(m.get("/dashboard/settings/mails/preview/nonsense").await.status, StatusCode::NOT_FOUND);
+        // A subscription: no receipt; its cancel is confirmed from the shop's sender.
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let to = address("ann");
+        let sub = subscribe_as(&app, &shop, &plan, &clock, &to, cards::SUCCESS).await;
+        app.post(&shop, &format!("/subscriptions/{}/cancel", sub["id"].as_str().unwrap()), &json!({})).await;
+        flush(&app).await;
+        let got = server.wait_for(&to, 1).await;
+        assert_eq!(got[0].subject, "[TEST] Your subscription to Gold is canceled");
+        assert!(got[0].from.contains("hello@books.example"), "{}", got[0].from);
+        assert!(got[0].message_id.ends_with("@books.example>"), "{}", got[0].message_id);
+        // The customer's page lists it.
+        let customer = m.get(&format!("/dashboard/customers/{}", sub["customer"]["id"].as_str().unwrap())).await;
+        assert!(customer.html.contains("Your subscription to Gold is canceled") && customer.html.contains("sent"), "{}", customer.html);
+    }
+}

@@ -57,6 +57,8 @@ struct MailsPage {
     /// Whether this instance has an SMTP server.
     configured: bool,
     default_sender: String,
+    /// Where the shop's customers ask for a link to their subscriber page.
+    portal: String,
 }
 
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
@@ -87,6 +89,7 @@ async fn view(state: &AppState, m: &Merchant, settings: &MailSettings, form: For
             .collect(),
         configured: state.mailer.is_some(),
         default_sender: state.config.mail_from.clone(),
+        portal: crate::web::urls::portal_request(&state.config, m.shop.id),
         chrome: m.chrome("settings").await,
         form,
     }

@@ -72,6 +72,8 @@ struct ReceiptPage {
     next_charge: Option<String>,
     /// The bank has not answered yet: the page offers to look again.
     waiting: bool,
+    /// Where a subscriber asks for a link to their page (receipts of subscriptions).
+    manage: Option<String>,
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
@@ -135,6 +137,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         // Typed on the processor's page: not known until it went through.
         card: if payment.card_last4.is_empty() { String::new() } else { payment.card_label() },
         date: crate::web::locale::date_time(payment.created_at, tz, t.language),
+        manage: payment.subscription_id.as_ref().map(|_| urls::portal_request(&state.config, shop.id)),
         payment_id: payment.id,
         next_charge,
     })

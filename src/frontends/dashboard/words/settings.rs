@@ -349,6 +349,11 @@ pub const RU: &[(&str, &str)] = &[
     ("Card expiring before the next charge", "Срок карты истекает до следующего списания"),
     ("Cancellation confirmed", "Подтверждение отмены"),
     ("Link to the subscriber page", "Ссылка на страницу подписчика"),
+    ("The subscriber page", "Страница подписчика"),
+    (
+        "Every mail links to the customer's own page, where they see their payments, update their card and cancel. Link to this address from your site, so that customers can ask for a link themselves:",
+        "Каждое письмо ведёт на личную страницу клиента: там он видит платежи, меняет карту и отменяет подписку. Поставьте ссылку на этот адрес на своём сайте, чтобы клиенты могли сами запросить ссылку:",
+    ),
 ];
 
 /// Values of these pages known only when they run, translated with `t_data` (or `n`, `rule`):
