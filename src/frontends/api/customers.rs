@@ -69,7 +69,7 @@ async fn list(
 /// the customer to `url`.
 #[utoipa::path(post, path = "/customers/{id}/portal_sessions", tag = "Customers",
     params(("id" = String, Path, description = "The customer's id (`cst_…`)")),
-    request_body = schemas::customers::PortalSessionCreate,
+    request_body = Option<schemas::customers::PortalSessionCreate>,
     responses((status = 201, description = "The link", body = PortalSessionView)))]
 async fn portal_session(
     State(state): State<AppState>,

@@ -97,7 +97,7 @@ pub struct PortalSessionCreate {
         pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     return_url: Option<String>,
-    /// The page's language: `en` (default) or `ru`.
-    #[schema(pattern = "^(en|ru)$")]
+    /// The page's language: `en` or `ru` (blank or left out: `en`).
+    #[schema(pattern = "^(en|ru)?$")]
     locale: Option<String>,
 }
