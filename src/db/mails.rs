@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 
 use super::entities::{mail_attempts as attempts, mails, shops};
@@ -258,11 +258,6 @@ pub async fn record_attempt(
     Ok(updated.rows_affected == 1)
 }
 
-/// How many mails wait to be sent (first attempts and retries).
-pub async fn count_waiting(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
-    mails::Entity::find().filter(mails::Column::Status.eq(MailStatus::Queued)).count(db).await
-}
-
 /// A page of the shop's mails (to one customer, if given), newest first.
 pub async fn list(
     db: &impl ConnectionTrait,
@@ -275,14 +270,4 @@ pub async fn list(
         condition = condition.add(mails::Column::CustomerId.eq(id));
     }
     super::list_where::<mails::Entity>(db, shop_id, page, condition).await
-}
-
-/// The attempts of a mail, newest first.
-pub async fn attempts_of(db: &impl ConnectionTrait, mail_id: &str) -> Result<Vec<attempts::Model>, DbErr> {
-    attempts::Entity::find()
-        .filter(attempts::Column::MailId.eq(mail_id))
-        .order_by_desc(attempts::Column::Seq)
-        .limit(50)
-        .all(db)
-        .await
 }

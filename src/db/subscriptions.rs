@@ -162,6 +162,15 @@ fn set_progress(row: &mut ActiveModel, p: &Progress) {
     row.active_to = Set(p.active_to.map(super::now_millis));
 }
 
+/// The subscription as a guarded update left it, when that update changed it (one row);
+/// `None` when it lost its race.
+async fn changed(db: &impl ConnectionTrait, rows: u64, id: &str) -> Result<Option<Model>, DbErr> {
+    if rows != 1 {
+        return Ok(None);
+    }
+    Entity::find().filter(Column::Id.eq(id)).one(db).await
+}
+
 impl Model {
     /// What the subscription charges next, and when; `None` when it charges no more (it
     /// ended, ends with its period, or waits for its customer).
@@ -249,10 +258,7 @@ pub async fn start(
         .filter(Column::StartedAt.is_null())
         .exec(db)
         .await?;
-    if result.rows_affected != 1 {
-        return Ok(None);
-    }
-    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+    changed(db, result.rows_affected, &sub.id).await
 }
 
 /// Takes a new card for a started subscription waiting for its customer (the bank asked for
@@ -289,10 +295,7 @@ pub async fn take_card(
         )
         .exec(db)
         .await?;
-    if result.rows_affected != 1 {
-        return Ok(None);
-    }
-    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+    changed(db, result.rows_affected, &sub.id).await
 }
 
 /// Saves the progress after a charge (or the end) and gives up the claim, if, and only if,
@@ -396,10 +399,7 @@ pub async fn cancel_at_period_end(
         .filter(Column::CancelAtPeriodEnd.eq(false))
         .exec(db)
         .await?;
-    if result.rows_affected != 1 {
-        return Ok(None);
-    }
-    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+    changed(db, result.rows_affected, &sub.id).await
 }
 
 /// Withdraws a cancel at the end of the period of a subscription still in its trial or a
@@ -420,10 +420,7 @@ pub async fn withdraw_cancellation(
         .filter(Column::CancelAtPeriodEnd.eq(true))
         .exec(db)
         .await?;
-    if result.rows_affected != 1 {
-        return Ok(None);
-    }
-    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+    changed(db, result.rows_affected, &sub.id).await
 }
 
 /// Claims these subscriptions (of a test clock's advance) for `token` until `lease_until`,
@@ -690,16 +687,6 @@ pub async fn set_remind_at(db: &impl ConnectionTrait, next: &[(String, DateTime<
     Ok(())
 }
 
-/// Makes a subscription's reminders be looked at again (its card or its ending changed).
-pub async fn forget_reminders(db: &impl ConnectionTrait, id: &str) -> Result<(), DbErr> {
-    Entity::update_many()
-        .col_expr(Column::RemindAt, Expr::value(Option::<DateTime<Utc>>::None))
-        .filter(Column::Id.eq(id))
-        .exec(db)
-        .await?;
-    Ok(())
-}
-
 /// The earliest moment after `after` and up to `until` when a reminder of a subscription on
 /// the clock falls due.
 pub async fn next_remind_on_clock(
@@ -759,8 +746,5 @@ pub async fn replace_card(
         )
         .exec(db)
         .await?;
-    if result.rows_affected != 1 {
-        return Ok(None);
-    }
-    Entity::find().filter(Column::Id.eq(sub.id.as_str())).one(db).await
+    changed(db, result.rows_affected, &sub.id).await
 }

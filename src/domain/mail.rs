@@ -218,11 +218,6 @@ pub fn reminder_time(key: &str) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_millis(key.rsplit_once(':')?.1.parse().ok()?)
 }
 
-/// Whether a year is a plausible card expiry year (for the card-expiring mail's wording).
-pub fn expiry_label(month: i32, year: i32) -> String {
-    format!("{month:02}/{:02}", year.rem_euclid(100))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

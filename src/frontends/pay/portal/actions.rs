@@ -10,7 +10,7 @@ use chrono::Utc;
 use super::super::form::parse_form;
 use super::super::page::respond_page;
 use super::words::portal_texts;
-use super::{MessageForm, MessagePage, ended, owned, respond, secure, session_of, shop_name};
+use super::{MessageForm, MessagePage, ended, owned, respond, secure, session_of};
 use crate::db::entities::{plans, portal_tokens, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
@@ -32,10 +32,7 @@ async fn acting_on(
     if !csrf::verify(headers, sent.get("csrf").map(String::as_str)) {
         return Ok(Err(Redirect::to("/portal/home").into_response()));
     }
-    let sub = db::find::<subscriptions::Entity>(&state.db, session.shop_id, id)
-        .await?
-        .filter(|s| s.customer_id == session.customer_id)
-        .ok_or(AppError::NotFound("Subscription"))?;
+    let sub = owned(state, &session, id).await?;
     Ok(Ok((session, sub)))
 }
 
@@ -56,19 +53,16 @@ pub(super) async fn cancel(
     let at_end = sent.get("when").map(String::as_str) == Some("period_end");
     let reason = sent.get("reason").filter(|r| w.reasons.iter().any(|(v, _)| v == r && !v.is_empty())).cloned();
     if sent.get("confirm").map(String::as_str) != Some("yes") {
-        let shop = shop_name(&state, session.shop_id).await?;
+        let shop = crate::services::shops::find(&state, session.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
         let (title, body) = match at_end {
             true => {
-                let tz = crate::services::shops::zone(
-                    &state,
-                    &*crate::services::shops::find(&state, session.shop_id).await?.ok_or(AppError::NotFound("Shop"))?,
-                );
+                let tz = crate::services::shops::zone(&state, &shop);
                 let until = sub.active_to.or(sub.renew_at).map(|at| crate::web::locale::date(at, tz, language));
                 (w.confirm_end_title, super::words::fill_date(w.confirm_end_body, &until.unwrap_or_default()))
             }
             false => (w.confirm_now_title, w.confirm_now_body.to_string()),
         };
-        let mut page = MessagePage::new(language, &shop, title, &body);
+        let mut page = MessagePage::new(language, &shop.name, title, &body);
         let mut hidden = vec![
             ("when".to_string(), if at_end { "period_end" } else { "now" }.to_string()),
             ("confirm".to_string(), "yes".to_string()),
