@@ -508,14 +508,33 @@ pub async fn interrupted(
     Entity::find().from_raw_sql(Statement::from_sql_and_values(backend, sql, values)).all(db).await
 }
 
-/// The processor's card page opened for a subscription's card and not yet ended, if any.
-pub async fn card_page_of(db: &impl ConnectionTrait, subscription_id: &str) -> Result<Option<Model>, DbErr> {
+/// The processor's card page opened for a subscription's card (paying `amount`) and not yet
+/// ended, if any.
+pub async fn card_page_of(
+    db: &impl ConnectionTrait,
+    subscription_id: &str,
+    amount: i64,
+) -> Result<Option<Model>, DbErr> {
     Entity::find()
         .filter(Column::SubscriptionId.eq(subscription_id))
         .filter(Column::Status.eq(PaymentStatus::Processing))
         .filter(Column::BillingKey.is_null())
         .filter(Column::CheckoutToken.is_not_null())
+        .filter(Column::Amount.eq(amount))
         .one(db)
+        .await
+}
+
+/// Payments the subscribers of these subscriptions make on the processor's page that are
+/// not yet any charge's (no billing key): still open, or paid a moment ago.
+pub async fn open_pages(db: &impl ConnectionTrait, subscription_ids: Vec<String>) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::SubscriptionId.is_in(subscription_ids))
+        .filter(Column::Status.is_in([PaymentStatus::Processing, PaymentStatus::Succeeded]))
+        .filter(Column::BillingKey.is_null())
+        .filter(Column::CheckoutToken.is_not_null())
+        .filter(Column::Amount.gt(0))
+        .all(db)
         .await
 }
 

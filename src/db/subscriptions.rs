@@ -725,8 +725,9 @@ pub async fn of_customer(
         .await
 }
 
-/// Saves a new card on a subscription in its trial or a paid period that no engine holds
-/// (its reminders are looked at again); answers it, `None` if it is in no such state.
+/// Saves a new card on a subscription in its trial, a paid period or its retries (its
+/// reminders are looked at again; a charge being made meanwhile keeps the card it was
+/// asked with); answers it, `None` if it is in no such state.
 pub async fn replace_card(
     db: &impl ConnectionTrait,
     sub: &Model,
@@ -740,11 +741,23 @@ pub async fn replace_card(
     let result = Entity::update_many()
         .set(row)
         .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::State.is_in([State::Trial, State::Active, State::FailedAttempt]))
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Whether the subscription is in `state` with no engine holding it (an unexpired claim);
+/// the check is a write, so it waits for a claim being taken at the same moment.
+pub async fn unclaimed(db: &impl ConnectionTrait, id: &str, state: State, now: DateTime<Utc>) -> Result<bool, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::UpdatedAt, Expr::col(Column::UpdatedAt).into())
+        .filter(Column::Id.eq(id))
+        .filter(Column::State.eq(state))
         .filter(
             Condition::any().add(Column::ClaimedUntil.is_null()).add(Column::ClaimedUntil.lt(super::now_millis(now))),
         )
         .exec(db)
         .await?;
-    changed(db, result.rows_affected, &sub.id).await
+    Ok(result.rows_affected == 1)
 }

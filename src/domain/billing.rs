@@ -255,6 +255,17 @@ pub fn charge_key(subscription_id: &str, period: i64, attempt: i32) -> String {
     format!("{subscription_id}:{period}:{attempt}")
 }
 
+/// The key a card saved on the processor's page for a started subscription is recorded
+/// under (its zero-amount payment): once, never a charge's.
+pub fn card_update_key(subscription_id: &str, payment_id: &str) -> String {
+    format!("{subscription_id}:card:{payment_id}")
+}
+
+/// Whether a payment's billing key marks a card saved rather than a charge.
+pub fn is_card_update_key(key: &str) -> bool {
+    key.contains(":card:")
+}
+
 /// The period (`-1`: the trial) and attempt (from 1) a charge key names.
 pub fn charge_of_key(key: &str) -> Option<(i64, i32)> {
     let mut parts = key.rsplitn(3, ':');

@@ -294,7 +294,10 @@ async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Ut
         return open(state, &plan, payment, customer_id, now).await.map(|_| ());
     };
     let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(()) };
-    if sub.state != rules::State::Redirecting {
+    if payment.amount == 0 && sub.started_at.is_some() {
+        return save_page_card(state, payment, &sub, now).await;
+    }
+    if !matches!(sub.state, rules::State::Redirecting | rules::State::FailedAttempt) {
         tracing::error!(payment = %payment.id, subscription = %sub.id, "a card page was paid for a subscription that no longer waits for it: refund it");
         return Ok(());
     }
@@ -312,6 +315,33 @@ async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Ut
         Some(_) => take_card(state, sub, &payment.card(), now).await.map(|_| ()),
         None => start(state, &plan, sub, &payment.card(), now).await.map(|_| ()),
     }
+}
+
+/// Saves the card a subscriber gave on the processor's page (a payment of nothing) as the
+/// card of their started subscription, once: the payment is marked with its key in the same
+/// transaction.
+async fn save_page_card(
+    state: &AppState,
+    payment: &payments::Model,
+    sub: &subscriptions::Model,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let customer_id = payment.customer_id.as_deref().unwrap_or(&sub.customer_id);
+    let key = rules::card_update_key(&sub.id, &payment.id);
+    let txn = state.db.begin().await?;
+    if !db::payments::attach(&txn, &payment.id, &sub.id, customer_id, &key).await? {
+        // Another settling of this payment saved it.
+        return Ok(());
+    }
+    match db::subscriptions::replace_card(&txn, sub, &payment.card(), now).await? {
+        Some(updated) => {
+            events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, &updated).await?
+        }
+        None => {
+            tracing::warn!(payment = %payment.id, subscription = %sub.id, "a card was saved for a subscription that has ended")
+        }
+    }
+    txn.commit().await
 }
 
 /// Opens the subscription a plan page's first charge (`payment`, succeeded) paid for: the
@@ -590,6 +620,9 @@ struct Charge {
     return_url: Option<String>,
     /// How a test subscription's card was told to behave now.
     simulate: Option<Behaviour>,
+    /// The card the customer paid this charge with on the processor's page: the
+    /// subscription's card from now on.
+    new_card: Option<CardRef>,
 }
 
 /// Does what is due for `subs` (claimed under `token`) at `now`: charges (or ends) them and
@@ -605,6 +638,7 @@ async fn bill(
     let renewer = renew_meanwhile(state, token);
     let (mut charges, ending) = plan_charges(state, subs).await?;
     resume_earlier(state, &mut charges).await?;
+    resume_pages(state, &mut charges).await?;
     // A card the customer just typed behaves as its number says: the schedule of test outcomes
     // is the saved card's.
     if !customer_present {
@@ -676,6 +710,7 @@ async fn plan_charges(
                     description: plan.title.clone(),
                     return_url: None,
                     simulate: None,
+                    new_card: None,
                 });
             }
         }
@@ -700,7 +735,49 @@ async fn resume_earlier(state: &AppState, charges: &mut [Charge]) -> Result<(), 
             c.again = c.known.is_none();
             c.known_needs_customer = p.failure_code.as_deref() == Some(NEEDS_CUSTOMER);
             c.asked = Some(p.created_at);
+            c.new_card = paid_on_page(p, &c.sub);
         }
+    }
+    Ok(())
+}
+
+/// The card a subscription's charge was paid with on the processor's page, if it is not the
+/// subscription's card yet.
+fn paid_on_page(p: &payments::Model, sub: &subscriptions::Model) -> Option<CardRef> {
+    let paid = p.checkout_token.is_some() && p.status == PaymentStatus::Succeeded;
+    (paid && Some(&p.card_token) != sub.card_token.as_ref()).then(|| p.card())
+}
+
+/// Step 2b: a subscriber in the retries who opened the processor's page to pay what is
+/// overdue: the page is looked up before the saved card is charged. Paid, it is this charge;
+/// still open (or its end unknown), the retry waits for it; ended unpaid, the retry goes on.
+async fn resume_pages(state: &AppState, charges: &mut [Charge]) -> Result<(), DbErr> {
+    let overdue = charges.iter().filter(|c| c.sub.state == rules::State::FailedAttempt && c.payment_id.is_none());
+    let ids: Vec<String> = overdue.map(|c| c.sub.id.clone()).collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    for page in db::payments::open_pages(&state.db, ids).await? {
+        let Some(c) = charges.iter_mut().find(|c| page.subscription_id.as_ref() == Some(&c.sub.id)) else { continue };
+        // The page lives in real time, whatever the subscription's clock says.
+        let page = match page.status {
+            // Boxed: settling a paid page may bill the subscription (when no engine holds it).
+            PaymentStatus::Processing => Box::pin(settle(state, page, Utc::now())).await?,
+            _ => page,
+        };
+        let customer_id = c.sub.customer_id.clone();
+        match page.status {
+            PaymentStatus::Succeeded => {
+                // Its settling may have made it this charge already, under the same key.
+                db::payments::attach(&state.db, &page.id, &c.sub.id, &customer_id, &c.key).await?;
+                c.new_card = paid_on_page(&page, &c.sub);
+                c.known = Some(PaymentStatus::Succeeded);
+            }
+            PaymentStatus::Processing => c.known = Some(PaymentStatus::Processing),
+            _ => continue,
+        }
+        c.payment_id = Some(page.id.clone());
+        c.asked = Some(page.created_at);
     }
     Ok(())
 }
@@ -819,7 +896,14 @@ async fn record(
             answered.push(c.key.clone());
         }
         let answered = Answered { status, needs_customer };
-        let (sub, line) = record_charge(&txn, c, answered, payment_id, token, now, state.config.timezone).await?;
+        let new_card = c.new_card.clone().filter(|_| status == PaymentStatus::Succeeded);
+        let (mut sub, line) = record_charge(&txn, c, answered, payment_id, token, now, state.config.timezone).await?;
+        if let (Some(card), Some(charged)) = (new_card, &sub) {
+            sub = db::subscriptions::replace_card(&txn, charged, &card, now).await?;
+            if let Some(updated) = &sub {
+                events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, updated).await?;
+            }
+        }
         saved.extend(sub);
         lines.extend(line);
     }

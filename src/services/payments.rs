@@ -181,7 +181,8 @@ async fn open_card_page(
         email: checkout.detail(VisibleField::Email),
         language: language.as_str(),
         keep_card,
-        expires_at: now + crate::domain::pending::AUTHENTICATION_WINDOW,
+        // The page lives in real time, whatever a test clock says.
+        expires_at: Utc::now() + crate::domain::pending::AUTHENTICATION_WINDOW,
     };
     match acquirer.start_hosted(request).await {
         Ok(hosted) => {
@@ -279,7 +280,7 @@ pub async fn subscribe(
 }
 
 /// Takes the card of a subscription of `plan` waiting for one (`redirecting`) and makes its
-/// first charge.
+/// first charge, or the card of one in its retries and charges what is overdue.
 pub async fn pay_subscription(
     state: &AppState,
     plan: &plans::Model,
@@ -326,8 +327,10 @@ async fn first_charge_of(state: &AppState, shop_id: i64, id: &str) -> Result<Opt
     Ok(None)
 }
 
-/// Opens the processor's card page for the first charge of a subscription waiting for its
-/// card: a payment of the plan, for that subscription, that starts it once it goes through.
+/// Opens the processor's card page for a subscription's charge the customer makes: the
+/// first one of a subscription waiting for its card, or the overdue one of a subscription in
+/// its retries. A payment of the plan, for that subscription, that is the charge once it
+/// goes through.
 async fn card_page_for(
     state: &AppState,
     acquirer: &dyn Acquirer,
@@ -336,22 +339,68 @@ async fn card_page_for(
     checkout: &Checkout,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
-    if sub.state != crate::domain::billing::State::Redirecting {
+    use crate::domain::billing::State;
+    let overdue = sub.state == State::FailedAttempt;
+    if sub.state != State::Redirecting && !overdue {
         return Err(PayError::InProgress);
-    }
-    // A page already opened for it and not yet ended: the customer goes back there.
-    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id).await? {
-        return Ok(open);
     }
     let terms = billing_rules::Terms::from(&plan.fields());
     let billing_rules::Due::Charge { amount, .. } = billing_rules::due(&terms, &sub.progress()) else {
-        return Err(PayError::Internal(format!("subscription {} has nothing to charge first", sub.id)));
+        return Err(PayError::Internal(format!("subscription {} has nothing to charge", sub.id)));
     };
+    // A page already opened for it and not yet ended: the customer goes back there.
+    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, amount).await? {
+        return Ok(open);
+    }
+    let payment = subscription_payment(state, &sub, plan, amount, now).await?;
+    // In its retries the engine could charge the saved card while the customer pays here: it
+    // looks such a page up before each retry, and the page opens only if no engine held the
+    // subscription once the payment was recorded.
+    if overdue && !db::subscriptions::unclaimed(&state.db, &sub.id, State::FailedAttempt, Utc::now()).await? {
+        let busy = Outcome::Error { code: "processing_error", message: "The subscription was being charged.".into() };
+        crate::services::billing::record_answer(state, payment, &busy, None, now).await?;
+        return Err(PayError::InProgress);
+    }
+    let language = plan.fields().language;
+    Ok(open_card_page(state, acquirer, payment, checkout, "", &plan.title, language, true, now).await?.0)
+}
+
+/// Opens the processor's card page where the subscriber of a subscription in its trial or a
+/// paid period saves a new card: a payment of nothing, whose card the next charges use once
+/// it goes through (the processor's pages take a card only with a payment). A page already
+/// open for it is used again.
+pub async fn card_update_page(
+    state: &AppState,
+    sub: &subscriptions::Model,
+    email: &str,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, PayError> {
+    let acquirer = acquirer_for(state, sub.shop_id, sub.test).await?;
+    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, 0).await? {
+        return Ok(open);
+    }
+    let plan = db::find_public::<plans::Entity>(&state.db, &sub.plan_id)
+        .await?
+        .ok_or_else(|| PayError::Internal(format!("subscription {} has no plan", sub.id)))?;
+    let payment = subscription_payment(state, sub, &plan, 0, now).await?;
+    let checkout = Checkout { details: vec![(VisibleField::Email, email.to_string())], card: None };
+    let language = plan.fields().language;
+    Ok(open_card_page(state, &*acquirer, payment, &checkout, "", &plan.title, language, true, now).await?.0)
+}
+
+/// A payment of `amount` a subscription's customer makes on the processor's page.
+async fn subscription_payment(
+    state: &AppState,
+    sub: &subscriptions::Model,
+    plan: &plans::Model,
+    amount: i64,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, DbErr> {
     let card = CardRef::default();
     let new = NewPayment {
         shop_id: sub.shop_id,
         product_id: None,
-        plan_id: Some(&plan.id),
+        plan_id: Some(&sub.plan_id),
         subscription_id: Some(&sub.id),
         customer_id: Some(&sub.customer_id),
         amount,
@@ -361,9 +410,7 @@ async fn card_page_for(
         card: &card,
         billing_key: None,
     };
-    let payment = db::payments::insert_processing(&state.db, new, now).await?;
-    let language = plan.fields().language;
-    Ok(open_card_page(state, acquirer, payment, checkout, "", &plan.title, language, true, now).await?.0)
+    db::payments::insert_processing(&state.db, new, now).await
 }
 
 /// The shop's customer with the e-mail the form gave (created if new); none without e-mail.

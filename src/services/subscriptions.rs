@@ -214,13 +214,12 @@ pub async fn keep(state: &AppState, sub: &subscriptions::Model) -> Result<(), Ap
 }
 
 /// Saves a card the subscriber typed on a subscription in its trial or a paid period: the
-/// next charges use it (`subscription.card_updated`). `409` while the engine is charging it
-/// or once it has ended.
+/// next charges use it (`subscription.card_updated`). `409` once it has ended.
 pub async fn replace_card(state: &AppState, sub: &subscriptions::Model, card: &CardRef) -> Result<(), AppError> {
     let now = now_of(state, sub).await?;
     let txn = state.db.begin().await?;
     let Some(updated) = db::subscriptions::replace_card(&txn, sub, card, now).await? else {
-        return Err(AppError::Conflict("The subscription is being charged or has ended; please try again".into()));
+        return Err(AppError::Conflict("The subscription has ended".into()));
     };
     crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, &updated).await?;
     txn.commit().await?;

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::bepaid_pay::{events_of, new_product, payment_of, quantity, set_card, stored, sweep};
 use crate::doubles::stripe::{self as double, Fault, HOLD, StripeDouble, WEBHOOK_SECRET};
 use crate::helpers::*;
+use crate::portal::{Visitor, minted, open};
 use crate::subscriptions::{advance, card_json, clock, plan};
 
 /// The app with Stripe's API at a new double (answers waited for 2 seconds), and a shop of
@@ -38,6 +39,33 @@ fn session_of(page: &Page, stripe: &StripeDouble) -> String {
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
     let prefix = format!("{}/pay/", stripe.url);
     page.location().strip_prefix(&prefix).unwrap_or_else(|| panic!("to Stripe's page: {}", page.location())).to_string()
+}
+
+/// A subscription on a test clock started on Checkout with 4242 (its customer's id, the
+/// Stripe Customer its card belongs to), whose saved card then behaves as `number`.
+async fn started_on_checkout(
+    app: &TestApp,
+    shop: &Shop,
+    stripe: &StripeDouble,
+    plan: &str,
+    clock: &str,
+    number: &str,
+) -> (String, String, String) {
+    let body = json!({"plan": {"id": plan}, "customer": customer_body(), "test_clock": clock});
+    let (status, sub) = app.post(shop, "/subscriptions", &body).await;
+    assert_eq!(status, StatusCode::CREATED, "{sub}");
+    let id = sub["id"].as_str().unwrap().to_string();
+    let card_page = format!("/subscriptions/{id}/pay");
+    let form = app.open_form(&card_page).await;
+    let session = session_of(&app.submit(&card_page, &form, &[]).await, stripe);
+    stripe.pay_session(&session, "4242424242424242").unwrap();
+    app.page(&format!("/payments/{}/return", stripe.session(&session).form["client_reference_id"])).await;
+    let kept =
+        paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &id).await.unwrap().unwrap();
+    assert_eq!(kept.state.as_str(), "active");
+    let stripe_customer = kept.card_token.unwrap().split_once('/').unwrap().0.to_string();
+    set_card(app, &id, &format!("{stripe_customer}/{}", stripe.attach_card(&stripe_customer, number))).await;
+    (id, kept.customer_id, stripe_customer)
 }
 
 /// Where the shop's Stripe webhooks go.
@@ -544,5 +572,183 @@ backend_tests! {
         let now = chrono::DateTime::parse_from_rfc3339("2026-02-01T12:30:00Z").unwrap();
         assert!(at(&errored) - now <= Duration::hours(1), "an error is tried again within the hour: {errored}");
         assert!(at(&declined) - now > Duration::hours(1), "a decline waits for the next day: {declined}");
+    }
+
+    async fn a_subscriber_in_the_retries_pays_the_overdue_period_on_checkout_once_and_the_engine_waits_for_the_page(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({"number_payment_attempts": 5})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let (id, customer, _) = started_on_checkout(&app, &shop, &stripe, &plan, &clock, "4000000000009995").await;
+        advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
+        let (_, failing) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(failing["state"], "failed_attempt", "{failing}");
+        let declined = stripe.intents().len();
+
+        // From the subscriber's page to the pay page, which now leads to Stripe's.
+        let mut ann = Visitor::default();
+        let home = open(&app, &mut ann, &minted(&app, &shop, &customer).await).await;
+        let pay_path = format!("/subscriptions/{id}/pay");
+        assert!(home.html.contains(&pay_path), "{}", home.html);
+        let page = app.page(&pay_path).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+        assert!(!page.html.contains("card_number"), "the card is typed on Stripe's page");
+        let form = app.open_form(&pay_path).await;
+        let session = session_of(&app.submit(&pay_path, &form, &[]).await, &stripe);
+        let sent = stripe.session(&session).form;
+        assert_eq!((sent["mode"].as_str(), sent["line_items[0][price_data][unit_amount]"].as_str()), ("payment", "990"));
+        assert_eq!(sent["payment_intent_data[setup_future_usage]"], "off_session", "the new card pays the next periods");
+        // Another tab goes to the same page.
+        let again = app.open_form(&pay_path).await;
+        assert_eq!(session_of(&app.submit(&pay_path, &again, &[]).await, &stripe), session);
+
+        // The next retry falls due while the page is open: the saved card is not charged.
+        advance(&app, &shop, &clock, "2026-02-06T12:00:00Z").await;
+        assert_eq!(stripe.intents().len(), declined, "no retry while the subscriber is on Stripe's page");
+        let (_, waiting) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(waiting["state"], "failed_attempt", "{waiting}");
+
+        // Paid; the return, a webhook, a sweep and the engine's next run all at once: one charge.
+        stripe.pay_session(&session, "5555555555554444").unwrap();
+        let pay_id = stripe.session(&session).form["client_reference_id"].clone();
+        let event = stripe.event("checkout.session.completed", stripe.object(&session));
+        let (return_path, url) = (format!("/payments/{pay_id}/return"), hook(&app, &shop));
+        let (returned, hooked, _, _) = tokio::join!(
+            app.page(&return_path),
+            stripe.send(&url, &event, WEBHOOK_SECRET, Utc::now().timestamp()),
+            sweep(&app, 3),
+            advance(&app, &shop, &clock, "2026-02-07T12:00:00Z")
+        );
+        assert_eq!(returned.status, StatusCode::SEE_OTHER);
+        assert!(hooked == 200 || hooked == 503, "{hooked}");
+        let (_, paid) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(paid["state"], "active", "{paid}");
+        assert_eq!(paid["card"]["last_4"], "4444");
+        assert_eq!(paid["last_transaction"]["id"], pay_id.as_str());
+        assert_eq!(stripe.intents().len(), declined + 1, "one charge for the period");
+        assert_eq!(events_of(&app, &shop, "subscription.card_updated").await.len(), 1);
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}&limit=100")).await;
+        let succeeded = payments.as_array().unwrap().iter().filter(|p| p["status"] == "succeeded").count();
+        assert_eq!(succeeded, 2, "the first period and the overdue one: {payments}");
+
+        // The next period is charged off-session to the new card.
+        advance(&app, &shop, &clock, "2026-03-02T12:00:00Z").await;
+        let renewal = stripe.intents().into_iter().last().unwrap();
+        assert!(renewal.off_session && renewal.status == "succeeded", "{renewal:?}");
+        assert_eq!(stripe.method(renewal.payment_method.as_deref().unwrap()).unwrap().0, "5555555555554444");
+    }
+
+    async fn an_overdue_page_left_unpaid_lets_the_retries_go_on_with_the_saved_card(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({"number_payment_attempts": 5})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let (id, _, stripe_customer) = started_on_checkout(&app, &shop, &stripe, &plan, &clock, "4000000000009995").await;
+        advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
+        let pay_path = format!("/subscriptions/{id}/pay");
+        let form = app.open_form(&pay_path).await;
+        let session = session_of(&app.submit(&pay_path, &form, &[]).await, &stripe);
+        // Declined on the page, then abandoned: the page expires at Stripe.
+        assert!(stripe.pay_session(&session, "4000000000000341").is_err());
+        stripe.expire_session(&session);
+        // The bank now takes the saved card: the next retry charges it.
+        set_card(&app, &id, &format!("{stripe_customer}/{}", stripe.attach_card(&stripe_customer, "4242424242424242"))).await;
+        advance(&app, &shop, &clock, "2026-02-06T12:00:00Z").await;
+        let (_, paid) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(paid["state"], "active", "{paid}");
+        let pay_id = stripe.session(&session).form["client_reference_id"].clone();
+        let (_, page_payment) = app.get(&shop, &format!("/payments/{pay_id}")).await;
+        assert_eq!(page_payment["status"], "failed", "{page_payment}");
+        assert!(events_of(&app, &shop, "subscription.card_updated").await.is_empty());
+    }
+
+    async fn a_subscriber_saves_a_new_card_on_checkout_in_setup_mode_and_the_next_renewal_uses_it(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let (id, customer, _) = started_on_checkout(&app, &shop, &stripe, &plan, &clock, "4242424242424242").await;
+        let mut ann = Visitor::default();
+        let home = open(&app, &mut ann, &minted(&app, &shop, &customer).await).await;
+        let card_path = format!("/portal/subscriptions/{id}/card");
+        assert!(home.html.contains(&card_path), "{}", home.html);
+        let page = ann.get(&app, &card_path).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+        assert!(page.html.contains("secure page") && !page.html.contains("card_number"), "{}", page.html);
+        let to_stripe = ann.post(&app, &card_path, &[]).await;
+        let session = session_of(&to_stripe, &stripe);
+        let opened = stripe.session(&session);
+        assert_eq!(opened.form["mode"], "setup", "nothing is charged");
+        // Pressed twice: the same page.
+        assert_eq!(session_of(&ann.post(&app, &card_path, &[]).await, &stripe), session);
+        let intents = stripe.intents().len();
+        stripe.pay_session(&session, "5555555555554444").unwrap();
+        let pay_id = opened.form["client_reference_id"].clone();
+        let return_path = format!("/payments/{pay_id}/return");
+        let (back, _, _) = tokio::join!(ann.get(&app, &return_path), sweep(&app, 3), sweep(&app, 3));
+        assert_eq!(back.location(), "/portal/home?done=card");
+        let home = ann.get(&app, "/portal/home?done=card").await;
+        assert!(home.html.contains("Your new card is saved") && home.html.contains("4444"), "{}", home.html);
+        assert_eq!(stripe.intents().len(), intents, "no money moved");
+        let (_, saved) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((saved["state"].as_str(), saved["card"]["last_4"].as_str()), (Some("active"), Some("4444")), "{saved}");
+        assert_eq!(events_of(&app, &shop, "subscription.card_updated").await.len(), 1);
+        // Coming back again changes nothing.
+        ann.get(&app, &format!("/payments/{pay_id}/return")).await;
+        sweep(&app, 10).await;
+        assert_eq!(events_of(&app, &shop, "subscription.card_updated").await.len(), 1);
+        advance(&app, &shop, &clock, "2026-02-01T12:00:00Z").await;
+        let renewal = stripe.intents().into_iter().last().unwrap();
+        assert!(renewal.off_session && renewal.status == "succeeded", "{renewal:?}");
+        assert_eq!(stripe.method(renewal.payment_method.as_deref().unwrap()).unwrap().0, "5555555555554444");
+
+        // A card the page does not take leaves the current one.
+        let to_stripe = ann.post(&app, &card_path, &[]).await;
+        let session = session_of(&to_stripe, &stripe);
+        stripe.expire_session(&session);
+        let back = ann.get(&app, &format!("/payments/{}/return", stripe.session(&session).form["client_reference_id"])).await;
+        assert_eq!(back.location(), "/portal/home?done=card_failed");
+        let (_, kept) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(kept["card"]["last_4"], "4444");
+    }
+
+    async fn an_overdue_page_paid_without_coming_back_is_found_by_the_next_retry_and_none_opens_while_the_engine_bills(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({"number_payment_attempts": 5})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let (id, _, _) = started_on_checkout(&app, &shop, &stripe, &plan, &clock, "4000000000009995").await;
+        advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
+        let declined = stripe.intents().len();
+        let pay_path = format!("/subscriptions/{id}/pay");
+
+        // An engine holds the subscription: no page opens, and the attempt is closed.
+        use paydesk::db::entities::subscriptions::{Column, Entity};
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+        let hold = |until: Option<chrono::DateTime<Utc>>| {
+            Entity::update_many()
+                .col_expr(Column::ClaimToken, Expr::value(until.map(|_| "engine")))
+                .col_expr(Column::ClaimedUntil, Expr::value(until))
+                .filter(Column::Id.eq(id.as_str()))
+        };
+        hold(Some(Utc::now() + Duration::minutes(5))).exec(&app.db).await.unwrap();
+        let form = app.open_form(&pay_path).await;
+        let busy = app.submit(&pay_path, &form, &[]).await;
+        assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.html);
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}&limit=100")).await;
+        let closed = &payments[0];
+        assert_eq!((closed["status"].as_str(), closed["failure_code"].as_str()), (Some("error"), Some("processing_error")), "{closed}");
+        hold(None).exec(&app.db).await.unwrap();
+        // Stripe made the page but its answer was lost: nobody was sent there; the next form opens another.
+        stripe.fail_next_on("checkout/sessions", &[Fault::BadGatewayAfter]);
+        let form = app.open_form(&pay_path).await;
+        let lost = app.submit(&pay_path, &form, &[]).await;
+        assert_eq!(lost.status, StatusCode::PAYMENT_REQUIRED, "{}", lost.html);
+
+        // Paid on Stripe's page; the customer never comes back and no webhook arrives.
+        let form = app.open_form(&pay_path).await;
+        let session = session_of(&app.submit(&pay_path, &form, &[]).await, &stripe);
+        stripe.pay_session(&session, "5555555555554444").unwrap();
+        advance(&app, &shop, &clock, "2026-02-06T12:00:00Z").await;
+        let (_, paid) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((paid["state"].as_str(), paid["card"]["last_4"].as_str()), (Some("active"), Some("4444")), "{paid}");
+        assert_eq!(stripe.intents().len(), declined + 1, "the page's charge only");
+        assert_eq!(events_of(&app, &shop, "subscription.card_updated").await.len(), 1);
     }
 }

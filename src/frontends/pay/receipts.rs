@@ -42,6 +42,10 @@ async fn back(state: &AppState, id: &str) -> Result<Response, AppError> {
         true => crate::services::billing::settle(state, payment, chrono::Utc::now()).await?,
         false => payment,
     };
+    if let Some(done) = card_saved(state, &payment).await? {
+        // A subscriber saving a new card on the processor's page goes back to their page.
+        return Ok(Redirect::to(&format!("/portal/home?done={done}")).into_response());
+    }
     if !matches!(payment.status, PaymentStatus::Succeeded | PaymentStatus::Authorized) {
         return Ok(Redirect::to(&urls::receipt(&state.config, &payment.id)).into_response());
     }
@@ -54,6 +58,26 @@ async fn back(state: &AppState, id: &str) -> Result<Response, AppError> {
     .or_else(|| shop.url.clone());
     let secret = crate::services::keys::api_secret(&state.vault, &shop);
     Ok(super::page::redirect_after(state, after.as_deref(), secret.as_deref(), &payment))
+}
+
+/// How a payment of nothing that saves a started subscription's card ended, as the
+/// subscriber's page says it (`card`, `card_failed`, `card_waiting`); `None` for any other
+/// payment.
+async fn card_saved(state: &AppState, payment: &payments::Model) -> Result<Option<&'static str>, AppError> {
+    let Some(sub_id) = payment.subscription_id.as_deref().filter(|_| payment.amount == 0) else { return Ok(None) };
+    if let Some(key) = &payment.billing_key {
+        let saved = payment.status == PaymentStatus::Succeeded && crate::domain::billing::is_card_update_key(key);
+        return Ok(saved.then_some("card"));
+    }
+    let done = match payment.status {
+        PaymentStatus::Succeeded => "card",
+        PaymentStatus::Processing => "card_waiting",
+        _ => "card_failed",
+    };
+    // Else a free trial's first page (its subscription has not started; once paid, the
+    // subscription takes it under a charge's key before it starts).
+    let sub = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await?;
+    Ok(sub.and_then(|s| s.started_at).map(|_| done))
 }
 
 #[derive(Template, WebTemplate)]

@@ -78,10 +78,9 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: He
     if sub.state.has_ended() {
         return page.notice(StatusCode::CONFLICT, t.subscription_ended_title, t.subscription_ended_body);
     }
-    // Waiting for its card, or in its retries: a new card pays what is due now (on this
-    // page; a processor's page only takes the first card).
-    let overdue = sub.state == SubState::FailedAttempt && page.card;
-    if sub.state != SubState::Redirecting && !overdue {
+    // Waiting for its card, or in its retries: a new card (here or on the processor's page)
+    // pays what is due now.
+    if !matches!(sub.state, SubState::Redirecting | SubState::FailedAttempt) {
         return page.notice(StatusCode::CONFLICT, t.card_saved_title, t.card_saved_body);
     }
     page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None)

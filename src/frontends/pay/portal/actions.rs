@@ -8,14 +8,16 @@ use axum::response::{IntoResponse, Redirect, Response};
 use chrono::Utc;
 
 use super::super::form::parse_form;
+use super::super::page::Notice;
 use super::super::page::respond_page;
 use super::words::portal_texts;
 use super::{MessageForm, MessagePage, ended, owned, respond, secure, session_of};
-use crate::db::entities::{plans, portal_tokens, subscriptions};
+use crate::db::entities::{customers, plans, portal_tokens, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
 use crate::domain::vocab::Language;
+use crate::services::payments::PayError;
 use crate::web::csrf;
 use crate::web::error::AppError;
 use crate::web::i18n::texts;
@@ -135,9 +137,12 @@ async fn card_page(
     if sub.state == SubState::FailedAttempt {
         return Ok(Redirect::to(&crate::web::urls::subscription_pay(&state.config, &sub.id)).into_response());
     }
-    if !matches!(sub.state, SubState::Trial | SubState::Active) || !takes_card_here(state, sub).await {
+    if !matches!(sub.state, SubState::Trial | SubState::Active) {
         return Ok(Redirect::to("/portal/home").into_response());
     }
+    let Ok(acquirer) = crate::services::payments::acquirer_for(state, sub.shop_id, sub.test).await else {
+        return Ok(Redirect::to("/portal/home").into_response());
+    };
     let language = Language::parse(&session.language).unwrap_or(Language::En);
     let (t, w) = (texts(language), portal_texts(language));
     let shop = crate::services::shops::find(state, sub.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
@@ -149,16 +154,19 @@ async fn card_page(
     summary.terms.clear();
     let (csrf, cookie) = csrf::issue(headers, secure(state));
     let action = format!("/portal/subscriptions/{}/card", sub.id);
-    let mut form = super::super::form::FormView::new(t, action, csrf, &[], sent, errors, w.save_card.to_string());
-    form.card = true;
-    let page = super::super::page::PayPage { t, summary, notice: None, form: Some(form) };
-    Ok(respond_page(status, page, cookie, None, &[]))
-}
-
-/// Whether the shop takes cards on paydesk's page for the subscription's mode (a
-/// processor's page takes a new card only with a payment).
-pub(super) async fn takes_card_here(state: &AppState, sub: &subscriptions::Model) -> bool {
-    crate::services::payments::acquirer_for(state, sub.shop_id, sub.test).await.is_ok_and(|a| !a.hosted())
+    // A processor's page takes the card after this form (and only with a payment: one of
+    // nothing).
+    let (submit, notice) = match acquirer.hosted() {
+        true => {
+            let notice = Notice { title: w.card_elsewhere_title, body: w.card_elsewhere_body };
+            (t.continue_to_payment, Some(notice))
+        }
+        false => (w.save_card, None),
+    };
+    let mut form = super::super::form::FormView::new(t, action, csrf, &[], sent, errors, submit.to_string());
+    form.card = !acquirer.hosted();
+    let page = super::super::page::PayPage { t, summary, notice, form: Some(form) };
+    Ok(respond_page(status, page, cookie, None, &acquirer.customer_origins()))
 }
 
 pub(super) async fn save_card(
@@ -172,6 +180,9 @@ pub(super) async fn save_card(
     let sub = owned(&state, &session, &id).await?;
     if !csrf::verify(&headers, sent.get("csrf").map(String::as_str)) {
         return card_page(&state, &session, &sub, &headers, &sent, &Errors::default(), StatusCode::FORBIDDEN).await;
+    }
+    if crate::services::payments::acquirer_for(&state, sub.shop_id, sub.test).await.is_ok_and(|a| a.hosted()) {
+        return card_elsewhere(&state, &sub).await;
     }
     let card = match crate::domain::checkout::Checkout::parse(&[], &sent, true, Utc::now()) {
         Ok(checkout) => checkout.card,
@@ -193,5 +204,27 @@ pub(super) async fn save_card(
         Ok(()) => Ok(Redirect::to("/portal/home?done=card").into_response()),
         Err(AppError::Conflict(_)) => Ok(Redirect::to("/portal/home").into_response()),
         Err(e) => Err(e),
+    }
+}
+
+/// Sends the subscriber to the processor's page to save a new card (the page already open
+/// for it, if any): they come back to their page, which says how it went.
+async fn card_elsewhere(state: &AppState, sub: &subscriptions::Model) -> Result<Response, AppError> {
+    if !matches!(sub.state, SubState::Trial | SubState::Active) {
+        return Ok(Redirect::to("/portal/home").into_response());
+    }
+    let customer = db::find::<customers::Entity>(&state.db, sub.shop_id, &sub.customer_id).await?;
+    let email = customer.map(|c| c.email).unwrap_or_default();
+    let now = crate::services::subscriptions::now_of(state, sub).await?;
+    match crate::services::payments::card_update_page(state, sub, &email, now).await {
+        Ok(payment) => match payment.action_url {
+            Some(to) => Ok(Redirect::to(&to).into_response()),
+            None => Ok(Redirect::to("/portal/home?done=card_failed").into_response()),
+        },
+        Err(PayError::Db(e)) => Err(e.into()),
+        Err(e) => {
+            tracing::warn!(subscription = %sub.id, error = %e, "the processor's card page could not be opened");
+            Ok(Redirect::to("/portal/home?done=card_failed").into_response())
+        }
     }
 }

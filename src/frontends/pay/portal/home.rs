@@ -31,7 +31,7 @@ struct SubLine {
     card: Option<String>,
     /// Where to pay what is overdue (or confirm a payment the bank asked them for).
     pay_url: Option<String>,
-    /// Where to type a new card (when the shop takes cards on paydesk's page).
+    /// Where to give a new card (on paydesk's page or the processor's).
     card_url: Option<String>,
     cancellable: bool,
     /// Whether it can end with its paid period (else only now).
@@ -105,6 +105,8 @@ pub(super) async fn home(
         Some("ending") => Some(w.ending_notice),
         Some("kept") => Some(w.kept_notice),
         Some("card") => Some(w.card_notice),
+        Some("card_failed") => Some(w.card_failed_notice),
+        Some("card_waiting") => Some(w.card_waiting_notice),
         _ => None,
     };
     let (csrf, cookie) = csrf::issue(&headers, secure(&state));
@@ -155,8 +157,7 @@ async fn sub_line(
         }),
         pay_url: (sub.state == SubState::FailedAttempt || waiting)
             .then(|| crate::web::urls::subscription_pay(&state.config, &sub.id)),
-        card_url: (open && super::actions::takes_card_here(state, sub).await)
-            .then(|| format!("/portal/subscriptions/{}/card", sub.id)),
+        card_url: open.then(|| format!("/portal/subscriptions/{}/card", sub.id)),
         cancellable: !sub.state.has_ended() && !sub.cancel_at_period_end,
         at_period_end: open,
         keepable: open && sub.cancel_at_period_end,

@@ -61,6 +61,10 @@ pub struct PortalTexts {
     pub update_card: &'static str,
     pub save_card: &'static str,
     pub card_notice: &'static str,
+    pub card_failed_notice: &'static str,
+    pub card_waiting_notice: &'static str,
+    pub card_elsewhere_title: &'static str,
+    pub card_elsewhere_body: &'static str,
 }
 
 /// English.
@@ -128,6 +132,10 @@ pub const EN: PortalTexts = PortalTexts {
     update_card: "Update card",
     save_card: "Save card",
     card_notice: "Your new card is saved: the next payments use it.",
+    card_failed_notice: "The new card was not saved: the payment processor did not accept it. The next payments use your current card.",
+    card_waiting_notice: "The payment processor has not confirmed the new card yet. Look again in a few minutes.",
+    card_elsewhere_title: "Your new card",
+    card_elsewhere_body: "You will type the new card on the payment processor's secure page. Nothing is charged now: the next payments use the new card.",
 };
 
 /// Russian.
@@ -195,6 +203,10 @@ pub const RU: PortalTexts = PortalTexts {
     update_card: "Сменить карту",
     save_card: "Сохранить карту",
     card_notice: "Новая карта сохранена: следующие платежи спишутся с неё.",
+    card_failed_notice: "Новая карта не сохранена: платёжная система её не приняла. Следующие платежи спишутся с текущей карты.",
+    card_waiting_notice: "Платёжная система ещё не подтвердила новую карту. Загляните сюда через несколько минут.",
+    card_elsewhere_title: "Новая карта",
+    card_elsewhere_body: "Данные новой карты вы введёте на защищённой странице платёжной системы. Сейчас ничего не спишется: следующие платежи пойдут с новой карты.",
 };
 
 /// The texts of a language; English where there is no translation.
