@@ -314,6 +314,43 @@ db_tests! {
         assert_eq!(started["state"], "active", "{started}");
         assert_eq!(started["card"]["last_4"], "0000");
     }
+
+    async fn a_subscriber_saves_a_new_card_on_bepaids_page_by_tokenization(app) {
+        let (shop, gateway) = shop_taking_cards_on(&app, "processor_page").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "test_clock": clock});
+        let (_, sub) = app.post(&shop, "/subscriptions", &body).await;
+        let id = sub["id"].as_str().unwrap().to_string();
+        let card_page = format!("/subscriptions/{id}/pay");
+        let form = app.open_form(&card_page).await;
+        let token = token_of(&app.submit(&card_page, &form, &[]).await, &gateway);
+        gateway.pay_checkout(&token, "4200000000000000").unwrap();
+        sweep(&app, 3).await;
+        let real = stored_sub(&app, &id).await.card_token.unwrap();
+        // The card on file stops working (a token the gateway does not know).
+        set_card(&app, &id, "0123456789abcdef0123456789abcdef").await;
+
+        let mut ann = crate::portal::Visitor::default();
+        let link = crate::portal::minted(&app, &shop, sub["customer"]["id"].as_str().unwrap()).await;
+        crate::portal::open(&app, &mut ann, &link).await;
+        let card_path = format!("/portal/subscriptions/{id}/card");
+        ann.get(&app, &card_path).await;
+        let token = token_of(&ann.post(&app, &card_path, &[]).await, &gateway);
+        let order = gateway.checkout_order(&token);
+        assert_eq!(order["amount"], 0, "nothing is charged: {order}");
+        gateway.pay_checkout(&token, "4200000000000000").unwrap();
+        let back = ann.get(&app, &format!("/payments/{}/return", order["tracking_id"].as_str().unwrap())).await;
+        assert_eq!(back.location(), "/portal/home?done=card");
+        let second = stored_sub(&app, &id).await.card_token.unwrap();
+        assert_eq!(second, real, "the page's card is the subscription's");
+        assert_eq!(events_of(&app, &shop, "subscription.card_updated").await.len(), 1);
+        advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
+        let (_, renewed) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(renewed["state"], "active", "{renewed}");
+        let renewal = stored(&app, renewed["last_transaction"]["id"].as_str().unwrap()).await;
+        assert_eq!((renewal.status.as_str(), renewal.card_token.as_str()), ("succeeded", second.as_str()), "the new card pays");
+    }
 }
 
 /// The events of a type the shop's log holds.
@@ -575,4 +612,8 @@ db_tests! {
         let (_, payment) = app.get(&shop, &format!("/payments/{held}")).await;
         assert_eq!(payment["refunded_amount"], 300);
     }
+}
+
+async fn stored_sub(app: &TestApp, id: &str) -> paydesk::db::entities::subscriptions::Model {
+    paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, id).await.unwrap().unwrap()
 }
