@@ -57,7 +57,10 @@ async fn main() {
             }
             let took = started.elapsed().as_secs_f64();
             assert_eq!(sent, n);
-            println!("{backend:>8} n={n:>6}: {sent} mails rendered and sent in {took:>6.2} s: {:>5.0} mails/s", n as f64 / took);
+            println!(
+                "{backend:>8} n={n:>6}: {sent} mails rendered and sent in {took:>6.2} s: {:>5.0} mails/s",
+                n as f64 / took
+            );
         }
     }
 }
@@ -96,6 +99,7 @@ async fn sink() -> String {
     let url = format!("smtp://{}?tls=none", listener.local_addr().unwrap());
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
+            stream.set_nodelay(true).ok();
             tokio::spawn(async move {
                 let (read, mut write) = stream.into_split();
                 let mut lines = BufReader::new(read).lines();
