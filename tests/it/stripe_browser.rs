@@ -1,7 +1,8 @@
 //! Stripe end to end in headless Chromium, against the Stripe double's own pages: a merchant
 //! connects Stripe on the settings page and checks it; a customer pays a product on Stripe's
 //! Checkout page (declined, then paid) and lands on the merchant's site; a subscriber pays a
-//! plan there and the subscription starts with the card Stripe saved.
+//! plan there and the subscription starts with the card Stripe saved; from their subscriber
+//! page they save a new card on Stripe's page.
 
 use serde_json::json;
 
@@ -80,6 +81,22 @@ backend_tests! {
         b.send("#pay").await;
         assert_eq!(b.text_of("[data-testid=receipt-status]").await, "Payment received");
         b.check(&format!("stripe-plan-receipt-{db}"), &mut found).await;
+
+        // Bob saves a new card on Stripe's page from his subscriber page; nothing is charged.
+        let (_, subs) = app.get(&shop, "/subscriptions").await;
+        let (sub_id, bob) = (subs[0]["id"].as_str().unwrap(), subs[0]["customer"]["id"].as_str().unwrap());
+        b.open(&crate::portal::minted(&app, &shop, bob).await).await;
+        b.send("button[data-testid=submit]").await;
+        b.click("[data-testid=update-card]").await;
+        b.check(&format!("stripe-portal-card-{db}"), &mut found).await;
+        b.send("form.pay-form button[type=submit]").await;
+        assert!(b.text_of("#amount").await.starts_with('0'), "nothing to pay on Stripe's page");
+        b.fill("number", "5555555555554444").await;
+        b.send("#pay").await;
+        assert!(b.text_of("[data-testid=flash]").await.contains("new card is saved"));
+        b.check(&format!("stripe-portal-card-saved-{db}"), &mut found).await;
+        let (_, saved) = app.get(&shop, &format!("/subscriptions/{sub_id}")).await;
+        assert_eq!(saved["card"]["last_4"], "4444", "{saved}");
         b.close().await;
         assert!(found.0.is_empty(), "{:?}", found.0);
         let (_, subs) = app.get(&shop, "/subscriptions").await;

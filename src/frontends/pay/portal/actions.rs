@@ -152,6 +152,9 @@ async fn card_page(
     let mut summary = super::super::plans::plan_summary(state, t, &plan, &shop, now);
     // Nothing is charged here: the plan's terms of a first payment do not apply.
     summary.terms.clear();
+    if !acquirer.is_simulated() {
+        summary.test_cards = super::super::page::processor_test_cards(t, sub.test, acquirer.test_cards());
+    }
     let (csrf, cookie) = csrf::issue(headers, secure(state));
     let action = format!("/portal/subscriptions/{}/card", sub.id);
     // A processor's page takes the card after this form (and only with a payment: one of
@@ -159,7 +162,7 @@ async fn card_page(
     let (submit, notice) = match acquirer.hosted() {
         true => {
             let notice = Notice { title: w.card_elsewhere_title, body: w.card_elsewhere_body };
-            (t.continue_to_payment, Some(notice))
+            (w.to_card_page, Some(notice))
         }
         false => (w.save_card, None),
     };

@@ -65,6 +65,7 @@ pub struct PortalTexts {
     pub card_waiting_notice: &'static str,
     pub card_elsewhere_title: &'static str,
     pub card_elsewhere_body: &'static str,
+    pub to_card_page: &'static str,
 }
 
 /// English.
@@ -135,7 +136,8 @@ pub const EN: PortalTexts = PortalTexts {
     card_failed_notice: "The new card was not saved: the payment processor did not accept it. The next payments use your current card.",
     card_waiting_notice: "The payment processor has not confirmed the new card yet. Look again in a few minutes.",
     card_elsewhere_title: "Your new card",
-    card_elsewhere_body: "You will type the new card on the payment processor's secure page. Nothing is charged now: the next payments use the new card.",
+    card_elsewhere_body: "Nothing is charged now: the next payments use the new card.",
+    to_card_page: "Go to the card page",
 };
 
 /// Russian.
@@ -206,7 +208,8 @@ pub const RU: PortalTexts = PortalTexts {
     card_failed_notice: "Новая карта не сохранена: платёжная система её не приняла. Следующие платежи спишутся с текущей карты.",
     card_waiting_notice: "Платёжная система ещё не подтвердила новую карту. Загляните сюда через несколько минут.",
     card_elsewhere_title: "Новая карта",
-    card_elsewhere_body: "Данные новой карты вы введёте на защищённой странице платёжной системы. Сейчас ничего не спишется: следующие платежи пойдут с новой карты.",
+    card_elsewhere_body: "Сейчас ничего не спишется: следующие платежи пойдут с новой карты.",
+    to_card_page: "Перейти к вводу карты",
 };
 
 /// The texts of a language; English where there is no translation.
