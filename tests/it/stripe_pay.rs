@@ -699,6 +699,13 @@ backend_tests! {
         assert!(renewal.off_session && renewal.status == "succeeded", "{renewal:?}");
         assert_eq!(stripe.method(renewal.payment_method.as_deref().unwrap()).unwrap().0, "5555555555554444");
 
+        // Stripe down when the page is asked for: the subscriber is told, nothing changes.
+        stripe.fail_next_on("checkout/sessions", &[Fault::ServerError]);
+        let down = ann.post(&app, &card_path, &[]).await;
+        assert_eq!(down.location(), "/portal/home?done=card_failed");
+        let home = ann.get(&app, "/portal/home?done=card_failed").await;
+        assert!(home.html.contains("The new card was not saved"), "{}", home.html);
+
         // A card the page does not take leaves the current one.
         let to_stripe = ann.post(&app, &card_path, &[]).await;
         let session = session_of(&to_stripe, &stripe);
