@@ -333,16 +333,24 @@ db_tests! {
         advance(&app, &shop, &clock, "2026-04-02T00:00:00Z").await;
     }
 
-    async fn wrong_api_credentials_from_one_address_are_throttled(app) {
+    async fn wrong_api_credentials_from_one_address_are_throttled_and_the_right_key_always_gets_in(app) {
         let shop = app.shop("Books").await;
         let wrong = Shop { id: shop.id, secret: "sk_wrong".into() };
         for _ in 0..30 {
             assert_eq!(app.get(&wrong, "/products").await.0, StatusCode::UNAUTHORIZED);
         }
-        let response = app.req(&shop, reqwest::Method::GET, "/products").send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS, "even the right key waits");
+        let response = app.req(&wrong, reqwest::Method::GET, "/products").send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
         let wait: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
         assert!((1..=600).contains(&wait));
+        let nobody = app.client.get(format!("{}/products", app.base)).send().await.unwrap();
+        assert_eq!(nobody.status(), StatusCode::TOO_MANY_REQUESTS, "no credentials wait too");
+        // The right key, of this shop or another, is never kept out by others' wrong ones.
+        let other = app.shop("Records").await;
+        for who in [&shop, &other] {
+            let (status, _) = app.get(who, "/products").await;
+            assert_eq!(status, StatusCode::OK);
+        }
     }
 
     async fn behind_a_trusted_load_balancer_each_client_is_throttled_apart(app) {
@@ -356,7 +364,8 @@ db_tests! {
         for _ in 0..30 {
             assert_eq!(from("203.0.113.7", &wrong).await.unwrap().status(), StatusCode::UNAUTHORIZED);
         }
-        assert_eq!(from("203.0.113.7", &shop).await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(from("203.0.113.7", &wrong).await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(from("203.0.113.7", &shop).await.unwrap().status(), StatusCode::OK, "the right key gets in");
         // Another client behind the same balancer, and one that forges the header's start.
         assert_eq!(from("198.51.100.4", &shop).await.unwrap().status(), StatusCode::OK);
         assert_eq!(from("203.0.113.7, 198.51.100.4", &shop).await.unwrap().status(), StatusCode::OK);

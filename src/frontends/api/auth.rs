@@ -26,11 +26,6 @@ impl FromRequestParts<AppState> for ApiShop {
         if let Some(shop) = parts.extensions.get::<ApiShop>() {
             return Ok(shop.clone());
         }
-        let address = crate::web::guard::client_ip(parts, state);
-        let now = Utc::now();
-        if let Some(wait) = address.and_then(|a| state.api_locks.wait(a, now)) {
-            return Err(too_many(wait));
-        }
         let shop = match basic_credentials(parts) {
             Some((user, password)) => match user.trim().parse::<i64>() {
                 Ok(shop_id) => crate::services::shops::authenticate(state, shop_id, &password).await?,
@@ -38,11 +33,17 @@ impl FromRequestParts<AppState> for ApiShop {
             },
             None => None,
         };
+        // The right key always gets in, whatever other clients at its address sent.
         if let Some(shop) = shop {
             return Ok(ApiShop(shop));
         }
-        // Failures count in the database (every instance sees them); an address over the
-        // limit is then refused here without asking the database again.
+        // Wrong ones count in the database (every instance sees them); over the limit, an
+        // address's wrong keys are answered 429 without counting them any more.
+        let address = crate::web::guard::client_ip(parts, state);
+        let now = Utc::now();
+        if let Some(wait) = address.and_then(|a| state.api_locks.wait(a, now)) {
+            return Err(too_many(wait));
+        }
         if let Some(address) = address {
             let key = address.to_string();
             let limit = throttle::Limit { max: state.config.api_auth_failures, ..throttle::API_AUTH };
