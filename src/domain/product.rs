@@ -220,11 +220,20 @@ pub fn read_currency(r: &Reader, field: &str, e: &mut Errors) -> Option<Currency
     found
 }
 
-/// An absolute http or https URL.
+/// An absolute http or https URL, in the normalised form it is stored, returned and sent
+/// to (`http:shop.example` is `http://shop.example/`): what the merchant sees is where the
+/// customer goes.
 pub fn read_url(r: &Reader, field: &str, e: &mut Errors) -> Option<String> {
     let raw = r.string(field, MAX_URL, e)?;
     match url::Url::parse(&raw) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(raw),
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
+            let normalised = u.to_string();
+            if normalised.chars().count() > MAX_URL {
+                e.add(&r.key(field), &crate::domain::input::msg::too_long(MAX_URL));
+                return None;
+            }
+            Some(normalised)
+        }
         _ => {
             e.add(&r.key(field), "is not an absolute http or https URL");
             None
@@ -377,6 +386,21 @@ mod tests {
             let e = errors_of(with(valid(), field, value));
             assert_eq!(e.get(field).unwrap(), ["is not included in the list"], "{field}");
         }
+    }
+
+    #[test]
+    fn urls_are_kept_in_their_normalised_form() {
+        for (typed, kept) in [
+            ("http:evil.example", "http://evil.example/"),
+            ("HTTPS://Shop.Example:443/a/../thanks?o=1", "https://shop.example/thanks?o=1"),
+            ("https://shop.example", "https://shop.example/"),
+            ("https://shop.example/é", "https://shop.example/%C3%A9"),
+        ] {
+            let ok = parse(with(valid(), "return_url", json!(typed))).unwrap();
+            assert_eq!(ok.return_url.as_deref(), Some(kept), "{typed}");
+        }
+        let long = format!("https://shop.example/{}", "é".repeat(MAX_URL / 2));
+        assert!(errors_of(with(valid(), "return_url", json!(long))).has("return_url"), "too long once encoded");
     }
 
     #[test]

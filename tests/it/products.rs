@@ -11,6 +11,21 @@ fn with(mut body: Value, key: &str, value: Value) -> Value {
 }
 
 db_tests! {
+    async fn urls_are_stored_returned_and_followed_in_their_normalised_form(app) {
+        let shop = app.shop("Shop").await;
+        let body = with(with(test_product_body(), "return_url", json!("http:evil.example")),
+                        "notification_url", json!("HTTPS://Hooks.Example:443/a/../paydesk"));
+        let (status, p) = app.post(&shop, "/products", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{p}");
+        assert_eq!(p["return_url"], "http://evil.example/");
+        assert_eq!(p["notification_url"], "https://hooks.example/paydesk");
+        let id = p["id"].as_str().unwrap();
+        let (_, read) = app.get(&shop, &format!("/products/{id}")).await;
+        assert_eq!(read["return_url"], "http://evil.example/", "stored as returned");
+        let paid = app.pay(id, cards::SUCCESS, &[]).await;
+        assert!(paid.location().starts_with("http://evil.example/?payment_id="), "{}", paid.location());
+    }
+
     async fn a_stored_word_outside_its_vocabulary_is_an_error_never_a_default(app) {
         use sea_orm::ConnectionTrait;
         let shop = app.shop("Shop").await;
