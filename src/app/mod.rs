@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use sea_orm::DatabaseConnection;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::config::Config;
@@ -60,7 +61,9 @@ pub fn router(state: AppState) -> Router {
     for (name, value) in headers {
         app = app.layer(SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value)));
     }
-    app.layer(axum::middleware::from_fn(guard::observe))
+    // Pages and JSON go compressed to clients that accept it (forms carry their CSRF tokens
+    // masked afresh on every page, so compression gives nothing away).
+    app.layer(axum::middleware::from_fn(guard::observe)).layer(CompressionLayer::new())
 }
 
 /// Who a request is for, which decides how its errors look.

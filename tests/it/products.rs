@@ -11,6 +11,26 @@ fn with(mut body: Value, key: &str, value: Value) -> Value {
 }
 
 db_tests! {
+    async fn pages_and_json_are_compressed_for_clients_that_accept_it(app) {
+        let shop = app.shop("Shop").await;
+        let mut body = test_product_body();
+        body["visible_fields"] = json!(["country", "email"]);
+        let product = app.product(&shop, &body).await;
+        let path = format!("/products/{}/pay", product["id"].as_str().unwrap());
+        let plain = app.client.get(format!("{}{path}", app.base)).send().await.unwrap();
+        assert!(plain.headers().get("content-encoding").is_none());
+        let plain_size = plain.bytes().await.unwrap().len();
+        let gzip = app.client.get(format!("{}{path}", app.base)).header("accept-encoding", "gzip").send().await.unwrap();
+        assert_eq!(gzip.headers()["content-encoding"], "gzip");
+        let gzip_size = gzip.bytes().await.unwrap().len();
+        assert!(gzip_size * 3 < plain_size, "{gzip_size} of {plain_size} bytes");
+        let api = app.req(&shop, Method::GET, "/products").header("accept-encoding", "gzip").send().await.unwrap();
+        assert_eq!(api.headers()["content-encoding"], "gzip");
+        // The page's CSRF token is masked afresh on every page, and each one works.
+        let (first, second) = (app.open_form(&path).await, app.open_form(&path).await);
+        assert_ne!(first.csrf, second.csrf);
+    }
+
     async fn urls_are_stored_returned_and_followed_in_their_normalised_form(app) {
         let shop = app.shop("Shop").await;
         let body = with(with(test_product_body(), "return_url", json!("http:evil.example")),

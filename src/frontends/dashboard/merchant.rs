@@ -6,7 +6,6 @@ use axum::http::header::SET_COOKIE;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono_tz::Tz;
-use subtle::ConstantTimeEq;
 use tower_sessions::Session;
 
 use super::{Words, k};
@@ -30,8 +29,10 @@ pub struct Merchant {
     pub shop: std::sync::Arc<shops::Model>,
     /// The zone the dashboard shows times in.
     pub tz: Tz,
-    /// The token every form of this session must send back.
+    /// The token every form of this session must send back, masked afresh for this page.
     pub csrf: String,
+    /// The session's token itself.
+    token: String,
     pub session: Session,
     /// The language the user reads the dashboard in.
     pub words: super::Words,
@@ -63,10 +64,11 @@ impl FromRequestParts<AppState> for Merchant {
             );
             return Err(Redirect::to(&to).into_response());
         };
-        let csrf = csrf_token(&session).await.map_err(fail)?;
+        let token = csrf_token(&session).await.map_err(fail)?;
+        let csrf = crate::web::csrf::mask(&token);
         let tz = crate::services::shops::zone(state, &shop);
         let words = super::Words::of_user(user.language);
-        Ok(Merchant { user, shop, tz, csrf, session, words })
+        Ok(Merchant { user, shop, tz, csrf, token, session, words })
     }
 }
 
@@ -74,7 +76,7 @@ impl Merchant {
     /// Refuses a form whose token is not this session's.
     pub fn check(&self, sent: Option<&str>) -> Result<(), AppError> {
         match sent {
-            Some(token) if bool::from(token.as_bytes().ct_eq(self.csrf.as_bytes())) => Ok(()),
+            Some(sent) if crate::web::csrf::same(&self.token, sent) => Ok(()),
             _ => Err(AppError::Forbidden(k("The form has expired: reload the page and send it again"))),
         }
     }

@@ -33,7 +33,8 @@ pub fn browser() -> reqwest::Client {
 pub fn csrf_of(html: &str) -> String {
     let marker = "name=\"csrf\" value=\"";
     let start = html.find(marker).expect("a CSRF field") + marker.len();
-    html[start..start + 32].to_string()
+    let end = html[start..].find('"').expect("the field's end") + start;
+    html[start..end].to_string()
 }
 
 pub async fn answer(response: reqwest::Response) -> Answer {
