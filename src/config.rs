@@ -64,6 +64,13 @@ pub struct ConfigArgs {
     /// (default 30).
     #[arg(long, env = "PAYDESK_API_AUTH_FAILURES", global = true)]
     pub api_auth_failures: Option<String>,
+    /// Days finished webhook deliveries and mails (with their attempts) are kept (default 30,
+    /// at least 7).
+    #[arg(long, env = "PAYDESK_RETENTION_DAYS", global = true)]
+    pub retention_days: Option<String>,
+    /// Hours an `Idempotency-Key` and its answer are kept (default 24, at least 24).
+    #[arg(long, env = "PAYDESK_IDEMPOTENCY_HOURS", global = true)]
+    pub idempotency_hours: Option<String>,
     /// Seconds a stopping instance waits for in-flight requests and the running billing
     /// batch (default 30).
     #[arg(long, env = "PAYDESK_SHUTDOWN_SECONDS", global = true)]
@@ -126,6 +133,10 @@ pub struct Config {
     pub trusted_proxies: TrustedProxies,
     /// Wrong API credentials allowed per address in the window of `throttle::API_AUTH`.
     pub api_auth_failures: usize,
+    /// How long finished webhook deliveries and mails are kept.
+    pub retention: chrono::TimeDelta,
+    /// How long idempotency keys are kept.
+    pub idempotency_kept: chrono::TimeDelta,
     /// Connections to the database kept at most.
     pub db_connections: u32,
     /// The SMTP server; `None`: no mail is queued or sent.
@@ -426,11 +437,12 @@ impl Config {
                 ));
             }
         };
-        let failures_raw = args.api_auth_failures.as_deref().unwrap_or("30");
-        let api_auth_failures = match failures_raw.trim().parse::<usize>() {
-            Ok(n) if (1..=1_000_000).contains(&n) => n,
-            _ => return Err(bad("PAYDESK_API_AUTH_FAILURES", failures_raw, "is not a whole number from 1 to 1000000")),
-        };
+        let api_auth_failures =
+            whole("PAYDESK_API_AUTH_FAILURES", args.api_auth_failures.as_deref(), 30, 1..=1_000_000)?;
+        let days = whole("PAYDESK_RETENTION_DAYS", args.retention_days.as_deref(), 30, 7..=3650)?;
+        let hours = whole("PAYDESK_IDEMPOTENCY_HOURS", args.idempotency_hours.as_deref(), 24, 24..=720)?;
+        let (retention, idempotency_kept) =
+            (chrono::TimeDelta::days(days as i64), chrono::TimeDelta::hours(hours as i64));
         let proxies_raw = args.trusted_proxies.as_deref().unwrap_or("");
         let trusted_proxies = TrustedProxies::parse(proxies_raw).ok_or_else(|| {
             bad("PAYDESK_TRUSTED_PROXIES", proxies_raw, "is not a comma-separated list of addresses or CIDR ranges")
@@ -462,6 +474,8 @@ impl Config {
             smtp,
             mail_from,
             api_auth_failures,
+            retention,
+            idempotency_kept,
             db_connections,
             trusted_proxies,
             log_format,
@@ -493,6 +507,20 @@ fn default_sender(base_url: &str) -> String {
 
 /// Stripe's API, where a Stripe account's calls go unless `PAYDESK_STRIPE_API_URL` says otherwise.
 pub const STRIPE_API: &str = "https://api.stripe.com";
+
+/// A whole number in `range`, `default` when unset.
+fn whole(
+    name: &'static str,
+    raw: Option<&str>,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, ConfigError> {
+    let Some(raw) = raw else { return Ok(default) };
+    match raw.trim().parse::<usize>() {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => Err(bad(name, raw, format!("is not a whole number from {} to {}", range.start(), range.end()))),
+    }
+}
 
 fn on_off(name: &'static str, raw: Option<&str>, default: bool) -> Result<bool, ConfigError> {
     match raw {

@@ -7,9 +7,6 @@ use sea_orm::{ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTr
 
 use super::entities::idempotency_keys::{ActiveModel, Column, Entity};
 
-/// How long a key and its answer are kept.
-pub const KEPT: chrono::Duration = chrono::Duration::hours(24);
-
 /// What the key says about a request.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Begin {
@@ -24,20 +21,20 @@ pub enum Begin {
 }
 
 /// Looks up the shop's `key` for `request` (method and path) with body `fingerprint`, and
-/// takes it when it is new (or its first request stopped and its lease ran out).
+/// takes it when it is new, older than `kept`, or its first request stopped and its lease
+/// ran out.
 pub async fn begin(
     db: &impl ConnectionTrait,
-    shop_id: i64,
-    key: &str,
+    (shop_id, key): (i64, &str),
     request: &str,
     fingerprint: &str,
     lease_until: DateTime<Utc>,
-    now: DateTime<Utc>,
+    (now, kept): (DateTime<Utc>, chrono::TimeDelta),
 ) -> Result<Begin, DbErr> {
     let expired = Entity::delete_many()
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Key.eq(key))
-        .filter(Column::CreatedAt.lt(now - KEPT));
+        .filter(Column::CreatedAt.lt(now - kept));
     expired.exec(db).await?;
     let row = ActiveModel {
         seq: NotSet,

@@ -271,3 +271,9 @@ pub async fn list(
     }
     super::list_where::<mails::Entity>(db, shop_id, page, condition).await
 }
+
+/// Deletes the mails that ended (sent, failed for good, skipped) before `before`, with their
+/// attempts; answers how many mails went.
+pub async fn prune_ended(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
+    super::prune_outbox(db, ("mails", MailStatus::Queued.as_str()), ("mail_attempts", "mail_id"), before).await
+}

@@ -377,3 +377,42 @@ pub(crate) async fn claim_outbox(
     db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values)).await?;
     Ok(())
 }
+
+/// How many rows one statement of a prune deletes.
+const PRUNE_BATCH: u64 = 1000;
+
+/// Deletes, a batch at a time, the rows of an outbox (`table`, whose rows wait in status
+/// `waiting`) that ended before `before`, and first their attempts (`attempts`, naming their
+/// row in `owner`); answers how many rows went. An ended row no longer changes, so both
+/// statements of a batch pick the same rows.
+pub(crate) async fn prune_outbox(
+    db: &impl ConnectionTrait,
+    (table, waiting): (&str, &str),
+    (attempts, owner): (&str, &str),
+    before: chrono::DateTime<chrono::Utc>,
+) -> Result<u64, DbErr> {
+    let backend = db.get_database_backend();
+    let p = match backend {
+        sea_orm::DatabaseBackend::Postgres => ["$1", "$2", "$3"],
+        _ => ["?", "?", "?"],
+    };
+    let ended = format!(
+        "FROM {table} WHERE status <> {} AND next_attempt_at < {} AND updated_at < {} ORDER BY seq LIMIT {PRUNE_BATCH}",
+        p[0], p[1], p[2]
+    );
+    let values = || {
+        let before = now_millis(before);
+        [waiting.into(), before.into(), before.into()]
+    };
+    let mut pruned = 0;
+    loop {
+        let sql = format!("DELETE FROM {attempts} WHERE {owner} IN (SELECT id {ended})");
+        db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values())).await?;
+        let sql = format!("DELETE FROM {table} WHERE seq IN (SELECT seq {ended})");
+        let gone = db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values())).await?.rows_affected();
+        pruned += gone;
+        if gone < PRUNE_BATCH {
+            return Ok(pruned);
+        }
+    }
+}

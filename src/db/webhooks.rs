@@ -335,3 +335,10 @@ pub async fn attempts_of(
         .all(db)
         .await
 }
+
+/// Deletes the deliveries that ended (delivered, or failed for good) before `before`, with
+/// their attempts; answers how many deliveries went.
+pub async fn prune_ended(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
+    let waiting = DeliveryStatus::Pending.as_str();
+    super::prune_outbox(db, ("webhook_deliveries", waiting), ("webhook_attempts", "delivery_id"), before).await
+}

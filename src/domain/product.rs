@@ -229,7 +229,7 @@ pub fn read_url(r: &Reader, field: &str, e: &mut Errors) -> Option<String> {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
             let normalised = u.to_string();
             if normalised.chars().count() > MAX_URL {
-                e.add(&r.key(field), &crate::domain::input::msg::too_long(MAX_URL));
+                e.add(&r.key(field), crate::domain::input::msg::too_long(MAX_URL));
                 return None;
             }
             Some(normalised)

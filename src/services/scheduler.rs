@@ -1,7 +1,8 @@
 //! The scheduler: tokio-cron-scheduler runs [`billing::run_due`] every minute (and once at
 //! start, so charges missed while the service was down are made at once), then folds the
 //! overview's summaries (`db::summaries::compact`); every hour it prunes expired sessions,
-//! idempotency keys, checkout attempts and throttling records, and refreshes SQLite's table
+//! idempotency keys, finished webhook deliveries and mails, checkout attempts and throttling
+//! records, and refreshes SQLite's table
 //! statistics (`db::optimize`). Several instances may all run it: claims keep each charge to
 //! one of them.
 
@@ -41,17 +42,22 @@ pub async fn start(state: AppState) -> Result<JobScheduler, JobSchedulerError> {
     Ok(scheduler)
 }
 
-/// Deletes what has outlived its use: expired sessions, idempotency keys and checkout
-/// attempts older than 24 hours, throttling failures older than any window; then refreshes
+/// Deletes what has outlived its use: expired sessions; idempotency keys older than
+/// `PAYDESK_IDEMPOTENCY_HOURS`; webhook deliveries and mails that ended longer ago than
+/// `PAYDESK_RETENTION_DAYS`, with their attempts; checkout attempts and subscriber-page
+/// tokens older than a day, and throttling failures older than any window; then refreshes
 /// SQLite's table statistics.
 pub async fn prune(state: &AppState) {
-    let day_ago = Utc::now() - crate::db::idempotency::KEPT;
+    let day_ago = Utc::now() - chrono::TimeDelta::hours(24);
+    let (kept, retained) = (Utc::now() - state.config.idempotency_kept, Utc::now() - state.config.retention);
     let db = &state.db;
     if let Err(e) = DbSessionStore::new(db.clone()).delete_expired().await {
         tracing::warn!(error = %e, "deleting expired sessions failed");
     }
     let pruned = [
-        ("idempotency keys", crate::db::idempotency::prune(db, day_ago).await),
+        ("idempotency keys", crate::db::idempotency::prune(db, kept).await),
+        ("webhook deliveries", crate::db::webhooks::prune_ended(db, retained).await),
+        ("mails", crate::db::mails::prune_ended(db, retained).await),
         ("checkout attempts", crate::db::checkout_attempts::prune(db, day_ago).await),
         ("throttling failures", crate::db::throttle::prune(db, day_ago).await),
         ("subscriber page links and sessions", crate::db::portal::prune(db, day_ago).await),

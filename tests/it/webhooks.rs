@@ -209,6 +209,73 @@ async fn every_event(app: &TestApp, shop: &Shop) {
 }
 
 db_tests! {
+    async fn finished_deliveries_and_their_attempts_are_pruned_after_the_retention(app) {
+        use paydesk::db::entities::{webhook_attempts, webhook_deliveries};
+        use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, sea_query::Expr};
+        let args = paydesk::config::ConfigArgs { retention_days: Some("7".into()), ..Default::default() };
+        let app = TestApp::spawn_with(app.backend, args).await;
+        let shop = app.shop("Books").await;
+        let receiver = Receiver::start().await;
+        endpoint(&app, &shop, &receiver.url, json!(["payment.succeeded"])).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        for _ in 0..3 {
+            app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        }
+        let delivered = settled(&app, &shop).await;
+        let ids: Vec<String> = delivered.iter().map(|d| d["id"].as_str().unwrap().to_string()).collect();
+        assert_eq!(ids.len(), 3);
+        // Two ended eight days ago; the third still waits for a retry planned that long ago.
+        let long_ago = paydesk::db::now_millis(chrono::Utc::now() - chrono::TimeDelta::days(8));
+        let age = |id: &str| {
+            webhook_deliveries::Entity::update_many()
+                .col_expr(webhook_deliveries::Column::UpdatedAt, Expr::value(long_ago))
+                .col_expr(webhook_deliveries::Column::NextAttemptAt, Expr::value(long_ago))
+                .filter(webhook_deliveries::Column::Id.eq(id))
+        };
+        for id in &ids {
+            age(id).exec(&app.db).await.unwrap();
+        }
+        webhook_deliveries::Entity::update_many()
+            .col_expr(webhook_deliveries::Column::Status, Expr::value("pending"))
+            .filter(webhook_deliveries::Column::Id.eq(ids[2].as_str()))
+            .exec(&app.db)
+            .await
+            .unwrap();
+        paydesk::services::scheduler::prune(&app.state).await;
+        let (_, left) = app.get(&shop, "/webhook_deliveries?limit=100").await;
+        let left: Vec<&str> = left.as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+        assert_eq!(left, vec![ids[2].as_str()], "only the one still waiting stays");
+        let attempts = |id: &str| {
+            webhook_attempts::Entity::find().filter(webhook_attempts::Column::DeliveryId.eq(id)).count(&app.db)
+        };
+        assert_eq!((attempts(&ids[0]).await.unwrap(), attempts(&ids[1]).await.unwrap()), (0, 0));
+        assert_eq!(attempts(&ids[2]).await.unwrap(), 1, "its attempts stay with it");
+        assert_eq!(paydesk::db::mails::prune_ended(&app.db, chrono::Utc::now()).await.unwrap(), 0, "mails prune alike");
+    }
+
+    async fn idempotency_keys_are_kept_as_long_as_configured(app) {
+        use paydesk::db::entities::idempotency_keys;
+        use sea_orm::{EntityTrait, sea_query::Expr};
+        let args = paydesk::config::ConfigArgs { idempotency_hours: Some("48".into()), ..Default::default() };
+        let app = TestApp::spawn_with(app.backend, args).await;
+        let shop = app.shop("Books").await;
+        let send = || app.req(&shop, reqwest::Method::POST, "/products").header("Idempotency-Key", "k-1").json(&test_product_body()).send();
+        assert_eq!(send().await.unwrap().status(), StatusCode::CREATED);
+        let aged = |hours: i64| {
+            idempotency_keys::Entity::update_many()
+                .col_expr(idempotency_keys::Column::CreatedAt, Expr::value(paydesk::db::now_millis(chrono::Utc::now() - chrono::TimeDelta::hours(hours))))
+        };
+        aged(30).exec(&app.db).await.unwrap();
+        paydesk::services::scheduler::prune(&app.state).await;
+        let replayed = send().await.unwrap();
+        assert_eq!(replayed.headers()["idempotent-replayed"], "true", "30 hours old, kept for 48");
+        aged(49).exec(&app.db).await.unwrap();
+        paydesk::services::scheduler::prune(&app.state).await;
+        let fresh = send().await.unwrap();
+        assert!(fresh.headers().get("idempotent-replayed").is_none(), "pruned: the key is new again");
+        assert_eq!(app.get(&shop, "/products").await.1.as_array().unwrap().len(), 2);
+    }
+
     async fn the_dashboard_manages_endpoints_and_shows_their_deliveries(app) {
         use crate::dashboard::{api_shop, sign_up};
         let m = sign_up(&app, "Books", "ann@example.com").await;

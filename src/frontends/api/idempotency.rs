@@ -55,7 +55,9 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
     let fingerprint = fingerprint(&bytes);
     let now = Utc::now();
     let db = &state.db;
-    let begun = idempotency::begin(db, shop.id, &key, &path, &fingerprint, now + LEASE, now).await.map_err(fault)?;
+    let kept = state.config.idempotency_kept;
+    let begun =
+        idempotency::begin(db, (shop.id, &key), &path, &fingerprint, now + LEASE, (now, kept)).await.map_err(fault)?;
     let seq = match begun {
         Begin::Fresh(seq) => seq,
         Begin::Replay { status, body } => return Ok(replay(status, body)),
