@@ -168,8 +168,8 @@ pub trait Archivable: ShopOwned {
     const UPDATED_AT: Self::Column;
 }
 
-/// Archives (`Some` moment) or brings back (`None`) one of the shop's `E`; `false` if it is
-/// gone.
+/// Archives (`Some` moment) or brings back (`None`) one of the shop's `E`, if it is not so
+/// already; whether this changed it.
 pub async fn set_archived<E: Archivable>(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -182,6 +182,10 @@ pub async fn set_archived<E: Archivable>(
         .col_expr(E::UPDATED_AT, Expr::value(now_millis(now)))
         .filter(E::SHOP.eq(shop_id))
         .filter(E::ID.eq(id))
+        .filter(match archived_at {
+            Some(_) => E::ARCHIVED_AT.is_null(),
+            None => E::ARCHIVED_AT.is_not_null(),
+        })
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)

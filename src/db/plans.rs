@@ -4,7 +4,8 @@ use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
+    Set,
 };
 
 use super::entities::plans::{ActiveModel, Column, Entity, Model};
@@ -97,7 +98,8 @@ impl Model {
     }
 }
 
-/// Saves what of a plan may change (its title and language); `false` if it is gone.
+/// Saves what of a plan may change (its title and language); whether that changed it (`false`
+/// if it is gone or already so).
 pub async fn update(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -111,6 +113,7 @@ pub async fn update(
         .col_expr(Column::UpdatedAt, sea_orm::sea_query::Expr::value(super::now_millis(now)))
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Id.eq(id))
+        .filter(Condition::any().add(Column::Title.ne(edit.title.clone())).add(Column::Language.ne(edit.language)))
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)

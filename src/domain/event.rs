@@ -27,11 +27,16 @@ words! {
         SubscriptionCancellationWithdrawn = "subscription.cancellation_withdrawn",
         SubscriptionCardUpdated = "subscription.card_updated",
         ProductSoldOut = "product.sold_out",
+        // Archived (its link takes no payments) and brought back; a plan's title or page
+        // language edited.
+        ProductArchived = "product.archived", ProductRestored = "product.restored",
+        PlanUpdated = "plan.updated", PlanArchived = "plan.archived", PlanRestored = "plan.restored",
     }
 }
 
 impl EventType {
-    /// The kind of object the event is about: `payment`, `refund`, `subscription`, `product`.
+    /// The kind of object the event is about: `payment`, `refund`, `subscription`, `product`,
+    /// `plan`.
     pub fn object(self) -> &'static str {
         self.as_str().split('.').next().unwrap_or_default()
     }

@@ -135,6 +135,19 @@ impl PlanEdit {
         let language = r.choice("language", Language::parse, &mut e).unwrap_or_default();
         e.into_result(|| PlanEdit { title: title.unwrap_or_default(), language })
     }
+
+    /// Checks an API change of `current`: `title`, `language`, both or neither; what is not
+    /// sent stays.
+    pub fn parse_change(body: &Map<String, Value>, current: &PlanFields) -> Result<PlanEdit, Errors> {
+        let r = Reader::new(body);
+        let mut e = Errors::default();
+        let title = if r.sent("title") { r.string("title", MAX_SHORT, &mut e) } else { Some(current.title.clone()) };
+        e.require("title", title.is_none());
+        let language =
+            if r.sent("language") { r.choice("language", Language::parse, &mut e) } else { Some(current.language) };
+        e.require("language", language.is_none());
+        e.into_result(|| PlanEdit { title: title.unwrap_or_default(), language: language.unwrap_or_default() })
+    }
 }
 
 #[cfg(test)]

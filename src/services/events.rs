@@ -13,7 +13,9 @@ use sea_orm::{ConnectionTrait, DbErr, TransactionTrait};
 use crate::config::Config;
 use chrono::Utc;
 
-use crate::db::entities::{events, payments, products, refunds, subscription_events, subscriptions, webhook_endpoints};
+use crate::db::entities::{
+    events, payments, plans, products, refunds, subscription_events, subscriptions, webhook_endpoints,
+};
 use crate::db::mails::NewMail;
 use crate::db::webhooks::NewDelivery;
 use crate::db::{self, events::NewEvent};
@@ -21,7 +23,7 @@ use crate::domain::event::EventType;
 use crate::domain::mail::MailKind;
 use crate::domain::vocab::PaymentStatus;
 use crate::domain::webhook::{EnabledEvents, Scheme};
-use crate::web::views::{PaymentView, ProductView, RefundView, SubscriptionView};
+use crate::web::views::{PaymentView, PlanView, ProductView, RefundView, SubscriptionView};
 
 /// An event about a payment.
 pub fn payment(kind: EventType, p: &payments::Model) -> NewEvent {
@@ -42,6 +44,11 @@ pub fn refund(kind: EventType, r: &refunds::Model) -> NewEvent {
 /// An event about a product.
 pub fn product(kind: EventType, p: &products::Model, config: &Config) -> NewEvent {
     new(p.shop_id, kind, &p.id, p.test, &ProductView::new(p, config))
+}
+
+/// An event about a plan.
+pub fn plan(kind: EventType, p: &plans::Model, config: &Config) -> NewEvent {
+    new(p.shop_id, kind, &p.id, p.test, &PlanView::new(p, config))
 }
 
 /// An event about a subscription that changed without a line on its timeline (a cancel

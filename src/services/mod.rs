@@ -5,6 +5,7 @@
 //! ([`notifications`]), password hashing ([`passwords`]) and the timed jobs ([`scheduler`]).
 
 pub mod billing;
+pub mod catalog;
 pub mod events;
 pub mod keys;
 pub mod mail;

@@ -26,6 +26,7 @@ mod money;
 mod openapi;
 mod ops;
 mod pages;
+mod parity;
 mod payments;
 mod plans;
 mod portal;

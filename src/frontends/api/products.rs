@@ -19,7 +19,11 @@ use crate::web::views::ProductView;
 
 /// Routes of products.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/products", post(create).get(list)).route("/products/{id}", get(show).put(update))
+    Router::new()
+        .route("/products", post(create).get(list))
+        .route("/products/{id}", get(show).put(update))
+        .route("/products/{id}/archive", post(archive))
+        .route("/products/{id}/restore", post(restore))
 }
 
 /// Create a product
@@ -93,6 +97,39 @@ async fn update(
         .await?
         .map_err(|refused| AppError::Conflict(refused.to_string()))?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Archive a product
+///
+/// Its pay link then tells customers it is no longer available; the product stays readable
+/// and listed, with `archived_at`. Archiving an archived product changes nothing. Event:
+/// `product.archived`.
+#[utoipa::path(post, path = "/products/{id}/archive", tag = "Products",
+    params(("id" = String, Path, description = "The product's id (`prd_…`)")),
+    responses((status = 200, description = "The archived product", body = ProductView)))]
+async fn archive(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Json<ProductView>, AppError> {
+    let product = crate::services::catalog::archive_product(&state, shop.id, &id, true).await?;
+    Ok(Json(ProductView::new(&product, &state.config)))
+}
+
+/// Restore a product
+///
+/// Brings an archived product back: its pay link takes payments again. Event:
+/// `product.restored`.
+#[utoipa::path(post, path = "/products/{id}/restore", tag = "Products",
+    params(("id" = String, Path, description = "The product's id (`prd_…`)")),
+    responses((status = 200, description = "The product", body = ProductView)))]
+async fn restore(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Json<ProductView>, AppError> {
+    let product = crate::services::catalog::archive_product(&state, shop.id, &id, false).await?;
+    Ok(Json(ProductView::new(&product, &state.config)))
 }
 
 async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<products::Model, AppError> {

@@ -32,7 +32,7 @@ const MAX_SCHEDULE: usize = 50;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/subscriptions", post(create).get(list))
-        .route("/subscriptions/{id}", get(show))
+        .route("/subscriptions/{id}", get(show).post(update))
         .route("/subscriptions/{id}/cancel", post(cancel))
         .route("/subscriptions/{id}/events", get(events))
         .route("/subscriptions/{id}/test_card_outcome", post(test_card_outcome))
@@ -166,6 +166,41 @@ async fn cancel(
     let reason = Reader::new(&body).string("cancel_reason", 255, &mut errors);
     errors.into_result(|| ()).map_err(AppError::from)?;
     let sub = crate::services::subscriptions::cancel(&state, find(&state, shop.id, &id).await?, reason).await?;
+    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+}
+
+/// Update a subscription
+///
+/// `cancel_at_period_end: true` ends it when its paid period (or trial) ends: nothing more
+/// is charged, and it moves to `canceled` then (`subscription.cancellation_requested`, with
+/// the optional `cancel_reason`); `false` withdraws that while it is still pending
+/// (`subscription.cancellation_withdrawn`). Asking for what already is changes nothing. 409
+/// for a subscription that has ended, or that is not in its trial or a paid period when
+/// asked to end with it.
+#[utoipa::path(post, path = "/subscriptions/{id}", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    request_body = schemas::subscriptions::SubscriptionUpdate,
+    responses(
+        (status = 200, description = "The subscription", body = SubscriptionView),
+        (status = 409, description = "The subscription has ended, or cannot end with its period now", body = crate::web::error::ErrorBody),
+    ))]
+async fn update(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<SubscriptionView>, AppError> {
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    let at_period_end = r.boolean("cancel_at_period_end", &mut errors);
+    let reason = r.string("cancel_reason", 255, &mut errors);
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    let sub = find(&state, shop.id, &id).await?;
+    match at_period_end {
+        Some(true) => crate::services::subscriptions::cancel_at_period_end(&state, &sub, reason).await?,
+        Some(false) => crate::services::subscriptions::keep(&state, &sub).await?,
+        None => {}
+    }
+    let sub = find(&state, shop.id, &id).await?;
     Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 

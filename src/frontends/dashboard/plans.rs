@@ -201,7 +201,7 @@ async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
     m.check(form.get("csrf"))?;
     let found = find(&state, &m, &id).await?;
     let archive = form.get("archive") == Some("yes");
-    db::set_archived::<plans::Entity>(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
+    crate::services::catalog::archive_plan(&state, m.shop.id, &found.id, archive).await?;
     m.flash(match archive {
         true => m.t("Plan archived: its page takes no new subscriptions; those running go on."),
         false => m.t("Plan restored: its page takes subscriptions again."),
@@ -230,7 +230,7 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let p = find(&state, &m, &id).await?;
     match PlanEdit::parse(&form.to_json(&[], &[])) {
         Ok(edit) => {
-            db::plans::update(&state.db, m.shop.id, &p.id, &edit, Utc::now()).await?;
+            crate::services::catalog::update_plan(&state, m.shop.id, &p.id, &edit).await?;
             m.flash(m.t("Plan saved.")).await;
             see_other(&format!("/dashboard/plans/{id}"))
         }

@@ -304,7 +304,7 @@ async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
     m.check(form.get("csrf"))?;
     let found = find(&state, &m, &id).await?;
     let archive = form.get("archive") == Some("yes");
-    db::set_archived::<products::Entity>(&state.db, m.shop.id, &found.id, archive.then(Utc::now), Utc::now()).await?;
+    crate::services::catalog::archive_product(&state, m.shop.id, &found.id, archive).await?;
     m.flash(match archive {
         true => m.t("Product archived: its pay link now tells customers it is no longer available."),
         false => m.t("Product restored: its pay link takes payments again."),

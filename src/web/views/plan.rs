@@ -31,6 +31,9 @@ pub struct PlanView {
     created_at: String,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
+    /// When the merchant archived it (its link then takes no payments); null while it is not.
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    archived_at: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -76,6 +79,7 @@ impl PlanView {
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),
+            archived_at: p.archived_at.map(timestamp),
         }
     }
 }

@@ -29,6 +29,9 @@ pub struct ProductView {
     created_at: String,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
+    /// When the merchant archived it (its link then takes no payments); null while it is not.
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    archived_at: Option<String>,
     test: bool,
     #[schema(value_type = Object)]
     additional_data: Map<String, Value>,
@@ -61,6 +64,7 @@ impl ProductView {
             transaction_type: p.transaction_type,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),
+            archived_at: p.archived_at.map(timestamp),
             test: p.test,
             additional_data: Map::new(),
             payment_url: pay_url.clone(),

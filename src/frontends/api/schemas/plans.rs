@@ -115,3 +115,17 @@ fn trial_rules() -> OneOfBuilder {
         .item(ObjectBuilder::new().title(Some("No trial")).property("amount", absent()).property("interval", absent()))
         .description(Some("`amount` and `interval` are sent together or not at all."))
 }
+
+/// A plan's change: its title, its page's language, or both; what is not sent stays.
+#[derive(ToSchema)]
+#[schema(example = json!({"title": "Gold (yearly)", "language": "ru"}))]
+pub struct PlanUpdate {
+    /// The plan's name: 1 to 255 characters, not only spaces.
+    #[schema(
+        max_length = 255,
+        pattern = r"^[^\x00]*[^\x00\t\n\v\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00]*$"
+    )]
+    title: Option<String>,
+    /// The language of the plan's pay page.
+    language: Option<Language>,
+}

@@ -110,6 +110,17 @@ pub struct SubscriptionCancel {
     cancel_reason: Option<String>,
 }
 
+/// A subscription's change: ending it with its paid period, or not.
+#[derive(ToSchema)]
+#[schema(example = json!({"cancel_at_period_end": true, "cancel_reason": "The customer asked"}))]
+pub struct SubscriptionUpdate {
+    /// True: it ends when its paid period (or trial) ends; false: it goes on.
+    cancel_at_period_end: Option<FlexibleBoolean>,
+    /// Why, kept with the subscription (with `cancel_at_period_end: true`).
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    cancel_reason: Option<String>,
+}
+
 /// Test mode: how the subscription's card behaves from `from` on. Only test subscriptions.
 #[derive(ToSchema)]
 #[schema(example = json!({"outcome": "declined", "from": "2026-12-01T00:00:00Z"}))]
