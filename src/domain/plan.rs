@@ -137,14 +137,16 @@ impl PlanEdit {
     }
 
     /// Checks an API change of `current`: `title`, `language`, both or neither; what is not
-    /// sent stays.
+    /// sent (or sent as null) stays.
     pub fn parse_change(body: &Map<String, Value>, current: &PlanFields) -> Result<PlanEdit, Errors> {
         let r = Reader::new(body);
         let mut e = Errors::default();
-        let title = if r.sent("title") { r.string("title", MAX_SHORT, &mut e) } else { Some(current.title.clone()) };
+        // A field left out, or sent as null, stays as it is.
+        let given = |field: &str| body.get(field).is_some_and(|v| !v.is_null());
+        let title = if given("title") { r.string("title", MAX_SHORT, &mut e) } else { Some(current.title.clone()) };
         e.require("title", title.is_none());
         let language =
-            if r.sent("language") { r.choice("language", Language::parse, &mut e) } else { Some(current.language) };
+            if given("language") { r.choice("language", Language::parse, &mut e) } else { Some(current.language) };
         e.require("language", language.is_none());
         e.into_result(|| PlanEdit { title: title.unwrap_or_default(), language: language.unwrap_or_default() })
     }

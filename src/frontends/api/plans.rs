@@ -71,7 +71,7 @@ async fn list(
 /// `plan.updated`, when something changed.
 #[utoipa::path(method(post, put), path = "/plans/{id}", tag = "Plans",
     params(("id" = String, Path, description = "The plan's id (`pln_…`)")),
-    request_body = schemas::plans::PlanUpdate,
+    request_body = Option<schemas::plans::PlanUpdate>,
     responses((status = 200, description = "The plan", body = PlanView)))]
 async fn update(
     State(state): State<AppState>,

@@ -102,7 +102,7 @@ fn unavailable(
             (String = "text/html"),
         )),
         (status = 409, description = "Sold out (the page says so)", content_type = "text/html"),
-        (status = 410, description = "Expired (the page says so)", content_type = "text/html"),
+        (status = 410, description = "Expired, or archived by the merchant (the page says so)", content_type = "text/html"),
         (status = 503, description = "Live payments are off on this instance (the page says so)", content_type = "text/html"),
     ))]
 pub async fn show(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
@@ -149,7 +149,7 @@ pub async fn preview(
         (status = 402, description = "The card was declined: the form again, with the reason", content_type = "text/html"),
         (status = 403, description = "No valid `csrf` token and cookie, or no `attempt`: the page asks to reload", content_type = "text/html"),
         (status = 409, description = "Sold out, or this attempt is being paid by another request", content_type = "text/html"),
-        (status = 410, description = "Expired", content_type = "text/html"),
+        (status = 410, description = "Expired, or archived by the merchant", content_type = "text/html"),
         (status = 422, description = "Invalid fields: the form again, each with its problem", content_type = "text/html"),
         (status = 429, description = "Too many declined cards from this address; retry after `Retry-After` seconds", content_type = "text/html"),
         (status = 503, description = "Live payments are off on this instance", content_type = "text/html"),
