@@ -7,7 +7,8 @@ use chrono::Utc;
 use sea_orm::TransactionTrait;
 
 use crate::db::entities::{plans, products};
-use crate::db::{self};
+use crate::db::events::NewEvent;
+use crate::db::{self, Archivable};
 use crate::domain::event::EventType;
 use crate::domain::plan::PlanEdit;
 use crate::services::events;
@@ -21,30 +22,35 @@ pub async fn archive_product(
     id: &str,
     archive: bool,
 ) -> Result<products::Model, AppError> {
-    let now = Utc::now();
-    let txn = state.db.begin().await?;
-    let changed = db::set_archived::<products::Entity>(&txn, shop_id, id, archive.then_some(now), now).await?;
-    let product = db::find::<products::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Product"))?;
-    if changed {
-        let kind = if archive { EventType::ProductArchived } else { EventType::ProductRestored };
-        events::record(&txn, &state.config, vec![events::product(kind, &product, &state.config)]).await?;
-    }
-    txn.commit().await?;
-    Ok(product)
+    let kind = if archive { EventType::ProductArchived } else { EventType::ProductRestored };
+    let event = |p: &products::Model| events::product(kind, p, &state.config);
+    set_archived::<products::Entity>(state, (shop_id, id), archive, event).await?.ok_or(AppError::NotFound("Product"))
 }
 
 /// Archives the shop's plan (`archive`) or brings it back; answers it as it then is.
 pub async fn archive_plan(state: &AppState, shop_id: i64, id: &str, archive: bool) -> Result<plans::Model, AppError> {
+    let kind = if archive { EventType::PlanArchived } else { EventType::PlanRestored };
+    let event = |p: &plans::Model| events::plan(kind, p, &state.config);
+    set_archived::<plans::Entity>(state, (shop_id, id), archive, event).await?.ok_or(AppError::NotFound("Plan"))
+}
+
+/// Archives or brings back one of the shop's `E`, with the `event` of that change when it
+/// changed it; answers it as it then is (`None` if it is not the shop's).
+async fn set_archived<E: Archivable>(
+    state: &AppState,
+    (shop_id, id): (i64, &str),
+    archive: bool,
+    event: impl Fn(&E::Model) -> NewEvent,
+) -> Result<Option<E::Model>, AppError> {
     let now = Utc::now();
     let txn = state.db.begin().await?;
-    let changed = db::set_archived::<plans::Entity>(&txn, shop_id, id, archive.then_some(now), now).await?;
-    let plan = db::find::<plans::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Plan"))?;
-    if changed {
-        let kind = if archive { EventType::PlanArchived } else { EventType::PlanRestored };
-        events::record(&txn, &state.config, vec![events::plan(kind, &plan, &state.config)]).await?;
+    let changed = db::set_archived::<E>(&txn, shop_id, id, archive.then_some(now), now).await?;
+    let found = db::find::<E>(&txn, shop_id, id).await?;
+    if let Some(row) = found.as_ref().filter(|_| changed) {
+        events::record(&txn, &state.config, vec![event(row)]).await?;
     }
     txn.commit().await?;
-    Ok(plan)
+    Ok(found)
 }
 
 /// Gives the shop's plan a new title and page language (`plan.updated` when either changed);
