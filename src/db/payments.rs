@@ -462,8 +462,8 @@ pub async fn set_customer(db: &impl ConnectionTrait, payment: Model, customer_id
     Ok(Model { customer_id: Some(customer_id.to_string()), ..payment })
 }
 
-/// Makes a plan page's first charge the first charge of the subscription it started, if it
-/// is not already another's; whether it was.
+/// Makes a payment made on a page the charge of a subscription under `billing_key`, if it
+/// is not already another's and no other payment holds the key; whether it was.
 pub async fn attach(
     db: &impl ConnectionTrait,
     id: &str,
@@ -478,8 +478,12 @@ pub async fn attach(
         .filter(Column::Id.eq(id))
         .filter(Column::BillingKey.is_null())
         .exec(db)
-        .await?;
-    Ok(attached.rows_affected == 1)
+        .await;
+    match attached {
+        Ok(attached) => Ok(attached.rows_affected == 1),
+        Err(e) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Payments of hosted pages still `processing` since before `before` and due for a lookup at
@@ -526,13 +530,13 @@ pub async fn card_page_of(
 }
 
 /// Payments the subscribers of these subscriptions make on the processor's page that are
-/// not yet any charge's (no billing key): still open, or paid a moment ago.
+/// not yet any charge's (no billing key): being opened (no page yet), still open, or paid a
+/// moment ago.
 pub async fn open_pages(db: &impl ConnectionTrait, subscription_ids: Vec<String>) -> Result<Vec<Model>, DbErr> {
     Entity::find()
         .filter(Column::SubscriptionId.is_in(subscription_ids))
         .filter(Column::Status.is_in([PaymentStatus::Processing, PaymentStatus::Succeeded]))
         .filter(Column::BillingKey.is_null())
-        .filter(Column::CheckoutToken.is_not_null())
         .filter(Column::Amount.gt(0))
         .all(db)
         .await

@@ -261,6 +261,12 @@ pub fn card_update_key(subscription_id: &str, payment_id: &str) -> String {
     format!("{subscription_id}:card:{payment_id}")
 }
 
+/// The key that sets aside a page paid for a charge the subscription no longer waits for:
+/// no charge of it ever takes that payment.
+pub fn stray_key(subscription_id: &str, payment_id: &str) -> String {
+    format!("{subscription_id}:stray:{payment_id}")
+}
+
 /// Whether a payment's billing key marks a card saved rather than a charge.
 pub fn is_card_update_key(key: &str) -> bool {
     key.contains(":card:")

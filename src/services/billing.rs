@@ -294,27 +294,52 @@ async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Ut
         return open(state, &plan, payment, customer_id, now).await.map(|_| ());
     };
     let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(()) };
-    if payment.amount == 0 && sub.started_at.is_some() {
+    let open = matches!(sub.state, rules::State::Trial | rules::State::Active | rules::State::FailedAttempt);
+    if payment.amount == 0 && sub.started_at.is_some() && open {
         return save_page_card(state, payment, &sub, now).await;
     }
-    if !matches!(sub.state, rules::State::Redirecting | rules::State::FailedAttempt) {
-        tracing::error!(payment = %payment.id, subscription = %sub.id, "a card page was paid for a subscription that no longer waits for it: refund it");
-        return Ok(());
-    }
     let terms = Terms::from(&plan.fields());
-    let Due::Charge { period, attempt, .. } = rules::due(&terms, &sub.progress()) else { return Ok(()) };
+    let due = match rules::due(&terms, &sub.progress()) {
+        Due::Charge { period, attempt, amount } if amount == payment.amount => Some((period, attempt)),
+        _ => None,
+    };
+    let waiting = matches!(sub.state, rules::State::Redirecting | rules::State::FailedAttempt);
+    let Some((period, attempt)) = due.filter(|_| waiting) else { return set_aside(state, payment, &sub).await };
     let key = rules::charge_key(&sub.id, period, attempt);
     if !db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &key).await? {
-        // Another settling of this payment attached it first and goes on from there.
+        // Another settling of this payment attached it first and goes on from there, or
+        // another payment is that charge already.
+        let current = db::find_public::<payments::Entity>(&state.db, &payment.id).await?;
+        if current.is_some_and(|p| p.billing_key.is_none()) {
+            return set_aside(state, payment, &sub).await;
+        }
         return Ok(());
     }
     // A subscription on a test clock lives in the clock's time.
     let now = db::test_clocks::time_of(&state.db, sub.shop_id, sub.test_clock_id.as_deref(), now).await?;
-    match sub.started_at {
-        // Back to confirm a renewal the bank asked them for.
-        Some(_) => take_card(state, sub, &payment.card(), now).await.map(|_| ()),
-        None => start(state, &plan, sub, &payment.card(), now).await.map(|_| ()),
+    let sub_id = sub.id.clone();
+    let taken = match sub.started_at {
+        // Back to confirm a renewal the bank asked them for, or paying what is overdue.
+        Some(_) => take_card(state, sub, &payment.card(), now).await?,
+        None => start(state, &plan, sub, &payment.card(), now).await?,
+    };
+    if taken.is_none() {
+        // An engine holds it: it finds the charge paid under its key; sooner rather than later.
+        db::subscriptions::due_now(&state.db, &sub_id, Utc::now()).await?;
     }
+    Ok(())
+}
+
+/// A page paid for a subscription that no longer waits for that charge (cancelled
+/// meanwhile, paid by another page or by the engine, another period): marked with a key of
+/// its own so that no later charge takes it, and logged for the merchant to refund.
+async fn set_aside(state: &AppState, payment: &payments::Model, sub: &subscriptions::Model) -> Result<(), DbErr> {
+    let customer_id = payment.customer_id.as_deref().unwrap_or(&sub.customer_id);
+    let key = rules::stray_key(&sub.id, &payment.id);
+    if db::payments::attach(&state.db, &payment.id, &sub.id, customer_id, &key).await? {
+        tracing::error!(payment = %payment.id, subscription = %sub.id, "a card page was paid for a subscription that no longer waits for it: refund it");
+    }
+    Ok(())
 }
 
 /// Saves the card a subscriber gave on the processor's page (a payment of nothing) as the
@@ -730,15 +755,24 @@ async fn resume_earlier(state: &AppState, charges: &mut [Charge]) -> Result<(), 
         .collect();
     for c in charges {
         if let Some(p) = earlier.get(&c.key) {
-            c.payment_id = Some(p.id.clone());
-            c.known = Some(p.status).filter(|s| *s != PaymentStatus::Processing);
-            c.again = c.known.is_none();
-            c.known_needs_customer = p.failure_code.as_deref() == Some(NEEDS_CUSTOMER);
-            c.asked = Some(p.created_at);
-            c.new_card = paid_on_page(p, &c.sub);
+            c.take_earlier(p);
         }
     }
     Ok(())
+}
+
+impl Charge {
+    /// This charge is `p`, a payment written before under its key: answered, it is not asked
+    /// again; still `processing`, it is looked up under the same key. One the customer made
+    /// on the processor's page is never asked as a charge: its page says how it ended.
+    fn take_earlier(&mut self, p: &payments::Model) {
+        self.payment_id = Some(p.id.clone());
+        self.known = Some(p.status).filter(|s| *s != PaymentStatus::Processing || p.checkout_token.is_some());
+        self.again = self.known.is_none();
+        self.known_needs_customer = p.failure_code.as_deref() == Some(NEEDS_CUSTOMER);
+        self.asked = Some(p.created_at);
+        self.new_card = paid_on_page(p, &self.sub);
+    }
 }
 
 /// The card a subscription's charge was paid with on the processor's page, if it is not the
@@ -759,17 +793,29 @@ async fn resume_pages(state: &AppState, charges: &mut [Charge]) -> Result<(), Db
     }
     for page in db::payments::open_pages(&state.db, ids).await? {
         let Some(c) = charges.iter_mut().find(|c| page.subscription_id.as_ref() == Some(&c.sub.id)) else { continue };
+        if c.known == Some(PaymentStatus::Succeeded) {
+            // Another page paid the period: this one, if paid too, stays a stray.
+            continue;
+        }
         // The page lives in real time, whatever the subscription's clock says.
-        let page = match page.status {
+        let page = match (page.status, &page.checkout_token) {
+            // Its page is being opened: the customer may pay there in a moment.
+            (PaymentStatus::Processing, None) => page,
             // Boxed: settling a paid page may bill the subscription (when no engine holds it).
-            PaymentStatus::Processing => Box::pin(settle(state, page, Utc::now())).await?,
+            (PaymentStatus::Processing, Some(_)) => Box::pin(settle(state, page, Utc::now())).await?,
             _ => page,
         };
         let customer_id = c.sub.customer_id.clone();
         match page.status {
             PaymentStatus::Succeeded => {
-                // Its settling may have made it this charge already, under the same key.
-                db::payments::attach(&state.db, &page.id, &c.sub.id, &customer_id, &c.key).await?;
+                // Its settling may have made it this charge already, under the same key; any
+                // other payment under the key is the charge, and this page a stray.
+                if !db::payments::attach(&state.db, &page.id, &c.sub.id, &customer_id, &c.key).await? {
+                    let under_key = db::payments::find_by_billing_keys(&state.db, vec![c.key.clone()]).await?;
+                    if under_key.first().is_none_or(|p| p.id != page.id) {
+                        continue;
+                    }
+                }
                 c.new_card = paid_on_page(&page, &c.sub);
                 c.known = Some(PaymentStatus::Succeeded);
             }
@@ -815,19 +861,28 @@ async fn write_processing_rows(
     if rows.is_empty() {
         return Ok(());
     }
-    let mut written: HashMap<String, String> =
+    let written: HashMap<String, String> =
         rows.iter().filter_map(|r| Some((r.billing_key.clone().unwrap()?, r.id.clone().unwrap()))).collect();
-    if !db::payments::insert_rows(&state.db, rows).await? {
-        // Another run wrote some of these keys first: its rows are the ones that count.
-        let keys = written.keys().cloned().collect();
-        written = db::payments::find_by_billing_keys(&state.db, keys)
-            .await?
-            .into_iter()
-            .filter_map(|p| Some((p.billing_key.clone()?, p.id)))
-            .collect();
+    if db::payments::insert_rows(&state.db, rows).await? {
+        for c in group.iter_mut().filter(|c| c.payment_id.is_none()) {
+            c.payment_id = written.get(&c.key).cloned();
+        }
+        return Ok(());
     }
+    // Another run (or a customer's page, paid a moment ago) wrote some of these keys first:
+    // its rows are the ones that count, as they stand.
+    let keys = written.keys().cloned().collect();
+    let found: HashMap<String, payments::Model> = db::payments::find_by_billing_keys(&state.db, keys)
+        .await?
+        .into_iter()
+        .filter_map(|p| Some((p.billing_key.clone()?, p)))
+        .collect();
     for c in group.iter_mut().filter(|c| c.payment_id.is_none()) {
-        c.payment_id = written.get(&c.key).cloned();
+        match found.get(&c.key) {
+            Some(p) if written.get(&c.key) != Some(&p.id) => c.take_earlier(p),
+            Some(p) => c.payment_id = Some(p.id.clone()),
+            None => {}
+        }
     }
     Ok(())
 }

@@ -345,12 +345,18 @@ async fn card_page_for(
         return Err(PayError::InProgress);
     }
     let terms = billing_rules::Terms::from(&plan.fields());
-    let billing_rules::Due::Charge { amount, .. } = billing_rules::due(&terms, &sub.progress()) else {
+    let billing_rules::Due::Charge { amount, period, attempt } = billing_rules::due(&terms, &sub.progress()) else {
         return Err(PayError::Internal(format!("subscription {} has nothing to charge", sub.id)));
     };
     // A page already opened for it and not yet ended: the customer goes back there.
     if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, amount).await? {
         return Ok(open);
+    }
+    // The engine's attempt at this charge whose answer is not known yet: it is looked up
+    // first, never paid a second time here.
+    let key = billing_rules::charge_key(&sub.id, period, attempt);
+    if overdue && !db::payments::find_by_billing_keys(&state.db, vec![key]).await?.is_empty() {
+        return Err(PayError::InProgress);
     }
     let payment = subscription_payment(state, &sub, plan, amount, now).await?;
     // In its retries the engine could charge the saved card while the customer pays here: it

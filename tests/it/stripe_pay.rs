@@ -758,4 +758,51 @@ backend_tests! {
         assert_eq!(stripe.intents().len(), declined + 1, "the page's charge only");
         assert_eq!(events_of(&app, &shop, "subscription.card_updated").await.len(), 1);
     }
+
+    async fn two_pages_paid_for_one_overdue_period_charge_it_once_and_the_second_is_set_aside(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let plan = plan(&app, &shop, json!({"number_payment_attempts": 5})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let (id, _, _) = started_on_checkout(&app, &shop, &stripe, &plan, &clock, "4000000000009995").await;
+        advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
+        let pay_path = format!("/subscriptions/{id}/pay");
+        let first = session_of(&app.submit(&pay_path, &app.open_form(&pay_path).await, &[]).await, &stripe);
+        // A second page for the same period, as two tabs opening at once can make.
+        use paydesk::db::entities::payments::{Column, Entity};
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+        let first_id = stripe.session(&first).form["client_reference_id"].clone();
+        let hide = |token: Option<String>| {
+            Entity::update_many().col_expr(Column::CheckoutToken, Expr::value(token)).filter(Column::Id.eq(first_id.as_str()))
+        };
+        hide(None).exec(&app.db).await.unwrap();
+        let second = session_of(&app.submit(&pay_path, &app.open_form(&pay_path).await, &[]).await, &stripe);
+        assert_ne!(first, second);
+        hide(Some(first.clone())).exec(&app.db).await.unwrap();
+        stripe.pay_session(&first, "4242424242424242").unwrap();
+        stripe.pay_session(&second, "5555555555554444").unwrap();
+        let second_id = stripe.session(&second).form["client_reference_id"].clone();
+        let (first_return, second_return) = (format!("/payments/{first_id}/return"), format!("/payments/{second_id}/return"));
+        let (a, b, _, _) = tokio::join!(
+            app.page(&first_return),
+            app.page(&second_return),
+            sweep(&app, 3),
+            advance(&app, &shop, &clock, "2026-02-03T12:00:00Z")
+        );
+        assert!(a.status == StatusCode::SEE_OTHER && b.status == StatusCode::SEE_OTHER, "{} {}", a.status, b.status);
+        sweep(&app, 10).await;
+        let (_, paid) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(paid["state"], "active", "{paid}");
+        let mut keys = Vec::new();
+        for p in [&first_id, &second_id] {
+            keys.push(stored(&app, p).await.billing_key);
+        }
+        let charged = keys.iter().filter(|k| k.as_deref().is_some_and(|k| !k.contains(":stray:"))).count();
+        let set_aside = keys.iter().filter(|k| k.as_deref().is_some_and(|k| k.contains(":stray:"))).count();
+        assert_eq!((charged, set_aside), (1, 1), "{keys:?}");
+        // The next period is charged once, and no sweep takes the stray again.
+        advance(&app, &shop, &clock, "2026-03-04T12:00:00Z").await;
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}&limit=100")).await;
+        let succeeded = payments.as_array().unwrap().iter().filter(|p| p["status"] == "succeeded").count();
+        assert_eq!(succeeded, 4, "the first period, both pages (one to refund), the third period: {payments}");
+    }
 }
