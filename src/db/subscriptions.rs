@@ -13,7 +13,7 @@ use super::entities::subscription_events as events;
 use super::entities::subscriptions::{ActiveModel, Column, Entity, Model};
 use super::entities::test_card_outcomes as outcomes;
 use super::{ListError, Listed, Page, ShopOwned};
-use crate::domain::billing::{Progress, State};
+use crate::domain::billing::{Progress, ResumeBilling, State};
 use crate::domain::card::{Behaviour, CardRef};
 use crate::domain::ids::{EVENT, SUBSCRIPTION, new_id};
 use crate::domain::subscription::SubscriptionFilter;
@@ -185,6 +185,11 @@ impl Model {
         }
     }
 
+    /// Where its periods are counted from (`fallback` before its card arrived).
+    pub fn anchor(&self, fallback: DateTime<Utc>) -> crate::domain::billing::Anchor {
+        crate::domain::billing::Anchor { at: self.anchor_at.unwrap_or(fallback), period: self.anchor_period }
+    }
+
     /// The billing progress, as the domain rules see it.
     pub fn progress(&self) -> Progress {
         Progress {
@@ -196,6 +201,7 @@ impl Model {
             renew_at: self.renew_at,
             active_to: self.active_to,
             cancel_at_period_end: self.cancel_at_period_end,
+            pause_at_period_end: self.pause_at_period_end,
         }
     }
 
@@ -348,7 +354,7 @@ pub async fn cancel(
     now: DateTime<Utc>,
 ) -> Result<Option<(Model, events::ActiveModel)>, DbErr> {
     let at = super::now_millis(now);
-    let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt];
+    let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt, State::Paused];
     let mut update = Entity::update_many()
         .col_expr(Column::State, Expr::value(State::Canceled))
         .col_expr(Column::RenewAt, Expr::value(Option::<DateTime<Utc>>::None))
@@ -424,10 +430,12 @@ pub async fn withdraw_cancellation(
 }
 
 /// Claims these subscriptions (of a test clock's advance) for `token` until `lease_until`,
-/// unless another run holds an unexpired claim on them; answers the claimed ones.
+/// if they are still due by `due_by` (a pause or a moved resume since they were read leaves
+/// them alone) and no other run holds an unexpired claim on them; answers the claimed ones.
 pub async fn claim_ids(
     db: &impl ConnectionTrait,
     ids: Vec<String>,
+    due_by: DateTime<Utc>,
     token: &str,
     lease_until: DateTime<Utc>,
     now: DateTime<Utc>,
@@ -439,6 +447,8 @@ pub async fn claim_ids(
         .col_expr(Column::ClaimToken, Expr::value(token))
         .col_expr(Column::ClaimedUntil, Expr::value(super::now_millis(lease_until)))
         .filter(Column::Id.is_in(ids))
+        .filter(Column::State.is_in(State::SCHEDULED.map(State::as_str)))
+        .filter(Column::RenewAt.lte(super::now_millis(due_by)))
         .filter(Column::ClaimedUntil.is_null().or(Column::ClaimedUntil.lt(super::now_millis(now))))
         .exec(db)
         .await?;
@@ -539,7 +549,7 @@ pub async fn claim_due(
         DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4"], " FOR UPDATE SKIP LOCKED"),
         _ => (["?", "?", "?", "?"], ""),
     };
-    let billing = State::BILLING.map(|s| format!("'{}'", s.as_str())).join(", ");
+    let billing = State::SCHEDULED.map(|s| format!("'{}'", s.as_str())).join(", ");
     // Each kind's condition. A start whose first charge's answer is not known yet waits for
     // its next lookup; one waiting for its customer to confirm a renewal (a charge made, no
     // time set) is not the engine's until they come back.
@@ -590,7 +600,7 @@ pub async fn due_now(db: &impl ConnectionTrait, id: &str, now: DateTime<Utc>) ->
 pub async fn count_due(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<u64, DbErr> {
     Entity::find()
         .filter(Column::TestClockId.is_null())
-        .filter(Column::State.is_in(State::BILLING.map(State::as_str)))
+        .filter(Column::State.is_in(State::SCHEDULED.map(State::as_str)))
         .filter(Column::RenewAt.lte(super::now_millis(now)))
         .count(db)
         .await
@@ -607,7 +617,7 @@ pub async fn due_next_on_clock(
     let due = || {
         Entity::find()
             .filter(Column::TestClockId.eq(clock_id))
-            .filter(Column::State.is_in(State::BILLING.map(State::as_str)))
+            .filter(Column::State.is_in(State::SCHEDULED.map(State::as_str)))
             .filter(Column::RenewAt.lte(super::now_millis(until)))
     };
     let next: Option<Option<DateTime<Utc>>> =
@@ -741,7 +751,7 @@ pub async fn replace_card(
     let result = Entity::update_many()
         .set(row)
         .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.is_in([State::Trial, State::Active, State::FailedAttempt]))
+        .filter(Column::State.is_in([State::Trial, State::Active, State::FailedAttempt, State::Paused]))
         .exec(db)
         .await?;
     changed(db, result.rows_affected, &sub.id).await
@@ -760,4 +770,169 @@ pub async fn unclaimed(db: &impl ConnectionTrait, id: &str, state: State, now: D
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)
+}
+
+/// Neither held by an engine (an unexpired claim, in real time) nor waiting for the answer
+/// of a charge: no money is in flight for it, so a pause or a resume cannot cross a charge.
+fn idle() -> Condition {
+    let unclaimed = Condition::any()
+        .add(Column::ClaimedUntil.is_null())
+        .add(Column::ClaimedUntil.lt(super::now_millis(Utc::now())));
+    let unanswered = Expr::cust(
+        "NOT EXISTS (SELECT 1 FROM payments WHERE payments.subscription_id = subscriptions.id \
+         AND payments.status = 'processing' AND payments.billing_key IS NOT NULL AND payments.amount > 0)",
+    );
+    Condition::all().add(unclaimed).add(unanswered)
+}
+
+/// When a pause ends by itself and how the subscription goes on then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumePlan {
+    pub at: Option<DateTime<Utc>>,
+    pub billing: ResumeBilling,
+}
+
+/// Pauses a subscription in its trial, a paid period or its retries at once (or sets when a
+/// paused one resumes), if no money is in flight for it and it is not set to end with its
+/// period; answers it, `None` when it lost that race or is in no such state.
+pub async fn pause_now(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    resume: ResumePlan,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let at = super::now_millis(now);
+    let resume_at = resume.at.map(super::now_millis);
+    let mut update = Entity::update_many()
+        .col_expr(Column::State, Expr::value(State::Paused))
+        .col_expr(Column::RenewAt, Expr::value(resume_at))
+        .col_expr(Column::ResumeAt, Expr::value(resume_at))
+        .col_expr(Column::ResumeBilling, Expr::value(Some(resume.billing)))
+        .col_expr(Column::PauseAtPeriodEnd, Expr::value(false))
+        .col_expr(Column::UpdatedAt, Expr::value(at));
+    // Asked again while paused, it only moves the resume.
+    if sub.state != State::Paused {
+        update = update.col_expr(Column::PausedAt, Expr::value(Some(at)));
+    }
+    let result = update
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.eq(sub.state))
+        .filter(Column::State.is_in(State::PAUSABLE.iter().copied().chain([State::Paused])))
+        .filter(Column::CancelAtPeriodEnd.eq(false))
+        .filter(idle())
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Sets a subscription in its trial or a paid period to pause when that period ends (or
+/// changes when it resumes then); answers it, `None` when it is in no such state or is set
+/// to end with its period.
+pub async fn pause_at_period_end(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    resume: ResumePlan,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::PauseAtPeriodEnd, Expr::value(true))
+        .col_expr(Column::ResumeAt, Expr::value(resume.at.map(super::now_millis)))
+        .col_expr(Column::ResumeBilling, Expr::value(Some(resume.billing)))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::CancelAtPeriodEnd.eq(false))
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Withdraws a pause set for the end of the period, while it is still to come; answers the
+/// subscription, `None` if there was none to withdraw.
+pub async fn withdraw_pause(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::PauseAtPeriodEnd, Expr::value(false))
+        .col_expr(Column::ResumeAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(Column::ResumeBilling, Expr::value(Option::<ResumeBilling>::None))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::PauseAtPeriodEnd.eq(true))
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// The engine pauses a subscription whose paid period it was set to pause from has ended,
+/// while it holds the claim `token`: until its resume date, if it has one.
+pub async fn pause_from_period_end(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    token: &str,
+    progress: &Progress,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let at = super::now_millis(now);
+    let result = Entity::update_many()
+        .col_expr(Column::State, Expr::value(progress.state))
+        .col_expr(Column::RenewAt, Expr::value(progress.renew_at.map(super::now_millis)))
+        .col_expr(Column::PauseAtPeriodEnd, Expr::value(false))
+        .col_expr(Column::PausedAt, Expr::value(Some(at)))
+        .col_expr(Column::ClaimToken, Expr::value(Option::<String>::None))
+        .col_expr(Column::ClaimedUntil, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(Column::UpdatedAt, Expr::value(at))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::ClaimToken.eq(token))
+        .filter(Column::State.eq(sub.state))
+        .filter(Column::PauseAtPeriodEnd.eq(true))
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Who resumes a paused subscription: the engine holding its claim (its resume date came),
+/// or a merchant while no engine holds it.
+pub enum Resumer<'a> {
+    Engine(&'a str),
+    Merchant,
+}
+
+/// Resumes a paused subscription with `progress` counted from `anchor`, if it is still
+/// paused and `by` may: the engine by its claim, a merchant while nothing is in flight.
+/// `claim` keeps it claimed for a charge made at once; else it is left to the engine.
+pub async fn resume(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    by: Resumer<'_>,
+    (progress, anchor): (&Progress, crate::domain::billing::Anchor),
+    claim: Option<(&str, DateTime<Utc>)>,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let mut row = <ActiveModel as Default>::default();
+    set_progress(&mut row, progress);
+    row.anchor_at = Set(Some(super::now_millis(anchor.at)));
+    row.anchor_period = Set(anchor.period);
+    row.pause_at_period_end = Set(false);
+    row.resume_at = Set(None);
+    row.resume_billing = Set(None);
+    row.remind_at = Set(None);
+    row.claim_token = Set(claim.map(|c| c.0.to_string()));
+    row.claimed_until = Set(claim.map(|c| super::now_millis(c.1)));
+    row.updated_at = Set(super::now_millis(now));
+    let held = match by {
+        Resumer::Engine(token) => Condition::all().add(Column::ClaimToken.eq(token)),
+        Resumer::Merchant => idle(),
+    };
+    let result = Entity::update_many()
+        .set(row)
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.eq(State::Paused))
+        .filter(held)
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
 }

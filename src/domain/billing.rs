@@ -16,6 +16,10 @@
 //! - A charge that had to wait (night, retries, downtime) pays the period it was due for; the
 //!   next charge is the next period start after it, so no period is charged twice and a
 //!   backlog is never charged all at once.
+//! - A paused subscription is charged nothing and retried never. Resumed with a new period,
+//!   its periods are counted afresh from the resume (its *anchor* moves there) and the first
+//!   is charged at once; resumed on its old schedule, its next charge is the first period of
+//!   that schedule starting at or after both the resume and the end of what was paid.
 
 use chrono::{DateTime, Days, Duration, Months, NaiveDateTime, NaiveTime, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
@@ -136,6 +140,20 @@ impl From<&PlanFields> for Terms {
     }
 }
 
+/// Where a subscription's periods are counted from: period `period` starts `at` (period 0,
+/// unless a resume counted its periods afresh from then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Anchor {
+    pub at: DateTime<Utc>,
+    pub period: i64,
+}
+
+impl From<DateTime<Utc>> for Anchor {
+    fn from(at: DateTime<Utc>) -> Self {
+        Anchor { at, period: 0 }
+    }
+}
+
 impl Terms {
     /// Where the plan's periods are counted from: the end of the trial, else `start`.
     pub fn anchor(&self, start: DateTime<Utc>, tz: Tz) -> DateTime<Utc> {
@@ -161,6 +179,16 @@ impl Terms {
         (today, if self.night { outside_night(next, tz) } else { next })
     }
 
+    /// The start of period `k` of a subscription counted from `anchor`.
+    pub fn start_of(&self, anchor: Anchor, k: i64, tz: Tz) -> DateTime<Utc> {
+        self.period_start(anchor.at, k.saturating_sub(anchor.period), tz)
+    }
+
+    /// The first period after `k` of a subscription counted from `anchor` that starts after `t`.
+    pub fn next_after(&self, anchor: Anchor, k: i64, t: DateTime<Utc>, tz: Tz) -> i64 {
+        self.next_period_after(anchor.at, k.saturating_sub(anchor.period), t, tz).saturating_add(anchor.period)
+    }
+
     /// The first period after `k` that starts after `t`.
     pub fn next_period_after(&self, anchor: DateTime<Utc>, k: i64, t: DateTime<Utc>, tz: Tz) -> i64 {
         let mut next = k.saturating_add(1);
@@ -179,13 +207,27 @@ words! {
     /// Where a subscription stands (the `state` of the API).
     State {
         Active = "active", Trial = "trial", FailedAttempt = "failed_attempt", Redirecting = "redirecting",
-        Failed = "failed", Error = "error", Canceled = "canceled", Expired = "expired",
+        Failed = "failed", Error = "error", Canceled = "canceled", Expired = "expired", Paused = "paused",
+    }
+}
+
+words! {
+    /// How a paused subscription goes on when it resumes (`resume_billing` of the API).
+    ResumeBilling {
+        NewPeriod = "new_period", Continue = "continue",
     }
 }
 
 impl State {
     /// The states the engine still has work for.
     pub const BILLING: [State; 3] = [State::Trial, State::Active, State::FailedAttempt];
+
+    /// The states whose `renew_at` the engine acts on: a charge, a retry, an end, or (paused)
+    /// the resume.
+    pub const SCHEDULED: [State; 4] = [State::Trial, State::Active, State::FailedAttempt, State::Paused];
+
+    /// The states a merchant can pause now: a trial, a paid period, retries.
+    pub const PAUSABLE: [State; 3] = State::BILLING;
 
     /// Whether the engine still has work for it.
     pub fn is_billing(self) -> bool {
@@ -194,7 +236,7 @@ impl State {
 
     /// Whether it is over (failed, error, canceled, expired): nothing can change it any more.
     pub fn has_ended(self) -> bool {
-        !self.is_billing() && self != State::Redirecting
+        !self.is_billing() && !matches!(self, State::Redirecting | State::Paused)
     }
 }
 
@@ -215,6 +257,8 @@ pub struct Progress {
     pub active_to: Option<DateTime<Utc>>,
     /// The merchant cancelled it for the end of the paid period: it ends then, uncharged.
     pub cancel_at_period_end: bool,
+    /// The merchant paused it from the end of the paid period: it pauses then, uncharged.
+    pub pause_at_period_end: bool,
 }
 
 /// What a charge attempt ended in.
@@ -237,6 +281,10 @@ pub enum Due {
     Expire,
     /// The paid period a merchant cancelled it at the end of is over: it ends, uncharged.
     Cancel,
+    /// The paid period a merchant paused it from the end of is over: it pauses, uncharged.
+    Pause,
+    /// A paused subscription's resume date has come.
+    Resume,
 }
 
 /// Why a subscription that ran out of attempts ended: its first payment never went through,
@@ -292,16 +340,23 @@ pub fn begin(terms: &Terms) -> Progress {
         renew_at: None,
         active_to: None,
         cancel_at_period_end: false,
+        pause_at_period_end: false,
     }
 }
 
 /// What is due for a subscription in `progress`.
 pub fn due(terms: &Terms, progress: &Progress) -> Due {
+    if progress.state == State::Paused {
+        return Due::Resume;
+    }
     if progress.cancel_at_period_end {
         return Due::Cancel;
     }
     if terms.billing_cycles.is_some_and(|cycles| progress.paid_cycles >= cycles) {
         return Due::Expire;
+    }
+    if progress.pause_at_period_end {
+        return Due::Pause;
     }
     let amount = match (progress.period, terms.trial) {
         (-1, Some((trial_amount, _, _))) => trial_amount,
@@ -311,15 +366,16 @@ pub fn due(terms: &Terms, progress: &Progress) -> Due {
 }
 
 /// The progress after the charge of `progress.period` ended in `outcome` at `now`; `anchor`
-/// is where the plan's periods are counted from.
+/// is where the subscription's periods are counted from.
 pub fn after_charge(
     terms: &Terms,
     progress: &Progress,
     outcome: Outcome,
-    anchor: DateTime<Utc>,
+    anchor: impl Into<Anchor>,
     now: DateTime<Utc>,
     tz: Tz,
 ) -> Progress {
+    let anchor = anchor.into();
     let night = |t: DateTime<Utc>| if terms.night { outside_night(t, tz) } else { t };
     let mut next = *progress;
     match outcome {
@@ -328,12 +384,12 @@ pub fn after_charge(
             next.period = 0;
             next.has_success = terms.trial_as_first_payment;
             next.failed_attempts = 0;
-            next.active_to = Some(anchor);
-            next.renew_at = Some(night(anchor.max(now)));
+            next.active_to = Some(anchor.at);
+            next.renew_at = Some(night(anchor.at.max(now)));
         }
         Outcome::Succeeded => {
-            let following = terms.next_period_after(anchor, progress.period, now, tz);
-            let ends = terms.period_start(anchor, following, tz);
+            let following = terms.next_after(anchor, progress.period, now, tz);
+            let ends = terms.start_of(anchor, following, tz);
             next.state = State::Active;
             next.period = following;
             next.paid_cycles += 1;
@@ -370,6 +426,62 @@ pub fn after_charge(
 /// The progress after `billing_cycles` are all paid and the last period has run out.
 pub fn expire(progress: &Progress) -> Progress {
     Progress { state: State::Expired, renew_at: None, ..*progress }
+}
+
+/// The progress of a subscription paused (now, or as its paid period ended), to resume at
+/// `resume_at` if given: nothing is charged or retried meanwhile. Its failed attempts are
+/// kept until it resumes (the period they were at is never charged again).
+pub fn pause(progress: &Progress, resume_at: Option<DateTime<Utc>>) -> Progress {
+    Progress { state: State::Paused, renew_at: resume_at, pause_at_period_end: false, ..*progress }
+}
+
+/// The progress and anchor of a paused subscription resumed at `now`:
+///
+/// - a new period: its periods are counted afresh from `now`, and the first is due at once
+///   (the rest of a period paused in the middle of is not credited);
+/// - its old schedule: the next charge is the first period of the old schedule starting at
+///   or after both `now` and the end of what was paid; periods that began while it was
+///   paused are never charged.
+///
+/// Either way the next period is one never attempted before (its charge keys are new), and
+/// it is in its trial again if it resumes before its trial's end on the old schedule.
+pub fn resume(
+    terms: &Terms,
+    progress: &Progress,
+    anchor: Anchor,
+    billing: ResumeBilling,
+    now: DateTime<Utc>,
+    tz: Tz,
+) -> (Progress, Anchor) {
+    let night = |t: DateTime<Utc>| if terms.night { outside_night(t, tz) } else { t };
+    // A period attempted before the pause is never charged again under the same keys.
+    let fresh = progress.period.max(0) + i64::from(progress.failed_attempts > 0);
+    let mut next = Progress { failed_attempts: 0, pause_at_period_end: false, ..*progress };
+    match billing {
+        ResumeBilling::NewPeriod => {
+            let anchor = Anchor { at: now, period: fresh };
+            next.state = State::Active;
+            next.period = fresh;
+            next.renew_at = Some(night(now));
+            (next, anchor)
+        }
+        ResumeBilling::Continue => {
+            let from = progress.active_to.map_or(now, |paid| paid.max(now));
+            let mut k = fresh;
+            if terms.start_of(anchor, k, tz) < from {
+                k = terms.next_after(anchor, k, from, tz);
+                // `next_after` is the first start after `from`; one starting at it is as good.
+                if k > fresh && terms.start_of(anchor, k - 1, tz) >= from {
+                    k -= 1;
+                }
+            }
+            let in_trial = terms.trial.is_some() && progress.paid_cycles == 0 && k == 0 && now < anchor.at;
+            next.state = if in_trial { State::Trial } else { State::Active };
+            next.period = k;
+            next.renew_at = Some(night(terms.start_of(anchor, k, tz)));
+            (next, anchor)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,11 @@ words! {
         SubscriptionCancellationRequested = "subscription.cancellation_requested",
         SubscriptionCancellationWithdrawn = "subscription.cancellation_withdrawn",
         SubscriptionCardUpdated = "subscription.card_updated",
+        // Paused (now, or as its paid period ended) and resumed; a pause set for the end of
+        // the period, and that undone.
+        SubscriptionPaused = "subscription.paused", SubscriptionResumed = "subscription.resumed",
+        SubscriptionPauseRequested = "subscription.pause_requested",
+        SubscriptionPauseWithdrawn = "subscription.pause_withdrawn",
         ProductSoldOut = "product.sold_out",
         // Archived (its link takes no payments) and brought back; a plan's title or page
         // language edited.
@@ -71,6 +76,10 @@ impl EventType {
         }
         let moved = from != Some(to);
         let then = match to {
+            State::Trial | State::Active if moved && from == Some(State::Paused) => {
+                Some(EventType::SubscriptionResumed)
+            }
+            State::Paused if moved => Some(EventType::SubscriptionPaused),
             State::Trial if moved => Some(EventType::SubscriptionTrialStarted),
             // Every failed attempt with another one to come schedules a retry.
             State::FailedAttempt if moved || charge.is_some() => Some(EventType::SubscriptionRetryScheduled),
@@ -203,6 +212,10 @@ mod tests {
             "charged before the cancel"
         );
         assert_eq!(of(Some(S::Trial), S::Canceled, None), [SubscriptionCanceled]);
+        assert_eq!(of(Some(S::FailedAttempt), S::Paused, None), [SubscriptionPaused]);
+        assert_eq!(of(Some(S::Paused), S::Trial, None), [SubscriptionResumed]);
+        assert_eq!(of(Some(S::Paused), S::Active, None), [SubscriptionResumed]);
+        assert_eq!(of(Some(S::Paused), S::Canceled, None), [SubscriptionCanceled]);
     }
 
     #[test]

@@ -19,11 +19,11 @@ use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, TransactionTrait};
 
 use std::sync::Arc;
 
-use crate::db::entities::{payments, plans, products, subscriptions, test_clocks};
+use crate::db::entities::{payments, plans, products, subscription_events, subscriptions, test_clocks};
 use crate::db::payments::NewPayment;
 use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
-use crate::domain::billing::{self as rules, Due, Outcome, Progress, Terms};
+use crate::domain::billing::{self as rules, Due, Outcome, Progress, ResumeBilling, Terms};
 use crate::domain::checkout as checkout_rules;
 use crate::domain::currency::Currency;
 use crate::domain::event::EventType;
@@ -560,7 +560,8 @@ async fn advance_steps(state: &AppState, clock_id: &str, to: DateTime<Utc>, toke
         time = time.max(at);
         let claim = random_hex(12);
         let ids = due.iter().map(|s| s.id.clone()).collect();
-        let claimed = db::subscriptions::claim_ids(&state.db, ids, &claim, lease_from_now(state), Utc::now()).await?;
+        let claimed =
+            db::subscriptions::claim_ids(&state.db, ids, at, &claim, lease_from_now(state), Utc::now()).await?;
         if claimed.is_empty() {
             // Held by a run that stopped; its claims run out within the lease.
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -616,6 +617,18 @@ pub async fn take_card(
     }
     txn.commit().await?;
     let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
+    Ok(billed.pop())
+}
+
+/// Charges a subscription due now that its caller claimed under `token` (resumed with a new
+/// period), without its customer. `None` when a change won over the charge.
+pub async fn charge_claimed(
+    state: &AppState,
+    sub: subscriptions::Model,
+    now: DateTime<Utc>,
+    token: &str,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let (_, mut billed) = bill(state, vec![sub], now, false, token).await?;
     Ok(billed.pop())
 }
 
@@ -702,7 +715,7 @@ fn renew_meanwhile(state: &AppState, token: &str) -> Renewer {
 async fn plan_charges(
     state: &AppState,
     subs: Vec<subscriptions::Model>,
-) -> Result<(Vec<Charge>, Vec<(subscriptions::Model, Progress)>), DbErr> {
+) -> Result<(Vec<Charge>, Vec<Transition>), DbErr> {
     let plan_ids: Vec<&str> = subs.iter().map(|s| s.plan_id.as_str()).collect();
     let plans = db::plans::by_ids_of_any_shop(&state.db, &plan_ids).await?;
     let (mut charges, mut ending) = (Vec::new(), Vec::new());
@@ -712,7 +725,6 @@ async fn plan_charges(
         let terms = Terms::from(&plan.fields());
         let progress = sub.progress();
         match rules::due(&terms, &progress) {
-            Due::Expire | Due::Cancel => ending.push((sub, progress)),
             Due::Charge { amount, period, attempt } => {
                 let Some(card) = sub.card() else { continue };
                 let key = rules::charge_key(&sub.id, period, attempt);
@@ -738,9 +750,20 @@ async fn plan_charges(
                     new_card: None,
                 });
             }
+            due => ending.push(Transition { sub, terms, progress, due }),
         }
     }
     Ok((charges, ending))
+}
+
+/// A due subscription that changes without a charge: it ends (its billing cycles paid, or
+/// the paid period it was cancelled for over), pauses (the paid period it was paused from
+/// over), or resumes (its resume date came).
+struct Transition {
+    sub: subscriptions::Model,
+    terms: Terms,
+    progress: Progress,
+    due: Due,
 }
 
 /// Step 2: the payments an interrupted run (or an unknown answer) left. Answered ones are
@@ -925,7 +948,7 @@ async fn record(
     state: &AppState,
     charges: Vec<Charge>,
     answers: Vec<Option<ChargeOutcome>>,
-    ending: Vec<(subscriptions::Model, Progress)>,
+    ending: Vec<Transition>,
     token: &str,
     now: DateTime<Utc>,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
@@ -962,26 +985,11 @@ async fn record(
         saved.extend(sub);
         lines.extend(line);
     }
-    for (sub, progress) in ending {
-        if progress.cancel_at_period_end {
-            let reason = sub.cancel_reason.clone().or_else(|| Some("cancelled at the end of the paid period".into()));
-            if let Some((sub, row)) = db::subscriptions::cancel(&txn, &sub, reason, now).await? {
-                report.canceled += 1;
-                lines.push(events::Line { row, sub: sub.clone(), charge: None });
-                saved.push(sub);
-            }
-            continue;
+    for t in ending {
+        if let Some((sub, line)) = transition(&txn, t, token, now, state.config.timezone, &mut report).await? {
+            lines.push(events::Line { row: line, sub: sub.clone(), charge: None });
+            saved.push(sub);
         }
-        let from = sub.state;
-        let expired = rules::expire(&progress);
-        let Some(sub) = db::subscriptions::save_progress(&txn, sub, token, &expired, None, now).await? else {
-            continue;
-        };
-        report.expired += 1;
-        let reason = Some("billing cycles paid".to_string());
-        let row = db::subscriptions::event_row(&sub, Some(from), (sub.state, None), None, reason, now);
-        lines.push(events::Line { row, sub: sub.clone(), charge: None });
-        saved.push(sub);
     }
     let charged = db::payments::find_by_billing_keys(&txn, answered).await?;
     let charge_events = charged.iter().filter_map(|p| Some(events::payment(EventType::of_charge(p.status)?, p)));
@@ -992,6 +1000,63 @@ async fn record(
         telemetry::payment(payment.status.as_str(), "billing");
     }
     Ok((report, saved))
+}
+
+/// Makes a due change that charges nothing, while the engine holds the claim `token`:
+/// answers the subscription as saved and its timeline line, `None` when another change won.
+async fn transition(
+    txn: &impl ConnectionTrait,
+    t: Transition,
+    token: &str,
+    now: DateTime<Utc>,
+    tz: chrono_tz::Tz,
+    report: &mut Report,
+) -> Result<Option<(subscriptions::Model, subscription_events::ActiveModel)>, DbErr> {
+    let Transition { sub, terms, progress, due } = t;
+    let from = sub.state;
+    let (saved, reason) = match due {
+        Due::Cancel => {
+            let reason = sub.cancel_reason.clone().or_else(|| Some("cancelled at the end of the paid period".into()));
+            let Some((sub, row)) = db::subscriptions::cancel(txn, &sub, reason, now).await? else { return Ok(None) };
+            report.canceled += 1;
+            return Ok(Some((sub, row)));
+        }
+        Due::Expire => {
+            let saved = db::subscriptions::save_progress(txn, sub, token, &rules::expire(&progress), None, now).await?;
+            report.expired += usize::from(saved.is_some());
+            (saved, "billing cycles paid")
+        }
+        Due::Pause => {
+            let paused = rules::pause(&progress, sub.resume_at);
+            (
+                db::subscriptions::pause_from_period_end(txn, &sub, token, &paused, now).await?,
+                "paused at the end of the paid period",
+            )
+        }
+        Due::Resume => {
+            let billing = sub.resume_billing.unwrap_or(ResumeBilling::NewPeriod);
+            let resumed = rules::resume(&terms, &progress, sub.anchor(now), billing, now, tz);
+            let by = db::subscriptions::Resumer::Engine(token);
+            let saved = db::subscriptions::resume(txn, &sub, by, (&resumed.0, resumed.1), None, now).await?;
+            (saved, resume_reason(billing, true))
+        }
+        Due::Charge { .. } => return Ok(None),
+    };
+    Ok(saved.map(|sub| {
+        let row =
+            db::subscriptions::event_row(&sub, Some(from), (sub.state, sub.renew_at), None, Some(reason.into()), now);
+        (sub, row)
+    }))
+}
+
+/// Why a paused subscription goes on, as its timeline says.
+pub fn resume_reason(billing: ResumeBilling, on_its_date: bool) -> &'static str {
+    match (billing, on_its_date) {
+        (ResumeBilling::NewPeriod, true) => "resumed on its date with a new period",
+        (ResumeBilling::Continue, true) => "resumed on its date on its old schedule",
+        (ResumeBilling::NewPeriod, false) => "resumed with a new period",
+        (ResumeBilling::Continue, false) => "resumed on its old schedule",
+    }
 }
 
 /// How a charge was answered: its status, and whether the bank wants the customer.
@@ -1026,8 +1091,7 @@ async fn record_charge(
         PaymentStatus::Failed => Outcome::Declined,
         _ => Outcome::Error,
     };
-    let anchor = c.sub.anchor_at.unwrap_or(now);
-    let next = rules::after_charge(&c.terms, &c.progress, outcome, anchor, now, tz);
+    let next = rules::after_charge(&c.terms, &c.progress, outcome, c.sub.anchor(now), now, tz);
     // The first charge of a subscription created with its card is where its timeline begins.
     let first = c.sub.state == rules::State::Redirecting && c.sub.created_with_card();
     let (from, sub_id) = ((!first).then_some(c.sub.state), c.sub.id.clone());

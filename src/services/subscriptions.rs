@@ -8,7 +8,7 @@ use crate::db::entities::{customers, plans, subscriptions, test_clocks};
 use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::Errors;
-use crate::domain::billing::{State as SubState, Terms, begin};
+use crate::domain::billing::{ResumeBilling, State as SubState, Terms, begin};
 use crate::domain::event::EventType;
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
 use crate::domain::webhook::public_url;
@@ -229,4 +229,147 @@ pub async fn replace_card(state: &AppState, sub: &subscriptions::Model, card: &C
 /// The time of a subscription: its test clock's, else the real one.
 pub async fn now_of(state: &AppState, sub: &subscriptions::Model) -> Result<DateTime<Utc>, AppError> {
     Ok(db::test_clocks::time_of(&state.db, sub.shop_id, sub.test_clock_id.as_deref(), Utc::now()).await?)
+}
+
+/// What a merchant asks of a pause: from now or from the end of the paid period, and when
+/// and how it resumes by itself.
+#[derive(Debug, Clone, Copy)]
+pub struct PauseRequest {
+    pub at_period_end: bool,
+    pub resume: db::subscriptions::ResumePlan,
+}
+
+/// Pauses a subscription now (its trial, a paid period or its retries; a paused one only
+/// takes the new resume) or from the end of its paid period (`subscription.pause_requested`).
+/// `409` when it has ended, is set to end with its period, or a charge of it is in flight.
+pub async fn pause(
+    state: &AppState,
+    sub: &subscriptions::Model,
+    ask: PauseRequest,
+) -> Result<subscriptions::Model, AppError> {
+    let now = now_of(state, sub).await?;
+    if ask.resume.at.is_some_and(|at| at <= now) {
+        let message = format!("must be after the subscription's current time, {}", crate::web::views::timestamp(now));
+        return Err(AppError::Validation(Errors::one("resume_at", message)));
+    }
+    if sub.state.has_ended() {
+        return Err(ended(sub.state));
+    }
+    if !SubState::PAUSABLE.contains(&sub.state) && sub.state != SubState::Paused {
+        let message = "Only a subscription in its trial, a paid period or its retries can pause; cancel it instead";
+        return Err(AppError::Conflict(message.into()));
+    }
+    if sub.cancel_at_period_end {
+        return Err(AppError::Conflict("The subscription ends with its period: withdraw that cancel first".into()));
+    }
+    let txn = state.db.begin().await?;
+    if ask.at_period_end && sub.state != SubState::Paused {
+        let Some(marked) = db::subscriptions::pause_at_period_end(&txn, sub, ask.resume, now).await? else {
+            let message =
+                "Only a subscription in its trial or a paid period can pause from its end; pause it now instead";
+            return Err(AppError::Conflict(message.into()));
+        };
+        crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionPauseRequested, &marked)
+            .await?;
+        txn.commit().await?;
+        return Ok(marked);
+    }
+    let paused = match db::subscriptions::pause_now(&txn, sub, ask.resume, now).await? {
+        Some(paused) => paused,
+        None => {
+            drop(txn);
+            // Paused a moment ago by another request (a double click): this one only sets
+            // the resume, as a pause of a paused subscription does.
+            let current = db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await?;
+            if let Some(current) = current.filter(|c| c.state == SubState::Paused && sub.state != SubState::Paused) {
+                return Box::pin(pause(state, &current, ask)).await;
+            }
+            return Err(refused(state, sub).await);
+        }
+    };
+    if sub.state != SubState::Paused {
+        let reason = Some("paused by the merchant".to_string());
+        let row =
+            db::subscriptions::event_row(&paused, Some(sub.state), (paused.state, paused.renew_at), None, reason, now);
+        let line = crate::services::events::Line { row, sub: paused.clone(), charge: None };
+        crate::services::events::timeline(&txn, &state.config, vec![line]).await?;
+    }
+    txn.commit().await?;
+    Ok(paused)
+}
+
+/// Resumes a paused subscription now, with a new period (charged at once) or on its old
+/// schedule; for one set to pause from the end of its period, withdraws that
+/// (`subscription.pause_withdrawn`). `409` when it is neither, or a charge of it is in flight.
+pub async fn resume(
+    state: &AppState,
+    sub: &subscriptions::Model,
+    billing: ResumeBilling,
+) -> Result<subscriptions::Model, AppError> {
+    let now = now_of(state, sub).await?;
+    if sub.pause_at_period_end && sub.state != SubState::Paused {
+        let txn = state.db.begin().await?;
+        if let Some(kept) = db::subscriptions::withdraw_pause(&txn, sub, now).await? {
+            crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionPauseWithdrawn, &kept)
+                .await?;
+            txn.commit().await?;
+            return Ok(kept);
+        }
+    }
+    if sub.state.has_ended() {
+        return Err(ended(sub.state));
+    }
+    if sub.state != SubState::Paused {
+        return Err(AppError::Conflict("The subscription is not paused".into()));
+    }
+    let plan =
+        db::find::<plans::Entity>(&state.db, sub.shop_id, &sub.plan_id).await?.ok_or(AppError::NotFound("Plan"))?;
+    let tz = state.config.timezone;
+    let (progress, anchor) = crate::domain::billing::resume(
+        &Terms::from(&plan.fields()),
+        &sub.progress(),
+        sub.anchor(now),
+        billing,
+        now,
+        tz,
+    );
+    // Due at once (a new period, outside the night): charged in this request, claimed for it.
+    let token = crate::domain::ids::random_hex(12);
+    let charge_now = progress.renew_at.is_some_and(|at| at <= now);
+    let claim = charge_now.then(|| (token.as_str(), Utc::now() + state.config.lease));
+    let txn = state.db.begin().await?;
+    let by = db::subscriptions::Resumer::Merchant;
+    let Some(resumed) = db::subscriptions::resume(&txn, sub, by, (&progress, anchor), claim, now).await? else {
+        drop(txn);
+        return Err(refused(state, sub).await);
+    };
+    let reason = Some(crate::services::billing::resume_reason(billing, false).to_string());
+    let row =
+        db::subscriptions::event_row(&resumed, Some(sub.state), (resumed.state, resumed.renew_at), None, reason, now);
+    let line = crate::services::events::Line { row, sub: resumed.clone(), charge: None };
+    crate::services::events::timeline(&txn, &state.config, vec![line]).await?;
+    txn.commit().await?;
+    if !charge_now {
+        return Ok(resumed);
+    }
+    let billed = crate::services::billing::charge_claimed(state, resumed.clone(), now, &token).await?;
+    Ok(billed.unwrap_or(resumed))
+}
+
+/// Why a pause or resume that lost its guarded update was refused: the subscription ended
+/// or changed meanwhile, or a charge of it is in flight (try again in a moment).
+async fn refused(state: &AppState, sub: &subscriptions::Model) -> AppError {
+    match db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await {
+        Err(e) => e.into(),
+        Ok(None) => AppError::NotFound("Subscription"),
+        Ok(Some(s)) if s.state.has_ended() => ended(s.state),
+        Ok(Some(s)) if s.state != sub.state => {
+            AppError::Conflict(format!("The subscription changed meanwhile: it is {} now; look again", s.state))
+        }
+        Ok(Some(_)) => AppError::Conflict("A charge of the subscription is in flight: try again in a moment".into()),
+    }
+}
+
+fn ended(state: SubState) -> AppError {
+    AppError::Conflict(format!("The subscription has already ended: it is {state}"))
 }

@@ -38,6 +38,7 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
             renew_at: Some(now - Duration::hours(1)),
             active_to: Some(now - Duration::hours(1)),
             cancel_at_period_end: false,
+            pause_at_period_end: false,
         };
         let new = NewSubscription {
             id: None,

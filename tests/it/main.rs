@@ -27,6 +27,7 @@ mod openapi;
 mod ops;
 mod pages;
 mod parity;
+mod pause;
 mod payments;
 mod plans;
 mod portal;

@@ -1,6 +1,6 @@
 use sea_orm::entity::prelude::*;
 
-use crate::domain::billing::State;
+use crate::domain::billing::{ResumeBilling, State};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "subscriptions")]
@@ -41,6 +41,16 @@ pub struct Model {
     pub cancelled_at: Option<DateTimeUtc>,
     /// Cancelled by the merchant "at the end of the paid period": ends then, uncharged.
     pub cancel_at_period_end: bool,
+    /// The period that starts at `anchor_at` (0, unless a resume counted periods afresh).
+    pub anchor_period: i64,
+    /// Paused by the merchant "from the end of the paid period": pauses then, uncharged.
+    pub pause_at_period_end: bool,
+    /// When it was last paused.
+    pub paused_at: Option<DateTimeUtc>,
+    /// When a paused subscription resumes by itself, and how (a pause from the end of the
+    /// period carries them until it takes effect).
+    pub resume_at: Option<DateTimeUtc>,
+    pub resume_billing: Option<ResumeBilling>,
     /// When its reminders (trial ending, renewal, card expiring) are looked at next; none
     /// until first looked at.
     pub remind_at: Option<DateTimeUtc>,

@@ -35,6 +35,7 @@ fn active(period: i64) -> Progress {
         renew_at: None,
         active_to: None,
         cancel_at_period_end: false,
+        pause_at_period_end: false,
     }
 }
 
@@ -291,4 +292,53 @@ fn a_renewal_the_bank_wants_the_customer_for_waits_for_them_and_their_charge_is_
     assert_eq!(due(&terms, &waiting), Due::Charge { amount: 990, period: 2, attempt: 2 }, "a key of its own");
     let paid = after_charge(&terms, &waiting, Outcome::Succeeded, at("2026-01-01T10:00:00Z"), now, UTC);
     assert_eq!((paid.state, paid.period, paid.failed_attempts), (State::Active, 3, 0));
+}
+
+#[test]
+fn a_pause_from_the_period_end_is_due_after_a_cancel_and_the_last_cycle() {
+    let terms = Terms { billing_cycles: Some(2), ..monthly() };
+    let marked = Progress { pause_at_period_end: true, ..active(1) };
+    assert_eq!(due(&terms, &marked), Due::Pause);
+    assert_eq!(due(&terms, &Progress { cancel_at_period_end: true, ..marked }), Due::Cancel);
+    assert_eq!(due(&terms, &Progress { paid_cycles: 2, ..marked }), Due::Expire);
+    let paused = pause(&marked, Some(at("2026-05-01T00:00:00Z")));
+    assert_eq!(
+        (paused.state, paused.renew_at, paused.pause_at_period_end),
+        (State::Paused, Some(at("2026-05-01T00:00:00Z")), false)
+    );
+    assert_eq!(due(&terms, &paused), Due::Resume);
+}
+
+#[test]
+fn a_resume_with_a_new_period_counts_afresh_from_then_and_never_reuses_an_attempted_period() {
+    let terms = monthly();
+    let anchor = Anchor::from(at("2026-01-31T09:00:00Z"));
+    let now = at("2026-03-10T12:00:00Z");
+    let paused = Progress { state: State::Paused, active_to: Some(at("2026-02-28T09:00:00Z")), ..active(1) };
+    let (next, moved) = resume(&terms, &paused, anchor, ResumeBilling::NewPeriod, now, UTC);
+    assert_eq!((next.state, next.period, next.renew_at), (State::Active, 1, Some(now)));
+    assert_eq!(moved, Anchor { at: now, period: 1 });
+    // Its retries had attempted period 1: the new period is 2.
+    let retried = Progress { failed_attempts: 2, ..paused };
+    let (next, moved) = resume(&terms, &retried, anchor, ResumeBilling::NewPeriod, now, UTC);
+    assert_eq!((next.period, next.failed_attempts, moved.period), (2, 0, 2));
+    // Paid on the new anchor, the next period starts a month after the resume.
+    let paid = after_charge(&terms, &next, Outcome::Succeeded, moved, now, UTC);
+    assert_eq!((paid.period, paid.active_to), (3, Some(at("2026-04-10T12:00:00Z"))));
+}
+
+#[test]
+fn a_resume_on_the_old_schedule_skips_the_periods_of_the_pause() {
+    let terms = monthly();
+    let anchor = Anchor::from(at("2026-01-31T09:00:00Z"));
+    let paused = Progress { state: State::Paused, active_to: Some(at("2026-02-28T09:00:00Z")), ..active(1) };
+    // Before the paid period ended: its end is the next charge.
+    let (next, _) = resume(&terms, &paused, anchor, ResumeBilling::Continue, at("2026-02-10T00:00:00Z"), UTC);
+    assert_eq!((next.state, next.period, next.renew_at), (State::Active, 1, Some(at("2026-02-28T09:00:00Z"))));
+    // Exactly at a period start: that period.
+    let (next, _) = resume(&terms, &paused, anchor, ResumeBilling::Continue, at("2026-03-31T09:00:00Z"), UTC);
+    assert_eq!((next.period, next.renew_at), (2, Some(at("2026-03-31T09:00:00Z"))));
+    // Later: the first start after the resume.
+    let (next, _) = resume(&terms, &paused, anchor, ResumeBilling::Continue, at("2026-03-31T09:00:01Z"), UTC);
+    assert_eq!((next.period, next.renew_at), (3, Some(at("2026-04-30T09:00:00Z"))));
 }

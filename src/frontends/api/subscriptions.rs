@@ -15,9 +15,10 @@ use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::{page_from_query, schemas};
 use crate::db::entities::{payments, subscriptions};
+use crate::db::subscriptions::ResumePlan;
 use crate::db::{self};
 use crate::domain::Errors;
-use crate::domain::billing::State as SubState;
+use crate::domain::billing::{ResumeBilling, State as SubState};
 use crate::domain::input::{Reader, whole_number};
 use crate::domain::subscription::{SubscriptionFilter, SubscriptionRequest};
 use crate::external::acquirer::Behaviour;
@@ -34,6 +35,8 @@ pub fn router() -> Router<AppState> {
         .route("/subscriptions", post(create).get(list))
         .route("/subscriptions/{id}", get(show).post(update))
         .route("/subscriptions/{id}/cancel", post(cancel))
+        .route("/subscriptions/{id}/pause", post(pause))
+        .route("/subscriptions/{id}/resume", post(resume))
         .route("/subscriptions/{id}/events", get(events))
         .route("/subscriptions/{id}/test_card_outcome", post(test_card_outcome))
 }
@@ -166,6 +169,62 @@ async fn cancel(
     let reason = Reader::new(&body).string("cancel_reason", 255, &mut errors);
     errors.into_result(|| ()).map_err(AppError::from)?;
     let sub = crate::services::subscriptions::cancel(&state, find(&state, shop.id, &id).await?, reason).await?;
+    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+}
+
+/// Pause a subscription
+///
+/// Now (`subscription.paused`), or from the end of its trial or paid period
+/// (`subscription.pause_requested`, then `subscription.paused` when it ends). Nothing is
+/// charged or retried while it is paused; it resumes at `resume_at` if given
+/// (`subscription.resumed`), else when resumed.
+#[utoipa::path(post, path = "/subscriptions/{id}/pause", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    request_body = Option<schemas::subscriptions::SubscriptionPause>,
+    responses(
+        (status = 200, description = "The subscription, paused or set to pause", body = SubscriptionView),
+        (status = 409, description = "It has ended, waits for its customer's card, is set to end with its period, or a charge of it is in flight", body = crate::web::error::ErrorBody),
+    ))]
+async fn pause(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<SubscriptionView>, AppError> {
+    let r = Reader::new(&body);
+    let mut errors = Errors::default();
+    let at = r.choice("at", |w| ["now", "period_end"].contains(&w).then(|| w == "period_end"), &mut errors);
+    let resume_at = parse_time(&r, "resume_at", &mut errors);
+    let billing = r.choice("resume_billing", ResumeBilling::parse, &mut errors);
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    let sub = find(&state, shop.id, &id).await?;
+    let resume = ResumePlan { at: resume_at, billing: billing.unwrap_or(ResumeBilling::NewPeriod) };
+    let ask = crate::services::subscriptions::PauseRequest { at_period_end: at.unwrap_or(false), resume };
+    let sub = crate::services::subscriptions::pause(&state, &sub, ask).await?;
+    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+}
+
+/// Resume a subscription
+///
+/// A paused subscription goes on now (`subscription.resumed`): with a new period charged at
+/// once (`billing: new_period`, the default), or on its old schedule (`continue`). Of one set
+/// to pause from the end of its period, the pause is withdrawn (`subscription.pause_withdrawn`).
+#[utoipa::path(post, path = "/subscriptions/{id}/resume", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    request_body = Option<schemas::subscriptions::SubscriptionResume>,
+    responses(
+        (status = 200, description = "The subscription, resumed (with the new period's charge as `last_transaction`)", body = SubscriptionView),
+        (status = 409, description = "It has ended, is not paused, or a charge of it is in flight", body = crate::web::error::ErrorBody),
+    ))]
+async fn resume(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<SubscriptionView>, AppError> {
+    let mut errors = Errors::default();
+    let billing = Reader::new(&body).choice("billing", ResumeBilling::parse, &mut errors);
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    let sub = find(&state, shop.id, &id).await?;
+    let sub = crate::services::subscriptions::resume(&state, &sub, billing.unwrap_or(ResumeBilling::NewPeriod)).await?;
     Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 

@@ -278,9 +278,10 @@ async fn subscription(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mail
     ];
     let card_link = urls::subscription_pay(&state.config, &sub.id);
     let update_card = MANAGE.to_string();
-    // A reminder whose subscription has ended, or will end, since it was queued has nothing
-    // to say.
-    let reminder_applies = !sub.state.has_ended() && !sub.cancel_at_period_end;
+    // A reminder whose subscription has ended, paused, or will end or pause with its period
+    // since it was queued has nothing to say.
+    let reminder_applies =
+        !sub.state.has_ended() && sub.state != State::Paused && !sub.cancel_at_period_end && !sub.pause_at_period_end;
     let letter = match mail.kind {
         MailKind::RenewalFailed if then_state == State::Redirecting => {
             let mut letter = Letter::new(t, shop, mail.test, fill(t.confirm_subject, &values), t.failed_heading);

@@ -61,7 +61,8 @@ pub async fn sweep(state: &AppState, clock_id: Option<&str>, now: DateTime<Utc>)
                 renew_at,
                 period: period_of(plan),
                 card_expiry: sub.card_exp_month.zip(sub.card_exp_year),
-                cancel_at_period_end: sub.cancel_at_period_end,
+                // Paused from the period end, it is not renewed either.
+                cancel_at_period_end: sub.cancel_at_period_end || sub.pause_at_period_end,
             };
             let due = rules::reminders(&facts, shop_settings);
             for (kind, _) in due.iter().filter(|(_, at)| *at <= now) {

@@ -12,7 +12,7 @@ use super::timestamp;
 use crate::config::Config;
 use crate::db::entities::{customers, payments, plans, subscriptions, test_card_outcomes};
 use crate::db::{self};
-use crate::domain::billing::{State as SubState, Terms};
+use crate::domain::billing::{ResumeBilling, State as SubState, Terms};
 use crate::domain::card::Behaviour;
 use crate::web::urls;
 
@@ -45,6 +45,17 @@ pub struct SubscriptionView {
     cancelled_at: Option<String>,
     /// Cancelled for the end of the paid period: it ends then (`active_to`), uncharged.
     cancel_at_period_end: bool,
+    /// Paused from the end of the paid period: it pauses then (`active_to`), uncharged.
+    pause_at_period_end: bool,
+    /// When it was paused last (while `paused`; also after it resumed).
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    paused_at: Option<String>,
+    /// When a pause ends by itself (paused, or set to pause from the period end).
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    resume_at: Option<String>,
+    /// How it goes on then (`new_period` or `continue`).
+    #[schema(value_type = Option<String>, example = "new_period")]
+    resume_billing: Option<ResumeBilling>,
     test: bool,
     test_clock: Option<String>,
     redirect_url: Option<String>,
@@ -130,18 +141,25 @@ impl SubscriptionView {
         last: Option<&payments::Model>,
     ) -> Self {
         let sub_state = Some(s.state);
+        let tz = config.timezone;
         let current_period = match (plan, s.anchor_at, s.active_to, sub_state) {
-            (Some(_), Some(anchor), Some(end), Some(SubState::Trial)) => {
+            (Some(_), Some(anchor), Some(end), Some(SubState::Trial)) if s.anchor_period == 0 => {
                 Some(Period { start: timestamp(s.started_at.unwrap_or(anchor)), end: timestamp(end.min(anchor)) })
             }
-            (Some(plan), Some(anchor), Some(end), Some(SubState::Active | SubState::FailedAttempt)) => {
-                let terms = Terms::from(&plan.fields());
-                let start = terms.period_start(anchor, (s.period - 1).max(0), config.timezone);
+            (Some(plan), Some(_), Some(end), Some(SubState::Trial | SubState::Active | SubState::FailedAttempt)) => {
+                let (terms, anchor) = (Terms::from(&plan.fields()), s.anchor(end));
+                let start = terms.start_of(anchor, (s.period - 1).max(anchor.period), tz);
                 Some(Period { start: timestamp(start.min(end)), end: timestamp(end) })
             }
             _ => None,
         };
-        let trial = plan.is_some_and(|p| p.trial_amount.is_some());
+        // The trial ends where it did, also after a resume counted the periods afresh.
+        let trial_ends_at = match (plan, s.started_at) {
+            (Some(plan), Some(started)) if plan.trial_amount.is_some() => {
+                Some(timestamp(Terms::from(&plan.fields()).anchor(started, tz)))
+            }
+            _ => None,
+        };
         SubscriptionView {
             id: s.id.clone(),
             state: s.state,
@@ -150,7 +168,7 @@ impl SubscriptionView {
             updated_at: timestamp(s.updated_at),
             renew_at: s.renew_at.map(timestamp),
             active_to: s.active_to.map(timestamp),
-            trial_ends_at: s.anchor_at.filter(|_| trial).map(timestamp),
+            trial_ends_at,
             current_period,
             plan: plan.map(|p| PlanView::new(p, config)),
             customer: customer.map(CustomerView::from),
@@ -166,6 +184,10 @@ impl SubscriptionView {
             cancel_reason: s.cancel_reason.clone(),
             cancelled_at: s.cancelled_at.map(timestamp),
             cancel_at_period_end: s.cancel_at_period_end,
+            pause_at_period_end: s.pause_at_period_end,
+            paused_at: s.paused_at.map(timestamp),
+            resume_at: s.resume_at.filter(|_| s.state == SubState::Paused || s.pause_at_period_end).map(timestamp),
+            resume_billing: s.resume_billing.filter(|_| s.state == SubState::Paused || s.pause_at_period_end),
             test: s.test,
             test_clock: s.test_clock_id.clone(),
             redirect_url: (s.state == SubState::Redirecting).then(|| urls::subscription_pay(config, &s.id)),

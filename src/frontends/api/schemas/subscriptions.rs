@@ -2,6 +2,7 @@
 
 use super::customers::CustomerCreate;
 use super::*;
+use crate::domain::billing::ResumeBilling;
 
 /// A new subscription: a plan (`plan.id` or `plan_id`), a customer (inline `customer`, an
 /// existing one as `customer.id`, or `customer_id`) and optionally a card. Without a card the
@@ -119,6 +120,36 @@ pub struct SubscriptionUpdate {
     /// Why, kept with the subscription (with `cancel_at_period_end: true`).
     #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
     cancel_reason: Option<String>,
+}
+
+/// Pausing a subscription (the body may be empty: paused now, until resumed). Nothing is
+/// charged or retried while paused. 409 when it has ended, waits for its customer's card, is
+/// set to end with its period, or a charge of it is in flight (try again in a moment).
+#[derive(ToSchema)]
+#[schema(example = json!({"at": "now", "resume_at": "2027-01-15T09:00:00Z", "resume_billing": "new_period"}))]
+pub struct SubscriptionPause {
+    /// `now` (default; a trial, a paid period or retries) or `period_end` (a trial or a paid
+    /// period: it pauses when that ends, uncharged; `subscription.pause_requested`). Asked of a
+    /// paused subscription, it only changes when and how it resumes.
+    #[schema(value_type = Option<String>, example = "now", pattern = "^(now|period_end)$")]
+    at: Option<String>,
+    /// When it resumes by itself; after the subscription's current time (its clock's).
+    /// Without it, it stays paused until resumed.
+    resume_at: Option<TimeInput>,
+    /// How it goes on when it resumes by itself (see the resume operation).
+    resume_billing: Option<ResumeBilling>,
+}
+
+/// Resuming a paused subscription (the body may be empty).
+#[derive(ToSchema)]
+#[schema(example = json!({"billing": "new_period"}))]
+pub struct SubscriptionResume {
+    /// `new_period` (default): its periods start afresh now and the first is charged at once
+    /// (08:00 with the night flag); the rest of a period paused in the middle is not credited.
+    /// `continue`: its old schedule goes on: the next charge is the first period of it that
+    /// starts at or after both now and the end of what was paid; periods that began while it
+    /// was paused are never charged.
+    billing: Option<ResumeBilling>,
 }
 
 /// Test mode: how the subscription's card behaves from `from` on. Only test subscriptions.

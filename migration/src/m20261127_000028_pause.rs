@@ -1,0 +1,44 @@
+use sea_orm_migration::prelude::*;
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+#[derive(DeriveIden, Clone, Copy)]
+enum Subscriptions {
+    Table,
+    AnchorPeriod,
+    PauseAtPeriodEnd,
+    PausedAt,
+    ResumeAt,
+    ResumeBilling,
+}
+
+/// Pausing a subscription: now, or from the end of its paid period (`pause_at_period_end`),
+/// until it is resumed (by the merchant, or at `resume_at`) with a new period or on its old
+/// schedule (`resume_billing`). A resume with a new period counts the periods afresh from
+/// then: `anchor_at` moves there and `anchor_period` is the period that starts at it.
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        use Subscriptions as S;
+        for column in [
+            ColumnDef::new(S::AnchorPeriod).big_integer().not_null().default(0).to_owned(),
+            ColumnDef::new(S::PauseAtPeriodEnd).boolean().not_null().default(false).to_owned(),
+            ColumnDef::new(S::PausedAt).timestamp_with_time_zone().null().to_owned(),
+            ColumnDef::new(S::ResumeAt).timestamp_with_time_zone().null().to_owned(),
+            ColumnDef::new(S::ResumeBilling).text().null().to_owned(),
+        ] {
+            let mut column = column;
+            manager.alter_table(Table::alter().table(S::Table).add_column(&mut column).to_owned()).await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        use Subscriptions as S;
+        for column in [S::AnchorPeriod, S::PauseAtPeriodEnd, S::PausedAt, S::ResumeAt, S::ResumeBilling] {
+            manager.alter_table(Table::alter().table(S::Table).drop_column(column).to_owned()).await?;
+        }
+        Ok(())
+    }
+}
