@@ -364,7 +364,7 @@ async fn refused(state: &AppState, sub: &subscriptions::Model) -> AppError {
         Ok(None) => AppError::NotFound("Subscription"),
         Ok(Some(s)) if s.state.has_ended() => ended(s.state),
         Ok(Some(s)) if s.state != sub.state => {
-            AppError::Conflict(format!("The subscription changed meanwhile: it is {} now; look again", s.state))
+            AppError::Conflict(format!("The subscription changed meanwhile: it is now {}", s.state))
         }
         Ok(Some(_)) => AppError::Conflict("A charge of the subscription is in flight: try again in a moment".into()),
     }

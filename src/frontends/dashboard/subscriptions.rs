@@ -14,7 +14,7 @@ use super::tables::{SubscriptionRow, next_charge, subscription_rows};
 use super::{Chrome, Merchant, Page, Words, k, local, ok, see_other};
 use crate::db;
 use crate::db::entities::{customers, payments, plans, subscription_events, subscriptions};
-use crate::domain::billing::State as SubState;
+use crate::domain::billing::{ResumeBilling, State as SubState};
 use crate::domain::subscription::SubscriptionFilter;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -25,6 +25,8 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/subscriptions/{id}", get(show))
         .route("/dashboard/subscriptions/{id}/cancel", post(cancel))
         .route("/dashboard/subscriptions/{id}/keep", post(keep))
+        .route("/dashboard/subscriptions/{id}/pause", post(pause))
+        .route("/dashboard/subscriptions/{id}/resume", post(resume))
 }
 
 #[derive(Deserialize, Default)]
@@ -85,6 +87,11 @@ struct ShowPage {
     cancellable: bool,
     /// It may instead end with its trial or paid period.
     period_end: bool,
+    /// It may pause now (its trial, a paid period, its retries), and not set to end.
+    pausable: bool,
+    /// When a pause (or a pause to come) ends by itself.
+    resume_at: Option<String>,
+    paused_at: Option<String>,
     /// Waiting for its card: the link where the customer enters it.
     card_link: Option<String>,
     timeline: Vec<Line>,
@@ -140,6 +147,12 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         period_end: matches!(sub_state, SubState::Trial | SubState::Active)
             && !s.cancel_at_period_end
             && s.active_to.is_some(),
+        pausable: SubState::PAUSABLE.contains(&sub_state) && !s.cancel_at_period_end && !s.pause_at_period_end,
+        resume_at: s
+            .resume_at
+            .filter(|_| sub_state == SubState::Paused || s.pause_at_period_end)
+            .map(|t| local(t, m.tz)),
+        paused_at: s.paused_at.filter(|_| sub_state == SubState::Paused).map(|t| local(t, m.tz)),
         chrome: m.chrome("subscriptions").await,
         timeline,
         plan,
@@ -214,6 +227,84 @@ async fn keep(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     let kept = crate::services::subscriptions::keep(&state, &sub).await;
     if m.unless_moved_on(kept).await?.is_some() {
         m.flash(m.t("The cancel was withdrawn: the subscription goes on.")).await;
+    }
+    see_other(&format!("/dashboard/subscriptions/{id}"))
+}
+
+/// Pauses now or from the end of the paid period, until a day it resumes by itself (its
+/// start in the shop's zone) or until resumed.
+async fn pause(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let sub = find(&state, &m, &id).await?;
+    let back = format!("/dashboard/subscriptions/{id}");
+    let resume_on = form.get("resume_on").map(str::trim).filter(|d| !d.is_empty());
+    let resume_at = match resume_on.map(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")) {
+        None => None,
+        Some(Ok(day)) => Some(crate::domain::billing::resolve_local(m.tz, day.and_time(chrono::NaiveTime::MIN))),
+        Some(Err(_)) => {
+            m.flash(m.t("The resume date must be a date such as 2026-12-31.")).await;
+            return see_other(&back);
+        }
+    };
+    let billing = match form.get("billing") {
+        Some("continue") => ResumeBilling::Continue,
+        _ => ResumeBilling::NewPeriod,
+    };
+    let ask = crate::services::subscriptions::PauseRequest {
+        at_period_end: form.get("when") == Some("period_end"),
+        resume: crate::db::subscriptions::ResumePlan { at: resume_at, billing },
+    };
+    match crate::services::subscriptions::pause(&state, &sub, ask).await {
+        Ok(paused) if paused.state == SubState::Paused => {
+            m.flash(m.t("The subscription is paused: nothing is charged until it resumes.")).await
+        }
+        Ok(_) => m.flash(m.t("The subscription pauses at the end of its paid period.")).await,
+        Err(AppError::Validation(_)) => m.flash(m.t("The resume date must be after today.")).await,
+        Err(e) => {
+            m.unless_moved_on::<()>(Err(e)).await?;
+        }
+    }
+    see_other(&back)
+}
+
+/// Resumes a paused subscription (after a confirmation when that charges it now), or
+/// withdraws a pause set for the end of the period.
+async fn resume(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let sub = find(&state, &m, &id).await?;
+    let billing = match form.get("billing") {
+        Some("continue") => ResumeBilling::Continue,
+        _ => ResumeBilling::NewPeriod,
+    };
+    if sub.state == SubState::Paused && billing == ResumeBilling::NewPeriod && form.get("confirm") != Some("yes") {
+        let plan = db::find::<plans::Entity>(&state.db, m.shop.id, &sub.plan_id).await?;
+        let amount = plan.map(|p| m.money(p.amount, p.currency)).unwrap_or_default();
+        let page = super::ConfirmPage {
+            chrome: m.chrome("subscriptions").await,
+            title: m.t("Resume the subscription with a new period?").into(),
+            lines: vec![
+                m.f("A new period starts now and {} is charged to the saved card now.", &[&amount]),
+                m.t("The time it was paused is not charged.").to_string(),
+            ],
+            action: format!("/dashboard/subscriptions/{id}/resume"),
+            fields: vec![("billing".to_string(), "new_period".to_string())],
+            button: m.t("Resume and charge").into(),
+            back: format!("/dashboard/subscriptions/{id}"),
+            back_label: k("Keep it paused"),
+        };
+        return ok(&page);
+    }
+    let was_paused = sub.state == SubState::Paused;
+    let resumed = crate::services::subscriptions::resume(&state, &sub, billing).await;
+    if let Some(resumed) = m.unless_moved_on(resumed).await? {
+        let message = match (was_paused, resumed.state) {
+            (false, _) => m.t("The pause was withdrawn: the subscription goes on."),
+            (true, SubState::FailedAttempt | SubState::Failed | SubState::Error) => {
+                m.t("The subscription resumed, but its charge failed: see the timeline.")
+            }
+            (true, _) => m.t("The subscription resumed."),
+        };
+        m.flash(message).await;
     }
     see_other(&format!("/dashboard/subscriptions/{id}"))
 }

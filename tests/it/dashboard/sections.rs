@@ -416,6 +416,67 @@ db_tests! {
         assert_eq!(payments.as_array().unwrap().len(), 1, "never charged again: {payments}");
     }
 
+    async fn a_subscription_is_paused_and_resumed_from_the_dashboard(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let mut plan = plan_body();
+        plan["test"] = json!(true);
+        let (_, plan) = app.post(&shop, "/plans", &plan).await;
+        let (_, clock) = app.post(&shop, "/test_clocks", &json!({"frozen_time": "2026-03-10T12:00:00Z"})).await;
+        let clock = clock["id"].as_str().unwrap().to_string();
+        let card = json!({"number": cards::SUCCESS, "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"});
+        let (_, sub) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": plan["id"]}, "customer": customer_body(),
+            "card": card, "test_clock": clock})).await;
+        let id = sub["id"].as_str().unwrap();
+        let path = format!("/dashboard/subscriptions/{id}");
+        let page = m.get(&path).await.html;
+        assert!(page.contains("data-testid=\"pause\""), "{page}");
+
+        // From the end of the period, resuming on a day: then withdrawn, then asked again.
+        let bad = m.post(&format!("{path}/pause"), &[("when", "period_end"), ("resume_on", "someday")]).await;
+        assert_eq!(bad.status, StatusCode::SEE_OTHER);
+        assert!(m.get(&path).await.html.contains("The resume date must be a date such as 2026-12-31."));
+        let past = m.post(&format!("{path}/pause"), &[("when", "now"), ("resume_on", "2026-03-01")]).await;
+        assert_eq!(past.status, StatusCode::SEE_OTHER);
+        assert!(m.get(&path).await.html.contains("The resume date must be after today."));
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["state"], "active", "nothing changed");
+        m.post(&format!("{path}/pause"), &[("when", "period_end"), ("resume_on", "2026-06-01"), ("billing", "continue")]).await;
+        let marked = m.get(&path).await.html;
+        assert!(marked.contains("The subscription pauses at the end of its paid period."), "{marked}");
+        assert!(marked.contains("It pauses at the end of its paid period, 2026-04-10 12:00 UTC, uncharged."), "{marked}");
+        assert!(marked.contains("It resumes by itself on 2026-06-01 00:00 UTC."), "{marked}");
+        m.post(&format!("{path}/resume"), &[]).await;
+        assert!(m.get(&path).await.html.contains("The pause was withdrawn: the subscription goes on."));
+        let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((api["pause_at_period_end"].clone(), api["resume_at"].clone()), (json!(false), Value::Null));
+
+        // Now; resumed with a new period after a confirmation that names the charge.
+        m.post(&format!("{path}/pause"), &[("when", "now")]).await;
+        let paused = m.get(&path).await.html;
+        assert!(paused.contains("The subscription is paused: nothing is charged until it resumes."), "{paused}");
+        assert!(paused.contains("Paused since 2026-03-10 12:00 UTC: nothing is charged or retried."), "{paused}");
+        assert!(paused.contains("status-paused"), "{paused}");
+        app.post(&shop, &format!("/test_clocks/{clock}/advance"), &json!({"frozen_time": "2026-05-01T09:00:00Z"})).await;
+        let ask = m.post(&format!("{path}/resume"), &[("billing", "new_period")]).await;
+        assert!(ask.html.contains("Resume the subscription with a new period?"), "{}", ask.html);
+        assert!(ask.html.contains("€9.90 is charged to the saved card now"), "{}", ask.html);
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        assert_eq!(payments.as_array().unwrap().len(), 1, "asking charges nothing");
+        let done = m.post(&format!("{path}/resume"), &[("billing", "new_period"), ("confirm", "yes")]).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER);
+        let resumed = m.get(&path).await.html;
+        assert!(resumed.contains("The subscription resumed."), "{resumed}");
+        assert!(resumed.contains("paused by the merchant") && resumed.contains("resumed with a new period"), "{resumed}");
+        // The same confirmation again (a reload) charges nothing more.
+        let again = m.post(&format!("{path}/resume"), &[("billing", "new_period"), ("confirm", "yes")]).await;
+        assert_eq!(again.status, StatusCode::SEE_OTHER);
+        assert!(m.get(&path).await.html.contains("The subscription is not paused"));
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        assert_eq!(payments.as_array().unwrap().len(), 2, "one charge for the resume: {payments}");
+        let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((api["state"].clone(), api["renew_at"].clone()), (json!("active"), json!("2026-06-01T09:00:00.000Z")));
+    }
+
     async fn a_customer_is_subscribed_from_the_dashboard_and_sent_the_card_link(app) {
         let m = sign_up(&app, "Gym", "ann@example.com").await;
         let shop = api_shop(&m).await;

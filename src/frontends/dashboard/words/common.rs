@@ -103,6 +103,7 @@ pub const DATA: &[(&str, &str)] = &[
     ("redirecting", "ожидает карту"),
     ("canceled", "отменена"),
     ("expired", "завершена"),
+    ("paused", "на паузе"),
     ("hour", "час"),
     ("day", "день"),
     ("month", "месяц"),

@@ -173,6 +173,57 @@ pub const RU: &[(&str, &str)] = &[
     ),
     ("The subscription was cancelled: it will not be charged again.", "Подписка отменена: новых списаний не будет."),
     ("The subscription has already ended: it is {}", "Подписка уже завершена, её статус: {}"),
+    ("Resume the subscription", "Возобновить подписку"),
+    ("Paused since {}: nothing is charged or retried.", "Приостановлена с {}: списаний и повторных попыток нет."),
+    ("It resumes by itself on {}.", "Возобновится сама {}."),
+    ("It stays paused until you resume it.", "Останется приостановленной, пока вы её не возобновите."),
+    ("How it goes on", "Как продолжить"),
+    ("A new period from now, charged now", "Новый период с этого момента, списание сейчас"),
+    (
+        "On its old schedule: the next charge at its next period start",
+        "По прежнему графику: следующее списание в начале его следующего периода",
+    ),
+    ("Resume…", "Возобновить…"),
+    ("Pause at the end of the period", "Пауза в конце периода"),
+    (
+        "It pauses at the end of its paid period, {}, uncharged.",
+        "Подписка встанет на паузу в конце оплаченного периода, {}, без списания.",
+    ),
+    ("Do not pause", "Не ставить на паузу"),
+    ("Pause the subscription", "Приостановить подписку"),
+    (
+        "Nothing is charged or retried while it is paused. Time already paid for is not refunded.",
+        "Пока подписка на паузе, списаний и повторных попыток нет. Уже оплаченное время не возвращается.",
+    ),
+    ("Resume on (optional)", "Возобновить (необязательно)"),
+    ("How it goes on then", "Как продолжить потом"),
+    ("A new period from then, charged then", "Новый период с той даты, списание тогда же"),
+    ("On its old schedule", "По прежнему графику"),
+    ("Pause", "Приостановить"),
+    ("The resume date must be a date such as 2026-12-31.", "Дата возобновления — это дата, например 2026-12-31."),
+    (
+        "The subscription is paused: nothing is charged until it resumes.",
+        "Подписка приостановлена: до возобновления списаний не будет.",
+    ),
+    (
+        "The subscription pauses at the end of its paid period.",
+        "Подписка встанет на паузу в конце оплаченного периода.",
+    ),
+    ("The resume date must be after today.", "Дата возобновления должна быть позже сегодняшней."),
+    ("Resume the subscription with a new period?", "Возобновить подписку с новым периодом?"),
+    (
+        "A new period starts now and {} is charged to the saved card now.",
+        "Новый период начнётся сейчас, и с сохранённой карты сейчас спишется {}.",
+    ),
+    ("The time it was paused is not charged.", "Время на паузе не оплачивается."),
+    ("Resume and charge", "Возобновить и списать"),
+    ("Keep it paused", "Оставить на паузе"),
+    ("The pause was withdrawn: the subscription goes on.", "Пауза отменена: подписка продолжается."),
+    (
+        "The subscription resumed, but its charge failed: see the timeline.",
+        "Подписка возобновлена, но списание не прошло: см. историю.",
+    ),
+    ("The subscription resumed.", "Подписка возобновлена."),
 ];
 
 /// Values of the customers and subscriptions pages known only when they run, translated with
@@ -184,6 +235,30 @@ pub const DATA: &[(&str, &str)] = &[
     ("charged before the cancel took effect", "списание прошло до того, как отмена вступила в силу"),
     ("first payment failed", "первый платёж не прошёл"),
     ("payment attempts exhausted", "попытки списания исчерпаны"),
+    ("paused by the merchant", "приостановлена магазином"),
+    ("paused at the end of the paid period", "приостановлена в конце оплаченного периода"),
+    ("resumed with a new period", "возобновлена с новым периодом"),
+    ("resumed on its old schedule", "возобновлена по прежнему графику"),
+    ("resumed on its date with a new period", "возобновлена в назначенный день с новым периодом"),
+    ("resumed on its date on its old schedule", "возобновлена в назначенный день по прежнему графику"),
+    ("The subscription is not paused", "Подписка не на паузе"),
+    (
+        "A charge of the subscription is in flight: try again in a moment",
+        "Сейчас идёт списание по подписке: повторите через минуту",
+    ),
+    ("The subscription changed meanwhile: it is now {}", "Подписка тем временем изменилась, её статус: {}"),
+    (
+        "Only a subscription in its trial, a paid period or its retries can pause; cancel it instead",
+        "Приостановить можно только подписку в пробном или оплаченном периоде или в повторных попытках; отмените её",
+    ),
+    (
+        "The subscription ends with its period: withdraw that cancel first",
+        "Подписка завершится с концом периода: сначала отзовите отмену",
+    ),
+    (
+        "Only a subscription in its trial or a paid period can pause from its end; pause it now instead",
+        "Поставить на паузу с конца периода можно только подписку в пробном или оплаченном периоде; приостановите её сейчас",
+    ),
     ("Customer not found", "Клиент не найден"),
     ("Subscription not found", "Подписка не найдена"),
     (
