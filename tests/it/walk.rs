@@ -137,6 +137,13 @@ db_tests! {
         let (_, customer) = app.post(&shop, "/customers", &json!({"email": "ann@example.com", "first_name": "Ann", "last_name": "Lee", "ip": "203.0.113.9"})).await;
         let (_, waiting) = app.post(&shop, "/subscriptions", &json!({"plan_id": plan["id"], "customer_id": customer["id"]})).await;
         assert!(waiting["redirect_url"].is_string(), "{plan} {customer} {waiting}");
+        let card = crate::subscriptions::card_json(cards::SUCCESS);
+        let with_card = json!({"plan_id": plan["id"], "customer_id": customer["id"], "card": card});
+        let (_, running) = app.post(&shop, "/subscriptions", &with_card).await;
+        let (_, paused) = app.post(&shop, "/subscriptions", &with_card).await;
+        let paused_path = format!("/subscriptions/{}/pause", paused["id"].as_str().unwrap());
+        let (status, paused) = app.post(&shop, &paused_path, &json!({"resume_at": "2030-01-01T00:00:00Z"})).await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{paused}");
         app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[
             ("first_name", "Ann"), ("last_name", "Lee"), ("email", "ann@example.com"), ("phone", "+1 518 555 0100"),
             ("country", "US"), ("state", "NY"), ("city", "Albany"), ("address", "1 Main St"), ("zip", "12207"),
@@ -204,6 +211,8 @@ db_tests! {
             (format!("/dashboard/customers/{}", customer["id"].as_str().unwrap()), "customer"),
             (format!("/dashboard/payments/{}", payment["id"].as_str().unwrap()), "payment"),
             (format!("/dashboard/subscriptions/{}", waiting["id"].as_str().unwrap()), "subscription"),
+            (format!("/dashboard/subscriptions/{}", running["id"].as_str().unwrap()), "subscription-trial"),
+            (format!("/dashboard/subscriptions/{}", paused["id"].as_str().unwrap()), "subscription-paused"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
             ("/dashboard/nothing-here".to_string(), "dashboard-not-found"),
         ];
@@ -215,6 +224,10 @@ db_tests! {
         b.press("form[action$='/cancel'] button[type=submit]").await;
         assert!(b.has("[data-testid=confirm]").await);
         b.check("subscription-cancel-confirm", &mut found).await;
+        b.client.goto(&format!("{base}/dashboard/subscriptions/{}", paused["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/resume'] button[type=submit]").await;
+        assert!(b.has("[data-testid=confirm]").await);
+        b.check("subscription-resume-confirm", &mut found).await;
         // Money that moves only after a confirmation: a refund, a void.
         b.client.goto(&format!("{base}/dashboard/payments/{}", payment["id"].as_str().unwrap())).await.unwrap();
         b.press("form[action$='/refund'] button[type=submit]").await;
@@ -271,6 +284,8 @@ db_tests! {
             (format!("/dashboard/payments/{}", authorized["id"].as_str().unwrap()), "payment-authorized"),
             ("/dashboard/subscriptions".into(), "subscriptions"),
             (format!("/dashboard/subscriptions/{}", waiting["id"].as_str().unwrap()), "subscription"),
+            (format!("/dashboard/subscriptions/{}", running["id"].as_str().unwrap()), "subscription-trial"),
+            (format!("/dashboard/subscriptions/{}", paused["id"].as_str().unwrap()), "subscription-paused"),
             ("/dashboard/webhooks".into(), "webhooks"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
             ("/dashboard/settings".into(), "settings"),
@@ -294,6 +309,10 @@ db_tests! {
         b.press("form[action$='/refund'] button[type=submit]").await;
         b.check("ru-refund-confirm", &mut found).await;
         b.no_english("ru-refund-confirm", &mut found).await;
+        b.client.goto(&format!("{base}/dashboard/subscriptions/{}", paused["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/resume'] button[type=submit]").await;
+        b.check("ru-subscription-resume-confirm", &mut found).await;
+        b.no_english("ru-subscription-resume-confirm", &mut found).await;
         // The invited user's page, logged out.
         b.client.delete_all_cookies().await.unwrap();
         b.visit(&link, "invite", &mut found).await;

@@ -154,5 +154,9 @@ pub async fn recent_subscriptions(
 
 /// When the subscription is charged next: none once it is set to end with its period.
 pub fn next_charge(s: &subscriptions::Model) -> Option<chrono::DateTime<chrono::Utc>> {
-    s.renew_at.filter(|_| !s.cancel_at_period_end)
+    use crate::domain::billing::{ResumeBilling, State};
+    // A paused one is charged when it resumes with a new period; on its old schedule, only
+    // from the schedule's next period start then.
+    let paused_until_continued = s.state == State::Paused && s.resume_billing == Some(ResumeBilling::Continue);
+    s.renew_at.filter(|_| !s.cancel_at_period_end && !s.pause_at_period_end && !paused_until_continued)
 }

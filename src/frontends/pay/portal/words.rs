@@ -236,6 +236,8 @@ pub fn state_label(language: Language, state: State) -> &'static str {
         (State::Canceled, true) => "Отменена",
         (State::Expired, false) => "Finished",
         (State::Expired, true) => "Завершена",
+        (State::Paused, false) => "Paused",
+        (State::Paused, true) => "Приостановлена",
         (_, false) => "Ended",
         (_, true) => "Завершена",
     }
