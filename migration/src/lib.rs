@@ -30,7 +30,7 @@ mod m20261125_000024_pending_payments;
 mod m20261125_000025_stripe;
 mod m20261125_000026_mails;
 mod m20261125_000027_portal;
-mod m20261127_000028_pause;
+mod m20261127_000028_lifecycle;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -66,7 +66,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000025_stripe::Migration),
             Box::new(m20261125_000026_mails::Migration),
             Box::new(m20261125_000027_portal::Migration),
-            Box::new(m20261127_000028_pause::Migration),
+            Box::new(m20261127_000028_lifecycle::Migration),
         ]
     }
 }

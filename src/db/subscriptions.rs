@@ -202,6 +202,8 @@ impl Model {
             active_to: self.active_to,
             cancel_at_period_end: self.cancel_at_period_end,
             pause_at_period_end: self.pause_at_period_end,
+            change_now: self.change_amount.filter(|_| self.change_plan_id.is_some()),
+            change_at_period_end: self.change_plan_id.is_some() && self.change_amount.is_none(),
         }
     }
 
@@ -932,6 +934,144 @@ pub async fn resume(
         .filter(Column::Id.eq(sub.id.as_str()))
         .filter(Column::State.eq(State::Paused))
         .filter(held)
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Ends a pending plan change while the engine holds the claim `token`: to `plan_id` with
+/// `progress` counted from `anchor` (or, without a plan, dropped: the subscription goes on
+/// with `progress`), with its charge `payment_id` if it had one; the claim is given up.
+/// `None` when another change won.
+pub async fn settle_change(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    token: &str,
+    (progress, anchor): (&Progress, crate::domain::billing::Anchor),
+    plan_id: Option<&str>,
+    payment_id: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let mut row = <ActiveModel as Default>::default();
+    set_progress(&mut row, progress);
+    if let Some(id) = payment_id {
+        row.last_payment_id = Set(Some(id.to_string()));
+    }
+    if let Some(plan_id) = plan_id {
+        row.plan_id = Set(plan_id.to_string());
+        row.anchor_at = Set(Some(super::now_millis(anchor.at)));
+        row.anchor_period = Set(anchor.period);
+        // Its reminders follow the new plan.
+        row.remind_at = Set(None);
+    }
+    row.change_plan_id = Set(None);
+    row.change_id = Set(None);
+    row.change_amount = Set(None);
+    row.change_at = Set(None);
+    row.claim_token = Set(None);
+    row.claimed_until = Set(None);
+    row.updated_at = Set(super::now_millis(now));
+    let result = Entity::update_many()
+        .set(row)
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::ClaimToken.eq(token))
+        .filter(Column::State.eq(sub.state))
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// What a merchant asks of a plan change.
+pub struct ChangeAsk<'a> {
+    pub plan_id: &'a str,
+    pub change_id: &'a str,
+    /// Asked now: the prorated amount to charge (0: none), prorated at `at`.
+    pub now: Option<(i64, DateTime<Utc>)>,
+}
+
+/// Sets a change to another plan on a subscription in its trial or a paid period whose plan
+/// is still `sub.plan_id`, no change pending and nothing in flight. Asked now with an amount
+/// to charge, it is claimed under `claim` and due at once (its charge is made under the
+/// change's key); asked for the period end, it waits for it. `None` when it lost that race.
+pub async fn ask_change(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    ask: ChangeAsk<'_>,
+    claim: Option<(&str, DateTime<Utc>)>,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let mut update = Entity::update_many()
+        .col_expr(Column::ChangePlanId, Expr::value(Some(ask.plan_id)))
+        .col_expr(Column::ChangeId, Expr::value(Some(ask.change_id)))
+        .col_expr(Column::ChangeAmount, Expr::value(ask.now.map(|n| n.0)))
+        .col_expr(Column::ChangeAt, Expr::value(ask.now.map(|n| super::now_millis(n.1))))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)));
+    if let (Some((_, at)), Some((token, until))) = (ask.now, claim) {
+        update = update
+            .col_expr(Column::RenewAt, Expr::value(Some(super::now_millis(at))))
+            .col_expr(Column::ClaimToken, Expr::value(Some(token)))
+            .col_expr(Column::ClaimedUntil, Expr::value(Some(super::now_millis(until))));
+    }
+    let result = update
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.eq(sub.state))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::PlanId.eq(sub.plan_id.as_str()))
+        .filter(Column::ChangeAmount.is_null())
+        .filter(idle())
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Switches the plan of a subscription in its trial or a paid period at once, with nothing
+/// to charge (a trial, or a change that costs nothing more), if its plan is still
+/// `sub.plan_id` and nothing is in flight; `None` when it lost that race.
+pub async fn switch_plan(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    plan_id: &str,
+    (progress, anchor): (&Progress, crate::domain::billing::Anchor),
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let mut row = <ActiveModel as Default>::default();
+    set_progress(&mut row, progress);
+    row.plan_id = Set(plan_id.to_string());
+    row.anchor_at = Set(Some(super::now_millis(anchor.at)));
+    row.anchor_period = Set(anchor.period);
+    row.remind_at = Set(None);
+    row.change_plan_id = Set(None);
+    row.change_id = Set(None);
+    row.change_amount = Set(None);
+    row.change_at = Set(None);
+    row.updated_at = Set(super::now_millis(now));
+    let result = Entity::update_many()
+        .set(row)
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::State.eq(sub.state))
+        .filter(Column::State.is_in([State::Trial, State::Active]))
+        .filter(Column::PlanId.eq(sub.plan_id.as_str()))
+        .filter(Column::ChangeAmount.is_null())
+        .filter(idle())
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Withdraws a change set for the period end; answers the subscription, `None` if there was
+/// none.
+pub async fn withdraw_change(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::ChangePlanId, Expr::value(Option::<String>::None))
+        .col_expr(Column::ChangeId, Expr::value(Option::<String>::None))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::ChangePlanId.is_not_null())
+        .filter(Column::ChangeAmount.is_null())
         .exec(db)
         .await?;
     changed(db, result.rows_affected, &sub.id).await

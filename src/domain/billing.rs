@@ -259,6 +259,10 @@ pub struct Progress {
     pub cancel_at_period_end: bool,
     /// The merchant paused it from the end of the paid period: it pauses then, uncharged.
     pub pause_at_period_end: bool,
+    /// A change to another plan asked now, waiting for its charge of this amount.
+    pub change_now: Option<i64>,
+    /// A change to another plan when the trial or paid period ends.
+    pub change_at_period_end: bool,
 }
 
 /// What a charge attempt ended in.
@@ -285,6 +289,11 @@ pub enum Due {
     Pause,
     /// A paused subscription's resume date has come.
     Resume,
+    /// A change to another plan asked now: charge the prorated `amount` under the change's key.
+    Prorate { amount: i64 },
+    /// The trial or paid period ended with a change to another plan pending: the plan changes,
+    /// and its price is charged next.
+    ChangePlan,
 }
 
 /// Why a subscription that ran out of attempts ended: its first payment never went through,
@@ -307,6 +316,11 @@ pub fn charge_key(subscription_id: &str, period: i64, attempt: i32) -> String {
 /// under (its zero-amount payment): once, never a charge's.
 pub fn card_update_key(subscription_id: &str, payment_id: &str) -> String {
     format!("{subscription_id}:card:{payment_id}")
+}
+
+/// The key of the charge of a plan change asked now (`change_id` names the change): once.
+pub fn change_key(subscription_id: &str, change_id: &str) -> String {
+    format!("{subscription_id}:change:{change_id}")
 }
 
 /// The key that sets aside a page paid for a charge the subscription no longer waits for:
@@ -341,6 +355,8 @@ pub fn begin(terms: &Terms) -> Progress {
         active_to: None,
         cancel_at_period_end: false,
         pause_at_period_end: false,
+        change_now: None,
+        change_at_period_end: false,
     }
 }
 
@@ -348,6 +364,9 @@ pub fn begin(terms: &Terms) -> Progress {
 pub fn due(terms: &Terms, progress: &Progress) -> Due {
     if progress.state == State::Paused {
         return Due::Resume;
+    }
+    if let Some(amount) = progress.change_now {
+        return Due::Prorate { amount };
     }
     if progress.cancel_at_period_end {
         return Due::Cancel;
@@ -357,6 +376,9 @@ pub fn due(terms: &Terms, progress: &Progress) -> Due {
     }
     if progress.pause_at_period_end {
         return Due::Pause;
+    }
+    if progress.change_at_period_end {
+        return Due::ChangePlan;
     }
     let amount = match (progress.period, terms.trial) {
         (-1, Some((trial_amount, _, _))) => trial_amount,

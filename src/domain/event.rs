@@ -31,6 +31,11 @@ words! {
         SubscriptionPaused = "subscription.paused", SubscriptionResumed = "subscription.resumed",
         SubscriptionPauseRequested = "subscription.pause_requested",
         SubscriptionPauseWithdrawn = "subscription.pause_withdrawn",
+        // Moved to another plan (now, paid; or as the period ended), and such a move set for
+        // the period end (or withdrawn).
+        SubscriptionPlanChanged = "subscription.plan_changed",
+        SubscriptionPlanChangeScheduled = "subscription.plan_change_scheduled",
+        SubscriptionPlanChangeWithdrawn = "subscription.plan_change_withdrawn",
         ProductSoldOut = "product.sold_out",
         // Archived (its link takes no payments) and brought back; a plan's title or page
         // language edited.

@@ -17,6 +17,7 @@ pub mod money;
 pub mod payment;
 pub mod pending;
 pub mod plan;
+pub mod plan_change;
 pub mod portal;
 pub mod processor;
 pub mod product;

@@ -29,6 +29,7 @@ use crate::domain::currency::Currency;
 use crate::domain::event::EventType;
 use crate::domain::ids::random_hex;
 use crate::domain::pending;
+use crate::domain::plan_change;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 use crate::external::acquirer::{Acquirer, Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
 use crate::external::telemetry;
@@ -661,6 +662,17 @@ struct Charge {
     /// The card the customer paid this charge with on the processor's page: the
     /// subscription's card from now on.
     new_card: Option<CardRef>,
+    /// The plan change asked now that this charge pays for.
+    change: Option<Change>,
+}
+
+/// A subscription's change to another plan: the plan, its terms, and when it was asked (the
+/// proration's moment).
+#[derive(Clone)]
+struct Change {
+    plan_id: String,
+    terms: Terms,
+    at: DateTime<Utc>,
 }
 
 /// Does what is due for `subs` (claimed under `token`) at `now`: charges (or ends) them and
@@ -716,7 +728,8 @@ async fn plan_charges(
     state: &AppState,
     subs: Vec<subscriptions::Model>,
 ) -> Result<(Vec<Charge>, Vec<Transition>), DbErr> {
-    let plan_ids: Vec<&str> = subs.iter().map(|s| s.plan_id.as_str()).collect();
+    let plan_ids: Vec<&str> =
+        subs.iter().flat_map(|s| [Some(s.plan_id.as_str()), s.change_plan_id.as_deref()]).flatten().collect();
     let plans = db::plans::by_ids_of_any_shop(&state.db, &plan_ids).await?;
     let (mut charges, mut ending) = (Vec::new(), Vec::new());
     let mut acquirers = Acquirers::default();
@@ -724,11 +737,28 @@ async fn plan_charges(
         let Some(plan) = plans.get(&sub.plan_id) else { continue };
         let terms = Terms::from(&plan.fields());
         let progress = sub.progress();
-        match rules::due(&terms, &progress) {
+        let change = sub.change_plan_id.as_ref().and_then(|id| plans.get(id)).map(|p| Change {
+            plan_id: p.id.clone(),
+            terms: Terms::from(&p.fields()),
+            at: sub.change_at.unwrap_or_default(),
+        });
+        let due = rules::due(&terms, &progress);
+        let charged = match due {
             Due::Charge { amount, period, attempt } => {
+                Some((amount, rules::charge_key(&sub.id, period, attempt), None))
+            }
+            Due::Prorate { amount } => match (&change, &sub.change_id) {
+                (Some(change), Some(id)) => Some((amount, rules::change_key(&sub.id, id), Some(change.clone()))),
+                // Its plan is gone: the change is dropped as the period goes on.
+                _ => None,
+            },
+            _ => None,
+        };
+        match charged {
+            Some((amount, key, change)) => {
                 let Some(card) = sub.card() else { continue };
-                let key = rules::charge_key(&sub.id, period, attempt);
                 let currency = plan.currency;
+                let description = change.as_ref().and_then(|c| plans.get(&c.plan_id)).unwrap_or(plan).title.clone();
                 let acquirer = acquirers.of(state, sub.shop_id, sub.test).await?;
                 charges.push(Charge {
                     sub,
@@ -744,13 +774,14 @@ async fn plan_charges(
                     known_needs_customer: false,
                     asked: None,
                     acquirer,
-                    description: plan.title.clone(),
+                    description,
                     return_url: None,
                     simulate: None,
                     new_card: None,
+                    change,
                 });
             }
-            due => ending.push(Transition { sub, terms, progress, due }),
+            None => ending.push(Transition { sub, terms, progress, due, change }),
         }
     }
     Ok((charges, ending))
@@ -764,6 +795,8 @@ struct Transition {
     terms: Terms,
     progress: Progress,
     due: Due,
+    /// The change to another plan it has pending, with that plan's terms.
+    change: Option<Change>,
 }
 
 /// Step 2: the payments an interrupted run (or an unknown answer) left. Answered ones are
@@ -869,7 +902,7 @@ async fn write_processing_rows(
         let new = NewPayment {
             shop_id: c.sub.shop_id,
             product_id: None,
-            plan_id: Some(&c.sub.plan_id),
+            plan_id: Some(c.change.as_ref().map_or(&c.sub.plan_id, |change| &change.plan_id)),
             subscription_id: Some(&c.sub.id),
             customer_id: Some(&c.sub.customer_id),
             amount: c.amount,
@@ -975,7 +1008,11 @@ async fn record(
         }
         let answered = Answered { status, needs_customer };
         let new_card = c.new_card.clone().filter(|_| status == PaymentStatus::Succeeded);
+        let old_plan = c.sub.plan_id.clone();
         let (mut sub, line) = record_charge(&txn, c, answered, payment_id, token, now, state.config.timezone).await?;
+        if let Some(changed) = sub.as_ref().filter(|s| s.plan_id != old_plan) {
+            events::record_about(&txn, &state.config, EventType::SubscriptionPlanChanged, changed).await?;
+        }
         if let (Some(card), Some(charged)) = (new_card, &sub) {
             sub = db::subscriptions::replace_card(&txn, charged, &card, now).await?;
             if let Some(updated) = &sub {
@@ -986,7 +1023,11 @@ async fn record(
         lines.extend(line);
     }
     for t in ending {
+        let old_plan = t.sub.plan_id.clone();
         if let Some((sub, line)) = transition(&txn, t, token, now, state.config.timezone, &mut report).await? {
+            if sub.plan_id != old_plan {
+                events::record_about(&txn, &state.config, EventType::SubscriptionPlanChanged, &sub).await?;
+            }
             lines.push(events::Line { row: line, sub: sub.clone(), charge: None });
             saved.push(sub);
         }
@@ -1012,7 +1053,7 @@ async fn transition(
     tz: chrono_tz::Tz,
     report: &mut Report,
 ) -> Result<Option<(subscriptions::Model, subscription_events::ActiveModel)>, DbErr> {
-    let Transition { sub, terms, progress, due } = t;
+    let Transition { sub, terms, progress, due, change } = t;
     let from = sub.state;
     let (saved, reason) = match due {
         Due::Cancel => {
@@ -1039,6 +1080,25 @@ async fn transition(
             let by = db::subscriptions::Resumer::Engine(token);
             let saved = db::subscriptions::resume(txn, &sub, by, (&resumed.0, resumed.1), None, now).await?;
             (saved, resume_reason(billing, true))
+        }
+        Due::ChangePlan | Due::Prorate { .. } => {
+            // A change asked now whose plan is gone is dropped; one at the period end takes
+            // effect as the next period begins, and that period is charged at its price next.
+            let anchor = match (&change, due) {
+                (Some(c), Due::ChangePlan) => {
+                    plan_change::anchor_at_period_end(&terms, &c.terms, &progress, sub.anchor(now), tz)
+                }
+                _ => sub.anchor(now),
+            };
+            let plan_id = change.as_ref().filter(|_| due == Due::ChangePlan).map(|c| c.plan_id.as_str());
+            let reason = if plan_id.is_some() {
+                "plan changed at the end of the period"
+            } else {
+                "plan change dropped: the plan is gone"
+            };
+            let kept = Progress { change_now: None, change_at_period_end: false, ..progress };
+            let saved = db::subscriptions::settle_change(txn, &sub, token, (&kept, anchor), plan_id, None, now).await?;
+            (saved, reason)
         }
         Due::Charge { .. } => return Ok(None),
     };
@@ -1085,6 +1145,9 @@ async fn record_charge(
         let sub = db::subscriptions::save_progress(txn, c.sub, token, &waiting, Some(payment_id), now).await?;
         return Ok((sub, None));
     }
+    if c.change.is_some() {
+        return record_change(txn, c, status == PaymentStatus::Succeeded, payment_id, token, now, tz).await;
+    }
     let outcome = match status {
         PaymentStatus::Succeeded => Outcome::Succeeded,
         PaymentStatus::Failed if answered.needs_customer => Outcome::NeedsCustomer,
@@ -1108,6 +1171,52 @@ async fn record_charge(
         events::Line { row, sub, charge: Some(status) }
     });
     Ok((None, line))
+}
+
+/// The end of a plan change's charge: paid, the subscription moves to the new plan (its
+/// period goes on, or the new plan's first period began at the change); failed, the change
+/// is dropped and the subscription goes on as it was (no retry: the merchant asks again).
+async fn record_change(
+    txn: &impl ConnectionTrait,
+    c: Charge,
+    paid: bool,
+    payment_id: String,
+    token: &str,
+    now: DateTime<Utc>,
+    tz: chrono_tz::Tz,
+) -> Result<(Option<subscriptions::Model>, Option<events::Line>), DbErr> {
+    let Some(change) = c.change.clone() else { return Ok((None, None)) };
+    let anchor = c.sub.anchor(now);
+    let before = Progress { change_now: None, ..c.progress };
+    let proration = plan_change::prorate(&c.terms, &change.terms, &before, anchor, change.at, tz);
+    let (progress, anchor, plan_id, reason) = match (paid, proration) {
+        (true, Ok(p)) => {
+            let (progress, anchor) = plan_change::after_change(&before, anchor, &p, change.at);
+            (progress, anchor, Some(change.plan_id.as_str()), "plan changed")
+        }
+        _ => {
+            // As it was: its next charge at the start of its next period.
+            let start = c.terms.start_of(anchor, before.period, tz);
+            let renew = if c.terms.night { rules::outside_night(start, tz) } else { start };
+            (Progress { renew_at: Some(renew), ..before }, anchor, None, "plan change refused: its charge failed")
+        }
+    };
+    let Some(sub) =
+        db::subscriptions::settle_change(txn, &c.sub, token, (&progress, anchor), plan_id, Some(&payment_id), now)
+            .await?
+    else {
+        return Ok((None, None));
+    };
+    let row = db::subscriptions::event_row(
+        &sub,
+        Some(c.sub.state),
+        (sub.state, sub.renew_at),
+        Some(payment_id),
+        Some(reason.into()),
+        now,
+    );
+    // The charge's own events are the payment's; the change is `subscription.plan_changed`.
+    Ok((Some(sub.clone()), Some(events::Line { row, sub, charge: None })))
 }
 
 /// How the cards of test subscriptions behave at `now`, as their schedules say (the latest

@@ -39,6 +39,8 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
             active_to: Some(now - Duration::hours(1)),
             cancel_at_period_end: false,
             pause_at_period_end: false,
+            change_now: None,
+            change_at_period_end: false,
         };
         let new = NewSubscription {
             id: None,

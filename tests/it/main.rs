@@ -29,6 +29,7 @@ mod pages;
 mod parity;
 mod pause;
 mod payments;
+mod plan_change;
 mod plans;
 mod portal;
 mod portal_browser;

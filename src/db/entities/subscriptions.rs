@@ -51,6 +51,13 @@ pub struct Model {
     /// period carries them until it takes effect).
     pub resume_at: Option<DateTimeUtc>,
     pub resume_billing: Option<ResumeBilling>,
+    /// The plan it changes to: asked now, once its prorated `change_amount` is charged (under
+    /// the key of `change_id`, prorated at `change_at`); without an amount, when its trial or
+    /// paid period ends.
+    pub change_plan_id: Option<String>,
+    pub change_id: Option<String>,
+    pub change_amount: Option<i64>,
+    pub change_at: Option<DateTimeUtc>,
     /// When its reminders (trial ending, renewal, card expiring) are looked at next; none
     /// until first looked at.
     pub remind_at: Option<DateTimeUtc>,

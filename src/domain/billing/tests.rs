@@ -36,6 +36,8 @@ fn active(period: i64) -> Progress {
         active_to: None,
         cancel_at_period_end: false,
         pause_at_period_end: false,
+        change_now: None,
+        change_at_period_end: false,
     }
 }
 

@@ -20,8 +20,10 @@ use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::{ResumeBilling, State as SubState};
 use crate::domain::input::{Reader, whole_number};
+use crate::domain::plan_change::ChangeAt;
 use crate::domain::subscription::{SubscriptionFilter, SubscriptionRequest};
 use crate::external::acquirer::Behaviour;
+use crate::services::subscriptions::ChangeRequest;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 use crate::web::views::{PaymentView, SubscriptionView, timestamp};
@@ -37,6 +39,8 @@ pub fn router() -> Router<AppState> {
         .route("/subscriptions/{id}/cancel", post(cancel))
         .route("/subscriptions/{id}/pause", post(pause))
         .route("/subscriptions/{id}/resume", post(resume))
+        .route("/subscriptions/{id}/change_plan", post(change_plan))
+        .route("/subscriptions/{id}/change_plan/preview", post(preview_change))
         .route("/subscriptions/{id}/events", get(events))
         .route("/subscriptions/{id}/test_card_outcome", post(test_card_outcome))
 }
@@ -225,6 +229,118 @@ async fn resume(
     errors.into_result(|| ()).map_err(AppError::from)?;
     let sub = find(&state, shop.id, &id).await?;
     let sub = crate::services::subscriptions::resume(&state, &sub, billing.unwrap_or(ResumeBilling::NewPeriod)).await?;
+    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+}
+
+/// What a plan change charges and when (`POST /subscriptions/{id}/change_plan/preview`).
+#[derive(Serialize, ToSchema)]
+#[schema(as = PlanChangePreview)]
+struct ChangePreviewView {
+    /// `plan_change_preview`.
+    #[schema(example = "plan_change_preview")]
+    object: &'static str,
+    subscription: String,
+    /// The plan it would move to.
+    plan: String,
+    #[schema(value_type = String, example = "now")]
+    at: ChangeAt,
+    /// The moment the change is prorated at (asked now): send it with the change to be
+    /// charged exactly this.
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    proration_date: Option<String>,
+    currency: String,
+    /// The unused part of the paid period, at the old plan's price.
+    credit: i64,
+    /// The rest of the period (or the new plan's first period), at the new plan's price.
+    charge: i64,
+    /// Charged at once: `charge - credit`.
+    amount_due: i64,
+    /// Until when it is paid once changed.
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    period_end: Option<String>,
+    /// When the new plan's price (`next_charge_amount`) is charged next.
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    next_charge_at: Option<String>,
+    next_charge_amount: i64,
+}
+
+/// The change a body asks: `plan` (an id, or `{"id"}`; also `plan_id`), `at`, `proration_date`.
+fn change_request(body: &serde_json::Map<String, Value>) -> Result<ChangeRequest, AppError> {
+    let r = Reader::new(body);
+    let mut errors = Errors::default();
+    let plan_id = match (body.get("plan"), body.get("plan_id")) {
+        (Some(Value::Object(plan)), _) => Reader::new(plan).string("id", 255, &mut errors),
+        (Some(_), _) => r.string("plan", 255, &mut errors),
+        (None, _) => r.string("plan_id", 255, &mut errors),
+    };
+    errors.require("plan", plan_id.is_none());
+    let at = r.choice("at", ChangeAt::parse, &mut errors).unwrap_or(ChangeAt::Now);
+    let proration_date = parse_time(&r, "proration_date", &mut errors);
+    errors
+        .into_result(|| ChangeRequest { plan_id: plan_id.unwrap_or_default(), at, proration_date })
+        .map_err(AppError::from)
+}
+
+/// Preview a plan change
+///
+/// What moving the subscription to `plan` would charge now and when the new plan's price is
+/// charged next, exactly as the change then does (send its `proration_date` with the change).
+/// Changes nothing.
+#[utoipa::path(post, path = "/subscriptions/{id}/change_plan/preview", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    request_body = schemas::subscriptions::PlanChange,
+    responses(
+        (status = 200, description = "What the change would do", body = ChangePreviewView),
+        (status = 409, description = "It is not in its trial or a paid period, or ends or pauses with it", body = crate::web::error::ErrorBody),
+    ))]
+async fn preview_change(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<ChangePreviewView>, AppError> {
+    let ask = change_request(&body)?;
+    let sub = find(&state, shop.id, &id).await?;
+    let p = crate::services::subscriptions::preview_change(&state, &sub, &ask).await?;
+    Ok(Json(ChangePreviewView {
+        object: "plan_change_preview",
+        subscription: sub.id,
+        plan: p.plan.id.clone(),
+        at: p.at,
+        proration_date: p.proration_date.map(timestamp),
+        currency: p.plan.currency.code.to_string(),
+        credit: p.credit,
+        charge: p.charge,
+        amount_due: p.amount_due,
+        period_end: p.period_end.map(timestamp),
+        next_charge_at: p.next_charge_at.map(timestamp),
+        next_charge_amount: p.plan.amount,
+    }))
+}
+
+/// Change a subscription's plan
+///
+/// To another plan of the same currency and mode: `at: now` (the default) credits the unused
+/// part of the paid period and charges the new plan's price for the rest at once (prorated to
+/// the second; another interval starts the new plan's period now), `subscription.plan_changed`;
+/// a declined charge changes nothing (502). `at: period_end` moves it when its trial or paid
+/// period ends (`subscription.plan_change_scheduled`; asked with its own plan, that is
+/// withdrawn). A change that would leave a credit is refused now (422): make it at the period end.
+#[utoipa::path(post, path = "/subscriptions/{id}/change_plan", tag = "Subscriptions", params(("id" = String, Path, description = "The subscription's id (`sbs_…`)")),
+    request_body = schemas::subscriptions::PlanChange,
+    responses(
+        (status = 200, description = "The subscription (with the change's charge as `last_transaction`)", body = SubscriptionView),
+        (status = 409, description = "It is not in its trial or a paid period, ends or pauses with it, or a charge of it is in flight", body = crate::web::error::ErrorBody),
+        (status = 502, description = "The change's charge was declined: nothing changed", body = crate::web::error::ErrorBody),
+    ))]
+async fn change_plan(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<SubscriptionView>, AppError> {
+    let ask = change_request(&body)?;
+    let sub = find(&state, shop.id, &id).await?;
+    let sub = crate::services::subscriptions::change_plan(&state, &sub, &ask).await?;
     Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
 }
 

@@ -56,6 +56,9 @@ pub struct SubscriptionView {
     /// How it goes on then (`new_period` or `continue`).
     #[schema(value_type = Option<String>, example = "new_period")]
     resume_billing: Option<ResumeBilling>,
+    /// A change to another plan not made yet: when the trial or paid period ends
+    /// (`period_end`), or asked now while its charge's answer is awaited (`now`).
+    pending_plan_change: Option<PendingChange>,
     test: bool,
     test_clock: Option<String>,
     redirect_url: Option<String>,
@@ -81,6 +84,17 @@ impl From<&test_card_outcomes::Model> for ScheduledOutcome {
     fn from(entry: &test_card_outcomes::Model) -> Self {
         ScheduledOutcome { from: timestamp(entry.effective_from), outcome: entry.outcome }
     }
+}
+
+/// A plan change not made yet.
+#[derive(Serialize, ToSchema)]
+#[schema(as = PendingPlanChange)]
+struct PendingChange {
+    plan: String,
+    #[schema(value_type = String, example = "period_end")]
+    at: &'static str,
+    /// Asked now: what its charge is for.
+    amount_due: Option<i64>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -188,6 +202,11 @@ impl SubscriptionView {
             paused_at: s.paused_at.map(timestamp),
             resume_at: s.resume_at.filter(|_| s.state == SubState::Paused || s.pause_at_period_end).map(timestamp),
             resume_billing: s.resume_billing.filter(|_| s.state == SubState::Paused || s.pause_at_period_end),
+            pending_plan_change: s.change_plan_id.as_ref().map(|plan| PendingChange {
+                plan: plan.clone(),
+                at: if s.change_amount.is_some() { "now" } else { "period_end" },
+                amount_due: s.change_amount,
+            }),
             test: s.test,
             test_clock: s.test_clock_id.clone(),
             redirect_url: (s.state == SubState::Redirecting).then(|| urls::subscription_pay(config, &s.id)),

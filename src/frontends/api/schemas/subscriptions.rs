@@ -152,6 +152,22 @@ pub struct SubscriptionResume {
     billing: Option<ResumeBilling>,
 }
 
+/// Moving a subscription to another plan (its preview takes the same body).
+#[derive(ToSchema)]
+#[schema(example = json!({"plan": "pln_5b1e0c4d9a7f3e21", "at": "now"}))]
+pub struct PlanChange {
+    /// The plan's id (also `{"id": …}`, or `plan_id`): of the shop, the subscription's currency
+    /// and mode, not archived.
+    #[schema(value_type = String, example = "pln_5b1e0c4d9a7f3e21", pattern = "^[^\x00]*$")]
+    plan: Option<String>,
+    /// `now` (default: prorated and charged at once) or `period_end`.
+    #[schema(value_type = Option<String>, example = "now", pattern = "^(now|period_end)$")]
+    at: Option<String>,
+    /// Asked now: the moment to prorate at (default now; within the current period, not in
+    /// the future), as a preview gave it.
+    proration_date: Option<TimeInput>,
+}
+
 /// Test mode: how the subscription's card behaves from `from` on. Only test subscriptions.
 #[derive(ToSchema)]
 #[schema(example = json!({"outcome": "declined", "from": "2026-12-01T00:00:00Z"}))]
