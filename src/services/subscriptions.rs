@@ -476,7 +476,7 @@ pub async fn preview_change(
         |refusal| match refusal {
             Refusal::WouldCredit(credit) => {
                 let money = crate::domain::money::display(credit, preview.plan.currency.code, false);
-                invalid("at", &format!("now would leave a credit of {money}: change at the period end"))
+                invalid("at", &format!("is for the period end: now it would leave a credit of {money}"))
             }
             Refusal::NotRunning => {
                 AppError::Conflict("Only a subscription in its trial or a paid period changes plan".into())

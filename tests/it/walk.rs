@@ -137,6 +137,9 @@ db_tests! {
         let (_, customer) = app.post(&shop, "/customers", &json!({"email": "ann@example.com", "first_name": "Ann", "last_name": "Lee", "ip": "203.0.113.9"})).await;
         let (_, waiting) = app.post(&shop, "/subscriptions", &json!({"plan_id": plan["id"], "customer_id": customer["id"]})).await;
         assert!(waiting["redirect_url"].is_string(), "{plan} {customer} {waiting}");
+        let mut platinum = plan_body();
+        (platinum["test"], platinum["title"], platinum["plan"]["amount"]) = (json!(true), json!("Platinum"), json!(2990));
+        app.post(&shop, "/plans", &platinum).await;
         let card = crate::subscriptions::card_json(cards::SUCCESS);
         let with_card = json!({"plan_id": plan["id"], "customer_id": customer["id"], "card": card});
         let (_, running) = app.post(&shop, "/subscriptions", &with_card).await;
@@ -228,6 +231,10 @@ db_tests! {
         b.press("form[action$='/resume'] button[type=submit]").await;
         assert!(b.has("[data-testid=confirm]").await);
         b.check("subscription-resume-confirm", &mut found).await;
+        b.client.goto(&format!("{base}/dashboard/subscriptions/{}", running["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/change_plan'] button[type=submit]").await;
+        assert!(b.has("[data-testid=confirm]").await);
+        b.check("subscription-change-confirm", &mut found).await;
         // Money that moves only after a confirmation: a refund, a void.
         b.client.goto(&format!("{base}/dashboard/payments/{}", payment["id"].as_str().unwrap())).await.unwrap();
         b.press("form[action$='/refund'] button[type=submit]").await;
@@ -313,6 +320,10 @@ db_tests! {
         b.press("form[action$='/resume'] button[type=submit]").await;
         b.check("ru-subscription-resume-confirm", &mut found).await;
         b.no_english("ru-subscription-resume-confirm", &mut found).await;
+        b.client.goto(&format!("{base}/dashboard/subscriptions/{}", running["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/change_plan'] button[type=submit]").await;
+        b.check("ru-subscription-change-confirm", &mut found).await;
+        b.no_english("ru-subscription-change-confirm", &mut found).await;
         // The invited user's page, logged out.
         b.client.delete_all_cookies().await.unwrap();
         b.visit(&link, "invite", &mut found).await;

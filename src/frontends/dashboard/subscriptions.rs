@@ -27,6 +27,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/subscriptions/{id}/keep", post(keep))
         .route("/dashboard/subscriptions/{id}/pause", post(pause))
         .route("/dashboard/subscriptions/{id}/resume", post(resume))
+        .route("/dashboard/subscriptions/{id}/change_plan", post(change_plan))
 }
 
 #[derive(Deserialize, Default)]
@@ -92,6 +93,10 @@ struct ShowPage {
     /// When a pause (or a pause to come) ends by itself.
     resume_at: Option<String>,
     paused_at: Option<String>,
+    /// The plans it may move to: (id, label); empty when it cannot change plan now.
+    other_plans: Vec<(String, String)>,
+    /// A change at the period end to come: the plan's title.
+    changes_to: Option<String>,
     /// Waiting for its card: the link where the customer enters it.
     card_link: Option<String>,
     timeline: Vec<Line>,
@@ -137,7 +142,19 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         })
         .collect();
     let sub_state = s.state;
+    let other_plans = match (&plan, matches!(sub_state, SubState::Trial | SubState::Active)) {
+        (Some(current), true) if !s.cancel_at_period_end && !s.pause_at_period_end && s.change_amount.is_none() => {
+            plan_choices(&state, &m, current).await?
+        }
+        _ => Vec::new(),
+    };
+    let changes_to = match s.change_plan_id.as_deref().filter(|_| s.change_amount.is_none()) {
+        Some(id) => db::find::<plans::Entity>(&state.db, m.shop.id, id).await?.map(|p| p.title),
+        None => None,
+    };
     let page = ShowPage {
+        other_plans,
+        changes_to,
         summary: plan.as_ref().map(|p| describe(&p.fields(), &m)),
         next_charge: next_charge(&s).map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
@@ -307,4 +324,108 @@ async fn resume(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         m.flash(message).await;
     }
     see_other(&format!("/dashboard/subscriptions/{id}"))
+}
+
+/// The plans a subscription on `current` may move to: of its currency and mode, not
+/// archived, not its own; labelled with their price.
+async fn plan_choices(
+    state: &AppState,
+    m: &Merchant,
+    current: &plans::Model,
+) -> Result<Vec<(String, String)>, AppError> {
+    let page = db::Page { limit: 500, starting_after: None };
+    let listed = db::search_archived::<plans::Entity>(&state.db, m.shop.id, &page, "", false).await?;
+    let texts = crate::web::i18n::texts(m.words.language());
+    Ok(listed
+        .rows
+        .iter()
+        .filter(|p| p.id != current.id && p.currency == current.currency && p.test == current.test)
+        .map(|p| {
+            let price = format!("{} {}", m.money(p.amount, p.currency), texts.every(p.interval, p.interval_unit));
+            (p.id.clone(), format!("{} ({price})", p.title))
+        })
+        .collect())
+}
+
+/// Moves a subscription to another plan: a confirmation first, which says what is charged
+/// now and next (the preview; its moment is what the change is prorated at), then the change.
+async fn change_plan(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    use crate::domain::plan_change::ChangeAt;
+    m.check(form.get("csrf"))?;
+    let sub = find(&state, &m, &id).await?;
+    let back = format!("/dashboard/subscriptions/{id}");
+    let at = if form.get("when") == Some("period_end") { ChangeAt::PeriodEnd } else { ChangeAt::Now };
+    let proration_date = form.get("proration_date").and_then(|t| t.parse::<chrono::DateTime<chrono::Utc>>().ok());
+    let ask = crate::services::subscriptions::ChangeRequest {
+        plan_id: form.get("plan_id").unwrap_or_default().to_string(),
+        at,
+        proration_date,
+    };
+    let preview = match crate::services::subscriptions::preview_change(&state, &sub, &ask).await {
+        Ok(preview) => preview,
+        Err(AppError::Validation(errors)) => {
+            let mut why = Vec::new();
+            errors.for_each(|_, e| why.push(m.words.rule(e)));
+            m.flash(&m.f("The plan cannot change so: {}", &[&why.join("; ")])).await;
+            return see_other(&back);
+        }
+        Err(e) => {
+            m.unless_moved_on::<()>(Err(e)).await?;
+            return see_other(&back);
+        }
+    };
+    if form.get("confirm") != Some("yes") {
+        let money = |amount: i64| m.money(amount, preview.plan.currency);
+        let next = preview.next_charge_at.map(|t| local(t, m.tz)).unwrap_or_default();
+        let lines = match (at, preview.withdraws) {
+            (_, true) => {
+                vec![m.t("It stays on its plan; the change at the end of the period is withdrawn.").to_string()]
+            }
+            (ChangeAt::PeriodEnd, false) => vec![
+                m.f("It moves to {} at the end of its paid period, {}.", &[&preview.plan.title, &next]),
+                m.f("Nothing is charged now; {} is charged then.", &[&money(preview.plan.amount)]),
+            ],
+            (ChangeAt::Now, false) if sub.state == SubState::Trial => vec![
+                m.t("Nothing is charged now: its trial goes on to its end.").to_string(),
+                m.f("Next charge: {} on {}.", &[&money(preview.plan.amount), &next]),
+            ],
+            (ChangeAt::Now, false) => vec![
+                m.f("Credit for the unused part of the paid period: {}.", &[&money(preview.credit)]),
+                m.f("{} at the new price: {}.", &[&preview.plan.title, &money(preview.charge)]),
+                m.f("Charged now to the saved card: {}.", &[&money(preview.amount_due)]),
+                m.f("Next charge: {} on {}.", &[&money(preview.plan.amount), &next]),
+            ],
+        };
+        let mut fields =
+            vec![("plan_id".to_string(), preview.plan.id.clone()), ("when".to_string(), at.as_str().to_string())];
+        fields.extend(preview.proration_date.map(|t| ("proration_date".to_string(), t.to_rfc3339())));
+        let page = super::ConfirmPage {
+            chrome: m.chrome("subscriptions").await,
+            title: m.f("Move the subscription to {}?", &[&preview.plan.title]),
+            lines,
+            action: format!("/dashboard/subscriptions/{id}/change_plan"),
+            fields,
+            button: m.t("Change the plan").into(),
+            back: back.clone(),
+            back_label: k("Keep its plan"),
+        };
+        return ok(&page);
+    }
+    let changed = crate::services::subscriptions::change_plan(&state, &sub, &ask).await;
+    let changed = match changed {
+        Err(AppError::Declined(why)) => {
+            m.flash(&m.f("The card was declined, and the plan was not changed: {}", &[&why])).await;
+            return see_other(&back);
+        }
+        other => m.unless_moved_on(other).await?,
+    };
+    if let Some(changed) = changed {
+        let message = match (changed.plan_id == preview.plan.id, preview.withdraws) {
+            (_, true) => m.t("The change of plan was withdrawn."),
+            (true, _) => m.t("The plan was changed."),
+            (false, _) => m.t("The plan changes at the end of the paid period."),
+        };
+        m.flash(message).await;
+    }
+    see_other(&back)
 }

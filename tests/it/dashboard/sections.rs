@@ -477,6 +477,66 @@ db_tests! {
         assert_eq!((api["state"].clone(), api["renew_at"].clone()), (json!("active"), json!("2026-06-01T09:00:00.000Z")));
     }
 
+    async fn a_subscription_changes_plan_from_the_dashboard_after_seeing_what_it_costs(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let mut gold = plan_body();
+        gold["test"] = json!(true);
+        let (_, gold) = app.post(&shop, "/plans", &gold).await;
+        let mut platinum = plan_body();
+        (platinum["test"], platinum["title"], platinum["plan"]["amount"]) = (json!(true), json!("Platinum"), json!(2990));
+        let (_, platinum) = app.post(&shop, "/plans", &platinum).await;
+        let mut dollars = plan_body();
+        (dollars["test"], dollars["title"], dollars["currency"]) = (json!(true), json!("Dollars"), json!("USD"));
+        app.post(&shop, "/plans", &dollars).await;
+        let (_, clock) = app.post(&shop, "/test_clocks", &json!({"frozen_time": "2026-03-01T00:00:00Z"})).await;
+        let clock = clock["id"].as_str().unwrap().to_string();
+        let card = json!({"number": cards::SUCCESS, "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"});
+        let (_, sub) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": gold["id"]}, "customer": customer_body(),
+            "card": card, "test_clock": clock})).await;
+        let id = sub["id"].as_str().unwrap();
+        let path = format!("/dashboard/subscriptions/{id}");
+        app.post(&shop, &format!("/test_clocks/{clock}/advance"), &json!({"frozen_time": "2026-03-21T12:00:00Z"})).await;
+        let page = m.get(&path).await.html;
+        assert!(page.contains("Platinum (€29.90 every month)"), "{page}");
+        assert!(!page.contains("Dollars"), "another currency is not offered");
+        let platinum_id = platinum["id"].as_str().unwrap();
+
+        let ask = m.post(&format!("{path}/change_plan"), &[("plan_id", platinum_id), ("when", "now")]).await;
+        assert!(ask.html.contains("Move the subscription to Platinum?"), "{}", ask.html);
+        for line in ["Credit for the unused part of the paid period: €3.35.", "Platinum at the new price: €10.13.",
+                     "Charged now to the saved card: €6.78.", "Next charge: €29.90 on 2026-04-01 00:00 UTC."] {
+            assert!(ask.html.contains(line), "{line}: {}", ask.html);
+        }
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["plan"]["id"], gold["id"], "asking changes nothing");
+        let done = m.post(&format!("{path}/change_plan"), &[("plan_id", platinum_id), ("when", "now"),
+            ("proration_date", "2026-03-21T12:00:00+00:00"), ("confirm", "yes")]).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER);
+        let changed = m.get(&path).await.html;
+        assert!(changed.contains("The plan was changed."), "{changed}");
+        let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((api["plan"]["id"].as_str(), api["last_transaction"]["amount"].as_i64()), (Some(platinum_id), Some(678)));
+        // A reload of the confirmation charges nothing more.
+        m.post(&format!("{path}/change_plan"), &[("plan_id", platinum_id), ("when", "now"), ("confirm", "yes")]).await;
+        let told = m.get(&path).await.html;
+        assert!(told.contains("The plan cannot change so: is the subscription&#39;s plan already"), "{told}");
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        assert_eq!(payments.as_array().unwrap().len(), 2, "{payments}");
+
+        // Back to Gold at the end of the period, then not.
+        let gold_id = gold["id"].as_str().unwrap();
+        let ask = m.post(&format!("{path}/change_plan"), &[("plan_id", gold_id), ("when", "period_end")]).await;
+        assert!(ask.html.contains("It moves to Gold at the end of its paid period, 2026-04-01 00:00 UTC."), "{}", ask.html);
+        m.post(&format!("{path}/change_plan"), &[("plan_id", gold_id), ("when", "period_end"), ("confirm", "yes")]).await;
+        let pending = m.get(&path).await.html;
+        assert!(pending.contains("The plan changes at the end of the paid period."), "{pending}");
+        assert!(pending.contains("data-testid=\"changes-to\""), "{pending}");
+        m.post(&format!("{path}/change_plan"), &[("plan_id", platinum_id), ("when", "period_end"), ("confirm", "yes")]).await;
+        let kept = m.get(&path).await.html;
+        assert!(kept.contains("The change of plan was withdrawn."), "{kept}");
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["pending_plan_change"], Value::Null);
+    }
+
     async fn a_customer_is_subscribed_from_the_dashboard_and_sent_the_card_link(app) {
         let m = sign_up(&app, "Gym", "ann@example.com").await;
         let shop = api_shop(&m).await;
