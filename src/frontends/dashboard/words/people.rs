@@ -235,7 +235,6 @@ pub const RU: &[(&str, &str)] = &[
         "Now: the unused part of the paid period is credited and the rest charged at the new price at once. At the end of the period: nothing is charged until then.",
         "Сейчас: неиспользованная часть оплаченного периода засчитывается, а остаток сразу списывается по новой цене. В конце периода: до тех пор ничего не списывается.",
     ),
-    ("New plan", "Новый тариф"),
     ("See what it costs…", "Посмотреть стоимость…"),
     ("The plan cannot change so: {}", "Так сменить тариф нельзя: {}"),
     (
