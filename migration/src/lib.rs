@@ -31,6 +31,7 @@ mod m20261125_000025_stripe;
 mod m20261125_000026_mails;
 mod m20261125_000027_portal;
 mod m20261127_000028_lifecycle;
+mod m20261127_000029_coupons;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -67,6 +68,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000026_mails::Migration),
             Box::new(m20261125_000027_portal::Migration),
             Box::new(m20261127_000028_lifecycle::Migration),
+            Box::new(m20261127_000029_coupons::Migration),
         ]
     }
 }

@@ -15,6 +15,7 @@ use sea_orm::{
 };
 
 pub mod checkout_attempts;
+pub mod coupons;
 pub mod customers;
 pub mod entities;
 pub mod events;

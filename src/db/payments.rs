@@ -39,6 +39,8 @@ pub struct NewPayment<'a> {
     pub card: &'a CardRef,
     /// Set for the billing engine's charges (unique per subscription, period and attempt).
     pub billing_key: Option<String>,
+    /// The coupon that took this much off (`amount` is what is charged).
+    pub discount: Option<(&'a str, i64)>,
 }
 
 /// A page of the shop's payments that pass `filter`, newest first.
@@ -221,6 +223,8 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         refunded_amount: Set(0),
         refunding_amount: Set(0),
         billing_key: Set(new.billing_key),
+        coupon_id: Set(new.discount.map(|d| d.0.to_string())),
+        discount_amount: Set(new.discount.map_or(0, |d| d.1)),
         recheck_at: Set(None),
         action_url: Set(None),
         checkout_token: Set(None),

@@ -190,6 +190,12 @@ impl Model {
         crate::domain::billing::Anchor { at: self.anchor_at.unwrap_or(fallback), period: self.anchor_period }
     }
 
+    /// Whether its discount applies to the charge of the next plan period.
+    pub fn discounted(&self) -> bool {
+        self.coupon_id.is_some()
+            && crate::domain::coupon::applies(self.paid_cycles, self.discount_from.unwrap_or(0), self.discount_periods)
+    }
+
     /// The billing progress, as the domain rules see it.
     pub fn progress(&self) -> Progress {
         Progress {
@@ -1072,6 +1078,48 @@ pub async fn withdraw_change(
         .filter(Column::Id.eq(sub.id.as_str()))
         .filter(Column::ChangePlanId.is_not_null())
         .filter(Column::ChangeAmount.is_null())
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Gives a subscription that has not ended and has no discount the coupon's: from the plan
+/// periods it has paid, for `periods` of them (`None`: for ever). `None` when it ended or has
+/// one (the lost race).
+pub async fn apply_discount(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    coupon_id: &str,
+    periods: Option<i32>,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt, State::Paused];
+    let result = Entity::update_many()
+        .col_expr(Column::CouponId, Expr::value(Some(coupon_id)))
+        .col_expr(Column::DiscountFrom, Expr::col(Column::PaidCycles).into())
+        .col_expr(Column::DiscountPeriods, Expr::value(periods))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::CouponId.is_null())
+        .filter(Column::State.is_in(open))
+        .exec(db)
+        .await?;
+    changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Takes a subscription's discount away; `None` if it had none.
+pub async fn remove_discount(
+    db: &impl ConnectionTrait,
+    sub: &Model,
+    now: DateTime<Utc>,
+) -> Result<Option<Model>, DbErr> {
+    let result = Entity::update_many()
+        .col_expr(Column::CouponId, Expr::value(Option::<String>::None))
+        .col_expr(Column::DiscountFrom, Expr::value(Option::<i32>::None))
+        .col_expr(Column::DiscountPeriods, Expr::value(Option::<i32>::None))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(Column::Id.eq(sub.id.as_str()))
+        .filter(Column::CouponId.is_not_null())
         .exec(db)
         .await?;
     changed(db, result.rows_affected, &sub.id).await

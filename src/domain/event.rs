@@ -36,6 +36,10 @@ words! {
         SubscriptionPlanChanged = "subscription.plan_changed",
         SubscriptionPlanChangeScheduled = "subscription.plan_change_scheduled",
         SubscriptionPlanChangeWithdrawn = "subscription.plan_change_withdrawn",
+        // A coupon's discount given to it (by the merchant, or its customer on the plan's
+        // page), or taken away.
+        SubscriptionDiscountApplied = "subscription.discount_applied",
+        SubscriptionDiscountRemoved = "subscription.discount_removed",
         ProductSoldOut = "product.sold_out",
         // Archived (its link takes no payments) and brought back; a plan's title or page
         // language edited.

@@ -24,6 +24,8 @@ pub const USER: &str = "usr_";
 pub const TEST_CLOCK: &str = "clk_";
 /// A subscriber mail.
 pub const MAIL: &str = "mail_";
+/// Coupon ids.
+pub const COUPON: &str = "cpn_";
 
 /// A new random id with the given prefix.
 pub fn new_id(prefix: &str) -> String {

@@ -6,6 +6,7 @@ pub mod billing;
 pub mod card;
 pub mod checkout;
 pub mod country;
+pub mod coupon;
 pub mod currency;
 pub mod customer;
 pub mod errors;

@@ -25,6 +25,7 @@ use crate::db::subscriptions::NewSubscription;
 use crate::db::{self};
 use crate::domain::billing::{self as rules, Due, Outcome, Progress, ResumeBilling, Terms};
 use crate::domain::checkout as checkout_rules;
+use crate::domain::coupon;
 use crate::domain::currency::Currency;
 use crate::domain::event::EventType;
 use crate::domain::ids::random_hex;
@@ -664,6 +665,8 @@ struct Charge {
     new_card: Option<CardRef>,
     /// The plan change asked now that this charge pays for.
     change: Option<Change>,
+    /// The subscription's coupon and what it took off this charge.
+    discount: Option<(String, i64)>,
 }
 
 /// A subscription's change to another plan: the plan, its terms, and when it was asked (the
@@ -731,6 +734,8 @@ async fn plan_charges(
     let plan_ids: Vec<&str> =
         subs.iter().flat_map(|s| [Some(s.plan_id.as_str()), s.change_plan_id.as_deref()]).flatten().collect();
     let plans = db::plans::by_ids_of_any_shop(&state.db, &plan_ids).await?;
+    let coupon_ids: Vec<&str> = subs.iter().filter(|s| s.discounted()).filter_map(|s| s.coupon_id.as_deref()).collect();
+    let coupons = db::coupons::by_ids_of_any_shop(&state.db, &coupon_ids).await?;
     let (mut charges, mut ending) = (Vec::new(), Vec::new());
     let mut acquirers = Acquirers::default();
     for sub in subs {
@@ -743,9 +748,20 @@ async fn plan_charges(
             at: sub.change_at.unwrap_or_default(),
         });
         let due = rules::due(&terms, &progress);
+        // A plan period's charge takes the subscription's discount while it lasts (the
+        // trial's does not).
+        let discount = match due {
+            Due::Charge { amount, period, .. } if period >= 0 && sub.discounted() => sub
+                .coupon_id
+                .as_ref()
+                .and_then(|id| coupons.get(id))
+                .map(|c| (c.id.clone(), coupon::discount(amount, c.off()))),
+            _ => None,
+        };
         let charged = match due {
             Due::Charge { amount, period, attempt } => {
-                Some((amount, rules::charge_key(&sub.id, period, attempt), None))
+                let off = discount.as_ref().map_or(0, |d| d.1);
+                Some((amount - off, rules::charge_key(&sub.id, period, attempt), None))
             }
             Due::Prorate { amount } => match (&change, &sub.change_id) {
                 (Some(change), Some(id)) => Some((amount, rules::change_key(&sub.id, id), Some(change.clone()))),
@@ -779,6 +795,7 @@ async fn plan_charges(
                     simulate: None,
                     new_card: None,
                     change,
+                    discount,
                 });
             }
             None => ending.push(Transition { sub, terms, progress, due, change }),
@@ -911,6 +928,7 @@ async fn write_processing_rows(
             test: c.sub.test,
             card: &c.card,
             billing_key: Some(c.key.clone()),
+            discount: c.discount.as_ref().map(|(id, off)| (id.as_str(), *off)),
         };
         rows.push(db::payments::processing_row(new, now));
     }
@@ -964,6 +982,8 @@ async fn ask_acquirer(group: &[Charge], customer_present: bool, now: DateTime<Ut
         let ask = c.payment_id.is_some() && c.known.is_none();
         async move {
             match (ask, &c.acquirer) {
+                // Nothing to charge (a discount took it all): paid without the processor.
+                (true, _) if c.amount == 0 => Some(ChargeOutcome::Approved { reference: "nothing to charge".into() }),
                 (true, Some(acquirer)) => Some(acquirer.charge(&c.card, request).await),
                 (true, None) => Some(ChargeOutcome::Error {
                     code: "processing_error",

@@ -6,6 +6,7 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod coupons;
 pub mod events;
 pub mod keys;
 pub mod mail;

@@ -105,6 +105,7 @@ pub async fn pay_product(
         test: product.test,
         card: &card,
         billing_key: None,
+        discount: None,
     };
     let payment = match db::payments::insert_processing(&state.db, new, now).await {
         Ok(payment) => payment,
@@ -252,6 +253,7 @@ pub async fn subscribe(
         test: plan.test,
         card: &card,
         billing_key: None,
+        discount: None,
     };
     let payment = db::payments::insert_processing(&state.db, new, now).await?;
     let (payment, _) = match acquirer.hosted() {
@@ -415,6 +417,7 @@ async fn subscription_payment(
         test: sub.test,
         card: &card,
         billing_key: None,
+        discount: None,
     };
     db::payments::insert_processing(&state.db, new, now).await
 }

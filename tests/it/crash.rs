@@ -172,6 +172,7 @@ db_tests! {
             test: true,
             card: &card,
             billing_key: None,
+            discount: None,
         };
         let then = Utc::now() - chrono::Duration::seconds(10);
         paydesk::db::payments::insert_processing(&app.db, new, then).await.unwrap();

@@ -185,6 +185,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
         test: true,
         card: &card,
         billing_key: Some(key.clone()),
+        discount: None,
     };
     let now = Utc::now();
     let payment = paydesk::db::payments::insert_processing(&app.db, new, now).await.unwrap();

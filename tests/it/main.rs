@@ -10,6 +10,7 @@ mod bepaid_browser;
 mod bepaid_pay;
 mod browser;
 mod cli;
+mod coupons;
 mod crash;
 mod customers;
 mod dashboard;

@@ -120,7 +120,7 @@ db_tests! {
         advance(&app, &shop, &clock, "2026-03-10T00:00:00Z").await;
         let (status, refused) = change(&app, &shop, &id, json!({"plan": silver})).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
-        assert!(refused["errors"]["at"][0].as_str().unwrap().contains("is for the period end: now it would leave a credit of €"), "{refused}");
+        assert!(refused["errors"]["at"][0].as_str().unwrap().contains("is for the period end: now it would leave a credit of 3.55 EUR"), "{refused}");
         let (_, seen) = preview(&app, &shop, &id, json!({"plan": silver, "at": "period_end"})).await;
         assert_eq!((seen["amount_due"].as_i64(), seen["next_charge_at"].as_str(), seen["next_charge_amount"].as_i64()),
                    (Some(0), Some("2026-04-01T00:00:00.000Z"), Some(490)), "{seen}");

@@ -21,7 +21,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    customers, events, payments, plans, processor, products, refunds, subscriptions, test_clocks, webhooks,
+    coupons, customers, events, payments, plans, processor, products, refunds, subscriptions, test_clocks, webhooks,
 };
 use crate::frontends::{ops, pay};
 use crate::web::error::AppError;
@@ -92,6 +92,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         products::create, products::list, products::show, products::update, products::archive, products::restore,
         plans::create, plans::list, plans::show, plans::update, plans::archive, plans::restore,
         customers::create, customers::list, customers::show, customers::portal_session,
+        coupons::create, coupons::list, coupons::show, coupons::archive, coupons::apply, coupons::remove,
         payments::list, payments::show, payments::capture, payments::void,
         refunds::create, refunds::list, refunds::show,
         subscriptions::create, subscriptions::list, subscriptions::show, subscriptions::update, subscriptions::cancel,
@@ -114,6 +115,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         (name = "Customers", description = "The shop's customers (spec 2.3, 4.3)."),
         (name = "Payments", description = "Every attempt to pay, from pay pages and the billing engine."),
         (name = "Refunds", description = "Money given back, in part or in full."),
+        (name = "Coupons", description = "Percent or amount off a subscription's plan periods."),
         (name = "Subscriptions", description = "A customer's subscription to a plan, billed by the engine."),
         (name = "Test clocks", description = "Simulated time for test-mode subscriptions."),
         (name = "Events", description = "What happened, with the object as it was then."),

@@ -2,6 +2,7 @@
 //! Behaviour lives elsewhere (`db::*` queries, `domain`); these files only describe rows.
 
 pub mod checkout_attempts;
+pub mod coupons;
 pub mod customers;
 pub mod events;
 pub mod idempotency_keys;

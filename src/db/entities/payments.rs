@@ -46,6 +46,9 @@ pub struct Model {
     /// What the customer typed on paydesk's page (JSON pairs), kept until the payment goes
     /// through and they become a customer.
     pub customer_details: Option<String>,
+    /// The coupon that took `discount_amount` off this charge (`amount` is what was charged).
+    pub coupon_id: Option<String>,
+    pub discount_amount: i64,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

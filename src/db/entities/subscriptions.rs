@@ -58,6 +58,11 @@ pub struct Model {
     pub change_id: Option<String>,
     pub change_amount: Option<i64>,
     pub change_at: Option<DateTimeUtc>,
+    /// Its discount: the coupon, the plan periods paid when it was applied, and for how many
+    /// periods it lasts (none: for ever).
+    pub coupon_id: Option<String>,
+    pub discount_from: Option<i32>,
+    pub discount_periods: Option<i32>,
     /// When its reminders (trial ending, renewal, card expiring) are looked at next; none
     /// until first looked at.
     pub remind_at: Option<DateTimeUtc>,

@@ -13,6 +13,7 @@ use crate::web::error::AppError;
 use crate::web::state::AppState;
 
 pub mod auth;
+pub mod coupons;
 pub mod customers;
 pub mod events;
 pub mod idempotency;
@@ -33,6 +34,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(products::router())
         .merge(plans::router())
         .merge(customers::router())
+        .merge(coupons::router())
         .merge(events::router())
         .merge(payments::router())
         .merge(refunds::router())

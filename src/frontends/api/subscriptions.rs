@@ -65,7 +65,7 @@ async fn create(
     Ok((StatusCode::CREATED, Json(SubscriptionView::load(&state.db, &state.config, &sub).await?)))
 }
 
-async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<subscriptions::Model, AppError> {
+pub(super) async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<subscriptions::Model, AppError> {
     db::find::<subscriptions::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Subscription"))
 }
 

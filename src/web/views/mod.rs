@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
+pub mod coupon;
 pub mod customer;
 pub mod event;
 pub mod payment;
@@ -14,6 +15,7 @@ pub mod refund;
 pub mod subscription;
 pub mod webhook;
 
+pub use coupon::CouponView;
 pub use customer::CustomerView;
 pub use event::EventView;
 pub use payment::PaymentView;

@@ -34,11 +34,20 @@ pub struct PaymentView {
     refunded_amount: i64,
     /// For a subscription's charge: which period it pays and which attempt it is.
     billing: Option<ChargeOfPeriod>,
+    /// The coupon that took `amount` off this charge (`amount` above is what was charged).
+    discount: Option<PaymentDiscount>,
     shop_id: i64,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     updated_at: String,
+}
+
+/// What a coupon took off a charge.
+#[derive(Serialize, ToSchema)]
+pub struct PaymentDiscount {
+    coupon: String,
+    amount: i64,
 }
 
 /// Which period of its subscription a charge pays, and which attempt at it it is.
@@ -97,6 +106,7 @@ impl From<&payments::Model> for PaymentView {
             voided_at: p.voided_at.map(timestamp),
             refunded_amount: p.refunded_amount,
             billing: p.billing_key.as_deref().and_then(ChargeOfPeriod::of_key),
+            discount: p.coupon_id.as_ref().map(|c| PaymentDiscount { coupon: c.clone(), amount: p.discount_amount }),
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),

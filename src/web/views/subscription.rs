@@ -59,6 +59,9 @@ pub struct SubscriptionView {
     /// A change to another plan not made yet: when the trial or paid period ends
     /// (`period_end`), or asked now while its charge's answer is awaited (`now`).
     pending_plan_change: Option<PendingChange>,
+    /// Its coupon's discount, while it applies: the coupon, and how many more plan periods
+    /// it takes off (`null`: for ever).
+    discount: Option<DiscountView>,
     test: bool,
     test_clock: Option<String>,
     redirect_url: Option<String>,
@@ -84,6 +87,14 @@ impl From<&test_card_outcomes::Model> for ScheduledOutcome {
     fn from(entry: &test_card_outcomes::Model) -> Self {
         ScheduledOutcome { from: timestamp(entry.effective_from), outcome: entry.outcome }
     }
+}
+
+/// A subscription's discount.
+#[derive(Serialize, ToSchema)]
+#[schema(as = SubscriptionDiscount)]
+struct DiscountView {
+    coupon: String,
+    periods_left: Option<i32>,
 }
 
 /// A plan change not made yet.
@@ -202,6 +213,10 @@ impl SubscriptionView {
             paused_at: s.paused_at.map(timestamp),
             resume_at: s.resume_at.filter(|_| s.state == SubState::Paused || s.pause_at_period_end).map(timestamp),
             resume_billing: s.resume_billing.filter(|_| s.state == SubState::Paused || s.pause_at_period_end),
+            discount: s.coupon_id.as_ref().filter(|_| s.discounted()).map(|coupon| DiscountView {
+                coupon: coupon.clone(),
+                periods_left: s.discount_periods.map(|n| n - (s.paid_cycles - s.discount_from.unwrap_or(0))),
+            }),
             pending_plan_change: s.change_plan_id.as_ref().map(|plan| PendingChange {
                 plan: plan.clone(),
                 at: if s.change_amount.is_some() { "now" } else { "period_end" },
