@@ -180,3 +180,14 @@ pub async fn release(db: &impl ConnectionTrait, id: &str, now: DateTime<Utc>) ->
         .await?;
     Ok(())
 }
+
+/// The coupon whose discount a subscription's next plan period still takes, if any.
+pub async fn of_subscription(
+    db: &impl ConnectionTrait,
+    sub: &super::entities::subscriptions::Model,
+) -> Result<Option<Model>, DbErr> {
+    match sub.coupon_id.as_deref().filter(|_| sub.discounted()) {
+        Some(id) => super::find_public::<Entity>(db, id).await,
+        None => Ok(None),
+    }
+}

@@ -174,13 +174,22 @@ async fn changed(db: &impl ConnectionTrait, rows: u64, id: &str) -> Result<Optio
 impl Model {
     /// What the subscription charges next, and when; `None` when it charges no more (it
     /// ended, ends with its period, or waits for its customer).
-    pub fn next_charge(&self, plan: &super::entities::plans::Model) -> Option<(i64, DateTime<Utc>)> {
+    pub fn next_charge(
+        &self,
+        plan: &super::entities::plans::Model,
+        coupon: Option<&super::entities::coupons::Model>,
+    ) -> Option<(i64, DateTime<Utc>)> {
         let progress = self.progress();
         let (Some(at), true) = (progress.renew_at, progress.state.is_billing() && !self.cancel_at_period_end) else {
             return None;
         };
         match crate::domain::billing::due(&crate::domain::billing::Terms::from(&plan.fields()), &progress) {
-            crate::domain::billing::Due::Charge { amount, .. } => Some((amount, at)),
+            crate::domain::billing::Due::Charge { amount, period, .. } => {
+                // Its discount, while it lasts, comes off a plan period's charge.
+                let coupon =
+                    coupon.filter(|c| period >= 0 && self.discounted() && self.coupon_id.as_ref() == Some(&c.id));
+                Some((amount - coupon.map_or(0, |c| crate::domain::coupon::discount(amount, c.off())), at))
+            }
             _ => None,
         }
     }

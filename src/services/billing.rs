@@ -401,11 +401,24 @@ pub async fn open(
     // created). Made and given the charge at once: of two settlings of one payment, one
     // opens it.
     let txn = state.db.begin().await?;
-    let sub = db::subscriptions::insert(&txn, new, now).await?;
+    let mut sub = db::subscriptions::insert(&txn, new, now).await?;
     let key = rules::charge_key(&sub.id, period, attempt);
     if !db::payments::attach(&txn, &payment.id, &sub.id, customer_id, &key).await? {
         txn.rollback().await?;
         return Ok(None);
+    }
+    // A coupon typed on the page (its redemption taken then): the subscription's discount
+    // from its first plan period.
+    let coupon = match &payment.coupon_id {
+        Some(id) => db::find_public::<crate::db::entities::coupons::Entity>(&txn, id).await?,
+        None => None,
+    };
+    if let Some(coupon) = coupon
+        && let Some(discounted) =
+            db::subscriptions::apply_discount(&txn, &sub, &coupon.id, coupon.periods(), now).await?
+    {
+        events::record_about(&txn, &state.config, EventType::SubscriptionDiscountApplied, &discounted).await?;
+        sub = discounted;
     }
     txn.commit().await?;
     start(state, plan, sub, &payment.card(), now).await

@@ -221,6 +221,7 @@ pub async fn subscribe(
     state: &AppState,
     plan: &plans::Model,
     checkout: Checkout,
+    coupon: Option<&crate::db::entities::coupons::Model>,
     ip: &str,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
@@ -238,32 +239,64 @@ pub async fn subscribe(
     let card = card_for(&*acquirer, &checkout, plan.test).await?;
     let terms = billing_rules::Terms::from(&plan.fields());
     let progress = billing_rules::begin(&terms);
-    let billing_rules::Due::Charge { amount, .. } = billing_rules::due(&terms, &progress) else {
+    let billing_rules::Due::Charge { amount, period, .. } = billing_rules::due(&terms, &progress) else {
         return Err(PayError::Internal(format!("plan {} has nothing to charge first", plan.id)));
     };
+    // A coupon takes its discount off the first plan period's charge (a trial's is as it
+    // is), and one redemption is taken now: of many pages at once, only as many as are left.
+    let off = coupon.filter(|_| period >= 0).map_or(0, |c| crate::domain::coupon::discount(amount, c.off()));
+    if let Some(c) = coupon
+        && !db::coupons::redeem(&state.db, &c.id, now).await?
+    {
+        return Err(PayError::Invalid(Errors::one("coupon", "has been used up")));
+    }
     let new = NewPayment {
         shop_id: plan.shop_id,
         product_id: None,
         plan_id: Some(&plan.id),
         subscription_id: None,
         customer_id: None,
-        amount,
+        amount: amount - off,
         currency: plan.currency,
         transaction_type: TransactionType::Payment,
         test: plan.test,
         card: &card,
         billing_key: None,
-        discount: None,
+        discount: coupon.map(|c| (c.id.as_str(), off)),
     };
+    let paid = first_charge(state, plan, checkout, &*acquirer, new, &card, ip, now).await;
+    // Not subscribed: the redemption is given back.
+    let failed =
+        paid.as_ref().map_or(true, |p| !matches!(p.status, PaymentStatus::Succeeded | PaymentStatus::Processing));
+    if let Some(c) = coupon.filter(|_| failed) {
+        db::coupons::release(&state.db, &c.id, Utc::now()).await?;
+    }
+    paid
+}
+
+/// The first charge of a plan's page (on paydesk's form, or the processor's page), and the
+/// subscription it opens when it goes through.
+#[allow(clippy::too_many_arguments)]
+async fn first_charge(
+    state: &AppState,
+    plan: &plans::Model,
+    checkout: Checkout,
+    acquirer: &dyn Acquirer,
+    new: NewPayment<'_>,
+    card: &CardRef,
+    ip: &str,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, PayError> {
+    let blank_email = || PayError::Invalid(Errors::one("email", crate::domain::input::msg::BLANK));
     let payment = db::payments::insert_processing(&state.db, new, now).await?;
     let (payment, _) = match acquirer.hosted() {
         true => {
             let language = plan.fields().language;
-            return Ok(open_card_page(state, &*acquirer, payment, &checkout, ip, &plan.title, language, true, now)
+            return Ok(open_card_page(state, acquirer, payment, &checkout, ip, &plan.title, language, true, now)
                 .await?
                 .0);
         }
-        false => charge(state, &*acquirer, payment, &card, &plan.title, now).await?,
+        false => charge(state, acquirer, payment, card, &plan.title, now).await?,
     };
     if !matches!(payment.status, PaymentStatus::Succeeded | PaymentStatus::Processing) {
         return Ok(payment);

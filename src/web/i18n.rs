@@ -53,6 +53,10 @@ pub struct Texts {
     pub status: &'static str,
     pub confirm_title: &'static str,
     pub continue_to_payment: &'static str,
+    /// A plan page's coupon form.
+    pub coupon_label: &'static str,
+    pub coupon_apply: &'static str,
+    pub discount: &'static str,
     pub expired_session: &'static str,
     pub footer: &'static str,
     pub too_many_title: &'static str,
@@ -124,6 +128,9 @@ pub const EN: Texts = Texts {
     status: "Status",
     confirm_title: "Confirm your order",
     continue_to_payment: "Continue to payment",
+    coupon_label: "Coupon code",
+    coupon_apply: "Apply",
+    discount: "Discount",
     expired_session: "This form has expired. Please open the payment page again.",
     too_many_title: "Too many declined attempts",
     too_many_body: "For your safety this page takes no more cards from here for a while. Please try again later, or contact your bank.",
@@ -191,6 +198,9 @@ pub const RU: Texts = Texts {
     status: "Статус",
     confirm_title: "Подтвердите заказ",
     continue_to_payment: "Перейти к оплате",
+    coupon_label: "Промокод",
+    coupon_apply: "Применить",
+    discount: "Скидка",
     expired_session: "Форма устарела. Откройте страницу оплаты заново.",
     too_many_title: "Слишком много отклонённых попыток",
     too_many_body: "Ради вашей безопасности эта страница временно не принимает карты с этого адреса. Попробуйте позже или обратитесь в банк.",
@@ -265,6 +275,22 @@ impl Texts {
                 true => {
                     "Это не тестовая карта. Страница в тестовом режиме: используйте одну из тестовых карт, указанных выше."
                 }
+            },
+            ("coupon", "is not a valid code") => match ru {
+                false => "There is no such coupon code. Check it and enter it again.",
+                true => "Такого промокода нет. Проверьте его и введите ещё раз.",
+            },
+            ("coupon", "has expired" | "is no longer valid") => match ru {
+                false => "This coupon is no longer valid.",
+                true => "Этот промокод больше не действует.",
+            },
+            ("coupon", "has been used up") => match ru {
+                false => "This coupon has been used up.",
+                true => "Этот промокод уже израсходован.",
+            },
+            ("coupon", _) => match ru {
+                false => "This coupon does not apply to this plan.",
+                true => "Этот промокод не действует для этого тарифа.",
             },
             (_, m) if m.starts_with("is too long") => match ru {
                 false => "This is too long. Please shorten it.",
@@ -417,6 +443,18 @@ impl Texts {
     /// "€9.90 on 8 December 2026"; "9,90 €, 8 декабря 2026".
     pub fn on_date(&self, price: &str, date: &str) -> String {
         if self.ru() { format!("{price}, {date}") } else { format!("{price} on {date}") }
+    }
+
+    /// What a coupon takes off, and for how many of the plan's payments (`None`: all).
+    pub fn coupon_terms(&self, code: &str, off: &str, periods: Option<i32>) -> String {
+        match (self.ru(), periods) {
+            (false, Some(1)) => format!("Coupon {code}: {off} off the first payment of the plan."),
+            (false, Some(n)) => format!("Coupon {code}: {off} off each of the first {n} payments of the plan."),
+            (false, None) => format!("Coupon {code}: {off} off every payment of the plan."),
+            (true, Some(1)) => format!("Промокод {code}: скидка {off} на первый платёж по тарифу."),
+            (true, Some(n)) => format!("Промокод {code}: скидка {off} на каждый из первых платежей по тарифу ({n})."),
+            (true, None) => format!("Промокод {code}: скидка {off} на каждый платёж по тарифу."),
+        }
     }
 }
 

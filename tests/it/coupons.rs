@@ -184,4 +184,69 @@ db_tests! {
         let rival = app.shop("Rival").await;
         assert_eq!(apply(&app, &rival, &id, "OLD").await.0, StatusCode::NOT_FOUND);
     }
+
+    async fn a_customer_applies_a_code_on_the_plans_page_and_pays_the_discounted_first_period(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let path = format!("/plans/{plan}/pay");
+        assert!(!app.page(&path).await.html.contains("f-coupon"), "no coupons, no field");
+        let made = coupon(&app, &shop, json!({"code": "SAVE25", "percent_off": 25, "duration": "repeating", "duration_in_periods": 3})).await;
+        let page = app.page(&path).await.html;
+        assert!(page.contains("id=\"f-coupon\""), "{page}");
+
+        let form = app.open_form(&path).await;
+        let wrong = app.submit(&path, &form, &[("apply_coupon", "1"), ("coupon", "SAVE52")]).await;
+        assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(wrong.html.contains("There is no such coupon code."), "{}", wrong.html);
+        let applied = app.submit(&path, &form, &[("apply_coupon", "1"), ("coupon", " save25 ")]).await;
+        assert_eq!(applied.status, StatusCode::OK);
+        assert!(applied.html.contains("Coupon SAVE25: 25% off each of the first 3 payments of the plan."), "{}", applied.html);
+        assert_eq!(hidden(&applied.html, "coupon").as_deref(), Some("SAVE25"), "the payment form carries it");
+        let (_, coupon_now) = app.get(&shop, &format!("/coupons/{}", made["id"].as_str().unwrap())).await;
+        assert_eq!(coupon_now["times_redeemed"], 0, "applying redeems nothing");
+
+        let mut fields = card(cards::SUCCESS);
+        fields.extend([("email", "ann@example.com"), ("coupon", "SAVE25")]);
+        let paid = app.submit(&path, &form, &fields).await;
+        assert_eq!(paid.status, StatusCode::SEE_OTHER, "{}", paid.html);
+        let (_, payments) = app.get(&shop, "/payments").await;
+        let payment = &payments[0];
+        assert_eq!((payment["amount"].as_i64(), payment["discount"]["amount"].as_i64()), (Some(742), Some(248)), "{payment}");
+        let (_, sub) = app.get(&shop, &format!("/subscriptions/{}", payment["subscription_id"].as_str().unwrap())).await;
+        assert_eq!(sub["discount"], json!({"coupon": made["id"], "periods_left": 2}), "{sub}");
+        let receipt = app.page(&format!("/receipts/{}", payment["id"].as_str().unwrap())).await.html;
+        assert!(receipt.contains("−€2.48 (SAVE25)"), "{receipt}");
+        assert!(receipt.contains("€7.42 on"), "the next charge with its discount: {receipt}");
+        let (_, coupon_now) = app.get(&shop, &format!("/coupons/{}", made["id"].as_str().unwrap())).await;
+        assert_eq!(coupon_now["times_redeemed"], 1);
+    }
+
+    async fn a_declined_card_gives_the_redemption_back_and_the_last_one_goes_to_one_page(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let path = format!("/plans/{plan}/pay");
+        let made = coupon(&app, &shop, json!({"code": "ONLYONE", "percent_off": 50, "max_redemptions": 1})).await;
+        let redeemed = || async { app.get(&shop, &format!("/coupons/{}", made["id"].as_str().unwrap())).await.1["times_redeemed"].as_i64() };
+        let form = app.open_form(&path).await;
+        let mut declined = card(cards::DECLINED);
+        declined.extend([("email", "ann@example.com"), ("coupon", "ONLYONE")]);
+        assert_eq!(app.submit(&path, &form, &declined).await.status, StatusCode::PAYMENT_REQUIRED);
+        assert_eq!(redeemed().await, Some(0), "given back");
+
+        let forms = join_all((0..5).map(|_| app.open_form(&path))).await;
+        let mut fields = card(cards::SUCCESS);
+        fields.extend([("email", "bob@example.com"), ("coupon", "onlyone")]);
+        let answers = join_all(forms.iter().map(|form| app.submit(&path, form, &fields))).await;
+        let paid = answers.iter().filter(|a| a.status == StatusCode::SEE_OTHER).count();
+        assert_eq!(paid, 1, "{:?}", answers.iter().map(|a| a.status).collect::<Vec<_>>());
+        for refused in answers.iter().filter(|a| a.status != StatusCode::SEE_OTHER) {
+            assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert!(refused.html.contains("This coupon has been used up."), "{}", refused.html);
+        }
+        assert_eq!(redeemed().await, Some(1));
+        let (_, payments) = app.get(&shop, "/payments?status=succeeded").await;
+        let discounted: Vec<&Value> = payments.as_array().unwrap().iter().filter(|p| !p["discount"].is_null()).collect();
+        assert_eq!(discounted.len(), 1, "{payments}");
+        assert!(!app.page(&path).await.html.contains("f-coupon"), "nothing left to redeem: no field");
+    }
 }

@@ -22,6 +22,15 @@ pub struct FieldView {
     pub for_states: bool,
 }
 
+/// A plan page's coupon form: the code typed, why it was refused, or what it takes off
+/// (then the payment form carries the code).
+#[derive(Clone, Default)]
+pub struct CouponView {
+    pub code: String,
+    pub error: Option<String>,
+    pub note: Option<String>,
+}
+
 /// Everything the form partial (`pay/form.html`) shows.
 pub struct FormView {
     pub action: String,
@@ -42,6 +51,8 @@ pub struct FormView {
     /// The acquirer's reason when the last attempt was declined or failed.
     pub failure: Option<(String, String)>,
     pub submit: String,
+    /// The coupon form, on a plan's page of a shop with coupons to redeem.
+    pub coupon: Option<CouponView>,
 }
 
 impl FormView {
@@ -99,6 +110,7 @@ impl FormView {
             card: true,
             failure: None,
             submit,
+            coupon: None,
         }
     }
 }

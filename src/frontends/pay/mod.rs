@@ -105,6 +105,8 @@ struct Checkout<'a> {
     /// The shop can take this mode's payments (a live one needs a real processor, or the
     /// operator's consent to the simulation; a processor needs an account for the mode).
     payable: bool,
+    /// A plan's page of a shop with coupons to redeem: its coupon form as it stands.
+    coupon: Option<form::CouponView>,
 }
 
 impl Checkout<'_> {
@@ -173,6 +175,12 @@ impl Checkout<'_> {
         let mut form = FormView::new(self.t, self.action, csrf, &self.fields, sent, errors, self.submit);
         form.failure = failure;
         form.card = self.card;
+        form.coupon = self.coupon;
+        // The code could not be redeemed when paying (the last redemption went elsewhere).
+        if let (Some(coupon), Some(why)) = (form.coupon.as_mut(), errors.get("coupon").and_then(|m| m.first())) {
+            coupon.code = sent.get("coupon").cloned().unwrap_or_default();
+            (coupon.error, coupon.note) = (Some(self.t.problem("coupon", why)), None);
+        }
         let page = PayPage { t: self.t, summary: self.summary, notice: None, form: Some(form) };
         respond_page(status, page, cookie, self.after.as_deref(), &self.elsewhere)
     }

@@ -10,12 +10,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::{DateTime, Utc};
 
-use super::form::parse_form;
+use super::form::{CouponView, parse_form};
 use super::page::Summary;
 use super::{Checkout, link_json, wants_json};
-use crate::db::entities::{plans, shops};
+use crate::db::entities::{coupons, plans, shops};
 use crate::db::{self};
 use crate::domain::Errors;
+use crate::domain::coupon::Off;
 use crate::domain::vocab::VisibleField;
 use crate::services::payments::subscribe;
 use crate::web::error::AppError;
@@ -79,8 +80,43 @@ async fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops:
         card: true,
         elsewhere: Vec::new(),
         payable: false,
+        coupon: None,
     };
-    page.entry().await
+    let mut page = page.entry().await;
+    // The coupon form, while the shop has a coupon of this mode to redeem.
+    if db::coupons::any_redeemable(&state.db, shop.id, plan.test, Utc::now()).await.unwrap_or(false) {
+        page.coupon = Some(CouponView::default());
+    }
+    page
+}
+
+/// The coupon a submitted code names for `plan`, shown on `page` with what it takes off; or
+/// the page's answer when it is refused (422, the form again with why).
+async fn coupon_of(
+    state: &AppState,
+    plan: &plans::Model,
+    page: &mut Checkout<'_>,
+    code: &str,
+) -> Result<Result<coupons::Model, String>, AppError> {
+    let t = page.t;
+    match crate::services::coupons::usable(state, plan, code, "coupon", Utc::now()).await {
+        Ok(coupon) => {
+            let off = match coupon.off() {
+                Off::Percent(p) => format!("{p}%"),
+                Off::Amount(amount, currency) => t.price(amount, currency),
+            };
+            let note = t.coupon_terms(&coupon.code, &off, coupon.periods());
+            page.coupon = Some(CouponView { code: coupon.code.clone(), error: None, note: Some(note) });
+            Ok(Ok(coupon))
+        }
+        Err(AppError::Validation(errors)) => {
+            let why = errors.get("coupon").and_then(|m| m.first()).cloned().unwrap_or_default();
+            page.coupon =
+                Some(CouponView { code: code.to_string(), error: Some(t.problem("coupon", &why)), note: None });
+            Ok(Err(why))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A plan's pay link
@@ -162,6 +198,25 @@ async fn submit(
     }
     let (plan, shop) = load(&state, &id).await?;
     let ip = client.to_string();
-    let page = checkout(&state, &plan, &shop).await;
-    page.submit(&headers, client, sent, |checkout| subscribe(&state, &plan, checkout, &ip, Utc::now())).await
+    let mut page = checkout(&state, &plan, &shop).await;
+    let code = sent.get("coupon").map(|c| c.trim().to_string()).filter(|c| !c.is_empty());
+    let coupon = match code.filter(|_| page.coupon.is_some()) {
+        Some(code) => match coupon_of(&state, &plan, &mut page, &code).await? {
+            Ok(coupon) => Some(coupon),
+            Err(_) => {
+                return Ok(page.form(StatusCode::UNPROCESSABLE_ENTITY, &headers, &sent, &Errors::default(), None));
+            }
+        },
+        None => None,
+    };
+    if sent.contains_key("apply_coupon") {
+        // Applying a code shows what it takes off; the payment form then carries it.
+        if !crate::web::csrf::verify(&headers, sent.get("csrf").map(String::as_str)) {
+            let t = page.t;
+            return Ok(page.notice(StatusCode::FORBIDDEN, t.expired_session, ""));
+        }
+        return Ok(page.form(StatusCode::OK, &headers, &Default::default(), &Errors::default(), None));
+    }
+    page.submit(&headers, client, sent, |checkout| subscribe(&state, &plan, checkout, coupon.as_ref(), &ip, Utc::now()))
+        .await
 }

@@ -65,6 +65,7 @@ async fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a 
         card: true,
         elsewhere: Vec::new(),
         payable: false,
+        coupon: None,
     };
     page.entry().await
 }

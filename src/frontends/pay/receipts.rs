@@ -89,6 +89,8 @@ struct ReceiptPage {
     headline: String,
     order: String,
     amount: String,
+    /// What a coupon took off: `-€2.48 (SPRING25)`.
+    discount: Option<String>,
     card: String,
     date: String,
     payment_id: String,
@@ -150,7 +152,13 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
             payment.failure_message.as_deref().unwrap_or(payment.status.as_str()),
         ),
     };
+    let coupon = match payment.coupon_id.as_deref().filter(|_| payment.discount_amount > 0) {
+        Some(id) => db::find_public::<crate::db::entities::coupons::Entity>(&state.db, id).await?,
+        None => None,
+    };
+    let discount = coupon.map(|c| format!("−{} ({})", t.price(payment.discount_amount, payment.currency), c.code));
     Ok(ReceiptPage {
+        discount,
         waiting: payment.status == PaymentStatus::Processing,
         t,
         shop_name: shop.name.clone(),
@@ -176,7 +184,8 @@ async fn next_charge(
     tz: chrono_tz::Tz,
 ) -> Result<Option<String>, AppError> {
     let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(None) };
-    let Some((amount, at)) = sub.next_charge(plan) else { return Ok(None) };
+    let coupon = db::coupons::of_subscription(&state.db, &sub).await?;
+    let Some((amount, at)) = sub.next_charge(plan, coupon.as_ref()) else { return Ok(None) };
     let when = match plan.interval_unit {
         IntervalUnit::Hour => crate::web::locale::date_time(at, tz, t.language),
         _ => crate::web::locale::date(at, tz, t.language),

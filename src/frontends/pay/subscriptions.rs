@@ -60,6 +60,7 @@ async fn checkout<'a>(
         card: true,
         elsewhere: Vec::new(),
         payable: false,
+        coupon: None,
     };
     page.entry().await
 }

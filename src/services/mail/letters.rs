@@ -169,7 +169,11 @@ async fn receipt(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mails::Mo
         Some(id) => db::find::<subscriptions::Entity>(&state.db, mail.shop_id, id).await?,
         None => None,
     };
-    let next = plan.as_ref().zip(sub.as_ref()).and_then(|(plan, sub)| sub.next_charge(plan));
+    let coupon = match &sub {
+        Some(sub) => db::coupons::of_subscription(&state.db, sub).await?,
+        None => None,
+    };
+    let next = plan.as_ref().zip(sub.as_ref()).and_then(|(plan, sub)| sub.next_charge(plan, coupon.as_ref()));
     let unit = plan.as_ref().map(|p| p.interval_unit);
     let amount = p.price(payment.amount, payment.currency);
     let values = [("shop", shop.name.as_str()), ("order", order.as_str()), ("amount", amount.as_str())];
@@ -263,7 +267,10 @@ async fn subscription(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mail
     };
     let next_amount = match reminded_for {
         Some(_) => plan.amount,
-        None => sub.next_charge(&plan).map_or(plan.amount, |(amount, _)| amount),
+        None => {
+            let coupon = db::coupons::of_subscription(&state.db, &sub).await?;
+            sub.next_charge(&plan, coupon.as_ref()).map_or(plan.amount, |(amount, _)| amount)
+        }
     };
     let amount = p.price(next_amount, plan.currency);
     let date = renew_at.map(|at| when(at, unit, tz, p)).unwrap_or_default();

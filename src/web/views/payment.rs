@@ -106,7 +106,11 @@ impl From<&payments::Model> for PaymentView {
             voided_at: p.voided_at.map(timestamp),
             refunded_amount: p.refunded_amount,
             billing: p.billing_key.as_deref().and_then(ChargeOfPeriod::of_key),
-            discount: p.coupon_id.as_ref().map(|c| PaymentDiscount { coupon: c.clone(), amount: p.discount_amount }),
+            discount: p
+                .coupon_id
+                .as_ref()
+                .filter(|_| p.discount_amount > 0)
+                .map(|c| PaymentDiscount { coupon: c.clone(), amount: p.discount_amount }),
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),

@@ -158,8 +158,8 @@ pub struct SubscriptionResume {
 pub struct PlanChange {
     /// The plan's id (also `{"id": …}`, or `plan_id`): of the shop, the subscription's currency
     /// and mode, not archived.
-    #[schema(value_type = String, example = "pln_5b1e0c4d9a7f3e21", pattern = "^[^\x00]*$")]
-    plan: Option<String>,
+    #[schema(min_length = 1, max_length = 255, example = "pln_5b1e0c4d9a7f3e21", pattern = r"^[^\x00]*\S[^\x00]*$")]
+    plan: String,
     /// `now` (default: prorated and charged at once) or `period_end`.
     #[schema(value_type = Option<String>, example = "now", pattern = "^(now|period_end)$")]
     at: Option<String>,

@@ -136,7 +136,10 @@ async fn sub_line(
         IntervalUnit::Hour => crate::web::locale::date_time(at, tz, language),
         _ => crate::web::locale::date(at, tz, language),
     };
-    let next = sub.next_charge(plan).map(|(amount, at)| t.on_date(&t.price(amount, plan.currency), &when(at)));
+    let coupon = db::coupons::of_subscription(&state.db, sub).await.ok().flatten();
+    let next = sub
+        .next_charge(plan, coupon.as_ref())
+        .map(|(amount, at)| t.on_date(&t.price(amount, plan.currency), &when(at)));
     let open = matches!(sub.state, SubState::Trial | SubState::Active);
     let ends = match (sub.cancel_at_period_end && open, sub.active_to.or(sub.renew_at)) {
         (true, Some(at)) => Some(when(at)),
