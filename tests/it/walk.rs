@@ -144,6 +144,9 @@ db_tests! {
         let with_card = json!({"plan_id": plan["id"], "customer_id": customer["id"], "card": card});
         let (_, running) = app.post(&shop, "/subscriptions", &with_card).await;
         let (_, paused) = app.post(&shop, "/subscriptions", &with_card).await;
+        app.post(&shop, "/coupons", &json!({"code": "LOYAL", "percent_off": 15, "duration": "forever", "test": true})).await;
+        let (status, _) = app.post(&shop, &format!("/subscriptions/{}/discount", running["id"].as_str().unwrap()), &json!({"coupon": "LOYAL"})).await;
+        assert_eq!(status, reqwest::StatusCode::OK);
         let paused_path = format!("/subscriptions/{}/pause", paused["id"].as_str().unwrap());
         let (status, paused) = app.post(&shop, &paused_path, &json!({"resume_at": "2030-01-01T00:00:00Z"})).await;
         assert_eq!(status, reqwest::StatusCode::OK, "{paused}");
@@ -172,6 +175,16 @@ db_tests! {
         b.check("product-pay-refused", &mut found).await;
         b.visit(live["pay_url"].as_str().unwrap(), "product-pay-live", &mut found).await;
         b.visit(plan["pay_url"].as_str().unwrap(), "plan-pay", &mut found).await;
+        // With a coupon to redeem, the plan's page has its code field: refused, then applied.
+        app.post(&shop, "/coupons", &json!({"code": "WALK10", "percent_off": 10, "test": true})).await;
+        b.visit(plan["pay_url"].as_str().unwrap(), "plan-pay-coupon", &mut found).await;
+        b.fill("coupon", "NOPE").await;
+        b.press("[data-testid=apply-coupon]").await;
+        b.check("plan-pay-coupon-refused", &mut found).await;
+        b.client.execute("document.getElementById('f-coupon').value = 'walk10'", vec![]).await.unwrap();
+        b.press("[data-testid=apply-coupon]").await;
+        assert!(b.has("[data-testid=coupon-note]").await);
+        b.check("plan-pay-coupon-applied", &mut found).await;
         b.visit(waiting["redirect_url"].as_str().unwrap(), "subscription-card", &mut found).await;
         b.visit(&format!("{base}/receipts/{}", payment["id"].as_str().unwrap()), "receipt", &mut found).await;
         b.visit(&format!("{base}/products/prd_nothing/pay"), "pay-not-found", &mut found).await;
@@ -192,6 +205,7 @@ db_tests! {
             ("/dashboard/customers/new", "customer-new".into()),
             ("/dashboard/payments", "payments".into()),
             ("/dashboard/subscriptions", "subscriptions".into()),
+            ("/dashboard/coupons", "coupons".into()),
             ("/dashboard/webhooks", "webhooks".into()),
             ("/dashboard/settings", "settings".into()),
             ("/dashboard/settings/processor", "processor".into()),
@@ -290,6 +304,7 @@ db_tests! {
             (format!("/dashboard/payments/{}", payment["id"].as_str().unwrap()), "payment"),
             (format!("/dashboard/payments/{}", authorized["id"].as_str().unwrap()), "payment-authorized"),
             ("/dashboard/subscriptions".into(), "subscriptions"),
+            ("/dashboard/coupons".into(), "coupons"),
             (format!("/dashboard/subscriptions/{}", waiting["id"].as_str().unwrap()), "subscription"),
             (format!("/dashboard/subscriptions/{}", running["id"].as_str().unwrap()), "subscription-trial"),
             (format!("/dashboard/subscriptions/{}", paused["id"].as_str().unwrap()), "subscription-paused"),

@@ -19,6 +19,7 @@ use crate::web::error::AppError;
 use crate::web::state::AppState;
 
 mod account;
+mod coupons;
 mod csv;
 mod customers;
 mod form;
@@ -67,6 +68,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(subscriptions::router())
         .merge(settings::router())
         .merge(processor::router())
+        .merge(coupons::router())
         .merge(webhooks::router())
         .merge(mails::router())
         .merge(more)
@@ -140,6 +142,7 @@ const NAV: &[(&str, &str, &str)] = &[
     ("/dashboard/customers", k("Customers"), "customers"),
     ("/dashboard/payments", k("Payments"), "payments"),
     ("/dashboard/subscriptions", k("Subscriptions"), "subscriptions"),
+    ("/dashboard/coupons", k("Coupons"), "coupons"),
     ("/dashboard/webhooks", k("Webhooks"), "webhooks"),
     ("/dashboard/settings", k("Settings"), "settings"),
 ];

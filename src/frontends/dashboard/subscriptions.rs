@@ -28,6 +28,8 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/subscriptions/{id}/pause", post(pause))
         .route("/dashboard/subscriptions/{id}/resume", post(resume))
         .route("/dashboard/subscriptions/{id}/change_plan", post(change_plan))
+        .route("/dashboard/subscriptions/{id}/discount", post(discount))
+        .route("/dashboard/subscriptions/{id}/discount/remove", post(remove_discount))
 }
 
 #[derive(Deserialize, Default)]
@@ -97,6 +99,8 @@ struct ShowPage {
     other_plans: Vec<(String, String)>,
     /// A change at the period end to come: the plan's title.
     changes_to: Option<String>,
+    /// Its discount while it lasts: which coupon, what it takes off, for how many payments.
+    discount: Option<String>,
     /// Waiting for its card: the link where the customer enters it.
     card_link: Option<String>,
     timeline: Vec<Line>,
@@ -152,9 +156,23 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         Some(id) => db::find::<plans::Entity>(&state.db, m.shop.id, id).await?.map(|p| p.title),
         None => None,
     };
+    let discount = match db::coupons::of_subscription(&state.db, &s).await? {
+        Some(c) => {
+            let off = match c.off() {
+                crate::domain::coupon::Off::Percent(p) => format!("{p}%"),
+                crate::domain::coupon::Off::Amount(amount, currency) => m.money(amount, currency),
+            };
+            Some(match s.discount_periods.map(|n| n - (s.paid_cycles - s.discount_from.unwrap_or(0))) {
+                Some(left) => m.f("Coupon {}: {} off the next {} plan payments.", &[&c.code, &off, &left]),
+                None => m.f("Coupon {}: {} off every plan payment.", &[&c.code, &off]),
+            })
+        }
+        None => None,
+    };
     let page = ShowPage {
         other_plans,
         changes_to,
+        discount,
         summary: plan.as_ref().map(|p| describe(&p.fields(), &m)),
         next_charge: next_charge(&s).map(|t| local(t, m.tz)),
         paid_until: s.active_to.map(|t| local(t, m.tz)),
@@ -428,4 +446,35 @@ async fn change_plan(State(state): State<AppState>, m: Merchant, Path(id): Path<
         m.flash(message).await;
     }
     see_other(&back)
+}
+
+/// Gives the subscription a coupon's discount by its code.
+async fn discount(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let sub = find(&state, &m, &id).await?;
+    let code = form.get("coupon").unwrap_or_default().trim().to_string();
+    match crate::services::coupons::apply(&state, &sub, &code).await {
+        Ok(_) => {
+            m.flash(&m.f("Coupon {} applied: its discount comes off the next plan payments.", &[&code.to_uppercase()]))
+                .await
+        }
+        Err(AppError::Validation(errors)) => {
+            let mut why = Vec::new();
+            errors.for_each(|_, e| why.push(m.words.rule(e)));
+            m.flash(&m.f("The coupon was not applied: {}", &[&why.join("; ")])).await;
+        }
+        Err(e) => {
+            m.unless_moved_on::<()>(Err(e)).await?;
+        }
+    }
+    see_other(&format!("/dashboard/subscriptions/{id}"))
+}
+
+/// Takes the subscription's discount away.
+async fn remove_discount(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let sub = find(&state, &m, &id).await?;
+    crate::services::coupons::remove(&state, &sub).await?;
+    m.flash(m.t("The discount was removed: the next payments are at the plan's price.")).await;
+    see_other(&format!("/dashboard/subscriptions/{id}"))
 }

@@ -537,6 +537,52 @@ db_tests! {
         assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["pending_plan_change"], Value::Null);
     }
 
+    async fn coupons_are_made_archived_and_given_to_a_subscription_from_the_dashboard(app) {
+        let m = sign_up(&app, "Gym", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let page = m.get("/dashboard/coupons").await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.html.contains("No coupons yet."));
+        let bad = m.post("/dashboard/coupons", &[("code", "two words"), ("kind", "percent"), ("percent_off", "250"), ("duration", "once")]).await;
+        assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(bad.html.contains("may hold only letters, digits, - and _"), "{}", bad.html);
+        assert!(bad.html.contains("must be less than or equal to 100"), "{}", bad.html);
+        let made = m.post("/dashboard/coupons", &[("code", "spring"), ("kind", "percent"), ("percent_off", "25"),
+            ("duration", "repeating"), ("duration_in_periods", "3"), ("max_redemptions", "10"), ("test", "true")]).await;
+        assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.html);
+        let five = m.post("/dashboard/coupons", &[("code", "FIVE"), ("kind", "amount"), ("amount_off", "5.00"), ("currency", "EUR"),
+            ("duration", "forever"), ("percent_off", "ignored"), ("test", "true")]).await;
+        assert_eq!(five.status, StatusCode::SEE_OTHER, "{}", five.html);
+        let list = m.get("/dashboard/coupons").await.html;
+        assert!(list.contains("Coupon FIVE made."), "{list}");
+        assert!(list.contains("<code>SPRING</code>") && list.contains("25%") && list.contains("3 payments") && list.contains("0 / 10"), "{list}");
+        assert!(list.contains("€5.00") && list.contains("forever"), "{list}");
+        let (_, coupons) = app.get(&shop, "/coupons").await;
+        assert_eq!(coupons.as_array().unwrap().len(), 2);
+        let five_id = coupons.as_array().unwrap().iter().find(|c| c["code"] == "FIVE").unwrap()["id"].as_str().unwrap().to_string();
+        assert_eq!(coupons.as_array().unwrap().iter().find(|c| c["code"] == "FIVE").unwrap()["amount_off"], 500);
+
+        let mut plan = plan_body();
+        plan["test"] = json!(true);
+        let (_, plan) = app.post(&shop, "/plans", &plan).await;
+        let card = json!({"number": cards::SUCCESS, "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"});
+        let (_, sub) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": plan["id"]}, "customer": customer_body(), "card": card})).await;
+        let path = format!("/dashboard/subscriptions/{}", sub["id"].as_str().unwrap());
+        m.post(&format!("{path}/discount"), &[("coupon", "nope")]).await;
+        assert!(m.get(&path).await.html.contains("The coupon was not applied: is not a valid code"));
+        m.post(&format!("{path}/discount"), &[("coupon", "spring")]).await;
+        let discounted = m.get(&path).await.html;
+        assert!(discounted.contains("Coupon SPRING applied"), "{discounted}");
+        assert!(discounted.contains("Coupon SPRING: 25% off the next 3 plan payments."), "{discounted}");
+        m.post(&format!("{path}/discount/remove"), &[]).await;
+        assert!(m.get(&path).await.html.contains("The discount was removed"));
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{}", sub["id"].as_str().unwrap())).await.1["discount"], Value::Null);
+
+        m.post(&format!("/dashboard/coupons/{five_id}/archive"), &[]).await;
+        assert!(m.get("/dashboard/coupons").await.html.contains("Coupon FIVE archived"));
+        assert!(app.get(&shop, &format!("/coupons/{five_id}")).await.1["archived_at"].is_string());
+    }
+
     async fn a_customer_is_subscribed_from_the_dashboard_and_sent_the_card_link(app) {
         let m = sign_up(&app, "Gym", "ann@example.com").await;
         let shop = api_shop(&m).await;

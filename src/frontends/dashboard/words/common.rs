@@ -203,6 +203,18 @@ pub const EN: &[(&str, &str)] = &[
 /// The messages of the API's rules, as a refused form shows them beside its fields (`{}` stands
 /// for the number in a message such as `is too long (maximum is {} characters)`).
 pub const RULES: &[(&str, &str)] = &[
+    ("is not a valid code", "такого промокода нет"),
+    ("has expired", "срок действия истёк"),
+    ("has been used up", "уже израсходован"),
+    ("is no longer valid", "больше не действует"),
+    ("does not apply to this plan", "не действует для этого тарифа"),
+    ("does not apply to this plan's currency", "не действует для валюты этого тарифа"),
+    ("may hold only letters, digits, - and _", "может содержать только буквы, цифры, - и _"),
+    ("can't be blank unless amount_off is given", "заполните это поле или укажите скидку суммой"),
+    ("must be blank when percent_off is given", "оставьте пустым, если указана скидка в процентах"),
+    ("must be blank unless duration is repeating", "оставьте пустым, если срок не repeating"),
+    ("must be in the future", "должна быть в будущем"),
+    ("{} is not a plan of this shop", "{} — не тариф этого магазина"),
     ("Nothing is left to refund on this payment", "По этому платежу возвращать больше нечего"),
     (
         "An authorization is voided, not refunded: void this payment to release the funds",

@@ -262,6 +262,14 @@ pub const RU: &[(&str, &str)] = &[
 /// `t_data`: why a subscription ended (its timeline, its cancel reason) and the errors these
 /// pages answer.
 pub const DATA: &[(&str, &str)] = &[
+    ("once", "один платёж"),
+    ("forever", "все платежи"),
+    ("repeating", "несколько платежей"),
+    ("Percent off", "Скидка в процентах"),
+    ("Duration", "Срок"),
+    ("Duration in periods", "Платежей"),
+    ("Max redemptions", "Сколько раз"),
+    ("Redeem by", "Последний день"),
     ("cancelled at the end of the paid period", "отменена в конце оплаченного периода"),
     ("billing cycles paid", "все периоды оплачены"),
     ("charged before the cancel took effect", "списание прошло до того, как отмена вступила в силу"),
