@@ -4,6 +4,12 @@ use sea_orm_migration::prelude::*;
 pub struct Migration;
 
 #[derive(DeriveIden, Clone, Copy)]
+enum Shops {
+    Table,
+    SubscriberPause,
+}
+
+#[derive(DeriveIden, Clone, Copy)]
 enum Subscriptions {
     Table,
     AnchorPeriod,
@@ -17,7 +23,8 @@ enum Subscriptions {
     ChangeAt,
 }
 
-/// The lifecycle merchants expect. Pausing a subscription: now, or from the end of its paid period (`pause_at_period_end`),
+/// The lifecycle merchants expect. Whether a shop lets subscribers pause and resume on their
+/// page (`shops.subscriber_pause`). Pausing a subscription: now, or from the end of its paid period (`pause_at_period_end`),
 /// until it is resumed (by the merchant, or at `resume_at`) with a new period or on its old
 /// schedule (`resume_billing`). A resume with a new period counts the periods afresh from
 /// then: `anchor_at` moves there and `anchor_period` is the period that starts at it.
@@ -43,11 +50,13 @@ impl MigrationTrait for Migration {
             let mut column = column;
             manager.alter_table(Table::alter().table(S::Table).add_column(&mut column).to_owned()).await?;
         }
-        Ok(())
+        let mut allowed = ColumnDef::new(Shops::SubscriberPause).boolean().not_null().default(false).to_owned();
+        manager.alter_table(Table::alter().table(Shops::Table).add_column(&mut allowed).to_owned()).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         use Subscriptions as S;
+        manager.alter_table(Table::alter().table(Shops::Table).drop_column(Shops::SubscriberPause).to_owned()).await?;
         for column in [
             S::AnchorPeriod,
             S::PauseAtPeriodEnd,

@@ -165,3 +165,19 @@ pub async fn notify(db: &impl ConnectionTrait, channel: &str, payload: &str) -> 
     );
     db.execute(statement).await.map(|_| ())
 }
+
+/// Whether subscribers may pause and resume on their page.
+pub async fn set_subscriber_pause(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    allowed: bool,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::SubscriberPause, Expr::value(allowed))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}

@@ -68,11 +68,12 @@ pub async fn apply(state: &AppState, sub: &subscriptions::Model, code: &str) -> 
         db::find::<plans::Entity>(&state.db, sub.shop_id, &sub.plan_id).await?.ok_or(AppError::NotFound("Plan"))?;
     let now = Utc::now();
     let coupon = usable(state, &plan, code, "coupon", now).await?;
+    // Read before the transaction: a request holding one connection never waits for another.
+    let at = crate::services::subscriptions::now_of(state, sub).await?;
     let txn = state.db.begin().await?;
     if !db::coupons::redeem(&txn, &coupon.id, now).await? {
         return Err(AppError::Validation(Errors::one("coupon", "has been used up")));
     }
-    let at = crate::services::subscriptions::now_of(state, sub).await?;
     let Some(discounted) = db::subscriptions::apply_discount(&txn, sub, &coupon.id, coupon.periods(), at).await? else {
         // Ended or discounted meanwhile: the redemption is not taken (the transaction rolls back).
         return Err(AppError::Conflict("The subscription changed meanwhile: look again".into()));

@@ -332,4 +332,43 @@ db_tests! {
         assert_eq!(renewed.status, StatusCode::OK);
         assert!(renewed.html.contains("A new link is on its way"));
     }
+
+    async fn subscribers_pause_and_resume_on_their_page_only_where_the_shop_lets_them(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let sub = subscribe_as(&app, &shop, &plan, &clock, "ann@example.com", cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap().to_string();
+        let customer = sub["customer"]["id"].as_str().unwrap().to_string();
+        let mut ann = Visitor::default();
+        let home = open(&app, &mut ann, &minted(&app, &shop, &customer).await).await;
+        assert!(!home.html.contains("data-testid=\"pause\""), "not unless the shop lets them");
+        let refused = ann.post(&app, &format!("/portal/subscriptions/{id}/pause"), &[]).await;
+        assert_eq!(refused.status, StatusCode::SEE_OTHER);
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["pause_at_period_end"], false);
+
+        let allow = paydesk::db::shops::set_subscriber_pause(&app.db, shop.id, true, chrono::Utc::now());
+        paydesk::services::shops::changing(&app.state, shop.id, allow).await.unwrap();
+        let home = ann.get(&app, "/portal/home").await;
+        assert!(home.html.contains("data-testid=\"pause\""), "{}", home.html);
+        ann.post(&app, &format!("/portal/subscriptions/{id}/pause"), &[]).await;
+        let home = ann.get(&app, "/portal/home?done=pausing").await;
+        assert!(home.html.contains("Your subscription will pause at the end of the paid period."), "{}", home.html);
+        assert!(home.html.contains("Do not pause"), "{}", home.html);
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["pause_at_period_end"], true);
+        // Undone, then asked again; the period ends paused.
+        ann.post(&app, &format!("/portal/subscriptions/{id}/resume"), &[]).await;
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["pause_at_period_end"], false);
+        ann.post(&app, &format!("/portal/subscriptions/{id}/pause"), &[]).await;
+        advance(&app, &shop, &clock, "2027-03-01T10:00:00Z").await;
+        let (_, paused) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(paused["state"], "paused", "{paused}");
+        let home = ann.get(&app, "/portal/home").await;
+        assert!(home.html.contains("Paused") && home.html.contains("Resume now"), "{}", home.html);
+        let resumed = ann.post(&app, &format!("/portal/subscriptions/{id}/resume"), &[]).await;
+        assert_eq!(resumed.location(), "/portal/home?done=resumed");
+        let (_, active) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((active["state"].as_str(), active["renew_at"].as_str()), (Some("active"), Some("2027-04-01T10:00:00.000Z")));
+        assert_eq!(active["last_transaction"]["created_at"], "2027-03-01T10:00:00.000Z", "charged at the resume");
+    }
 }

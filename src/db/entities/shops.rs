@@ -26,6 +26,8 @@ pub struct Model {
     pub reminder_days: Option<i32>,
     /// Whether renewals of every plan are announced, not only of long ones.
     pub reminder_all_periods: bool,
+    /// Subscribers may pause (from the end of the paid period) and resume on their page.
+    pub subscriber_pause: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

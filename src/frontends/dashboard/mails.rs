@@ -7,7 +7,7 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse};
-use axum::routing::get;
+use axum::routing::{get, post};
 use chrono::Utc;
 
 use super::form::{FormView, PostedForm};
@@ -22,6 +22,7 @@ use crate::web::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/settings/mails", get(page).post(save))
+        .route("/dashboard/settings/mails/subscriber_pause", post(subscriber_pause))
         .route("/dashboard/settings/mails/preview/{kind}", get(preview))
 }
 
@@ -59,6 +60,8 @@ struct MailsPage {
     default_sender: String,
     /// Where the shop's customers ask for a link to their subscriber page.
     portal: String,
+    /// Subscribers may pause and resume on their page.
+    subscriber_pause: bool,
 }
 
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
@@ -90,6 +93,7 @@ async fn view(state: &AppState, m: &Merchant, settings: &MailSettings, form: For
         configured: state.mailer.is_some(),
         default_sender: state.config.mail_from.clone(),
         portal: crate::web::urls::portal_request(&state.config, m.shop.id),
+        subscriber_pause: m.shop.subscriber_pause,
         chrome: m.chrome("settings").await,
         form,
     }
@@ -169,4 +173,18 @@ pub async fn rows_for(state: &AppState, m: &Merchant, customer_id: &str) -> Resu
             },
         })
         .collect())
+}
+
+/// Lets subscribers pause and resume on their page, or not.
+async fn subscriber_pause(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let allowed = form.get("subscriber_pause") == Some("true");
+    let write = db::shops::set_subscriber_pause(&state.db, m.shop.id, allowed, Utc::now());
+    crate::services::shops::changing(&state, m.shop.id, write).await?;
+    m.flash(match allowed {
+        true => m.t("Subscribers may now pause and resume on their page."),
+        false => m.t("Subscribers no longer pause on their page."),
+    })
+    .await;
+    see_other("/dashboard/settings/mails")
 }

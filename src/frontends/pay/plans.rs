@@ -200,7 +200,9 @@ async fn submit(
     let ip = client.to_string();
     let mut page = checkout(&state, &plan, &shop).await;
     let code = sent.get("coupon").map(|c| c.trim().to_string()).filter(|c| !c.is_empty());
-    let coupon = match code.filter(|_| page.coupon.is_some()) {
+    // A code sent is always read, also when the field is no longer shown (the last
+    // redemption went meanwhile): never paid at full price unsaid.
+    let coupon = match code {
         Some(code) => match coupon_of(&state, &plan, &mut page, &code).await? {
             Ok(coupon) => Some(coupon),
             Err(_) => {

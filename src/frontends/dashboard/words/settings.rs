@@ -354,6 +354,15 @@ pub const RU: &[(&str, &str)] = &[
         "Every mail links to the customer's own page, where they see their payments, update their card and cancel. Link to this address from your site, so that customers can ask for a link themselves:",
         "Каждое письмо ведёт на личную страницу клиента: там он видит платежи, меняет карту и отменяет подписку. Поставьте ссылку на этот адрес на своём сайте, чтобы клиенты могли сами запросить ссылку:",
     ),
+    (
+        "Subscribers may pause their subscription from the end of its paid period, and resume it, on their page",
+        "Подписчики могут на своей странице приостановить подписку с конца оплаченного периода и возобновить её",
+    ),
+    (
+        "Subscribers may now pause and resume on their page.",
+        "Теперь подписчики могут приостанавливать и возобновлять подписку на своей странице.",
+    ),
+    ("Subscribers no longer pause on their page.", "Подписчики больше не приостанавливают подписку на своей странице."),
 ];
 
 /// Values of these pages known only when they run, translated with `t_data` (or `n`, `rule`):

@@ -113,6 +113,63 @@ pub(super) async fn keep(
     }
 }
 
+/// Pauses from the end of the paid period, where the shop lets its subscribers.
+pub(super) async fn pause(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let sent = parse_form(&body);
+    let (session, sub) = match acting_on(&state, &headers, &id, &sent).await? {
+        Ok(found) => found,
+        Err(response) => return Ok(response),
+    };
+    if !allows_pause(&state, &session).await? {
+        return Ok(Redirect::to("/portal/home").into_response());
+    }
+    let resume = db::subscriptions::ResumePlan { at: None, billing: crate::domain::billing::ResumeBilling::NewPeriod };
+    let ask = crate::services::subscriptions::PauseRequest { at_period_end: true, resume };
+    match crate::services::subscriptions::pause(&state, &sub, ask).await {
+        Ok(_) => Ok(Redirect::to("/portal/home?done=pausing").into_response()),
+        Err(AppError::Conflict(_) | AppError::Validation(_)) => Ok(Redirect::to("/portal/home").into_response()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Resumes a paused subscription (a new period, charged now) or withdraws a pause to come,
+/// where the shop lets its subscribers.
+pub(super) async fn resume(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let sent = parse_form(&body);
+    let (session, sub) = match acting_on(&state, &headers, &id, &sent).await? {
+        Ok(found) => found,
+        Err(response) => return Ok(response),
+    };
+    if !allows_pause(&state, &session).await? {
+        return Ok(Redirect::to("/portal/home").into_response());
+    }
+    let billing = crate::domain::billing::ResumeBilling::NewPeriod;
+    match crate::services::subscriptions::resume(&state, &sub, billing).await {
+        Ok(resumed) if resumed.state == SubState::Active || resumed.state == SubState::Trial => {
+            Ok(Redirect::to("/portal/home?done=resumed").into_response())
+        }
+        Ok(_) => Ok(Redirect::to("/portal/home?done=resume_failed").into_response()),
+        Err(AppError::Conflict(_)) => Ok(Redirect::to("/portal/home").into_response()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the session's shop lets subscribers pause and resume.
+async fn allows_pause(state: &AppState, session: &portal_tokens::Model) -> Result<bool, AppError> {
+    let shop = crate::services::shops::find(state, session.shop_id).await?;
+    Ok(shop.is_some_and(|s| s.subscriber_pause))
+}
+
 /// The form where a subscriber types a new card for a subscription in its trial or a paid
 /// period (nothing is charged now); one in its retries pays what is overdue instead.
 pub(super) async fn card_form(

@@ -37,6 +37,12 @@ struct SubLine {
     /// Whether it can end with its paid period (else only now).
     at_period_end: bool,
     keepable: bool,
+    /// The shop lets subscribers pause: from the end of this paid period.
+    pausable: bool,
+    /// Paused, or set to pause: it can go on (paused, with a new period charged now).
+    resumable: bool,
+    /// Paused: since when (a date), and whether a new period is charged when it resumes.
+    paused: bool,
 }
 
 /// A payment in the list.
@@ -87,7 +93,11 @@ pub(super) async fn home(
     let mut subscriptions = Vec::new();
     for sub in &subs {
         let Some(plan) = plans.get(&sub.plan_id) else { continue };
-        subscriptions.push(sub_line(&state, t, language, sub, plan, tz).await);
+        let mut line = sub_line(&state, t, language, sub, plan, tz).await;
+        if !shop.subscriber_pause {
+            (line.pausable, line.resumable) = (false, false);
+        }
+        subscriptions.push(line);
     }
     let paid = db::payments::of_customer(&state.db, shop.id, &customer.id, 50).await?;
     let mut payments = Vec::new();
@@ -104,6 +114,9 @@ pub(super) async fn home(
         Some("canceled") => Some(w.canceled_notice),
         Some("ending") => Some(w.ending_notice),
         Some("kept") => Some(w.kept_notice),
+        Some("pausing") => Some(w.pausing_notice),
+        Some("resumed") => Some(w.resumed_notice),
+        Some("resume_failed") => Some(w.resume_failed_notice),
         Some("card") => Some(w.card_notice),
         Some("card_failed") => Some(w.card_failed_notice),
         Some("card_waiting") => Some(w.card_waiting_notice),
@@ -164,6 +177,9 @@ async fn sub_line(
         cancellable: !sub.state.has_ended() && !sub.cancel_at_period_end,
         at_period_end: open,
         keepable: open && sub.cancel_at_period_end,
+        pausable: open && !sub.cancel_at_period_end && !sub.pause_at_period_end,
+        resumable: sub.state == SubState::Paused || (open && sub.pause_at_period_end),
+        paused: sub.state == SubState::Paused,
     }
 }
 

@@ -40,6 +40,8 @@ pub fn router() -> Router<AppState> {
         .route("/portal/links/{token}/renew", post(links::renew))
         .route("/portal/subscriptions/{id}/cancel", post(actions::cancel))
         .route("/portal/subscriptions/{id}/keep", post(actions::keep))
+        .route("/portal/subscriptions/{id}/pause", post(actions::pause))
+        .route("/portal/subscriptions/{id}/resume", post(actions::resume))
         .route("/portal/subscriptions/{id}/card", get(actions::card_form).post(actions::save_card))
 }
 
