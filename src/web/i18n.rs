@@ -512,9 +512,12 @@ impl Texts {
             (None, true) => format!("Затем {price} {every} начиная с {when}, пока вы не отмените подписку."),
         });
         lines.push(match ru {
-            false => format!("You can cancel at any time by asking {}; nothing is charged after that.", p.shop_name),
+            false => format!(
+                "You can cancel at any time online, on your subscriber page (every receipt links to it), or by asking {}; nothing is charged after that.",
+                p.shop_name
+            ),
             true => format!(
-                "Отменить подписку можно в любой момент, обратившись в «{}»; после этого ничего не списывается.",
+                "Отменить подписку можно в любой момент онлайн, на странице подписчика (ссылка есть в каждом чеке), или обратившись в «{}»; после этого ничего не списывается.",
                 p.shop_name
             ),
         });

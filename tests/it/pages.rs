@@ -79,7 +79,7 @@ db_tests! {
             let next = (chrono::Utc::now() + chrono::Duration::days(7)).format("%-d %B %Y");
             assert!(page.contains("<li>Today: €1.00 for the first 7 days.</li>"), "{page}");
             assert!(page.contains(&format!("<li>Then €19.90 every 3 months from {next}, until you cancel.</li>")), "{page}");
-            assert!(page.contains("<li>You can cancel at any time by asking Gym; nothing is charged after that.</li>"));
+            assert!(page.contains("<li>You can cancel at any time online, on your subscriber page (every receipt links to it), or by asking Gym; nothing is charged after that.</li>"));
         }
     }
 
