@@ -199,6 +199,11 @@ impl Model {
         crate::domain::billing::Anchor { at: self.anchor_at.unwrap_or(fallback), period: self.anchor_period }
     }
 
+    /// How many more plan periods its discount takes off; `None` for ever (or no discount).
+    pub fn discount_periods_left(&self) -> Option<i32> {
+        self.discount_periods.map(|n| n - (self.paid_cycles - self.discount_from.unwrap_or(0)))
+    }
+
     /// Whether its discount applies to the charge of the next plan period.
     pub fn discounted(&self) -> bool {
         self.coupon_id.is_some()
@@ -371,7 +376,6 @@ pub async fn cancel(
     now: DateTime<Utc>,
 ) -> Result<Option<(Model, events::ActiveModel)>, DbErr> {
     let at = super::now_millis(now);
-    let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt, State::Paused];
     let mut update = Entity::update_many()
         .col_expr(Column::State, Expr::value(State::Canceled))
         .col_expr(Column::RenewAt, Expr::value(Option::<DateTime<Utc>>::None))
@@ -384,7 +388,7 @@ pub async fn cancel(
         .col_expr(Column::CancelledAt, Expr::value(Some(at)))
         .col_expr(Column::UpdatedAt, Expr::value(at))
         .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.is_in(open))
+        .filter(Column::State.is_in(State::OPEN))
         .exec(txn)
         .await?;
     if result.rows_affected != 1 {
@@ -1102,7 +1106,6 @@ pub async fn apply_discount(
     periods: Option<i32>,
     now: DateTime<Utc>,
 ) -> Result<Option<Model>, DbErr> {
-    let open = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt, State::Paused];
     let result = Entity::update_many()
         .col_expr(Column::CouponId, Expr::value(Some(coupon_id)))
         .col_expr(Column::DiscountFrom, Expr::col(Column::PaidCycles).into())
@@ -1110,7 +1113,7 @@ pub async fn apply_discount(
         .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(Column::Id.eq(sub.id.as_str()))
         .filter(Column::CouponId.is_null())
-        .filter(Column::State.is_in(open))
+        .filter(Column::State.is_in(State::OPEN))
         .exec(db)
         .await?;
     changed(db, result.rows_affected, &sub.id).await

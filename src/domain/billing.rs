@@ -226,6 +226,9 @@ impl State {
     /// the resume.
     pub const SCHEDULED: [State; 4] = [State::Trial, State::Active, State::FailedAttempt, State::Paused];
 
+    /// The states that have not ended: waiting for the card, billing, paused.
+    pub const OPEN: [State; 5] = [State::Redirecting, State::Trial, State::Active, State::FailedAttempt, State::Paused];
+
     /// The states a merchant can pause now: a trial, a paid period, retries.
     pub const PAUSABLE: [State; 3] = State::BILLING;
 

@@ -167,6 +167,49 @@ db_tests! {
         b.close().await;
     }
 
+    async fn a_merchant_pauses_resumes_and_moves_a_subscription_to_another_plan_by_clicking(app) {
+        let m = crate::dashboard::sign_up(&app, "Gym", "owner@example.com").await;
+        let shop = crate::dashboard::api_shop(&m).await;
+        let gold = crate::subscriptions::plan(&app, &shop, json!({"title": "Gold"})).await;
+        crate::subscriptions::plan(&app, &shop, json!({"title": "Platinum", "plan": {"amount": 2990, "interval": 1, "interval_unit": "month"}})).await;
+        let clock = crate::subscriptions::clock(&app, &shop, "2026-03-01T00:00:00Z").await;
+        let sub = crate::subscriptions::subscribe(&app, &shop, &gold, &clock, cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap().to_string();
+        crate::subscriptions::advance(&app, &shop, &clock, "2026-03-21T12:00:00Z").await;
+        let b = Browser::start().await;
+        let db = backend_name(&app);
+        b.log_in(&app.base, "owner@example.com").await;
+        let page = format!("{}/dashboard/subscriptions/{id}", app.base);
+
+        b.open(&page).await;
+        b.click("#pause-now").await;
+        b.send("[data-testid=pause]").await;
+        assert!(b.text_of(".flash").await.contains("The subscription is paused"));
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["state"], "paused");
+        b.send("[data-testid=resume]").await;
+        assert_eq!(b.text_of("h1").await, "Resume the subscription with a new period?");
+        b.screenshot(&format!("dashboard-resume-confirm-{db}")).await;
+        b.send("main section.danger button[type=submit]").await;
+        assert!(b.text_of(".flash").await.contains("The subscription resumed."));
+        let (_, resumed) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((resumed["state"].as_str(), resumed["renew_at"].as_str()), (Some("active"), Some("2026-04-21T12:00:00.000Z")));
+
+        b.send("[data-testid=change-plan]").await;
+        assert_eq!(b.text_of("h1").await, "Move the subscription to Platinum?");
+        b.screenshot(&format!("dashboard-change-confirm-{db}")).await;
+        b.send("main section.danger button[type=submit]").await;
+        assert!(b.text_of(".flash").await.contains("The plan was changed."));
+        let (_, changed) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!(changed["plan"]["title"], "Platinum");
+        // A new period began at the resume: nothing of it was used yet, so the whole
+        // difference is due.
+        assert_eq!(changed["last_transaction"]["amount"], 2000);
+        b.client.refresh().await.unwrap();
+        let (_, payments) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        assert_eq!(payments.as_array().unwrap().len(), 3, "the first charge, the resume, the change: {payments}");
+        b.close().await;
+    }
+
     async fn a_merchant_finds_payments_by_email_and_exports_what_is_found(app) {
         let m = crate::dashboard::sign_up(&app, "Corner Books", "owner@example.com").await;
         let shop = crate::dashboard::api_shop(&m).await;

@@ -162,7 +162,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
                 crate::domain::coupon::Off::Percent(p) => format!("{p}%"),
                 crate::domain::coupon::Off::Amount(amount, currency) => m.money(amount, currency),
             };
-            Some(match s.discount_periods.map(|n| n - (s.paid_cycles - s.discount_from.unwrap_or(0))) {
+            Some(match s.discount_periods_left() {
                 Some(left) => m.f("Coupon {}: {} off the next {} plan payments.", &[&c.code, &off, &left]),
                 None => m.f("Coupon {}: {} off every plan payment.", &[&c.code, &off]),
             })

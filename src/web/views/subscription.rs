@@ -213,10 +213,11 @@ impl SubscriptionView {
             paused_at: s.paused_at.map(timestamp),
             resume_at: s.resume_at.filter(|_| s.state == SubState::Paused || s.pause_at_period_end).map(timestamp),
             resume_billing: s.resume_billing.filter(|_| s.state == SubState::Paused || s.pause_at_period_end),
-            discount: s.coupon_id.as_ref().filter(|_| s.discounted()).map(|coupon| DiscountView {
-                coupon: coupon.clone(),
-                periods_left: s.discount_periods.map(|n| n - (s.paid_cycles - s.discount_from.unwrap_or(0))),
-            }),
+            discount: s
+                .coupon_id
+                .as_ref()
+                .filter(|_| s.discounted())
+                .map(|coupon| DiscountView { coupon: coupon.clone(), periods_left: s.discount_periods_left() }),
             pending_plan_change: s.change_plan_id.as_ref().map(|plan| PendingChange {
                 plan: plan.clone(),
                 at: if s.change_amount.is_some() { "now" } else { "period_end" },
