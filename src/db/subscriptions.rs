@@ -1009,7 +1009,8 @@ pub struct ChangeAsk<'a> {
 }
 
 /// Sets a change to another plan on a subscription in its trial or a paid period whose plan
-/// is still `sub.plan_id`, no change pending and nothing in flight. Asked now with an amount
+/// and period are still those of `sub` (what the change was worked out from), no change
+/// pending and nothing in flight. Asked now with an amount
 /// to charge, it is claimed under `claim` and due at once (its charge is made under the
 /// change's key); asked for the period end, it waits for it. `None` when it lost that race.
 pub async fn ask_change(
@@ -1036,6 +1037,9 @@ pub async fn ask_change(
         .filter(Column::State.eq(sub.state))
         .filter(Column::State.is_in([State::Trial, State::Active]))
         .filter(Column::PlanId.eq(sub.plan_id.as_str()))
+        // Still the period the change was worked out for: a renewal meanwhile makes it stale.
+        .filter(Column::Period.eq(sub.period))
+        .filter(Column::PaidCycles.eq(sub.paid_cycles))
         .filter(Column::ChangeAmount.is_null())
         .filter(idle())
         .exec(db)
@@ -1070,6 +1074,9 @@ pub async fn switch_plan(
         .filter(Column::State.eq(sub.state))
         .filter(Column::State.is_in([State::Trial, State::Active]))
         .filter(Column::PlanId.eq(sub.plan_id.as_str()))
+        // Still the period the change was worked out for: a renewal meanwhile makes it stale.
+        .filter(Column::Period.eq(sub.period))
+        .filter(Column::PaidCycles.eq(sub.paid_cycles))
         .filter(Column::ChangeAmount.is_null())
         .filter(idle())
         .exec(db)
