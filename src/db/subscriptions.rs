@@ -976,17 +976,10 @@ pub async fn settle_change(
     if let Some(id) = payment_id {
         row.last_payment_id = Set(Some(id.to_string()));
     }
-    if let Some(plan_id) = plan_id {
-        row.plan_id = Set(plan_id.to_string());
-        row.anchor_at = Set(Some(super::now_millis(anchor.at)));
-        row.anchor_period = Set(anchor.period);
-        // Its reminders follow the new plan.
-        row.remind_at = Set(None);
+    match plan_id {
+        Some(plan_id) => set_plan(&mut row, plan_id, anchor),
+        None => clear_change(&mut row),
     }
-    row.change_plan_id = Set(None);
-    row.change_id = Set(None);
-    row.change_amount = Set(None);
-    row.change_at = Set(None);
     row.claim_token = Set(None);
     row.claimed_until = Set(None);
     row.updated_at = Set(super::now_millis(now));
@@ -998,6 +991,39 @@ pub async fn settle_change(
         .exec(db)
         .await?;
     changed(db, result.rows_affected, &sub.id).await
+}
+
+/// Puts a row on `plan_id`, its periods counted from `anchor` (its reminders follow the new
+/// plan), with no change pending any more.
+fn set_plan(row: &mut ActiveModel, plan_id: &str, anchor: crate::domain::billing::Anchor) {
+    row.plan_id = Set(plan_id.to_string());
+    row.anchor_at = Set(Some(super::now_millis(anchor.at)));
+    row.anchor_period = Set(anchor.period);
+    row.remind_at = Set(None);
+    clear_change(row);
+}
+
+/// No plan change pending on a row any more.
+fn clear_change(row: &mut ActiveModel) {
+    row.change_plan_id = Set(None);
+    row.change_id = Set(None);
+    row.change_amount = Set(None);
+    row.change_at = Set(None);
+}
+
+/// A subscription a merchant's plan change may take: in its trial or a paid period, on the
+/// plan and in the period `sub` was read in (what the change was worked out from; a renewal
+/// meanwhile makes it stale), no change being charged, nothing in flight.
+fn changeable(sub: &Model) -> Condition {
+    Condition::all()
+        .add(Column::Id.eq(sub.id.as_str()))
+        .add(Column::State.eq(sub.state))
+        .add(Column::State.is_in([State::Trial, State::Active]))
+        .add(Column::PlanId.eq(sub.plan_id.as_str()))
+        .add(Column::Period.eq(sub.period))
+        .add(Column::PaidCycles.eq(sub.paid_cycles))
+        .add(Column::ChangeAmount.is_null())
+        .add(idle())
 }
 
 /// What a merchant asks of a plan change.
@@ -1032,18 +1058,7 @@ pub async fn ask_change(
             .col_expr(Column::ClaimToken, Expr::value(Some(token)))
             .col_expr(Column::ClaimedUntil, Expr::value(Some(super::now_millis(until))));
     }
-    let result = update
-        .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.eq(sub.state))
-        .filter(Column::State.is_in([State::Trial, State::Active]))
-        .filter(Column::PlanId.eq(sub.plan_id.as_str()))
-        // Still the period the change was worked out for: a renewal meanwhile makes it stale.
-        .filter(Column::Period.eq(sub.period))
-        .filter(Column::PaidCycles.eq(sub.paid_cycles))
-        .filter(Column::ChangeAmount.is_null())
-        .filter(idle())
-        .exec(db)
-        .await?;
+    let result = update.filter(changeable(sub)).exec(db).await?;
     changed(db, result.rows_affected, &sub.id).await
 }
 
@@ -1059,28 +1074,9 @@ pub async fn switch_plan(
 ) -> Result<Option<Model>, DbErr> {
     let mut row = <ActiveModel as Default>::default();
     set_progress(&mut row, progress);
-    row.plan_id = Set(plan_id.to_string());
-    row.anchor_at = Set(Some(super::now_millis(anchor.at)));
-    row.anchor_period = Set(anchor.period);
-    row.remind_at = Set(None);
-    row.change_plan_id = Set(None);
-    row.change_id = Set(None);
-    row.change_amount = Set(None);
-    row.change_at = Set(None);
+    set_plan(&mut row, plan_id, anchor);
     row.updated_at = Set(super::now_millis(now));
-    let result = Entity::update_many()
-        .set(row)
-        .filter(Column::Id.eq(sub.id.as_str()))
-        .filter(Column::State.eq(sub.state))
-        .filter(Column::State.is_in([State::Trial, State::Active]))
-        .filter(Column::PlanId.eq(sub.plan_id.as_str()))
-        // Still the period the change was worked out for: a renewal meanwhile makes it stale.
-        .filter(Column::Period.eq(sub.period))
-        .filter(Column::PaidCycles.eq(sub.paid_cycles))
-        .filter(Column::ChangeAmount.is_null())
-        .filter(idle())
-        .exec(db)
-        .await?;
+    let result = Entity::update_many().set(row).filter(changeable(sub)).exec(db).await?;
     changed(db, result.rows_affected, &sub.id).await
 }
 
