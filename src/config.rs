@@ -498,11 +498,27 @@ impl Config {
     }
 }
 
-/// `no-reply@` the host of the base URL, or of `localhost` when that is an IP address.
+/// The domain of the default sender when the base URL has none (an IP address, `localhost`).
+const NO_DOMAIN: &str = "localhost.localdomain";
+
+/// `no-reply@` the host of the base URL, or `no-reply@localhost.localdomain` when that host
+/// is not a dotted domain name (an IP address, `localhost`).
 fn default_sender(base_url: &str) -> String {
     let host = url::Url::parse(base_url).ok().and_then(|u| u.domain().map(str::to_string));
-    let host = host.filter(|h| h.contains('.')).unwrap_or_else(|| "localhost.localdomain".into());
+    let host = host.filter(|h| h.contains('.')).unwrap_or_else(|| NO_DOMAIN.into());
     format!("no-reply@{host}")
+}
+
+impl Config {
+    /// Why mail would likely be refused, when the instance sends mail from the default sender
+    /// of a base URL with no domain (relays reject `@localhost.localdomain`).
+    pub fn sender_problem(&self) -> Option<&'static str> {
+        let unusable = self.smtp.is_some() && self.mail_from.ends_with(&format!("@{NO_DOMAIN}"));
+        unusable.then_some(
+            "mail is sent from no-reply@localhost.localdomain, which mail relays refuse: set PAYDESK_MAIL_FROM \
+             (or PAYDESK_BASE_URL to the instance's public address)",
+        )
+    }
 }
 
 /// Stripe's API, where a Stripe account's calls go unless `PAYDESK_STRIPE_API_URL` says otherwise.
@@ -576,6 +592,20 @@ mod tests {
         for bad in ["10.0.0.0/33", "fd00::/129", "example.com", "10.0.0.0/x"] {
             assert!(TrustedProxies::parse(bad).is_none(), "{bad}");
         }
+    }
+
+    #[test]
+    fn mail_from_an_address_without_a_domain_is_warned_of() {
+        let smtp = || Some("smtp://127.0.0.1:2525".to_string());
+        let c = Config::from_args(&ConfigArgs { smtp_url: smtp(), ..args() }).unwrap();
+        assert_eq!(c.mail_from, "no-reply@localhost.localdomain", "the default base URL is an IP address");
+        assert!(c.sender_problem().is_some());
+        let named = ConfigArgs { smtp_url: smtp(), mail_from: Some("shop@mail.example".into()), ..args() };
+        assert_eq!(Config::from_args(&named).unwrap().sender_problem(), None);
+        let hosted = ConfigArgs { smtp_url: smtp(), base_url: Some("https://pay.example.com".into()), ..args() };
+        let c = Config::from_args(&hosted).unwrap();
+        assert_eq!((c.mail_from.as_str(), c.sender_problem()), ("no-reply@pay.example.com", None));
+        assert_eq!(Config::from_args(&args()).unwrap().sender_problem(), None, "no mail, no problem");
     }
 
     #[test]

@@ -64,6 +64,7 @@ pub async fn seed(state: &AppState, n: usize, plan_body: serde_json::Value, rene
         card_exp_year: Set(Some(2040)),
         card_holder: Set(Some("Bench".into())),
         started_at: Set(Some(anchor)),
+        trial_ends_at: Set(None),
         anchor_at: Set(Some(anchor)),
         period: Set(1),
         paid_cycles: Set(1),

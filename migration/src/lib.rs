@@ -32,6 +32,7 @@ mod m20261125_000026_mails;
 mod m20261125_000027_portal;
 mod m20261127_000028_lifecycle;
 mod m20261127_000029_coupons;
+mod m20261128_000030_fixes;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -69,6 +70,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000027_portal::Migration),
             Box::new(m20261127_000028_lifecycle::Migration),
             Box::new(m20261127_000029_coupons::Migration),
+            Box::new(m20261128_000030_fixes::Migration),
         ]
     }
 }

@@ -97,12 +97,11 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             if name.is_empty() || name.chars().count() > 255 {
                 return Err("--name must be 1 to 255 characters".into());
             }
-            if let Some(url) = &url {
-                let ok = url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
-                if !ok {
-                    return Err("--url must be an absolute http:// or https:// URL".into());
-                }
-            }
+            // Kept as customers are sent there: `http:shop.example` is `http://shop.example/`.
+            let url = match url.as_deref().map(crate::domain::product::normalise_url) {
+                Some(None) => return Err("--url must be an absolute http:// or https:// URL".into()),
+                normalised => normalised.flatten(),
+            };
             let db = app::open_database(&config).await?;
             let vault = crate::external::vault::Vault::load(&config.kek)?;
             let created = crate::services::keys::create_shop(&db, &vault, name, url, Utc::now()).await?;

@@ -166,6 +166,9 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %config.listen, base_url = %config.base_url, "paydesk is serving");
+    if let Some(problem) = config.sender_problem() {
+        tracing::warn!(sender = %config.mail_from, "{problem}");
+    }
     let state = AppState::new(db, config)?;
     let scheduler = match state.config.scheduler {
         true => Some(

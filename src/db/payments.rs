@@ -14,7 +14,7 @@ use crate::domain::currency::{CURRENCIES, Currency};
 use crate::domain::ids::{PAYMENT, new_id};
 use crate::domain::payment::{PaymentFilter, PaymentSearch};
 use crate::domain::refund::Refundable;
-use crate::domain::vocab::{PaymentStatus, TransactionType};
+use crate::domain::vocab::{ClockStatus, PaymentStatus, TransactionType};
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -216,6 +216,7 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         card_exp_year: Set(new.card.exp_year),
         card_holder: Set(new.card.holder.clone()),
         acquirer_reference: Set(None),
+        capture_reference: Set(None),
         failure_code: Set(None),
         failure_message: Set(None),
         captured_at: Set(None),
@@ -357,6 +358,12 @@ impl Model {
         }
     }
 
+    /// The processor's reference that refunds name: a held payment's capture where the
+    /// processor gave it one of its own, else the payment's.
+    pub fn refund_reference(&self) -> &str {
+        self.capture_reference.as_deref().or(self.acquirer_reference.as_deref()).unwrap_or_default()
+    }
+
     /// The card the payment was made with, as the acquirer knows it.
     pub fn card(&self) -> CardRef {
         CardRef {
@@ -440,7 +447,9 @@ pub async fn find_by_reference(
     shop_id: i64,
     reference: &str,
 ) -> Result<Option<Model>, DbErr> {
-    Entity::find().filter(Column::AcquirerReference.eq(reference)).filter(Column::ShopId.eq(shop_id)).one(db).await
+    let named =
+        Condition::any().add(Column::AcquirerReference.eq(reference)).add(Column::CaptureReference.eq(reference));
+    Entity::find().filter(named).filter(Column::ShopId.eq(shop_id)).one(db).await
 }
 
 /// Takes the payment to name its customer, in the transaction that will: whether it still
@@ -555,18 +564,26 @@ pub async fn orphaned_renewals(
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
     use super::entities::subscriptions::{Column as S, Entity as Subscriptions};
+    use super::entities::test_clocks::{Column as C, Entity as Clocks};
     let ended = ["canceled", "expired", "failed", "error"];
-    let subs = sea_orm::sea_query::Query::select()
-        .column(S::Id)
-        .from(Subscriptions)
-        .and_where(S::State.is_in(ended))
+    let ended_subs = || Query::select().column(S::Id).from(Subscriptions).and_where(S::State.is_in(ended)).to_owned();
+    // In real time: untouched for a while, and due for its lookup.
+    let real = Condition::all()
+        .add(Column::SubscriptionId.in_subquery(ended_subs().and_where(S::TestClockId.is_null()).to_owned()))
+        .add(Column::UpdatedAt.lt(super::now_millis(before)))
+        .add(Condition::any().add(Column::RecheckAt.is_null()).add(Column::RecheckAt.lt(super::now_millis(now))));
+    // On a test clock its times are the clock's, which real time says nothing about: nothing
+    // of it is in flight once its clock stands still.
+    let advancing =
+        Query::select().column(C::Id).from(Clocks).and_where(C::Status.eq(ClockStatus::Advancing)).to_owned();
+    let clocked = ended_subs()
+        .and_where(S::TestClockId.is_not_null())
+        .and_where(S::TestClockId.not_in_subquery(advancing))
         .to_owned();
     Entity::find()
         .filter(Column::Status.eq(PaymentStatus::Processing))
         .filter(Column::BillingKey.is_not_null())
-        .filter(Column::UpdatedAt.lt(super::now_millis(before)))
-        .filter(Condition::any().add(Column::RecheckAt.is_null()).add(Column::RecheckAt.lt(super::now_millis(now))))
-        .filter(Column::SubscriptionId.in_subquery(subs))
+        .filter(Condition::any().add(real).add(Column::SubscriptionId.in_subquery(clocked)))
         .limit(limit)
         .all(db)
         .await
@@ -589,6 +606,17 @@ pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, lim
 
 /// Moves the shop's payment from one status to another if, and only if, it is still in
 /// `from`: of two concurrent captures, one wins. Returns whether it moved.
+/// Keeps the processor's reference of a captured payment's capture (refunds name it).
+pub async fn set_capture_reference(db: &impl ConnectionTrait, id: &str, reference: &str) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::CaptureReference, Expr::value(reference))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Status.eq(PaymentStatus::Succeeded))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 pub async fn transition(
     db: &impl ConnectionTrait,
     shop_id: i64,

@@ -137,6 +137,7 @@ pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTi
         card_exp_year: Set(None),
         card_holder: Set(None),
         started_at: Set(None),
+        trial_ends_at: Set(None),
         anchor_at: Set(None),
         last_payment_id: Set(None),
         cancel_reason: Set(None),
@@ -263,6 +264,14 @@ pub fn set_card(row: &mut ActiveModel, card: &CardRef, started_at: DateTime<Utc>
     row.anchor_at = Set(Some(super::now_millis(anchor_at)));
 }
 
+/// How a subscription starts: when, where its periods count from, and when its trial ends
+/// (where its first plan period begins, if its plan has a trial).
+pub struct Start {
+    pub at: DateTime<Utc>,
+    pub anchor_at: DateTime<Utc>,
+    pub trial_ends_at: Option<DateTime<Utc>>,
+}
+
 /// Records the card and the start of billing, and claims the subscription for its first
 /// charge, if, and only if, it is still waiting for its card: of two submits of one card
 /// form, one starts it. `None` when another request started it first.
@@ -270,12 +279,13 @@ pub async fn start(
     db: &impl ConnectionTrait,
     sub: Model,
     card: &CardRef,
-    started_at: DateTime<Utc>,
-    anchor_at: DateTime<Utc>,
+    start: Start,
     claim: (&str, DateTime<Utc>),
 ) -> Result<Option<Model>, DbErr> {
+    let started_at = start.at;
     let mut row = sub.clone().into_active_model();
-    set_card(&mut row, card, started_at, anchor_at);
+    set_card(&mut row, card, started_at, start.anchor_at);
+    row.trial_ends_at = Set(start.trial_ends_at.map(super::now_millis));
     row.claim_token = Set(Some(claim.0.to_string()));
     row.claimed_until = Set(Some(super::now_millis(claim.1)));
     row.updated_at = Set(super::now_millis(started_at));
@@ -373,13 +383,16 @@ pub async fn cancel(
     txn: &impl ConnectionTrait,
     sub: &Model,
     reason: Option<String>,
+    at_period_end: bool,
     now: DateTime<Utc>,
 ) -> Result<Option<(Model, events::ActiveModel)>, DbErr> {
     let at = super::now_millis(now);
+    // Ended with its period as asked, it keeps saying so (as Stripe's does); cancelled now,
+    // a cancel that waited for the period end is over.
     let mut update = Entity::update_many()
         .col_expr(Column::State, Expr::value(State::Canceled))
         .col_expr(Column::RenewAt, Expr::value(Option::<DateTime<Utc>>::None))
-        .col_expr(Column::CancelAtPeriodEnd, Expr::value(false));
+        .col_expr(Column::CancelAtPeriodEnd, Expr::value(at_period_end));
     // A reason given earlier (when it was set to end with its period) stays unless a new one is.
     if reason.is_some() {
         update = update.col_expr(Column::CancelReason, Expr::value(reason));

@@ -77,7 +77,7 @@ impl CouponFields {
         let name = r.string("name", MAX_NAME, &mut e).filter(|n| !n.trim().is_empty());
         let percent = r.integer_in("percent_off", 1, 100, &mut e);
         let amount = r.integer_in("amount_off", 1, MAX_AMOUNT, &mut e);
-        let currency = if r.sent("currency") { read_currency(&r, "currency", &mut e) } else { None };
+        let currency = if r.value("currency").is_some() { read_currency(&r, "currency", &mut e) } else { None };
         let off = match (percent, amount, currency) {
             (Some(p), None, None) => Some(Off::Percent(p as i32)),
             (None, Some(a), Some(c)) => Some(Off::Amount(a, c)),
@@ -85,7 +85,7 @@ impl CouponFields {
                 e.require("currency", !e.has("currency"));
                 None
             }
-            (Some(_), _, _) if r.sent("amount_off") => {
+            (Some(_), _, _) if r.value("amount_off").is_some() => {
                 e.add("amount_off", "must be blank when percent_off is given");
                 None
             }

@@ -169,7 +169,7 @@ pub fn is_address(text: &str) -> bool {
 pub struct ReminderFacts {
     pub state: State,
     pub renew_at: DateTime<Utc>,
-    /// How long the plan's period is (a month counts as 30 days).
+    /// How long the plan's period that ends at the charge is (months as the calendar has them).
     pub period: TimeDelta,
     pub card_expiry: Option<(i32, i32)>,
     pub cancel_at_period_end: bool,

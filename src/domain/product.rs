@@ -225,12 +225,18 @@ pub fn read_currency(r: &Reader, field: &str, e: &mut Errors) -> Option<Currency
 /// customer goes.
 pub fn read_url(r: &Reader, field: &str, e: &mut Errors) -> Option<String> {
     let raw = r.string(field, MAX_URL, e)?;
-    match url::Url::parse(&raw) {
+    let normalised = normalise_url(&raw);
+    if normalised.is_none() {
+        e.add(&r.key(field), "is not an absolute http or https URL");
+    }
+    normalised
+}
+
+/// `raw` as an absolute http or https URL in its normalised form; `None` when it is not one.
+pub fn normalise_url(raw: &str) -> Option<String> {
+    match url::Url::parse(raw) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(u.to_string()),
-        _ => {
-            e.add(&r.key(field), "is not an absolute http or https URL");
-            None
-        }
+        _ => None,
     }
 }
 

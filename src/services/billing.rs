@@ -32,7 +32,7 @@ use crate::domain::ids::random_hex;
 use crate::domain::pending;
 use crate::domain::plan_change;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
-use crate::external::acquirer::{Acquirer, Behaviour, CardRef, ChargeRequest, Outcome as ChargeOutcome};
+use crate::external::acquirer::{Acquirer, Behaviour, CardRef, ChargeRequest, IfUnsent, Outcome as ChargeOutcome};
 use crate::external::telemetry;
 use crate::services::events;
 use crate::services::mail::reminders;
@@ -142,13 +142,14 @@ pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<
     let count = stale.len();
     let mut acquirers = Acquirers::default();
     for payment in stale {
-        let settled = settle_with(state, &mut acquirers, payment, true, now).await?;
+        let settled = settle_with(state, &mut acquirers, payment, IfUnsent::Resend, now).await?;
         tracing::info!(payment = %settled.id, status = %settled.status, "settled an interrupted payment");
     }
     // A renewal still unknown when its subscription ended (cancelled meanwhile): no claim of
-    // the engine looks it up any more, so the sweep does, recording what the bank did.
+    // the engine looks it up any more, so the sweep does, recording what the bank did. One
+    // that never reached the processor is not sent now: it is recorded as not charged.
     for payment in db::payments::orphaned_renewals(&state.db, before, now, 500).await? {
-        let settled = settle_with(state, &mut acquirers, payment, true, now).await?;
+        let settled = settle_with(state, &mut acquirers, payment, IfUnsent::GiveUp, now).await?;
         tracing::info!(payment = %settled.id, status = %settled.status, "settled a renewal of an ended subscription");
     }
     // A plan's first charge that went through without its subscription opened (the request
@@ -164,16 +165,16 @@ pub async fn settle_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<
 /// up, never sends the charge again, since it may still be in flight. Answers the payment as
 /// it then stands.
 pub async fn settle(state: &AppState, payment: payments::Model, now: DateTime<Utc>) -> Result<payments::Model, DbErr> {
-    settle_with(state, &mut Acquirers::default(), payment, false, now).await
+    settle_with(state, &mut Acquirers::default(), payment, IfUnsent::Wait, now).await
 }
 
-/// Settles a payment still `processing`; `resend`: a charge that never reached the
-/// processor is sent again (the same request).
+/// Settles a payment still `processing`; `if_unsent`: what a charge that never reached the
+/// processor leads to.
 async fn settle_with(
     state: &AppState,
     acquirers: &mut Acquirers,
     payment: payments::Model,
-    resend: bool,
+    if_unsent: IfUnsent,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, DbErr> {
     let acquirer = acquirers.of(state, payment.shop_id, payment.test).await?;
@@ -187,7 +188,7 @@ async fn settle_with(
             let back =
                 payment.billing_key.is_none().then(|| crate::web::urls::payment_return(&state.config, &payment.id));
             let first = charge_of(&payment, &description, back.as_deref(), now);
-            let request = ChargeRequest { again: true, resend, first_sent: Some(payment.created_at), ..first };
+            let request = ChargeRequest { again: true, if_unsent, first_sent: Some(payment.created_at), ..first };
             (acquirer.charge(&payment.card(), request).await, None)
         }
     };
@@ -206,27 +207,53 @@ async fn settle_with(
         let message = "The customer did not finish authenticating the payment (3-D Secure) in time.";
         outcome = ChargeOutcome::Declined { code: "payment_expired", message: message.into() };
     }
-    let (settled, recorded) = record_answer(state, payment, &outcome, card.as_ref(), now).await?;
+    // An answer is recorded in the payment's own time (its subscription's clock's); one still
+    // unknown is looked up again in real time.
+    let at = match &outcome {
+        ChargeOutcome::Pending { .. } => now,
+        _ => time_of_payment(state, &payment, now).await?,
+    };
+    // The answer, the unit given back and the payer made a customer are one step: no one
+    // sees a payment settled without the rest.
+    let txn = state.db.begin().await?;
+    let (mut settled, recorded) = record_answer_in(&txn, state, payment, &outcome, card.as_ref(), at).await?;
     let failed = matches!(settled.status, PaymentStatus::Failed | PaymentStatus::Error);
     if recorded
         && failed
         && let Some(product_id) = &settled.product_id
     {
-        db::products::release_unit(&state.db, product_id).await?;
+        db::products::release_unit(&txn, product_id).await?;
     }
-    // Only a payer whose card went through becomes a customer, made by the one settling that
-    // recorded it (a crash here leaves it to the sweep's `paid_unopened`).
+    // Only a payer whose card went through becomes a customer.
     let paid = recorded && matches!(settled.status, PaymentStatus::Succeeded | PaymentStatus::Authorized);
-    let settled = if paid { customer_of_payment(state, settled, now).await? } else { settled };
+    if paid && let Some(named) = name_customer(&txn, &settled, at).await? {
+        settled = named;
+    }
+    txn.commit().await?;
+    if recorded {
+        telemetry::payment(settled.status.as_str(), "hosted");
+    }
     if recorded && settled.status == PaymentStatus::Succeeded && settled.billing_key.is_none() {
         open_paid(state, &settled, now).await?;
     }
     Ok(settled)
 }
 
+/// The time of a payment: its subscription's clock's for a payment of a subscription on a
+/// test clock (its other times are the clock's), else `now`.
+async fn time_of_payment(
+    state: &AppState,
+    payment: &payments::Model,
+    now: DateTime<Utc>,
+) -> Result<DateTime<Utc>, DbErr> {
+    let Some(sub_id) = payment.subscription_id.as_deref().filter(|_| payment.test) else { return Ok(now) };
+    let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(now) };
+    db::test_clocks::time_of(&state.db, sub.shop_id, sub.test_clock_id.as_deref(), now).await
+}
+
 /// The charge `payment` stands for, as it is first sent (a customer's comes back to
 /// `return_url` from their bank's check); a lookup or a resend of it changes only `again`,
-/// `resend` and `first_sent`.
+/// `if_unsent` and `first_sent`.
 pub fn charge_of<'a>(
     payment: &'a payments::Model,
     description: &'a str,
@@ -237,10 +264,12 @@ pub fn charge_of<'a>(
         amount: payment.amount,
         currency: payment.currency,
         capture: payment.transaction_type == TransactionType::Payment,
-        idempotency_key: &payment.id,
+        // A subscription's charge went under its billing key (the engine's), which the
+        // processor knows it by; any other payment under its own id.
+        idempotency_key: payment.billing_key.as_deref().unwrap_or(&payment.id),
         customer_present: payment.billing_key.is_none(),
         again: false,
-        resend: false,
+        if_unsent: IfUnsent::Wait,
         first_sent: None,
         description,
         return_url,
@@ -258,20 +287,40 @@ async fn customer_of_payment(
     payment: payments::Model,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, DbErr> {
+    if payment.customer_id.is_some() || payment.customer_details.is_none() {
+        return Ok(payment);
+    }
+    let txn = state.db.begin().await?;
+    match name_customer(&txn, &payment, now).await? {
+        Some(named) => {
+            txn.commit().await?;
+            Ok(named)
+        }
+        None => {
+            txn.rollback().await?;
+            Ok(db::find_public::<payments::Entity>(&state.db, &payment.id).await?.unwrap_or(payment))
+        }
+    }
+}
+
+/// In `txn`: the customer the details typed on paydesk's page make (by e-mail), given to
+/// the payment if it has none yet; `None` when there is nothing to do or another settling
+/// named one first.
+async fn name_customer(
+    txn: &impl ConnectionTrait,
+    payment: &payments::Model,
+    now: DateTime<Utc>,
+) -> Result<Option<payments::Model>, DbErr> {
     let fields = match (&payment.customer_id, &payment.customer_details) {
         (None, Some(kept)) => checkout_rules::customer_from_json(kept),
         _ => None,
     };
-    let Some(fields) = fields else { return Ok(payment) };
-    let txn = state.db.begin().await?;
-    if !db::payments::claim_unnamed(&txn, &payment.id).await? {
-        txn.rollback().await?;
-        return Ok(db::find_public::<payments::Entity>(&state.db, &payment.id).await?.unwrap_or(payment));
+    let Some(fields) = fields else { return Ok(None) };
+    if !db::payments::claim_unnamed(txn, &payment.id).await? {
+        return Ok(None);
     }
-    let customer = db::customers::find_or_insert_by_email(&txn, payment.shop_id, fields, now).await?;
-    let payment = db::payments::set_customer(&txn, payment, &customer.id).await?;
-    txn.commit().await?;
-    Ok(payment)
+    let customer = db::customers::find_or_insert_by_email(txn, payment.shop_id, fields, now).await?;
+    Ok(Some(db::payments::set_customer(txn, payment.clone(), &customer.id).await?))
 }
 
 /// What a payment is for, as the processor shows it: the product's name or the plan's title.
@@ -460,16 +509,29 @@ pub async fn record_answer(
     now: DateTime<Utc>,
 ) -> Result<(payments::Model, bool), DbErr> {
     let txn = state.db.begin().await?;
-    if let Some(card) = card {
-        db::payments::set_card(&txn, &payment.id, card).await?;
-    }
-    let (stored, recorded) = db::payments::record_outcome(&txn, payment, outcome, now).await?;
-    if recorded && let Some(kind) = EventType::of_charge(stored.status) {
-        events::record(&txn, &state.config, vec![events::payment(kind, &stored)]).await?;
-    }
+    let (stored, recorded) = record_answer_in(&txn, state, payment, outcome, card, now).await?;
     txn.commit().await?;
     if recorded {
         telemetry::payment(stored.status.as_str(), "hosted");
+    }
+    Ok((stored, recorded))
+}
+
+/// [`record_answer`] in the caller's transaction.
+async fn record_answer_in(
+    txn: &impl ConnectionTrait,
+    state: &AppState,
+    payment: payments::Model,
+    outcome: &ChargeOutcome,
+    card: Option<&CardRef>,
+    now: DateTime<Utc>,
+) -> Result<(payments::Model, bool), DbErr> {
+    if let Some(card) = card {
+        db::payments::set_card(txn, &payment.id, card).await?;
+    }
+    let (stored, recorded) = db::payments::record_outcome(txn, payment, outcome, now).await?;
+    if recorded && let Some(kind) = EventType::of_charge(stored.status) {
+        events::record(txn, &state.config, vec![events::payment(kind, &stored)]).await?;
     }
     Ok((stored, recorded))
 }
@@ -606,7 +668,10 @@ pub async fn start(
     let anchor = Terms::from(&plan.fields()).anchor(now, state.config.timezone);
     let token = random_hex(12);
     let claim = (token.as_str(), lease_from_now(state));
-    let Some(sub) = db::subscriptions::start(&state.db, sub, card, now, anchor, claim).await? else {
+    // The trial ends where this plan's first period begins, whatever plan it moves to later.
+    let trial_ends_at = plan.trial_amount.is_some().then_some(anchor);
+    let start = db::subscriptions::Start { at: now, anchor_at: anchor, trial_ends_at };
+    let Some(sub) = db::subscriptions::start(&state.db, sub, card, start, claim).await? else {
         return Ok(None);
     };
     let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
@@ -985,7 +1050,7 @@ async fn ask_acquirer(group: &[Charge], customer_present: bool, now: DateTime<Ut
             idempotency_key: &c.key,
             customer_present,
             again: c.again,
-            resend: true,
+            if_unsent: IfUnsent::Resend,
             first_sent: c.asked,
             description: &c.description,
             return_url: c.return_url.as_deref(),
@@ -1091,7 +1156,9 @@ async fn transition(
     let (saved, reason) = match due {
         Due::Cancel => {
             let reason = sub.cancel_reason.clone().or_else(|| Some("cancelled at the end of the paid period".into()));
-            let Some((sub, row)) = db::subscriptions::cancel(txn, &sub, reason, now).await? else { return Ok(None) };
+            let Some((sub, row)) = db::subscriptions::cancel(txn, &sub, reason, true, now).await? else {
+                return Ok(None);
+            };
             report.canceled += 1;
             return Ok(Some((sub, row)));
         }

@@ -77,7 +77,9 @@ pub async fn bepaid(
     let notice = match kind.as_str() {
         "refund" if done => Notice::Refund { parent: t.parent_uid, id: t.uid, amount: t.amount.unwrap_or(0) },
         "capture" | "void" if done => {
-            Notice::Settled { parent: t.parent_uid, id: t.uid, amount: t.amount, void: kind == "void" }
+            let void = kind == "void";
+            let capture = (!void).then(|| t.uid.clone());
+            Notice::Settled(Settled { parent: t.parent_uid, id: t.uid, amount: t.amount, void, capture })
         }
         "refund" | "capture" | "void" => return Ok(Received::Taken),
         _ => Notice::Payment { reference: t.tracking_id },
@@ -202,18 +204,20 @@ fn stripe_notices(event: &stripe::Event) -> Vec<Notice> {
             let mut notices = vec![Notice::Payment { reference: reference() }];
             // Captured or canceled in Stripe's dashboard: the authorization moves.
             match pi.status.as_str() {
-                "succeeded" => notices.push(Notice::Settled {
+                "succeeded" => notices.push(Notice::Settled(Settled {
                     parent: Some(pi.id.clone()),
                     id: format!("{}_capture", pi.id),
                     amount: pi.amount_received,
                     void: false,
-                }),
-                "canceled" => notices.push(Notice::Settled {
+                    capture: None,
+                })),
+                "canceled" => notices.push(Notice::Settled(Settled {
                     parent: Some(pi.id.clone()),
                     id: format!("{}_void", pi.id),
                     amount: pi.amount,
                     void: true,
-                }),
+                    capture: None,
+                })),
                 _ => {}
             }
             notices
@@ -251,8 +255,20 @@ enum Notice {
     Refund { parent: Option<String>, id: String, amount: i64 },
     /// paydesk's own refund `id` moved at the processor: if it still waits, it is asked again.
     OwnRefund { id: String },
-    /// A capture or void (`void`) made at the processor of the authorization `parent`.
-    Settled { parent: Option<String>, id: String, amount: Option<i64>, void: bool },
+    /// A capture or void made at the processor.
+    Settled(Settled),
+}
+
+/// A capture or void (`void`) made at the processor of the authorization `parent`, notified
+/// under `id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Settled {
+    parent: Option<String>,
+    id: String,
+    amount: Option<i64>,
+    void: bool,
+    /// The capture's own reference at the processor, where refunds must name it (bePaid).
+    capture: Option<String>,
 }
 
 fn base64_credentials(id: &str, secret: &str) -> String {
@@ -275,9 +291,7 @@ async fn act(
         Notice::Refund { parent, id, amount } => {
             back_office_refund(state, shop_id, test, parent, &id, amount, now).await
         }
-        Notice::Settled { parent, id, amount, void } => {
-            back_office_settle(state, shop_id, test, parent, &id, amount, void, now).await
-        }
+        Notice::Settled(settled) => back_office_settle(state, shop_id, test, settled, now).await,
         Notice::Payment { reference } => {
             let Some(reference) = &reference else { return Ok(Received::Taken) };
             let Some(payment) = db::payments::find_by_tracking(&state.db, shop_id, reference).await? else {
@@ -367,17 +381,14 @@ async fn back_office_refund(
 }
 
 /// A capture or void made in the processor's back office: the authorization moves, once.
-#[allow(clippy::too_many_arguments)]
 async fn back_office_settle(
     state: &AppState,
     shop_id: i64,
     test: bool,
-    parent: Option<String>,
-    uid: &str,
-    amount: Option<i64>,
-    void: bool,
+    settled: Settled,
     now: DateTime<Utc>,
 ) -> Result<Received, AppError> {
+    let Settled { parent, id: uid, amount, void, capture } = settled;
     let Some(payment) = parent_of(state, shop_id, test, parent).await? else { return Ok(Received::Taken) };
     let (to, event) = match void {
         true => (PaymentStatus::Voided, EventType::PaymentVoided),
@@ -392,9 +403,12 @@ async fn back_office_settle(
     {
         db::products::release_unit(&txn, product_id).await?;
     }
+    if let Some(capture) = &capture {
+        db::payments::set_capture_reference(&txn, &payment.id, capture).await?;
+    }
     if let Some(settled) = db::find_public::<payments::Entity>(&txn, &payment.id).await? {
         let amount = amount.unwrap_or(settled.amount);
-        events::record(&txn, &state.config, vec![events::payment_child(event, &settled, uid, amount)]).await?;
+        events::record(&txn, &state.config, vec![events::payment_child(event, &settled, &uid, amount)]).await?;
     }
     txn.commit().await?;
     Ok(Received::Taken)

@@ -542,9 +542,11 @@ async fn settle_now(
         Ok(acquirer) => acquirer.capture(request).await,
         Err(e) => Outcome::Error { code: "processing_error", message: e.to_string().into() },
     };
-    let refused = match outcome {
+    let refused = match &outcome {
         Outcome::Declined { message, .. } => Some(AppError::Declined(message.to_string())),
-        Outcome::Error { message, .. } => Some(AppError::Acquirer(message.to_string())),
+        Outcome::Error { message, .. } => {
+            Some(AppError::Acquirer(format!("The payment processor could not make this {kind}: {message}")))
+        }
         // Sent again under the same key, the processor answers what it did the first time.
         Outcome::Pending { .. } => Some(AppError::Acquirer(format!(
             "The payment processor's answer to this {kind} was lost; nothing changed here. Send the {kind} again: \
@@ -561,6 +563,12 @@ async fn settle_now(
         && let Some(product_id) = &payment.product_id
     {
         db::products::release_unit(&txn, product_id).await?;
+    }
+    if let Outcome::Approved { reference: captured } = &outcome
+        && to == PaymentStatus::Succeeded
+        && *captured != reference
+    {
+        db::payments::set_capture_reference(&txn, id, captured).await?;
     }
     let settled = db::find::<payments::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Payment"))?;
     let event_type = match to {

@@ -105,7 +105,7 @@ async fn finish(
     now: DateTime<Utc>,
 ) -> Result<refunds::Model, AppError> {
     let request = RefundRequest {
-        reference: payment.acquirer_reference.as_deref().unwrap_or_default(),
+        reference: payment.refund_reference(),
         amount: refund.amount,
         currency: refund.currency,
         idempotency_key: &refund.id,

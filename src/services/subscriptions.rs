@@ -150,7 +150,7 @@ pub async fn cancel(
     }
     let now = now_of(state, &sub).await?;
     let txn = state.db.begin().await?;
-    match db::subscriptions::cancel(&txn, &sub, reason, now).await? {
+    match db::subscriptions::cancel(&txn, &sub, reason, false, now).await? {
         Some((canceled, row)) => {
             let line = crate::services::events::Line { row, sub: canceled.clone(), charge: None };
             crate::services::events::timeline(&txn, &state.config, vec![line]).await?;

@@ -45,8 +45,8 @@ pub enum AppError {
     /// The acquirer declined: 502.
     #[error("The acquirer declined: {0}")]
     Declined(String),
-    /// The acquirer failed: 502.
-    #[error("The acquirer refused: {0}")]
+    /// The acquirer failed, or its answer was lost: 502. The message says which.
+    #[error("{0}")]
     Acquirer(String),
     /// The path exists, the method does not: 405.
     #[error("Method not allowed")]

@@ -40,6 +40,8 @@ pub struct Texts {
     pub unavailable_body: &'static str,
     pub declined_title: &'static str,
     pub error_title: &'static str,
+    /// The processor's card page could not be opened (nothing was tried).
+    pub page_unavailable_title: &'static str,
     pub try_again: &'static str,
     pub receipt_title: &'static str,
     pub paid: &'static str,
@@ -116,6 +118,7 @@ pub const EN: Texts = Texts {
     unavailable_body: "This shop cannot take live payments yet. Nothing was charged.",
     declined_title: "Payment declined",
     error_title: "Payment failed",
+    page_unavailable_title: "The payment page could not be opened",
     try_again: "Try again",
     receipt_title: "Receipt",
     paid: "Payment received",
@@ -186,6 +189,7 @@ pub const RU: Texts = Texts {
     unavailable_body: "Магазин пока не может принимать реальные платежи. Деньги не списаны.",
     declined_title: "Платёж отклонён",
     error_title: "Платёж не прошёл",
+    page_unavailable_title: "Не удалось открыть страницу оплаты",
     try_again: "Попробовать снова",
     receipt_title: "Чек",
     paid: "Платёж получен",
@@ -402,6 +406,14 @@ impl Texts {
             "expired_card" => match ru {
                 false => "This card has expired. Please try another card.",
                 true => "Срок действия карты истёк. Попробуйте другую карту.",
+            },
+            crate::external::acquirer::PAGE_UNAVAILABLE => match ru {
+                false => {
+                    "The payment page could not be opened just now. No card was tried and nothing was charged: please try again in a minute."
+                }
+                true => {
+                    "Страницу оплаты сейчас не удалось открыть. Карта не использовалась, деньги не списаны: попробуйте ещё раз через минуту."
+                }
             },
             "processing_error" => match ru {
                 false => {

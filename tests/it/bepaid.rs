@@ -156,10 +156,17 @@ async fn captures_voids_and_refunds_follow_the_gateways_rules() {
     let capture = |amount| Child { parent_uid: &auth.uid, amount, reason: None };
     let over = gateway.child(ChildKind::Capture, &capture(991), "pay_a:capture").await;
     assert_eq!(over, Reading::Refused { message: "Amount can't be greater than 990".into() });
-    let captured = gateway.child(ChildKind::Capture, &capture(990), "pay_a:capture:2").await;
-    assert!(matches!(captured, Reading::Succeeded { .. }));
+    let Reading::Succeeded { transaction: captured } =
+        gateway.child(ChildKind::Capture, &capture(990), "pay_a:capture:2").await
+    else {
+        panic!("captured")
+    };
     assert!(matches!(gateway.child(ChildKind::Void, &capture(990), "pay_a:void").await, Reading::Refused { .. }));
-    let refund = |amount, reason| Child { parent_uid: &auth.uid, amount, reason };
+    // The authorization's money is refunded through its capture, never by its own uid.
+    let of_auth = Child { parent_uid: &auth.uid, amount: 300, reason: Some("asked") };
+    let refused = gateway.child(ChildKind::Refund, &of_auth, "pay_a:refund:0").await;
+    assert_eq!(refused, Reading::Refused { message: "transaction can't be refunded".into() });
+    let refund = |amount, reason| Child { parent_uid: &captured.uid, amount, reason };
     let no_reason = gateway.child(ChildKind::Refund, &refund(300, None), "pay_a:refund:1").await;
     assert_eq!(no_reason, Reading::Refused { message: "Reason can't be blank.".into() });
     let part =
@@ -190,6 +197,7 @@ async fn the_connection_check_names_what_is_wrong() {
 
 fn checkout(tracking_id: &str) -> Checkout<'_> {
     Checkout {
+        attempts: 2,
         version: 2.1,
         transaction_type: "payment",
         test: true,
@@ -230,6 +238,13 @@ async fn a_checkout_stays_open_through_a_decline_and_finishes_paid_or_expires_un
     // The same outcome by paydesk's own reference, as when the customer never comes back.
     let Reading::Succeeded { transaction } = gateway.lookup("pay_c", "payment").await else { panic!("found") };
     assert_eq!(transaction.uid, uid);
+
+    // Its last attempt declined, the page closes with the decline.
+    let (declined, _) = gateway.start_checkout(checkout("pay_f")).await.unwrap();
+    double.pay_checkout(&declined, "4005550000000019").unwrap();
+    double.pay_checkout(&declined, "4005550000000019").unwrap();
+    let closed = gateway.checkout_state(&declined).await;
+    assert!(matches!(closed, CheckoutReading::Finished(Reading::Declined { .. })), "{closed:?}");
 
     let (unpaid, _) = gateway.start_checkout(checkout("pay_d")).await.unwrap();
     double.expire_checkout(&unpaid);

@@ -14,12 +14,12 @@ use crate::helpers::*;
 use crate::subscriptions::{advance, card_json, clock, plan};
 
 /// A shop whose test payments go through the double, cards typed on paydesk's page.
-async fn bepaid_shop(app: &TestApp) -> (Shop, double::Gateway) {
+pub async fn bepaid_shop(app: &TestApp) -> (Shop, double::Gateway) {
     shop_taking_cards_on(app, "paydesk_page").await
 }
 
 /// A shop whose test payments go through the double, cards typed on `entry`.
-async fn shop_taking_cards_on(app: &TestApp, entry: &str) -> (Shop, double::Gateway) {
+pub async fn shop_taking_cards_on(app: &TestApp, entry: &str) -> (Shop, double::Gateway) {
     let shop = app.shop("Corner Books").await;
     let gateway = double::Gateway::start().await;
     let key = gateway.public_key.clone();
@@ -179,6 +179,11 @@ db_tests! {
         let given: Vec<(i64, Option<String>)> =
             gateway.transactions().iter().filter(|t| t.kind == "refund").map(|t| (t.amount, t.reason.clone())).collect();
         assert_eq!(given, [(300, Some("Refund requested by the merchant".into())), (690, Some("damaged".into()))]);
+        // bePaid gives back a capture's money, never an authorization's: the refunds name it.
+        let capture_uid = gateway.transactions().iter().find(|t| t.kind == "capture").unwrap().uid.clone();
+        let parents: Vec<_> =
+            gateway.transactions().iter().filter(|t| t.kind == "refund").map(|t| t.parent_uid.clone()).collect();
+        assert_eq!(parents, [Some(capture_uid.clone()), Some(capture_uid)]);
     }
 
     async fn renewals_are_charged_to_the_stored_token_as_the_merchants_and_once_each(app) {
@@ -206,7 +211,7 @@ db_tests! {
 }
 
 /// The Checkout token of the processor's page an answer sends the customer to.
-fn token_of(page: &Page, gateway: &double::Gateway) -> String {
+pub fn token_of(page: &Page, gateway: &double::Gateway) -> String {
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
     let prefix = format!("{}/checkout?token=", gateway.url);
     page.location()
@@ -237,6 +242,7 @@ db_tests! {
         let back = format!("{}/payments/{pay_id}/return", app.state.config.base_url);
         assert_eq!(order["settings"]["success_url"], back.as_str());
         assert_eq!(payment["status"], "processing");
+        assert_eq!(payment["card"], Value::Null, "no card before paying");
         assert_eq!(payment["customer_id"], Value::Null, "not a customer before paying");
         // The same form sent again goes to the same page, not a second payment.
         let again = app.submit(&path, &form, &[("email", "ann@example.com")]).await;
@@ -416,6 +422,13 @@ db_tests! {
         let (_, captured) = app.get(&shop, &format!("/payments/{held}")).await;
         assert_eq!(captured["status"], "succeeded");
         assert_eq!(events_of(&app, &shop, "payment.captured").await.len(), 1);
+        // Captured in the back office, refunded here and there: both name the capture.
+        let (status, refund) = app.post(&shop, &format!("/payments/{held}/refund"), &json!({"amount": 400})).await;
+        assert_eq!((status, refund["status"].as_str()), (StatusCode::CREATED, Some("succeeded")), "{refund}");
+        let refund_uid = gateway.back_office("refund", &capture_uid, 100);
+        assert_eq!(gateway.notify(&refund_uid, false).await, 200);
+        let (_, after) = app.get(&shop, &format!("/payments/{held}")).await;
+        assert_eq!(after["refunded_amount"].as_i64(), Some(500), "{after}");
     }
 }
 

@@ -20,7 +20,8 @@ pub fn paydesk(database_url: &str) -> Command {
 
 db_tests! {
     async fn shop_create_prints_an_id_and_a_secret_that_authenticate(app) {
-        let output = paydesk(&app.database_url).args(["shop", "create", "--name", "Corner Shop"]).output().unwrap();
+        let args = ["shop", "create", "--name", "Corner Shop", "--url", "http:Corner.example"];
+        let output = paydesk(&app.database_url).args(args).output().unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         let stdout = String::from_utf8(output.stdout).unwrap();
         assert_eq!(stdout.lines().count(), 1, "one JSON object: {stdout}");
@@ -34,6 +35,8 @@ db_tests! {
         let (status, product) = app.post(&shop, "/products", &product_body()).await;
         assert_eq!(status, StatusCode::CREATED);
         assert_eq!(product["shop_id"], shop.id);
+        let (_, stored) = app.get(&shop, "/shop").await;
+        assert_eq!(stored["url"], "http://corner.example/", "kept as customers are sent there");
     }
 
     async fn no_card_number_or_cvc_reaches_the_database_or_the_logs(app) {

@@ -197,7 +197,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
         idempotency_key: &key,
         customer_present: false,
         again: false,
-        resend: false,
+        if_unsent: paydesk::external::acquirer::IfUnsent::Wait,
         description: "Gym",
         return_url: None,
         now,

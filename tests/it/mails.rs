@@ -252,7 +252,7 @@ backend_tests! {
         advance(&app, &shop, &clock_a, "2027-01-20T10:00:00Z").await;
         flush(&app).await;
         let got = server.wait_for(&ann, 3).await;
-        let ending = got.iter().find(|m| m.subject == "[TEST] Your free trial of Club ends on 15 January 2027").expect("the trial's reminder");
+        let ending = got.iter().find(|m| m.subject == "[TEST] Your trial of Club ends on 15 January 2027").expect("the trial's reminder");
         assert!(ending.text.contains("Then €9.90 will be charged to your card Visa •••• 0000 every month"), "{}", ending.text);
         assert!(got.iter().any(|m| m.subject == "[TEST] Your receipt from Reminder Shop"));
         // A second advance over the same moments sends nothing again.
@@ -316,6 +316,40 @@ backend_tests! {
         flush(&app).await;
         let got = server.wait_for(&to, 3).await;
         assert_eq!(got[2].subject, "[TEST] Your receipt from Ending Shop");
+    }
+
+    async fn a_subscription_that_ends_with_its_period_as_asked_is_not_confirmed_again(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Ending Shop").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let to = address("fay");
+        let sub = subscribe_as(&app, &shop, &plan, &clock, &to, cards::SUCCESS).await;
+        let id = sub["id"].as_str().unwrap();
+        let (status, asked) = app.post(&shop, &format!("/subscriptions/{id}"), &json!({"cancel_at_period_end": true})).await;
+        assert_eq!(status, StatusCode::OK, "{asked}");
+        advance(&app, &shop, &clock, "2027-02-01T11:00:00Z").await;
+        let ended = crate::subscriptions::get_sub(&app, &shop, id).await;
+        assert_eq!((ended["state"].as_str(), ended["cancel_at_period_end"].as_bool()), (Some("canceled"), Some(true)), "{ended}");
+        let confirmed = outbox(&app).await.into_iter().filter(|(kind, ..)| kind == "cancellation_confirmed").count();
+        assert_eq!(confirmed, 1, "confirmed when asked, not again when it ended");
+    }
+
+    async fn a_plan_billed_every_six_months_gets_its_renewal_reminder(backend) {
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let shop = app.shop("Half-year Shop").await;
+        let body = json!({"title": "Half", "plan": {"amount": 4900, "interval": 6, "interval_unit": "month"}});
+        let half = plan(&app, &shop, body).await;
+        let clock = clock(&app, &shop, "2027-01-10T10:00:00Z").await;
+        let to = address("gus");
+        subscribe_as(&app, &shop, &half, &clock, &to, cards::SUCCESS).await;
+        advance(&app, &shop, &clock, "2027-07-04T10:00:00Z").await;
+        flush(&app).await;
+        let got = server.wait_for(&to, 2).await;
+        assert!(got.iter().any(|m| m.subject == "[TEST] Your subscription to Half renews on 10 July 2027"), "{:?}",
+            got.iter().map(|m| &m.subject).collect::<Vec<_>>());
     }
 }
 

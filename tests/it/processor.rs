@@ -26,7 +26,7 @@ db_tests! {
         let (status, processor) = app.get(&shop, "/shop/processor").await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(processor, json!({"object": "processor", "kind": "simulated", "card_entry": "processor_page",
-            "gateway_url": "https://gateway.bepaid.by", "checkout_url": "https://checkout.bepaid.by", "test": null, "live": null}));
+            "gateway_url": null, "checkout_url": null, "test": null, "live": null}), "bePaid's URLs only for bePaid");
 
         let gateway = double::Gateway::start().await;
         let key = public_key();
@@ -105,6 +105,19 @@ db_tests! {
         // Back to the simulation: the accounts stay for later.
         let (_, processor) = app.put(&shop, "/shop/processor", &json!({"kind": "simulated"})).await;
         assert_eq!((processor["kind"].as_str(), processor["live"]["shop_id"].as_str()), (Some("simulated"), Some("361")));
+    }
+
+    async fn a_shop_goes_from_stripe_back_to_the_simulation_and_keeps_its_stripe_account(app) {
+        let shop = app.shop("Corner Books").await;
+        let stripe = json!({"kind": "stripe", "test": {"secret_key": "sk_test_4eC39HqLyjWDarjtT1zdp7dc"}});
+        let (status, processor) = app.put(&shop, "/shop/processor", &stripe).await;
+        assert_eq!(status, StatusCode::OK, "{processor}");
+        assert_eq!((&processor["gateway_url"], &processor["checkout_url"]), (&Value::Null, &Value::Null), "no bePaid URLs");
+        let (status, processor) = app.put(&shop, "/shop/processor", &json!({"kind": "simulated"})).await;
+        assert_eq!(status, StatusCode::OK, "{processor}");
+        assert_eq!((processor["kind"].as_str(), processor["test"]["secret_key_last4"].as_str()), (Some("simulated"), Some("p7dc")));
+        let (status, processor) = app.put(&shop, "/shop/processor", &json!({"kind": "stripe"})).await;
+        assert_eq!((status, processor["kind"].as_str()), (StatusCode::OK, Some("stripe")), "and back again: {processor}");
     }
 
     async fn the_connection_check_says_whether_the_processor_takes_each_account(app) {

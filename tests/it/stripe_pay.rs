@@ -187,6 +187,11 @@ backend_tests! {
         let (_, started) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!(started["state"], "active", "{started}");
         assert_eq!(started["card"]["last_4"], "4242");
+        // Its first payment lives in the clock's time, all of its times.
+        let (_, first) = app.get(&shop, &format!("/payments?subscription={id}")).await;
+        let first = &first[0];
+        assert!(first["created_at"].as_str().unwrap().starts_with("2026-01-01T10:00"), "{first}");
+        assert_eq!((&first["updated_at"], &first["captured_at"]), (&first["created_at"], &first["created_at"]), "{first}");
         let kept = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &id).await.unwrap().unwrap();
         let token = kept.card_token.clone().unwrap();
         let (customer, method) = token.split_once('/').unwrap();
@@ -368,8 +373,20 @@ backend_tests! {
         let refused = app.submit(&path, &form, &[("email", "ann@example.com")]).await;
         assert!(refused.status.is_client_error() || refused.status.is_server_error(), "{}", refused.status);
         assert!(!refused.location().contains("/pay/cs_"), "not sent to a page nobody knows of");
+        assert!(refused.html.contains("The payment page could not be opened"), "not a failed payment: {}", refused.html);
+        assert!(refused.html.contains("nothing was charged"), "{}", refused.html);
         assert_eq!(quantity(&app, &shop, id).await, 5);
         assert!(stripe.intents().is_empty());
+        // Stripe reached, answering 500: said as it was.
+        stripe.fail_next_on("checkout/sessions", &[Fault::ServerError]);
+        let form = app.open_form(&path).await;
+        app.submit(&path, &form, &[("email", "ann@example.com")]).await;
+        let (_, list) = app.get(&shop, &format!("/payments?product={id}")).await;
+        let failed = &list[0];
+        assert_eq!(failed["failure_code"], "page_unavailable", "the newest: {list}");
+        let message = failed["failure_message"].as_str().unwrap();
+        assert!(message.contains("answered with an error") && message.contains("No card was tried"), "{message}");
+        assert_eq!(quantity(&app, &shop, id).await, 5);
         let form = app.open_form(&path).await;
         let session = session_of(&app.submit(&path, &form, &[("email", "ann@example.com")]).await, &stripe);
         stripe.pay_session(&session, "4242424242424242").unwrap();

@@ -27,6 +27,9 @@ pub struct Model {
     pub card_exp_year: i32,
     pub card_holder: String,
     pub acquirer_reference: Option<String>,
+    /// The processor's reference of the capture of a held payment, where it has one of its
+    /// own (bePaid): refunds are made against it.
+    pub capture_reference: Option<String>,
     pub failure_code: Option<String>,
     pub failure_message: Option<String>,
     pub captured_at: Option<DateTimeUtc>,

@@ -29,6 +29,9 @@ pub struct Model {
     pub card_exp_year: Option<i32>,
     pub card_holder: Option<String>,
     pub started_at: Option<DateTimeUtc>,
+    /// When its trial ends, as its plan said when it started (a plan change keeps it); `null`
+    /// without a trial, or for a subscription started before paydesk kept it.
+    pub trial_ends_at: Option<DateTimeUtc>,
     pub anchor_at: Option<DateTimeUtc>,
     pub period: i64,
     pub paid_cycles: i32,

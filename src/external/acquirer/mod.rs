@@ -29,9 +29,8 @@ pub struct ChargeRequest<'a> {
     /// Asked before under this key with no answer known: the acquirer looks the attempt up
     /// first instead of charging.
     pub again: bool,
-    /// With `again`: if the lookup finds that it never arrived, send the same request now.
-    /// Only the sweep does (a while after the first try, never while it may be in flight).
-    pub resend: bool,
+    /// With `again`: what a lookup that finds it never arrived leads to.
+    pub if_unsent: IfUnsent,
     /// With `again`: when it was first sent, if known. Within a processor's retention of its
     /// idempotency keys, the same request may be sent again even when a lookup cannot tell
     /// whether it arrived (the processor answers a repeat with its first answer).
@@ -44,6 +43,40 @@ pub struct ChargeRequest<'a> {
     /// Test mode only: a simulated acquirer behaves as this card would from now on (how a
     /// black-box client walks through the retry rules). Real acquirers ignore it.
     pub simulate: Option<Behaviour>,
+}
+
+/// What a charge asked again (`again`) that never reached the processor leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfUnsent {
+    /// Nothing yet: its answer stays unknown (it may still be on its way).
+    Wait,
+    /// The same request is sent now. Only the sweep does, a while after the first try (never
+    /// while it may be in flight).
+    Resend,
+    /// It is answered as not charged ([`never_sent`]): what it was for ended meanwhile (a
+    /// renewal of a subscription since cancelled), so it is never sent again.
+    GiveUp,
+}
+
+/// The failure code of a payment whose processor's card page could not be opened: no card
+/// was tried, nothing was charged.
+pub const PAGE_UNAVAILABLE: &str = "page_unavailable";
+
+/// A processor's card page that could not be opened, and why (for the merchant; the
+/// customer reads that the page could not be opened and nothing was charged).
+pub fn page_unavailable(why: String) -> Outcome {
+    Outcome::Error {
+        code: PAGE_UNAVAILABLE,
+        message: format!("{why} No card was tried and nothing was charged.").into(),
+    }
+}
+
+/// A charge that never reached the processor and is not sent again.
+pub fn never_sent() -> Outcome {
+    Outcome::Declined {
+        code: "not_charged",
+        message: "Not charged: the charge never reached the payment processor, and what it was for ended before it was sent again.".into(),
+    }
 }
 
 /// A capture or a void of a held authorization.

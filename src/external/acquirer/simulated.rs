@@ -6,7 +6,10 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use chrono::Datelike;
 
-use super::{Acquirer, Behaviour, CardRef, CardRefused, ChargeRequest, Outcome, RefundRequest, SettleRequest};
+use super::{
+    Acquirer, Behaviour, CardRef, CardRefused, ChargeRequest, IfUnsent, Outcome, RefundRequest, SettleRequest,
+    never_sent,
+};
 use crate::domain::card::CardInput;
 use crate::domain::ids::random_hex;
 
@@ -102,6 +105,9 @@ impl Acquirer for SimulatedAcquirer {
 
     async fn charge(&self, card: &CardRef, request: ChargeRequest<'_>) -> Outcome {
         let mut answered = self.answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if request.again && request.if_unsent == IfUnsent::GiveUp && !answered.contains_key(request.idempotency_key) {
+            return never_sent();
+        }
         answered.entry(request.idempotency_key.to_string()).or_insert_with(|| Self::decide(card, &request)).clone()
     }
 
@@ -153,7 +159,7 @@ mod tests {
             idempotency_key: key,
             customer_present,
             again: false,
-            resend: false,
+            if_unsent: IfUnsent::Wait,
             description: "A test",
             return_url: None,
             now: "2026-11-23T10:00:00Z".parse().unwrap(),

@@ -388,7 +388,7 @@ async fn update(
     request_body = schemas::subscriptions::TestCardOutcome,
     responses(
         (status = 200, description = "The subscription", body = SubscriptionView),
-        (status = 409, description = "A live subscription: only test ones can be told", body = crate::web::error::ErrorBody),
+        (status = 409, description = "A live subscription (only test ones can be told), or a shop whose processor is bePaid or Stripe (their test cards decide)", body = crate::web::error::ErrorBody),
     ))]
 async fn test_card_outcome(
     State(state): State<AppState>,
@@ -407,6 +407,15 @@ async fn test_card_outcome(
     errors.into_result(|| ()).map_err(AppError::from)?;
     if !sub.test {
         return Err(AppError::Conflict("Only test subscriptions can be told how their card behaves".into()));
+    }
+    // Only the simulated processor reads the schedule; a real one's test cards decide.
+    let acquirer = crate::services::processors::acquirer(&state, shop.id, true).await?;
+    if !acquirer.is_some_and(|a| a.is_simulated()) {
+        return Err(AppError::Conflict(
+            "The shop's payment processor (bePaid or Stripe) charges this card, and only the simulated processor \
+             follows a schedule of test outcomes: give the subscription one of the processor's test cards instead"
+                .into(),
+        ));
     }
     // The schedule is of what is to come: from the subscription's now (its clock's time).
     let now = crate::services::subscriptions::now_of(&state, &sub).await?;

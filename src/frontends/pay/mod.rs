@@ -272,8 +272,12 @@ impl Checkout<'_> {
             return page::redirect_after(self.state, self.after.as_deref(), secret.as_deref(), payment);
         }
         let t = self.t;
-        let title = if payment.status == PaymentStatus::Error { t.error_title } else { t.declined_title };
         let code = payment.failure_code.as_deref().unwrap_or("");
+        let title = match payment.status {
+            _ if code == crate::external::acquirer::PAGE_UNAVAILABLE => t.page_unavailable_title,
+            PaymentStatus::Error => t.error_title,
+            _ => t.declined_title,
+        };
         let reason = t.failure(code, payment.failure_message.as_deref().unwrap_or(""));
         self.form(StatusCode::PAYMENT_REQUIRED, headers, sent, &Errors::default(), Some((title.to_string(), reason)))
     }

@@ -18,13 +18,16 @@ use crate::web::state::AppState;
 /// Subscriptions one sweep looks at per batch.
 const BATCH: u64 = 500;
 
-/// How long a plan's period is (a month counts as 30 days).
-fn period_of(plan: &plans::Model) -> TimeDelta {
+/// How long a plan's period that ends at `renew_at` is.
+fn period_of(plan: &plans::Model, renew_at: DateTime<Utc>) -> TimeDelta {
     let n = i64::from(plan.interval);
     match plan.interval_unit {
         IntervalUnit::Hour => TimeDelta::hours(n),
         IntervalUnit::Day => TimeDelta::days(n),
-        IntervalUnit::Month => TimeDelta::days(30 * n),
+        // The calendar's months that end at the charge: 6 of them are 181 to 184 days.
+        IntervalUnit::Month => renew_at
+            .checked_sub_months(chrono::Months::new(plan.interval.unsigned_abs()))
+            .map_or(TimeDelta::days(30 * n), |start| renew_at - start),
     }
 }
 
@@ -59,7 +62,7 @@ pub async fn sweep(state: &AppState, clock_id: Option<&str>, now: DateTime<Utc>)
             let facts = ReminderFacts {
                 state: sub.state,
                 renew_at,
-                period: period_of(plan),
+                period: period_of(plan, renew_at),
                 card_expiry: sub.card_exp_month.zip(sub.card_exp_year),
                 // Paused from the period end, it is not renewed either.
                 cancel_at_period_end: sub.cancel_at_period_end || sub.pause_at_period_end,

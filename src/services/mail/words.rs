@@ -114,9 +114,9 @@ pub const EN: MailTexts = MailTexts {
     ended_heading: "Your subscription has ended",
     ended_body: "We could not charge your card after several attempts, so your subscription to {order} with {shop} has ended. Nothing more will be charged. To subscribe again, please visit {shop}.",
 
-    trial_ending_subject: "Your free trial of {order} ends on {date}",
-    trial_ending_heading: "Your free trial ends soon",
-    trial_ending_body: "Your free trial of {order} with {shop} ends on {date}. Then {amount} will be charged to your card {card} {every}, until you cancel.",
+    trial_ending_subject: "Your trial of {order} ends on {date}",
+    trial_ending_heading: "Your trial ends soon",
+    trial_ending_body: "Your trial of {order} with {shop} ends on {date}. Then {amount} will be charged to your card {card} {every}, until you cancel.",
     how_to_cancel: "Not what you want? Cancel on your subscription page before then and nothing will be charged.",
 
     renewal_subject: "Your subscription to {order} renews on {date}",
@@ -184,9 +184,9 @@ pub const RU: MailTexts = MailTexts {
     ended_heading: "Подписка завершена",
     ended_body: "Нам не удалось списать оплату с вашей карты после нескольких попыток, поэтому подписка на «{order}» в «{shop}» завершена. Больше ничего списываться не будет. Чтобы подписаться снова, зайдите в «{shop}».",
 
-    trial_ending_subject: "Бесплатный пробный период «{order}» заканчивается {date}",
+    trial_ending_subject: "Пробный период «{order}» заканчивается {date}",
     trial_ending_heading: "Пробный период скоро закончится",
-    trial_ending_body: "Бесплатный пробный период «{order}» в «{shop}» заканчивается {date}. Затем с вашей карты {card} будет списываться {amount} {every}, пока вы не отмените подписку.",
+    trial_ending_body: "Пробный период «{order}» в «{shop}» заканчивается {date}. Затем с вашей карты {card} будет списываться {amount} {every}, пока вы не отмените подписку.",
     how_to_cancel: "Передумали? Отмените подписку на странице подписки до этой даты, и ничего не будет списано.",
 
     renewal_subject: "Подписка на «{order}» продлевается {date}",

@@ -23,7 +23,9 @@ pub struct PaymentView {
     plan_id: Option<String>,
     subscription_id: Option<String>,
     customer_id: Option<String>,
-    card: CardView,
+    /// The card it was paid with; `null` while it is not known (typed on the processor's
+    /// page, and not gone through).
+    card: Option<CardView>,
     failure_code: Option<String>,
     failure_message: Option<String>,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
@@ -93,13 +95,13 @@ impl From<&payments::Model> for PaymentView {
             plan_id: p.plan_id.clone(),
             subscription_id: p.subscription_id.clone(),
             customer_id: p.customer_id.clone(),
-            card: CardView {
+            card: (!p.card_last4.is_empty()).then(|| CardView {
                 brand: p.card_brand.clone(),
                 last_4: p.card_last4.clone(),
                 exp_month: p.card_exp_month,
                 exp_year: p.card_exp_year,
                 holder: p.card_holder.clone(),
-            },
+            }),
             failure_code: p.failure_code.clone(),
             failure_message: p.failure_message.clone(),
             captured_at: p.captured_at.map(timestamp),

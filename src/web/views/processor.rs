@@ -15,11 +15,11 @@ pub struct ProcessorView {
     pub object: &'static str,
     pub kind: ProcessorKind,
     pub card_entry: CardEntry,
-    /// The BeGateway gateway's base URL (bePaid's unless the processor runs elsewhere; Stripe's
-    /// API URL is the instance's `PAYDESK_STRIPE_API_URL`).
-    pub gateway_url: String,
-    /// Its hosted checkout's base URL.
-    pub checkout_url: String,
+    /// The BeGateway gateway's base URL (bePaid's unless the processor runs elsewhere); `null`
+    /// for another kind (Stripe's API URL is the instance's `PAYDESK_STRIPE_API_URL`).
+    pub gateway_url: Option<String>,
+    /// Its hosted checkout's base URL (bePaid); `null` for another kind.
+    pub checkout_url: Option<String>,
     /// The account test products and plans use; `null` when none is set.
     pub test: Option<AccountView>,
     /// The account live products and plans use; `null` when none is set.
@@ -51,12 +51,13 @@ impl ProcessorView {
                 webhook_secret_last4: a.webhook_hint.map(str::to_string),
             })
         };
+        let bepaid = row.kind == ProcessorKind::Bepaid;
         ProcessorView {
             object: "processor",
             kind: row.kind,
             card_entry: row.card_entry,
-            gateway_url: row.gateway_url.clone(),
-            checkout_url: row.checkout_url.clone(),
+            gateway_url: bepaid.then(|| row.gateway_url.clone()),
+            checkout_url: bepaid.then(|| row.checkout_url.clone()),
             test: account(Mode::Test),
             live: account(Mode::Live),
         }

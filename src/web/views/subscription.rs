@@ -178,9 +178,12 @@ impl SubscriptionView {
             }
             _ => None,
         };
-        // The trial ends where it did, also after a resume counted the periods afresh.
-        let trial_ends_at = match (plan, s.started_at) {
-            (Some(plan), Some(started)) if plan.trial_amount.is_some() => {
+        // The trial ends where it did, also after a resume counted the periods afresh or a
+        // plan change moved it to a plan with other trial terms.
+        let trial_ends_at = match (s.trial_ends_at, plan, s.started_at) {
+            (Some(at), ..) => Some(timestamp(at)),
+            // Started before paydesk kept it: its plan says.
+            (None, Some(plan), Some(started)) if plan.trial_amount.is_some() => {
                 Some(timestamp(Terms::from(&plan.fields()).anchor(started, tz)))
             }
             _ => None,

@@ -79,6 +79,9 @@ struct Token {
     expired: bool,
     /// The transaction the page made last.
     made: Option<String>,
+    /// The cards the customer may still try (`attempts`, 1 when not sent, as bePaid's
+    /// default): the page closes after the last is declined.
+    attempts_left: u64,
 }
 
 #[derive(Default)]
@@ -149,10 +152,14 @@ impl Gateway {
         let (tx, notification_url) = {
             let inner = self.inner.lock().unwrap();
             let tx = inner.transactions.iter().find(|t| t.uid == uid).unwrap().clone();
-            let url = tx.notification_url.clone().or_else(|| {
-                let parent = tx.parent_uid.as_ref()?;
-                inner.transactions.iter().find(|t| &t.uid == parent)?.notification_url.clone()
-            });
+            // A child is notified where its first ancestor was made to notify.
+            let mut url = tx.notification_url.clone();
+            let mut parent = tx.parent_uid.clone();
+            while let (None, Some(uid)) = (&url, parent) {
+                let found = inner.transactions.iter().find(|t| t.uid == uid);
+                (url, parent) =
+                    (found.and_then(|t| t.notification_url.clone()), found.and_then(|t| t.parent_uid.clone()));
+            }
             (tx, url.expect("a notification address"))
         };
         let body = json!({ "transaction": tx.json() }).to_string();
@@ -216,7 +223,8 @@ impl Gateway {
         let uid = record(&mut inner, &self.url, &kind, &request).ok()?;
         let succeeded = inner.transactions.iter().any(|t| t.uid == uid && t.status == "successful");
         let checkout = inner.checkouts.get_mut(token)?;
-        (checkout.made, checkout.finished) = (Some(uid.clone()), succeeded);
+        checkout.attempts_left = checkout.attempts_left.saturating_sub(u64::from(!succeeded));
+        (checkout.made, checkout.finished) = (Some(uid.clone()), succeeded || checkout.attempts_left == 0);
         Some(uid)
     }
 
@@ -411,6 +419,15 @@ fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String
                         json!({"reason": ["can't be blank"]}),
                     ));
                 }
+                // Only a payment's or a capture's money can be given back, never an
+                // authorization's (its capture has a uid of its own).
+                "refund" if !matches!(parent.kind.as_str(), "payment" | "capture") || parent.status != "successful" => {
+                    return Err(refused(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "transaction can't be refunded",
+                        json!({"base": ["transaction can't be refunded"]}),
+                    ));
+                }
                 "capture" | "void" if parent.kind != "authorization" || parent.status != "successful" => {
                     Some("Transaction can't be processed".to_string())
                 }
@@ -421,11 +438,7 @@ fn record(inner: &mut Inner, base: &str, kind: &str, r: &Value) -> Result<String
                     Some(format!("Amount can't be greater than {}", parent.amount))
                 }
                 "refund" => {
-                    let taken = match parent.kind.as_str() {
-                        "payment" if parent.status == "successful" => parent.amount,
-                        _ => children("capture").map(|c| c.amount).sum(),
-                    };
-                    let left = taken - children("refund").map(|c| c.amount).sum::<i64>();
+                    let left = parent.amount - children("refund").map(|c| c.amount).sum::<i64>();
                     (amount > left).then(|| format!("Amount can't be greater than {left}"))
                 }
                 _ => None,
@@ -521,7 +534,8 @@ async fn new_checkout(State(g): State<Gateway>, headers: HeaderMap, body: Bytes)
     let token = token[token.len() - 64..].to_string();
     let mut order = checkout["order"].clone();
     order["settings"] = checkout["settings"].clone();
-    let made = Token { kind: kind.into(), order, finished: false, expired: false, made: None };
+    let attempts_left = checkout["attempts"].as_u64().unwrap_or(1);
+    let made = Token { kind: kind.into(), order, finished: false, expired: false, made: None, attempts_left };
     inner.checkouts.insert(token.clone(), made);
     let redirect_url = format!("{}/checkout?token={token}", g.url);
     json_reply(200, &json!({"checkout": {"token": token, "redirect_url": redirect_url}}))
@@ -586,9 +600,16 @@ async fn checkout_pay(State(g): State<Gateway>, body: Bytes) -> Response {
         return axum::response::Redirect::to(&format!("/checkout?token={token}&declined=1")).into_response();
     };
     let tx = g.transactions().into_iter().find(|t| t.uid == uid).unwrap();
+    let closed = g.inner.lock().unwrap().checkouts.get(&token).is_some_and(|c| c.finished);
     match (tx.status.as_str(), tx.redirect_url) {
         ("successful", _) => axum::response::Redirect::to(&tx.return_url.unwrap_or_default()).into_response(),
         (_, Some(bank)) => axum::response::Redirect::to(&bank).into_response(),
+        // The last card it took was declined: back to the shop's decline URL.
+        _ if closed => {
+            let order = g.checkout_order(&token);
+            let back = order["settings"]["decline_url"].as_str().unwrap_or_default().to_string();
+            axum::response::Redirect::to(&back).into_response()
+        }
         _ => axum::response::Redirect::to(&format!("/checkout?token={token}&declined=1")).into_response(),
     }
 }

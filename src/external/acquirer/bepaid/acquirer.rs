@@ -15,13 +15,18 @@ use super::wire::{
 };
 use crate::domain::card::{CardInput, CardRef, Outcome};
 use crate::external::acquirer::{
-    Acquirer, CardRefused, ChargeRequest, Hosted, HostedRequest, RefundRequest, SettleRequest,
+    Acquirer, CardRefused, ChargeRequest, Hosted, HostedRequest, IfUnsent, RefundRequest, SettleRequest, never_sent,
+    page_unavailable,
 };
 use crate::external::outbound::Outbound;
 
 /// What paydesk tells the gateway a refund is for when the merchant gave no reason (the
 /// gateway refuses a refund without one).
 pub const DEFAULT_REFUND_REASON: &str = "Refund requested by the merchant";
+
+/// How many cards a customer may try on bePaid's page (Checkout) before it closes; a
+/// declined card leaves it open for another until then.
+pub const CHECKOUT_ATTEMPTS: u32 = 5;
 
 /// How often a capture or void whose answer was lost is sent again (under the same
 /// `RequestID`) before paydesk gives up for now.
@@ -104,7 +109,8 @@ impl Acquirer for Bepaid {
         if request.again {
             match self.gateway().lookup(request.idempotency_key, looked_up).await {
                 // It never arrived: the same request goes now, if the caller may resend.
-                Reading::NotFound if request.resend => {}
+                Reading::NotFound if request.if_unsent == IfUnsent::Resend => {}
+                Reading::NotFound if request.if_unsent == IfUnsent::GiveUp => return never_sent(),
                 found => return charge_outcome(found, true, request.customer_present),
             }
         }
@@ -182,18 +188,19 @@ impl Acquirer for Bepaid {
                 expired_at: Some(request.expires_at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()),
             },
             customer: request.email.map(|email| Customer { email: Some(email), ip: None }),
+            attempts: CHECKOUT_ATTEMPTS,
         };
         match self.gateway().start_checkout(checkout).await {
             Ok((token, redirect_url)) => Ok(Hosted { token, redirect_url }),
             // No money moves before the customer is on the page: whatever went wrong, the
             // payment can be started again.
             Err(Reading::Refused { message }) => {
-                Err(Outcome::Error { code: "processing_error", message: message.into() })
+                Err(page_unavailable(format!("bePaid refused to open its payment page: {message}")))
             }
-            Err(_) => Err(Outcome::Error {
-                code: "processing_error",
-                message: "The payment processor could not be reached. Please try again in a minute.".into(),
-            }),
+            Err(Reading::Unreached { message }) => {
+                Err(page_unavailable(format!("bePaid could not be reached to open its payment page: {message}.")))
+            }
+            Err(_) => Err(page_unavailable("bePaid answered with an error while opening its payment page.".into())),
         }
     }
 

@@ -267,6 +267,8 @@ pub struct Checkout<'a> {
     pub order: Order<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub customer: Option<Customer<'a>>,
+    /// How many cards the customer may try before the page closes (bePaid's default is 1).
+    pub attempts: u32,
 }
 
 /// Where the processor's page sends the customer back, and in which language it speaks.

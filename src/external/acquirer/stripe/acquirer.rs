@@ -15,7 +15,8 @@ use super::status::{self, Operation, Reading, SessionReading};
 use super::wire::{CheckoutSession, Form, PaymentMethod, REFERENCE_KEY};
 use crate::domain::card::{CardInput, CardRef, Outcome};
 use crate::external::acquirer::{
-    Acquirer, CardRefused, ChargeRequest, Hosted, HostedRequest, RefundRequest, SettleRequest,
+    Acquirer, CardRefused, ChargeRequest, Hosted, HostedRequest, IfUnsent, RefundRequest, SettleRequest, never_sent,
+    page_unavailable,
 };
 use crate::external::outbound::Outbound;
 
@@ -219,8 +220,9 @@ impl Acquirer for Stripe {
             // found that it never arrived.
             let kept = request.first_sent.is_some_and(|at| request.now - at < KEY_KEPT);
             match self.looked_up(key).await {
-                None | Some(Reading::Unknown) if request.resend && kept => {}
-                None if request.resend => {}
+                None | Some(Reading::Unknown) if request.if_unsent == IfUnsent::Resend && kept => {}
+                None if request.if_unsent == IfUnsent::Resend => {}
+                None if request.if_unsent == IfUnsent::GiveUp => return never_sent(),
                 None | Some(Reading::Unknown) => return Outcome::unknown(),
                 // Waiting for a customer who was never given Stripe's page for it.
                 Some(Reading::NeedsCustomer { id, redirect_url: None }) if request.customer_present => {
@@ -369,11 +371,14 @@ impl Acquirer for Stripe {
 
 /// Why a Checkout Session could not be opened (no money moved: the payment can start again).
 fn start_failed(reading: Reading) -> Outcome {
-    let message = match reading {
-        Reading::Refused { message } | Reading::Error { message } | Reading::Declined { message, .. } => message,
-        _ => "Stripe could not be reached. Please try again in a minute.".into(),
+    let why = match reading {
+        Reading::Refused { message } | Reading::Error { message } | Reading::Declined { message, .. } => {
+            format!("Stripe refused to open its payment page: {message}")
+        }
+        Reading::Unreached { message } => format!("Stripe could not be reached to open its payment page: {message}."),
+        _ => "Stripe answered with an error while opening its payment page.".into(),
     };
-    Outcome::Error { code: "processing_error", message: message.into() }
+    page_unavailable(why)
 }
 
 /// What a charge's reading means; `again`: the charge was sent before, so a refusal now (of

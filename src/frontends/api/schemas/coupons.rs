@@ -35,6 +35,33 @@ pub struct CouponCreate {
     /// Plans of the shop it applies to (default: every plan).
     plans: Option<Vec<String>>,
     test: Option<FlexibleBoolean>,
+    // `percent_off`, or `amount_off` with `currency`.
+    #[serde(flatten)]
+    #[schema(schema_with = coupon_rules)]
+    rules: Value,
+}
+
+/// CouponCreate: `percent_off`, or `amount_off` with `currency`; never both.
+fn coupon_rules() -> OneOfBuilder {
+    OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .title(Some("A percent off"))
+                .property("percent_off", given_number())
+                .required("percent_off")
+                .property("amount_off", absent())
+                .property("currency", absent()),
+        )
+        .item(
+            ObjectBuilder::new()
+                .title(Some("An amount off"))
+                .property("amount_off", given_number())
+                .required("amount_off")
+                .property("currency", given(Type::String))
+                .required("currency")
+                .property("percent_off", absent()),
+        )
+        .description(Some("`percent_off`, or `amount_off` with `currency`: one of them, never both."))
 }
 
 /// Giving a subscription a coupon's discount.

@@ -251,7 +251,8 @@ pub fn portal_texts(language: Language) -> &'static PortalTexts {
 pub fn state_label(language: Language, state: State) -> &'static str {
     let ru = language == Language::Ru;
     match (state, ru) {
-        (State::Trial, false) => "Free trial",
+        // A trial may be paid for (a trial amount): not called free.
+        (State::Trial, false) => "Trial",
         (State::Trial, true) => "Пробный период",
         (State::Active, false) => "Active",
         (State::Active, true) => "Активна",
