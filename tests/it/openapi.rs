@@ -165,6 +165,9 @@ db_tests! {
         assert_eq!(error["required"], serde_json::json!(["message", "code"]));
         let codes = document["components"]["schemas"]["ErrorCode"]["enum"].as_array().unwrap();
         assert!(codes.contains(&serde_json::json!("parameter_invalid")) && codes.contains(&serde_json::json!("card_declined")));
+        // Either-or fields are oneOf branches: a coupon takes a percent or an amount, never both.
+        let coupon = document["components"]["schemas"]["CouponCreate"].to_string();
+        assert!(coupon.contains("\"oneOf\"") && coupon.contains("A percent off") && coupon.contains("An amount off"), "{coupon}");
         let pay = &document["paths"]["/products/{id}/pay"]["get"]["responses"]["200"]["content"];
         assert!(pay["application/json"].is_object() && pay["text/html"].is_object());
     }

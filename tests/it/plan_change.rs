@@ -174,6 +174,15 @@ db_tests! {
         assert_eq!(status, StatusCode::OK, "{changed}");
         assert_eq!((changed["state"].as_str(), changed["plan"]["id"].as_str()), (Some("trial"), Some(platinum.as_str())));
         assert_eq!(changed["renew_at"], "2026-03-15T00:00:00.000Z");
+        assert_eq!(changed["trial_ends_at"], "2026-03-15T00:00:00.000Z", "the trial ends where it did");
+        // To a plan with a longer trial: it still ends where it began to.
+        let long = json!({"trial": {"amount": 0, "interval": 30, "interval_unit": "day"}});
+        let longer = plan(&app, &shop, long).await;
+        let (_, changed) = change(&app, &shop, &id, json!({"plan": longer})).await;
+        assert_eq!((changed["trial_ends_at"].as_str(), changed["renew_at"].as_str()),
+            (Some("2026-03-15T00:00:00.000Z"), Some("2026-03-15T00:00:00.000Z")), "{changed}");
+        let (_, changed) = change(&app, &shop, &id, json!({"plan": platinum})).await;
+        assert_eq!(changed["trial_ends_at"], "2026-03-15T00:00:00.000Z", "{changed}");
         advance(&app, &shop, &clock, "2026-03-15T01:00:00Z").await;
         let rows = charges(&app, &shop, &id).await;
         assert_eq!(rows.iter().map(|r| r.1).collect::<Vec<_>>(), [0, 2990], "{rows:?}");

@@ -177,3 +177,20 @@ db_tests! {
         assert!(m.get("/dashboard/settings/processor").await.html.contains("The test account: the processor takes it."));
     }
 }
+
+db_tests! {
+    async fn a_real_processors_test_subscription_is_not_told_outcomes_it_would_not_follow(app) {
+        let (shop, gateway) = crate::bepaid_pay::bepaid_shop(&app).await;
+        let plan = crate::subscriptions::plan(&app, &shop, json!({})).await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(),
+                          "card": crate::subscriptions::card_json("4200000000000000")});
+        let (_, sub) = app.post(&shop, "/subscriptions", &body).await;
+        let path = format!("/subscriptions/{}/test_card_outcome", sub["id"].as_str().unwrap());
+        let (status, body) = app.post(&shop, &path, &json!({"outcome": "declined"})).await;
+        assert_eq!((status, &body["code"]), (StatusCode::CONFLICT, &json!("invalid_state")), "{body}");
+        assert!(body["message"].as_str().unwrap().contains("processor's test cards"), "{body}");
+        let (_, kept) = app.get(&shop, &format!("/subscriptions/{}", sub["id"].as_str().unwrap())).await;
+        assert_eq!(kept["test_card_schedule"], json!([]), "nothing listed that would not happen");
+        assert_eq!(gateway.transactions().len(), 1);
+    }
+}

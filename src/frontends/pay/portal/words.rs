@@ -275,3 +275,14 @@ pub fn state_label(language: Language, state: State) -> &'static str {
 pub fn fill_date(template: &str, date: &str) -> String {
     template.replace("{date}", date)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_is_not_called_free_as_it_may_be_paid_for() {
+        assert_eq!(state_label(Language::En, State::Trial), "Trial");
+        assert_eq!(state_label(Language::Ru, State::Trial), "Пробный период");
+    }
+}
