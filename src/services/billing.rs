@@ -207,6 +207,41 @@ async fn settle_with(
         let message = "The customer did not finish authenticating the payment (3-D Secure) in time.";
         outcome = ChargeOutcome::Declined { code: "payment_expired", message: message.into() };
     }
+    settle_as(state, payment, outcome, card, now).await
+}
+
+/// A customer left the processor's card page of `payment` without paying (its back link):
+/// the page is closed at the processor where it can be, and the payment settled as it then
+/// stands. Closed unpaid, it fails and a finite product's unit comes back at once; a page
+/// the processor cannot close stays open until it runs out, and so does its hold.
+pub async fn leave(state: &AppState, payment: payments::Model, now: DateTime<Utc>) -> Result<payments::Model, DbErr> {
+    let acquirer = Acquirers::default().of(state, payment.shop_id, payment.test).await?;
+    let (Some(acquirer), Some(token)) = (acquirer, payment.checkout_token.clone()) else {
+        return settle(state, payment, now).await;
+    };
+    let closed = acquirer.close_hosted(&token).await;
+    let (outcome, card) = acquirer.hosted_outcome(&token).await;
+    let outcome = match outcome {
+        ChargeOutcome::Declined { code: "payment_expired", .. } if closed => ChargeOutcome::Declined {
+            code: LEFT_THE_PAGE,
+            message: "The customer left the processor's page without paying.".into(),
+        },
+        other => other,
+    };
+    settle_as(state, payment, outcome, card, now).await
+}
+
+/// The failure code of a payment whose customer left the processor's page without paying.
+pub const LEFT_THE_PAGE: &str = "payment_canceled";
+
+/// Records how a payment on a page ended, as one step with all it brings.
+async fn settle_as(
+    state: &AppState,
+    payment: payments::Model,
+    outcome: ChargeOutcome,
+    card: Option<CardRef>,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, DbErr> {
     // An answer is recorded in the payment's own time (its subscription's clock's); one still
     // unknown is looked up again in real time.
     let at = match &outcome {

@@ -172,6 +172,7 @@ async fn open_card_page(
     now: DateTime<Utc>,
 ) -> Result<(payments::Model, bool), DbErr> {
     let return_url = crate::web::urls::payment_return(&state.config, &payment.id);
+    let back_url = crate::web::urls::payment_back(&state.config, &payment.id);
     let request = HostedRequest {
         amount: payment.amount,
         currency: payment.currency,
@@ -179,6 +180,7 @@ async fn open_card_page(
         reference: &payment.id,
         description,
         return_url: &return_url,
+        back_url: &back_url,
         email: checkout.detail(VisibleField::Email),
         language: language.as_str(),
         keep_card,

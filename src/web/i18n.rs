@@ -77,6 +77,10 @@ pub struct Texts {
     pub confirming: &'static str,
     pub confirming_body: &'static str,
     pub check_again: &'static str,
+    /// Back from the processor's page without paying, while that page stays open.
+    pub not_paid: &'static str,
+    pub not_paid_body: &'static str,
+    pub return_to_page: &'static str,
     /// The form asks no card: the processor's page does, next.
     pub card_on_processor_page: &'static str,
     /// A test card of a real processor that asks for 3-D Secure.
@@ -151,6 +155,9 @@ pub const EN: Texts = Texts {
     confirming: "Your payment is being confirmed",
     confirming_body: "The bank has not confirmed this payment yet. Please do not pay again: this page shows the result once it is known.",
     check_again: "Check again",
+    not_paid: "You have not paid yet",
+    not_paid_body: "The payment page is still open: you can go back and pay there. Nothing was charged; if you do not pay, the order is released when that page closes, within the hour.",
+    return_to_page: "Return to the payment page",
     card_on_processor_page: "You will enter your card on the secure page of the shop's payment processor next.",
     test_card_3ds: "the bank asks you to confirm the payment (3-D Secure)",
     manage_subscription: "Manage your subscription or cancel it",
@@ -222,6 +229,9 @@ pub const RU: Texts = Texts {
     confirming: "Платёж подтверждается",
     confirming_body: "Банк ещё не подтвердил этот платёж. Пожалуйста, не платите повторно: результат появится на этой странице, как только станет известен.",
     check_again: "Проверить снова",
+    not_paid: "Вы ещё не оплатили",
+    not_paid_body: "Страница оплаты ещё открыта: вы можете вернуться и оплатить. Деньги не списаны; если вы не оплатите, заказ освободится, когда страница закроется, в течение часа.",
+    return_to_page: "Вернуться к оплате",
     card_on_processor_page: "Данные карты вы введёте дальше, на защищённой странице платёжного провайдера магазина.",
     test_card_3ds: "банк просит подтвердить платёж (3-D Secure)",
     manage_subscription: "Управлять подпиской или отменить её",
@@ -414,6 +424,10 @@ impl Texts {
                 true => {
                     "Страницу оплаты сейчас не удалось открыть. Карта не использовалась, деньги не списаны: попробуйте ещё раз через минуту."
                 }
+            },
+            crate::services::billing::LEFT_THE_PAGE => match ru {
+                false => "You left the payment page without paying. Nothing was charged.",
+                true => "Вы ушли со страницы оплаты, не заплатив. Деньги не списаны.",
             },
             "processing_error" => match ru {
                 false => {

@@ -34,6 +34,12 @@ pub fn payment_return(config: &Config, payment_id: &str) -> String {
     format!("{}/payments/{payment_id}/return", config.base_url)
 }
 
+/// Where a customer who left the processor's page without paying lands:
+/// `{base_url}/payments/<payment_id>/back`.
+pub fn payment_back(config: &Config, payment_id: &str) -> String {
+    format!("{}/payments/{payment_id}/back", config.base_url)
+}
+
 /// Where a shop's bePaid notifications go: `{base_url}/notifications/bepaid/<shop_id>`.
 pub fn bepaid_notifications(config: &Config, shop_id: i64) -> String {
     format!("{}/notifications/bepaid/{shop_id}", config.base_url)

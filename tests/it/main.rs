@@ -22,6 +22,7 @@ mod events;
 mod idempotency;
 mod isolation;
 mod layout;
+mod left_the_page;
 mod lists;
 mod mails;
 mod money;

@@ -18,7 +18,7 @@ use crate::subscriptions::{advance, card_json, clock, plan};
 
 /// The app with Stripe's API at a new double (answers waited for 2 seconds), and a shop of
 /// it whose test payments go through the double, cards typed on `entry`.
-async fn stripe_shop(backend: Backend, entry: &str) -> (TestApp, Shop, StripeDouble) {
+pub async fn stripe_shop(backend: Backend, entry: &str) -> (TestApp, Shop, StripeDouble) {
     let stripe = StripeDouble::start().await;
     let args = paydesk::config::ConfigArgs {
         stripe_api_url: Some(stripe.url.clone()),
@@ -35,7 +35,7 @@ async fn stripe_shop(backend: Backend, entry: &str) -> (TestApp, Shop, StripeDou
 }
 
 /// The Checkout Session an answer sends the customer to.
-fn session_of(page: &Page, stripe: &StripeDouble) -> String {
+pub fn session_of(page: &Page, stripe: &StripeDouble) -> String {
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
     let prefix = format!("{}/pay/", stripe.url);
     page.location().strip_prefix(&prefix).unwrap_or_else(|| panic!("to Stripe's page: {}", page.location())).to_string()

@@ -152,6 +152,12 @@ pub trait Acquirer: Send + Sync {
     async fn start_hosted(&self, _request: HostedRequest<'_>) -> Result<Hosted, Outcome> {
         Err(Outcome::Error { code: "processing_error", message: "This processor has no card page.".into() })
     }
+    /// Closes the card page `token` at the processor so that no payment can be made there
+    /// any more (the customer left it): whether it did. A processor that cannot close its
+    /// pages lets them run out at their expiry.
+    async fn close_hosted(&self, _token: &str) -> bool {
+        false
+    }
     /// How the card page `token` ended: the payment's outcome (pending while the customer is
     /// still there) and, once it went through, the card as the acquirer keeps it.
     async fn hosted_outcome(&self, _token: &str) -> (Outcome, Option<CardRef>) {
@@ -170,8 +176,10 @@ pub struct HostedRequest<'a> {
     /// paydesk's own reference of the payment: what the page's transaction carries.
     pub reference: &'a str,
     pub description: &'a str,
-    /// Where the customer comes back to, however the page ended.
+    /// Where the customer comes back to once the page ended (paid, declined, failed).
     pub return_url: &'a str,
+    /// Where a customer who leaves the page without paying (its back link) lands.
+    pub back_url: &'a str,
     pub email: Option<&'a str>,
     /// The page's language (`en`, `ru`).
     pub language: &'a str,

@@ -1,6 +1,7 @@
 //! `/receipts/{payment_id}`: what a customer sees after paying when the merchant gave no
 //! address to return to; `/payments/{payment_id}/return`: where a customer comes back to from
-//! the processor's page or their bank's check. The payment id is an unguessable token.
+//! the processor's page or their bank's check; `/payments/{payment_id}/back`: where one who
+//! left the processor's page without paying lands. The payment id is an unguessable token.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -22,7 +23,57 @@ use crate::web::state::AppState;
 use crate::web::urls;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/receipts/{id}", get(show)).route("/payments/{id}/return", get(came_back))
+    Router::new()
+        .route("/receipts/{id}", get(show))
+        .route("/payments/{id}/return", get(came_back))
+        .route("/payments/{id}/back", get(left))
+}
+
+/// A customer who left the processor's page without paying: the page is closed there (so
+/// the unit it held is free again at once) and they are offered the way to pay: the
+/// product's or plan's page again, or, where the processor's page cannot be closed, that
+/// page while it stays open. Paid after all (another tab), they go on as from a payment.
+async fn left(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match leave(&state, &id).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn leave(state: &AppState, id: &str) -> Result<Response, AppError> {
+    let payment = db::find_public::<payments::Entity>(&state.db, id).await?.ok_or(AppError::NotFound("Payment"))?;
+    let waiting = payment.status == PaymentStatus::Processing && payment.billing_key.is_none();
+    let payment = match waiting && payment.checkout_token.is_some() {
+        true => crate::services::billing::leave(state, payment, chrono::Utc::now()).await?,
+        false => payment,
+    };
+    let to = match payment.status {
+        PaymentStatus::Succeeded | PaymentStatus::Authorized => urls::payment_return(&state.config, &payment.id),
+        PaymentStatus::Processing => {
+            // Its page cannot be closed (or did not answer): it is still the way to pay.
+            let mut page = load(state, &payment.id).await?;
+            page.headline = page.t.not_paid.to_string();
+            page.open_page = payment.action_url.clone();
+            return Ok(respond_page(StatusCode::OK, page, None, None, &[]));
+        }
+        _ => pay_again(state, &payment).await?,
+    };
+    Ok(Redirect::to(&to).into_response())
+}
+
+/// Where a customer whose payment on a page ended unpaid may pay again: the page it was
+/// made from (a product's, a plan's, a subscription's card page, their subscriber page).
+async fn pay_again(state: &AppState, payment: &payments::Model) -> Result<String, AppError> {
+    if let Some(done) = card_saved(state, payment).await? {
+        return Ok(format!("/portal/home?done={done}"));
+    }
+    let config = &state.config;
+    Ok(match (&payment.product_id, &payment.subscription_id, &payment.plan_id) {
+        (Some(product), ..) => urls::product_pay(config, product),
+        (_, Some(sub), _) => urls::subscription_pay(config, sub),
+        (_, _, Some(plan)) => urls::plan_pay(config, plan),
+        _ => urls::receipt(config, &payment.id),
+    })
 }
 
 /// A customer back from the processor's page or their bank's check: how the payment ended
@@ -98,6 +149,8 @@ struct ReceiptPage {
     next_charge: Option<String>,
     /// The bank has not answered yet: the page offers to look again.
     waiting: bool,
+    /// Back from the processor's page without paying while it stays open: the way back there.
+    open_page: Option<String>,
     /// Where a subscriber asks for a link to their page (receipts of subscriptions).
     manage: Option<String>,
 }
@@ -160,6 +213,7 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
     Ok(ReceiptPage {
         discount,
         waiting: payment.status == PaymentStatus::Processing,
+        open_page: None,
         t,
         shop_name: shop.name.clone(),
         test: payment.test,

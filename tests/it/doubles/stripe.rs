@@ -482,6 +482,15 @@ fn write(inner: &mut Inner, base: &str, path: &str, form: &[(String, String)]) -
             inner.refunds.push(refund.clone());
             (200, refund_json(&refund))
         }
+        ["checkout", "sessions", id, "expire"] => {
+            let Some(s) = inner.sessions.get_mut(*id) else { return missing(id) };
+            if s.status != "open" {
+                let message = "Only Checkout Sessions with a status in [\"open\"] can be expired.";
+                return error(400, "invalid_request_error", None, message, json!({}));
+            }
+            s.status = "expired".into();
+            (200, session_json(inner, &inner.sessions[*id], false))
+        }
         ["checkout", "sessions"] => {
             let id = format!("cs_test_{}", next_id(inner, "a1").trim_start_matches("a1_"));
             let form: HashMap<String, String> = form.iter().cloned().collect();

@@ -175,7 +175,7 @@ impl Acquirer for Bepaid {
                 success_url: request.return_url,
                 decline_url: request.return_url,
                 fail_url: request.return_url,
-                cancel_url: request.return_url,
+                cancel_url: request.back_url,
                 notification_url: self.notification_url.as_deref(),
                 language: request.language,
             },

@@ -279,6 +279,11 @@ impl Acquirer for Stripe {
         child_outcome(self.api().post("/v1/refunds", &form, &key, Operation::Refund).await, "refund_failed")
     }
 
+    async fn close_hosted(&self, token: &str) -> bool {
+        let path = format!("/v1/checkout/sessions/{}/expire", encode(token));
+        self.api().create::<CheckoutSession>(&path, &Form::new(), &format!("{token}:expire")).await.is_ok()
+    }
+
     async fn abandon(&self, reference: &str, idempotency_key: &str) -> bool {
         let path = format!("/v1/payment_intents/{}/cancel", encode(reference));
         let key = format!("{idempotency_key}:abandon");
@@ -306,7 +311,7 @@ impl Acquirer for Stripe {
         let mut form = Form::new()
             .set("payment_method_types[]", "card")
             .set("success_url", request.return_url)
-            .set("cancel_url", request.return_url)
+            .set("cancel_url", request.back_url)
             .set("client_reference_id", reference)
             .set(&format!("metadata[{REFERENCE_KEY}]"), reference)
             .set("locale", if request.language == "ru" { "ru" } else { "en" })
