@@ -7,7 +7,6 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::bepaid_pay::{new_product, quantity, shop_taking_cards_on, token_of};
-use crate::helpers::*;
 use crate::stripe_pay::{session_of, stripe_shop};
 
 backend_tests! {
