@@ -380,7 +380,10 @@ async fn open_paid(state: &AppState, payment: &payments::Model, now: DateTime<Ut
         return open(state, &plan, payment, customer_id, now).await.map(|_| ());
     };
     let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(()) };
-    let open = matches!(sub.state, rules::State::Trial | rules::State::Active | rules::State::FailedAttempt);
+    let open = matches!(
+        sub.state,
+        rules::State::Trial | rules::State::Active | rules::State::FailedAttempt | rules::State::Paused
+    );
     if payment.amount == 0 && sub.started_at.is_some() && open {
         return save_page_card(state, payment, &sub, now).await;
     }

@@ -163,6 +163,8 @@ db_tests! {
         let confirm = ann.post(&app, &action, &[("when", "period_end"), ("reason", "too_expensive")]).await;
         assert_eq!(confirm.status, StatusCode::OK);
         assert!(confirm.html.contains("stays active until 1 February 2027"), "{}", confirm.html);
+        assert!(confirm.html.contains("Subscription: Membership"), "it names what it cancels: {}", confirm.html);
+        assert!(confirm.html.contains("class=\"danger\" data-testid=\"submit\""), "{}", confirm.html);
         assert_eq!(crate::subscriptions::get_sub(&app, &shop, id).await["cancel_at_period_end"], false, "asked, not done");
         let done = ann.post(&app, &action, &[("when", "period_end"), ("reason", "too_expensive"), ("confirm", "yes")]).await;
         assert_eq!(done.status, StatusCode::SEE_OTHER);
@@ -370,5 +372,39 @@ db_tests! {
         let (_, active) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((active["state"].as_str(), active["renew_at"].as_str()), (Some("active"), Some("2027-04-01T10:00:00.000Z")));
         assert_eq!(active["last_transaction"]["created_at"], "2027-03-01T10:00:00.000Z", "charged at the resume");
+    }
+}
+
+db_tests! {
+    async fn a_subscriber_gives_a_card_where_one_is_waited_for_and_may_change_it_while_paused(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({"title": "Membership"})).await;
+        let (_, waiting) = app.post(&shop, "/subscriptions", &json!({"plan": {"id": plan}, "customer": customer_body()})).await;
+        let waiting_id = waiting["id"].as_str().unwrap();
+        let mut ann = Visitor::default();
+        let link = minted(&app, &shop, waiting["customer"]["id"].as_str().unwrap()).await;
+        open(&app, &mut ann, &link).await;
+        let home = ann.get(&app, "/portal/home").await;
+        assert!(home.html.contains("Waiting for your card") && home.html.contains("Your subscription starts once you give your card."), "{}", home.html);
+        let card_page = format!("/subscriptions/{waiting_id}/pay");
+        assert!(home.html.contains(&card_page) && home.html.contains("data-testid=\"give-card\""), "{}", home.html);
+
+        // A paused subscription's card can be changed; the card page says nothing is charged
+        // and leads back.
+        let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
+        let body = json!({"plan": {"id": plan}, "customer": {"id": waiting["customer"]["id"]}, "test_clock": clock,
+                          "card": crate::subscriptions::card_json(cards::SUCCESS)});
+        let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+        let id = sub["id"].as_str().unwrap();
+        let (status, paused) = app.post(&shop, &format!("/subscriptions/{id}/pause"), &json!({})).await;
+        assert_eq!((status, paused["state"].as_str()), (StatusCode::OK, Some("paused")), "{paused}");
+        let home = ann.get(&app, "/portal/home").await;
+        let update = format!("/portal/subscriptions/{id}/card");
+        assert!(home.html.contains(&update), "{}", home.html);
+        let form = ann.get(&app, &update).await;
+        assert_eq!(form.status, StatusCode::OK);
+        assert!(form.html.contains("Nothing is charged now"), "{}", form.html);
+        assert!(form.html.contains("href=\"/portal/home\" data-testid=\"back\""), "{}", form.html);
     }
 }

@@ -142,7 +142,8 @@ impl Checkout<'_> {
         // Nothing can be paid here: no test cards to pay with, no terms to agree to.
         self.summary.test_cards.clear();
         self.summary.terms.clear();
-        let page = PayPage { t: self.t, summary: self.summary, notice: Some(Notice { title, body }), form: None };
+        let page =
+            PayPage { t: self.t, summary: self.summary, notice: Some(Notice { title, body }), form: None, back: None };
         respond_page(status, page, None, None, &[])
     }
 
@@ -158,7 +159,7 @@ impl Checkout<'_> {
         let mut form = FormView::new(self.t, self.action, csrf, &self.fields, &sent, &Errors::default(), self.submit);
         form.card = self.card;
         let notice = Notice { title: self.t.preview_title, body };
-        let page = PayPage { t: self.t, summary: self.summary, notice: Some(notice), form: Some(form) };
+        let page = PayPage { t: self.t, summary: self.summary, notice: Some(notice), form: Some(form), back: None };
         respond_page(StatusCode::OK, page, cookie, self.after.as_deref(), &self.elsewhere)
     }
 
@@ -181,7 +182,7 @@ impl Checkout<'_> {
             coupon.code = sent.get("coupon").cloned().unwrap_or_default();
             (coupon.error, coupon.note) = (Some(self.t.problem("coupon", why)), None);
         }
-        let page = PayPage { t: self.t, summary: self.summary, notice: None, form: Some(form) };
+        let page = PayPage { t: self.t, summary: self.summary, notice: None, form: Some(form), back: None };
         respond_page(status, page, cookie, self.after.as_deref(), &self.elsewhere)
     }
 

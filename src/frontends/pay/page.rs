@@ -76,6 +76,8 @@ pub struct PayPage {
     pub summary: Summary,
     pub notice: Option<Notice>,
     pub form: Option<FormView>,
+    /// A way back without paying (the subscriber's page): its address and words.
+    pub back: Option<(String, &'static str)>,
 }
 
 /// Answers a hosted page: never cached, the CSRF cookie when new, and a CSP whose

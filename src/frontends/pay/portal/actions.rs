@@ -65,6 +65,10 @@ pub(super) async fn cancel(
             false => (w.confirm_now_title, w.confirm_now_body.to_string()),
         };
         let mut page = MessagePage::new(language, &shop.name, title, &body);
+        // A customer may have several: the page names the one it cancels.
+        if let Some(plan) = db::find::<plans::Entity>(&state.db, sub.shop_id, &sub.plan_id).await? {
+            page.body.insert(0, format!("{}: {}", w.subscription, plan.title));
+        }
         let mut hidden = vec![
             ("when".to_string(), if at_end { "period_end" } else { "now" }.to_string()),
             ("confirm".to_string(), "yes".to_string()),
@@ -77,6 +81,7 @@ pub(super) async fn cancel(
             hidden,
             email: None,
             button: w.confirm_cancel,
+            danger: true,
         });
         page.link = Some(("/portal/home".into(), w.back));
         return Ok(respond(StatusCode::OK, page, None));
@@ -194,7 +199,7 @@ async fn card_page(
     if sub.state == SubState::FailedAttempt {
         return Ok(Redirect::to(&crate::web::urls::subscription_pay(&state.config, &sub.id)).into_response());
     }
-    if !matches!(sub.state, SubState::Trial | SubState::Active) {
+    if !matches!(sub.state, SubState::Trial | SubState::Active | SubState::Paused) {
         return Ok(Redirect::to("/portal/home").into_response());
     }
     let Ok(acquirer) = crate::services::payments::acquirer_for(state, sub.shop_id, sub.test).await else {
@@ -215,17 +220,13 @@ async fn card_page(
     let (csrf, cookie) = csrf::issue(headers, secure(state));
     let action = format!("/portal/subscriptions/{}/card", sub.id);
     // A processor's page takes the card after this form (and only with a payment: one of
-    // nothing).
-    let (submit, notice) = match acquirer.hosted() {
-        true => {
-            let notice = Notice { title: w.card_elsewhere_title, body: w.card_elsewhere_body };
-            (w.to_card_page, Some(notice))
-        }
-        false => (w.save_card, None),
-    };
+    // nothing). Either way nothing is charged now, and the page says so.
+    let submit = if acquirer.hosted() { w.to_card_page } else { w.save_card };
+    let notice = Some(Notice { title: w.card_elsewhere_title, body: w.card_elsewhere_body });
     let mut form = super::super::form::FormView::new(t, action, csrf, &[], sent, errors, submit.to_string());
     form.card = !acquirer.hosted();
-    let page = super::super::page::PayPage { t, summary, notice, form: Some(form) };
+    let back = Some(("/portal/home".to_string(), w.back));
+    let page = super::super::page::PayPage { t, summary, notice, form: Some(form), back };
     Ok(respond_page(status, page, cookie, None, &acquirer.customer_origins()))
 }
 

@@ -31,6 +31,8 @@ struct SubLine {
     card: Option<String>,
     /// Where to pay what is overdue (or confirm a payment the bank asked them for).
     pay_url: Option<String>,
+    /// Where a subscription waiting for its first card is given it (and starts).
+    start_url: Option<String>,
     /// Where to give a new card (on paydesk's page or the processor's).
     card_url: Option<String>,
     cancellable: bool,
@@ -173,7 +175,10 @@ async fn sub_line(
         }),
         pay_url: (sub.state == SubState::FailedAttempt || waiting)
             .then(|| crate::web::urls::subscription_pay(&state.config, &sub.id)),
-        card_url: open.then(|| format!("/portal/subscriptions/{}/card", sub.id)),
+        // Not started yet: its card page starts it.
+        start_url: (sub.state == SubState::Redirecting && sub.started_at.is_none())
+            .then(|| crate::web::urls::subscription_pay(&state.config, &sub.id)),
+        card_url: (open || sub.state == SubState::Paused).then(|| format!("/portal/subscriptions/{}/card", sub.id)),
         cancellable: !sub.state.has_ended() && !sub.cancel_at_period_end,
         at_period_end: open,
         keepable: open && sub.cancel_at_period_end,

@@ -43,6 +43,7 @@ fn ask_page(
         hidden: vec![("lang".into(), language.as_str().into())],
         email: Some(email),
         button: w.send_link,
+        danger: false,
     });
     (page, cookie)
 }
@@ -108,6 +109,7 @@ pub(super) async fn link(
         hidden: Vec::new(),
         email: None,
         button: w.continue_button,
+        danger: false,
     });
     Ok(respond(StatusCode::OK, page, cookie))
 }
@@ -140,6 +142,7 @@ async fn spent(
         hidden: Vec::new(),
         email: None,
         button: w.new_link,
+        danger: false,
     });
     Ok(respond(StatusCode::GONE, page, cookie))
 }

@@ -53,6 +53,8 @@ struct MessageForm {
     /// The e-mail field: its value and error.
     email: Option<(String, Option<&'static str>)>,
     button: &'static str,
+    /// The button does what cannot be undone (a cancel): it looks so.
+    danger: bool,
 }
 
 #[derive(Template, WebTemplate)]
