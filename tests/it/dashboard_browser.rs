@@ -184,6 +184,9 @@ db_tests! {
         b.open(&page).await;
         b.click("#pause-now").await;
         b.send("[data-testid=pause]").await;
+        assert_eq!(b.text_of("h1").await, "Pause the subscription now?");
+        b.screenshot(&format!("dashboard-pause-confirm-{db}")).await;
+        b.send("main section.danger button[type=submit]").await;
         assert!(b.text_of(".flash").await.contains("The subscription is paused"));
         assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["state"], "paused");
         b.send("[data-testid=resume]").await;

@@ -156,7 +156,17 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         Some(id) => db::find::<plans::Entity>(&state.db, m.shop.id, id).await?.map(|p| p.title),
         None => None,
     };
-    let discount = match db::coupons::of_subscription(&state.db, &s).await? {
+    let coupon = db::coupons::of_subscription(&state.db, &s).await?;
+    // The next charge with what it costs then (its discount taken off while it lasts).
+    let next_amount = match (&plan, next_charge(&s)) {
+        (Some(p), Some(_)) => s.next_charge(p, coupon.as_ref()).map(|(amount, _)| m.money(amount, p.currency)),
+        _ => None,
+    };
+    let next_charge = next_charge(&s).map(|t| match &next_amount {
+        Some(amount) => m.f("{} on {}", &[amount, &local(t, m.tz)]),
+        None => local(t, m.tz),
+    });
+    let discount = match coupon {
         Some(c) => {
             let off = match c.off() {
                 crate::domain::coupon::Off::Percent(p) => format!("{p}%"),
@@ -174,7 +184,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         changes_to,
         discount,
         summary: plan.as_ref().map(|p| describe(&p.fields(), &m)),
-        next_charge: next_charge(&s).map(|t| local(t, m.tz)),
+        next_charge,
         paid_until: s.active_to.map(|t| local(t, m.tz)),
         card_link: (sub_state == SubState::Redirecting)
             .then(|| crate::web::urls::subscription_pay(&state.config, &s.id)),
@@ -285,8 +295,38 @@ async fn pause(State(state): State<AppState>, m: Merchant, Path(id): Path<String
         Some("continue") => ResumeBilling::Continue,
         _ => ResumeBilling::NewPeriod,
     };
+    let at_period_end = form.get("when") == Some("period_end");
+    let now = crate::services::subscriptions::now_of(&state, &sub).await?;
+    if resume_at.is_some_and(|at| at <= now) {
+        m.flash(m.t("The resume date must be after today.")).await;
+        return see_other(&back);
+    }
+    // Paused now, it stops at once: asked first, as a cancel, a resume or a plan change is.
+    if !at_period_end && form.get("confirm") != Some("yes") {
+        let resumes = match resume_at {
+            Some(at) => m.f("It resumes by itself on {}.", &[&local(at, m.tz)]),
+            None => m.t("It stays paused until it is resumed.").to_string(),
+        };
+        let mut fields = vec![("when".to_string(), "now".to_string())];
+        fields.push(("billing".to_string(), form.get("billing").unwrap_or("new_period").to_string()));
+        fields.extend(resume_on.map(|d| ("resume_on".to_string(), d.to_string())));
+        let page = super::ConfirmPage {
+            chrome: m.chrome("subscriptions").await,
+            title: m.t("Pause the subscription now?").into(),
+            lines: vec![
+                m.t("Nothing is charged or retried while it is paused. Time already paid for is not refunded.").into(),
+                resumes,
+            ],
+            action: format!("/dashboard/subscriptions/{id}/pause"),
+            fields,
+            button: m.t("Pause now").into(),
+            back,
+            back_label: k("Keep it running"),
+        };
+        return ok(&page);
+    }
     let ask = crate::services::subscriptions::PauseRequest {
-        at_period_end: form.get("when") == Some("period_end"),
+        at_period_end,
         resume: crate::db::subscriptions::ResumePlan { at: resume_at, billing },
     };
     match crate::services::subscriptions::pause(&state, &sub, ask).await {

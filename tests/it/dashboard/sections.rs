@@ -360,7 +360,7 @@ db_tests! {
         assert!(list.html.contains(&format!("/dashboard/subscriptions/{id}")));
         assert!(!m.get("/dashboard/subscriptions?state=canceled").await.html.contains(id));
         let page = m.get(&format!("/dashboard/subscriptions/{id}")).await;
-        assert!(page.html.contains("data-testid=\"next-charge\">2026-05-10 12:00"), "{}", page.html);
+        assert!(page.html.contains("data-testid=\"next-charge\">€9.90 on 2026-05-10 12:00"), "{}", page.html);
         assert_eq!(page.html.matches("Charge attempt → active").count(), 1);
         assert!(page.html.contains("Created with its first charge → active"), "{}", page.html);
         let ask = m.post(&format!("/dashboard/subscriptions/{id}/cancel"), &[("when", "now"), ("cancel_reason", "moved away")]).await;
@@ -450,8 +450,12 @@ db_tests! {
         let (_, api) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((api["pause_at_period_end"].clone(), api["resume_at"].clone()), (json!(false), Value::Null));
 
-        // Now; resumed with a new period after a confirmation that names the charge.
-        m.post(&format!("{path}/pause"), &[("when", "now")]).await;
+        // Now, after a confirmation; resumed with a new period after one that names the charge.
+        let ask = m.post(&format!("{path}/pause"), &[("when", "now")]).await;
+        assert_eq!(ask.status, StatusCode::OK);
+        assert!(ask.html.contains("Pause the subscription now?") && ask.html.contains("It stays paused until it is resumed."), "{}", ask.html);
+        assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["state"], "active", "not before it is confirmed");
+        m.post(&format!("{path}/pause"), &[("when", "now"), ("billing", "new_period"), ("confirm", "yes")]).await;
         let paused = m.get(&path).await.html;
         assert!(paused.contains("The subscription is paused: nothing is charged until it resumes."), "{paused}");
         assert!(paused.contains("Paused since 2026-03-10 12:00 UTC: nothing is charged or retried."), "{paused}");
@@ -574,6 +578,7 @@ db_tests! {
         let discounted = m.get(&path).await.html;
         assert!(discounted.contains("Coupon SPRING applied"), "{discounted}");
         assert!(discounted.contains("Coupon SPRING: 25% off the next 3 plan payments."), "{discounted}");
+        assert!(discounted.contains("data-testid=\"next-charge\">€7.4"), "the discounted amount: {discounted}");
         m.post(&format!("{path}/discount/remove"), &[]).await;
         assert!(m.get(&path).await.html.contains("The discount was removed"));
         assert_eq!(app.get(&shop, &format!("/subscriptions/{}", sub["id"].as_str().unwrap())).await.1["discount"], Value::Null);

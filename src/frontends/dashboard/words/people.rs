@@ -246,6 +246,12 @@ pub const RU: &[(&str, &str)] = &[
     ("{} at the new price: {}.", "{} по новой цене: {}."),
     ("Charged now to the saved card: {}.", "Спишется сейчас с сохранённой карты: {}."),
     ("Next charge: {} on {}.", "Следующее списание: {}, {}."),
+    ("{} on {}", "{}, {}"),
+    ("Pause the subscription now?", "Приостановить подписку сейчас?"),
+    ("It resumes by itself on {}.", "Она возобновится сама {}."),
+    ("It stays paused until it is resumed.", "Она остаётся приостановленной, пока её не возобновят."),
+    ("Pause now", "Приостановить сейчас"),
+    ("Keep it running", "Не приостанавливать"),
     (
         "Nothing is charged now: its trial goes on to its end.",
         "Сейчас ничего не списывается: пробный период продолжается до конца.",
