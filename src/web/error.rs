@@ -200,7 +200,7 @@ pub struct ErrorBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<std::collections::BTreeMap<String, Vec<String>>>, nullable = false)]
     errors: Option<&'a Errors>,
-    /// What went wrong, for programs: one of the stable codes of README's Errors.
+    /// What went wrong, for programs: one of the stable codes listed in the API docs.
     #[schema(value_type = ErrorCode)]
     code: &'static str,
 }

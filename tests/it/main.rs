@@ -15,6 +15,7 @@ mod crash;
 mod customers;
 mod dashboard;
 mod dashboard_browser;
+mod docs;
 mod doubles;
 mod ended_renewals;
 mod engine;

@@ -96,7 +96,9 @@ pub struct SettleRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CardRefused {
     /// Test products and plans take test cards only.
-    #[error("is not a test card: test mode takes only the test cards listed in the README")]
+    #[error(
+        "is not a test card: test mode takes only the test cards shown on the payment page (and listed in the docs)"
+    )]
     NotATestCard,
     /// A live payment with a test card, or with the simulated acquirer when not allowed.
     #[error("cannot be charged in live mode")]

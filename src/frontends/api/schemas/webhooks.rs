@@ -10,7 +10,8 @@ use super::*;
 }))]
 pub struct WebhookEndpointCreate {
     /// Where deliveries are POSTed: an absolute `http` or `https` URL of at most 2048
-    /// characters. Private and loopback addresses are accepted here but never delivered to.
+    /// characters. Private and loopback addresses are refused (422) unless the instance allows
+    /// them (`PAYDESK_WEBHOOKS_ALLOW_PRIVATE`).
     #[schema(
         max_length = 2048,
         pattern = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
