@@ -7,24 +7,20 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait
 
 use super::entities::portal_tokens::{ActiveModel, Column, Entity, Model};
 use super::shops::digest;
-
-/// A link's kind.
-pub const LINK: &str = "link";
-/// A session's kind.
-pub const SESSION: &str = "session";
+use crate::domain::vocab::{Language, PortalTokenKind};
 
 /// What a new token opens: whose page, in which language, back to where.
 pub struct Opening<'a> {
     pub shop_id: i64,
     pub customer_id: &'a str,
-    pub language: &'a str,
+    pub language: Language,
     pub return_url: Option<&'a str>,
 }
 
 /// Stores a new token of `kind` (given in full only to its holder) valid until `expires_at`.
 pub async fn insert(
     db: &impl ConnectionTrait,
-    kind: &str,
+    kind: PortalTokenKind,
     token: &str,
     opening: &Opening<'_>,
     expires_at: DateTime<Utc>,
@@ -32,10 +28,10 @@ pub async fn insert(
 ) -> Result<(), DbErr> {
     ActiveModel {
         digest: Set(digest(token)),
-        kind: Set(kind.to_string()),
+        kind: Set(kind),
         shop_id: Set(opening.shop_id),
         customer_id: Set(opening.customer_id.to_string()),
-        language: Set(opening.language.to_string()),
+        language: Set(opening.language),
         return_url: Set(opening.return_url.map(str::to_string)),
         created_at: Set(super::now_millis(now)),
         expires_at: Set(super::now_millis(expires_at)),
@@ -47,7 +43,7 @@ pub async fn insert(
 }
 
 /// The token of `kind`, whatever its state.
-pub async fn find(db: &impl ConnectionTrait, kind: &str, token: &str) -> Result<Option<Model>, DbErr> {
+pub async fn find(db: &impl ConnectionTrait, kind: PortalTokenKind, token: &str) -> Result<Option<Model>, DbErr> {
     Entity::find().filter(Column::Digest.eq(digest(token))).filter(Column::Kind.eq(kind)).one(db).await
 }
 
@@ -58,13 +54,13 @@ pub async fn use_link(db: &impl ConnectionTrait, token: &str, now: DateTime<Utc>
     let used = Entity::update_many()
         .col_expr(Column::UsedAt, Expr::value(Some(at)))
         .filter(Column::Digest.eq(digest(token)))
-        .filter(Column::Kind.eq(LINK))
+        .filter(Column::Kind.eq(PortalTokenKind::Link))
         .filter(Column::UsedAt.is_null())
         .filter(Column::ExpiresAt.gt(at))
         .exec(db)
         .await?;
     match used.rows_affected {
-        1 => find(db, LINK, token).await,
+        1 => find(db, PortalTokenKind::Link, token).await,
         _ => Ok(None),
     }
 }

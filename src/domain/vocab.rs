@@ -72,6 +72,12 @@ words! {
 }
 
 words! {
+    /// What a subscriber page token opens: a `link` (used once, it opens a session) or the
+    /// `session` itself.
+    PortalTokenKind { Link = "link", Session = "session" }
+}
+
+words! {
     /// Languages of the dashboard: what a user reads it in.
     DashboardLanguage { En = "en", Ru = "ru" }
 }

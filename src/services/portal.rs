@@ -8,12 +8,13 @@ use sea_orm::DbErr;
 
 use crate::db::entities::{customers, portal_tokens};
 use crate::db::mails::{NewMail, Rendered};
-use crate::db::portal::{LINK, Opening, SESSION};
+use crate::db::portal::Opening;
 use crate::db::{self};
 use crate::domain::ids::{new_id, random_hex};
 use crate::domain::mail::MailKind;
 use crate::domain::throttle::PORTAL_LINKS;
 use crate::domain::vocab::Language;
+use crate::domain::vocab::PortalTokenKind::{Link as LINK, Session as SESSION};
 use crate::services::mail::links;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -42,7 +43,7 @@ pub async fn open(state: &AppState, link: &str, now: DateTime<Utc>) -> Result<Op
         let opening = Opening {
             shop_id: used.shop_id,
             customer_id: &used.customer_id,
-            language: &used.language,
+            language: used.language,
             return_url: used.return_url.as_deref(),
         };
         db::portal::insert(&state.db, SESSION, &token, &opening, now + SESSION_LIFE, now).await?;
@@ -68,8 +69,7 @@ pub async fn mint(
     return_url: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(String, DateTime<Utc>), DbErr> {
-    let opening =
-        Opening { shop_id: customer.shop_id, customer_id: &customer.id, language: language.as_str(), return_url };
+    let opening = Opening { shop_id: customer.shop_id, customer_id: &customer.id, language, return_url };
     links::mint(&state.db, &state.config, &opening, links::ASKED, now).await
 }
 

@@ -104,7 +104,12 @@ pub async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<Rend
         return Ok(Err(format!("the customer has no usable e-mail address ({to:?})")));
     }
     // Every mail links to the customer's subscriber page (where a card is updated, too).
-    let opening = Opening { shop_id: mail.shop_id, customer_id: &customer.id, language: letter.lang, return_url: None };
+    let opening = Opening {
+        shop_id: mail.shop_id,
+        customer_id: &customer.id,
+        language: Language::parse(letter.lang).unwrap_or(Language::En),
+        return_url: None,
+    };
     let (manage, _) = super::links::mint(&state.db, &state.config, &opening, super::links::IN_MAIL, Utc::now()).await?;
     if let Some((_, url)) = letter.action.as_mut().filter(|(_, url)| url == MANAGE) {
         url.clone_from(&manage);

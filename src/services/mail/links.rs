@@ -6,8 +6,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::config::Config;
-use crate::db::portal::{LINK, Opening};
+use crate::db::portal::Opening;
 use crate::domain::ids::random_hex;
+use crate::domain::vocab::PortalTokenKind::Link as LINK;
 
 /// How long a link asked for (by the subscriber, or minted through the API) opens the page.
 pub const ASKED: TimeDelta = TimeDelta::hours(1);

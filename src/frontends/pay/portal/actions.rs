@@ -16,7 +16,6 @@ use crate::db::entities::{customers, plans, portal_tokens, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::State as SubState;
-use crate::domain::vocab::Language;
 use crate::services::payments::PayError;
 use crate::web::csrf;
 use crate::web::error::AppError;
@@ -50,7 +49,7 @@ pub(super) async fn cancel(
         Ok(found) => found,
         Err(response) => return Ok(response),
     };
-    let language = Language::parse(&session.language).unwrap_or(Language::En);
+    let language = session.language;
     let w = portal_texts(language);
     let at_end = sent.get("when").map(String::as_str) == Some("period_end");
     let reason = sent.get("reason").filter(|r| w.reasons.iter().any(|(v, _)| v == r && !v.is_empty())).cloned();
@@ -205,7 +204,7 @@ async fn card_page(
     let Ok(acquirer) = crate::services::payments::acquirer_for(state, sub.shop_id, sub.test).await else {
         return Ok(Redirect::to("/portal/home").into_response());
     };
-    let language = Language::parse(&session.language).unwrap_or(Language::En);
+    let language = session.language;
     let (t, w) = (texts(language), portal_texts(language));
     let shop = crate::services::shops::find(state, sub.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
     let plan =

@@ -82,7 +82,7 @@ pub(super) async fn home(
 ) -> Result<Response, AppError> {
     let now = Utc::now();
     let Some(session) = session_of(&state, &headers, now).await? else { return Ok(ended(&headers)) };
-    let language = Language::parse(&session.language).unwrap_or(Language::En);
+    let language = session.language;
     let (t, w) = (texts(language), portal_texts(language));
     let shop = crate::services::shops::find(&state, session.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
     let customer = db::find::<crate::db::entities::customers::Entity>(&state.db, shop.id, &session.customer_id)

@@ -93,9 +93,9 @@ pub(super) async fn link(
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let now = Utc::now();
-    let found = db::portal::find(&state.db, db::portal::LINK, &token).await?;
+    let found = db::portal::find(&state.db, crate::domain::vocab::PortalTokenKind::Link, &token).await?;
     let Some(found) = found else { return Ok(unknown(&headers)) };
-    let language = Language::parse(&found.language).unwrap_or(Language::En);
+    let language = found.language;
     let w = portal_texts(language);
     let shop = shop_name(&state, found.shop_id).await?;
     if found.used_at.is_some() || found.expires_at <= now {
@@ -173,7 +173,7 @@ pub(super) async fn use_link(
             Ok(response)
         }
         Opened::Used(found) | Opened::Expired(found) => {
-            let language = Language::parse(&found.language).unwrap_or(Language::En);
+            let language = found.language;
             let shop = shop_name(&state, found.shop_id).await?;
             spent(&state, &token, &found, &shop, language, &headers, now).await
         }
@@ -189,10 +189,10 @@ pub(super) async fn renew(
     body: Bytes,
 ) -> Result<Response, AppError> {
     let sent = parse_form(&body);
-    let Some(found) = db::portal::find(&state.db, db::portal::LINK, &token).await? else {
+    let Some(found) = db::portal::find(&state.db, crate::domain::vocab::PortalTokenKind::Link, &token).await? else {
         return Ok(unknown(&headers));
     };
-    let language = Language::parse(&found.language).unwrap_or(Language::En);
+    let language = found.language;
     let w = portal_texts(language);
     let shop = shop_name(&state, found.shop_id).await?;
     if !csrf::verify(&headers, sent.get("csrf").map(String::as_str)) {

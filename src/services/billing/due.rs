@@ -1,0 +1,242 @@
+//! Claiming what is due: the subscriptions a run (or a customer's card) claims, and what
+//! each owes: a charge with its idempotency key, or a change that charges nothing.
+
+use super::*;
+
+/// The first charge of a subscription of `plan` whose card just arrived, with the customer
+/// present. `None` when another request started the subscription first.
+pub async fn start(
+    state: &AppState,
+    plan: &crate::db::entities::plans::Model,
+    sub: subscriptions::Model,
+    card: &CardRef,
+    now: DateTime<Utc>,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let anchor = Terms::from(&plan.fields()).anchor(now, state.config.timezone);
+    let token = random_hex(12);
+    let claim = (token.as_str(), lease_from_now(state));
+    // The trial ends where this plan's first period begins, whatever plan it moves to later.
+    let trial_ends_at = plan.trial_amount.is_some().then_some(anchor);
+    let start = db::subscriptions::Start { at: now, anchor_at: anchor, trial_ends_at };
+    let Some(sub) = db::subscriptions::start(&state.db, sub, card, start, claim).await? else {
+        return Ok(None);
+    };
+    let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
+    Ok(billed.pop())
+}
+
+/// The charge a customer confirms with a new card, for a subscription waiting for them
+/// since the bank asked for them on a renewal. `None` when it no longer waits.
+pub async fn take_card(
+    state: &AppState,
+    sub: subscriptions::Model,
+    card: &CardRef,
+    now: DateTime<Utc>,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let token = random_hex(12);
+    let claim = (token.as_str(), lease_from_now(state));
+    let overdue = sub.state == rules::State::FailedAttempt;
+    let txn = state.db.begin().await?;
+    let Some(sub) = db::subscriptions::take_card(&txn, sub, card, now, claim).await? else { return Ok(None) };
+    if overdue {
+        // A subscriber paying what is overdue with another card has updated the card.
+        events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, &sub).await?;
+    }
+    txn.commit().await?;
+    let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
+    Ok(billed.pop())
+}
+
+/// Charges a subscription due now that its caller claimed under `token` (resumed with a new
+/// period), without its customer. `None` when a change won over the charge.
+pub async fn charge_claimed(
+    state: &AppState,
+    sub: subscriptions::Model,
+    now: DateTime<Utc>,
+    token: &str,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let (_, mut billed) = bill(state, vec![sub], now, false, token).await?;
+    Ok(billed.pop())
+}
+
+/// One due charge of a batch.
+pub(super) struct Charge {
+    pub(super) sub: subscriptions::Model,
+    pub(super) terms: Terms,
+    pub(super) progress: Progress,
+    pub(super) amount: i64,
+    pub(super) currency: Currency,
+    pub(super) card: CardRef,
+    pub(super) key: String,
+    pub(super) payment_id: Option<String>,
+    /// Known already (recorded before an interruption): no charge is made.
+    pub(super) known: Option<PaymentStatus>,
+    /// Asked before with no answer known: the acquirer looks it up first.
+    pub(super) again: bool,
+    /// Answered before (recorded before an interruption) that the bank wants the customer.
+    pub(super) known_needs_customer: bool,
+    /// When it was first asked (lookups of an unknown answer back off from then).
+    pub(super) asked: Option<DateTime<Utc>>,
+    /// Who moves the money; `None` when the shop's processor has no account for the mode.
+    pub(super) acquirer: Option<Arc<dyn Acquirer>>,
+    /// The plan's title, as the processor shows the charge.
+    pub(super) description: String,
+    /// Where a customer who must authenticate comes back to (charges they are present for).
+    pub(super) return_url: Option<String>,
+    /// How a test subscription's card was told to behave now.
+    pub(super) simulate: Option<Behaviour>,
+    /// The card the customer paid this charge with on the processor's page: the
+    /// subscription's card from now on.
+    pub(super) new_card: Option<CardRef>,
+    /// The plan change asked now that this charge pays for.
+    pub(super) change: Option<Change>,
+    /// The subscription's coupon and what it took off this charge.
+    pub(super) discount: Option<(String, i64)>,
+}
+
+/// A subscription's change to another plan: the plan, its terms, and when it was asked (the
+/// proration's moment).
+#[derive(Clone)]
+pub(super) struct Change {
+    pub(super) plan_id: String,
+    pub(super) terms: Terms,
+    pub(super) at: DateTime<Utc>,
+}
+
+/// Does what is due for `subs` (claimed under `token`) at `now`: charges (or ends) them and
+/// reschedules. Answers what it did and the subscriptions as saved; a subscription
+/// cancelled meanwhile, or taken over by another run, is left as that change left it.
+pub(super) async fn bill(
+    state: &AppState,
+    subs: Vec<subscriptions::Model>,
+    now: DateTime<Utc>,
+    customer_present: bool,
+    token: &str,
+) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
+    let renewer = renew_meanwhile(state, token);
+    let (mut charges, ending) = plan_charges(state, subs).await?;
+    resume_earlier(state, &mut charges).await?;
+    resume_pages(state, &mut charges).await?;
+    // A card the customer just typed behaves as its number says: the schedule of test outcomes
+    // is the saved card's.
+    if !customer_present {
+        simulate_test_cards(state, &mut charges, now).await?;
+    }
+    // A group at a time: the gate (still claimed, not cancelled), the payment rows, the
+    // acquirer. A subscription that fails the gate is not charged.
+    let mut answers = Vec::with_capacity(charges.len());
+    for group in charges.chunks_mut(CONCURRENT_CHARGES) {
+        write_processing_rows(state, group, token, now).await?;
+        if customer_present {
+            for c in group.iter_mut() {
+                c.return_url = c.payment_id.as_deref().map(|id| crate::web::urls::payment_return(&state.config, id));
+            }
+        }
+        answers.extend(ask_acquirer(group, customer_present, now).await);
+    }
+    // The claims are extended once and no longer renewed while the outcomes are recorded (a
+    // renewal would lock the same rows in another order).
+    db::subscriptions::renew_claims(&state.db, token, lease_from_now(state)).await?;
+    drop(renewer);
+    record(state, charges, answers, ending, token, now).await
+}
+
+/// Keeps the claims under `token` alive while the charges run.
+pub(super) fn renew_meanwhile(state: &AppState, token: &str) -> Renewer {
+    let (db, token) = (state.db.clone(), token.to_string());
+    Renewer::start(state, move |until| {
+        let (db, token) = (db.clone(), token.clone());
+        async move { db::subscriptions::renew_claims(&db, &token, until).await }
+    })
+}
+
+/// Step 1: what is due for each subscription: a charge (with its idempotency key), or its end
+/// (its billing cycles paid, or the paid period it was cancelled for over).
+pub(super) async fn plan_charges(
+    state: &AppState,
+    subs: Vec<subscriptions::Model>,
+) -> Result<(Vec<Charge>, Vec<Transition>), DbErr> {
+    let plan_ids: Vec<&str> =
+        subs.iter().flat_map(|s| [Some(s.plan_id.as_str()), s.change_plan_id.as_deref()]).flatten().collect();
+    let plans = db::plans::by_ids_of_any_shop(&state.db, &plan_ids).await?;
+    let coupon_ids: Vec<&str> = subs.iter().filter(|s| s.discounted()).filter_map(|s| s.coupon_id.as_deref()).collect();
+    let coupons = db::coupons::by_ids_of_any_shop(&state.db, &coupon_ids).await?;
+    let (mut charges, mut ending) = (Vec::new(), Vec::new());
+    let mut acquirers = Acquirers::default();
+    for sub in subs {
+        let Some(plan) = plans.get(&sub.plan_id) else { continue };
+        let terms = Terms::from(&plan.fields());
+        let progress = sub.progress();
+        let change = sub.change_plan_id.as_ref().and_then(|id| plans.get(id)).map(|p| Change {
+            plan_id: p.id.clone(),
+            terms: Terms::from(&p.fields()),
+            at: sub.change_at.unwrap_or_default(),
+        });
+        let due = rules::due(&terms, &progress);
+        // A plan period's charge takes the subscription's discount while it lasts (the
+        // trial's does not).
+        let discount = match due {
+            Due::Charge { amount, period, .. } if period >= 0 && sub.discounted() => sub
+                .coupon_id
+                .as_ref()
+                .and_then(|id| coupons.get(id))
+                .map(|c| (c.id.clone(), coupon::discount(amount, c.off()))),
+            _ => None,
+        };
+        let charged = match due {
+            Due::Charge { amount, period, attempt } => {
+                let off = discount.as_ref().map_or(0, |d| d.1);
+                Some((amount - off, rules::charge_key(&sub.id, period, attempt), None))
+            }
+            Due::Prorate { amount } => match (&change, &sub.change_id) {
+                (Some(change), Some(id)) => Some((amount, rules::change_key(&sub.id, id), Some(change.clone()))),
+                // Its plan is gone: the change is dropped as the period goes on.
+                _ => None,
+            },
+            _ => None,
+        };
+        match charged {
+            Some((amount, key, change)) => {
+                let Some(card) = sub.card() else { continue };
+                let currency = plan.currency;
+                let description = change.as_ref().and_then(|c| plans.get(&c.plan_id)).unwrap_or(plan).title.clone();
+                let acquirer = acquirers.of(state, sub.shop_id, sub.test).await?;
+                charges.push(Charge {
+                    sub,
+                    terms,
+                    progress,
+                    amount,
+                    currency,
+                    card,
+                    key,
+                    payment_id: None,
+                    known: None,
+                    again: false,
+                    known_needs_customer: false,
+                    asked: None,
+                    acquirer,
+                    description,
+                    return_url: None,
+                    simulate: None,
+                    new_card: None,
+                    change,
+                    discount,
+                });
+            }
+            None => ending.push(Transition { sub, terms, progress, due, change }),
+        }
+    }
+    Ok((charges, ending))
+}
+
+/// A due subscription that changes without a charge: it ends (its billing cycles paid, or
+/// the paid period it was cancelled for over), pauses (the paid period it was paused from
+/// over), or resumes (its resume date came).
+pub(super) struct Transition {
+    pub(super) sub: subscriptions::Model,
+    pub(super) terms: Terms,
+    pub(super) progress: Progress,
+    pub(super) due: Due,
+    /// The change to another plan it has pending, with that plan's terms.
+    pub(super) change: Option<Change>,
+}
