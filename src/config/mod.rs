@@ -1,6 +1,12 @@
 //! Configuration: read once at start from flags and environment variables, checked, then
 //! passed around inside `AppState`. A bad value stops start-up with one clear line.
 
+mod proxies;
+mod smtp;
+
+pub use proxies::*;
+pub use smtp::*;
+
 use std::net::{IpAddr, SocketAddr};
 
 use chrono_tz::Tz;
@@ -145,146 +151,6 @@ pub struct Config {
     pub mail_from: String,
 }
 
-/// How the SMTP server is reached.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Smtp {
-    pub host: String,
-    pub port: u16,
-    pub security: SmtpSecurity,
-    /// User name and password, when the server wants them.
-    pub credentials: Option<(String, String)>,
-    /// How long a connection, a command or the message may take.
-    pub timeout: std::time::Duration,
-}
-
-impl std::fmt::Debug for Smtp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let user = self.credentials.as_ref().map(|(user, _)| user.as_str());
-        write!(f, "Smtp({:?} {}:{} user {user:?})", self.security, self.host, self.port)
-    }
-}
-
-/// How an SMTP connection is protected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SmtpSecurity {
-    /// TLS from the first byte (`smtps://`).
-    Tls,
-    /// STARTTLS, required: a server that does not offer it gets nothing (`smtp://`).
-    StartTls,
-    /// Plain text (`smtp://…?tls=none`), for a relay on a trusted network or a test server.
-    Plain,
-}
-
-impl Smtp {
-    /// `smtp://USER:PASSWORD@HOST:PORT?tls=none&timeout=SECONDS`, or `smtps://…`.
-    pub fn parse(text: &str) -> Result<Smtp, String> {
-        let url = url::Url::parse(text.trim()).map_err(|_| "is not a URL like smtp://user:password@host:587")?;
-        let mut security = match url.scheme() {
-            "smtp" => SmtpSecurity::StartTls,
-            "smtps" => SmtpSecurity::Tls,
-            _ => return Err("must start with smtp:// or smtps://".into()),
-        };
-        let host = url.host_str().filter(|h| !h.is_empty()).ok_or("names no host")?;
-        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
-        let mut timeout = std::time::Duration::from_secs(30);
-        for (key, value) in url.query_pairs() {
-            match (key.as_ref(), value.as_ref()) {
-                ("tls", "none") if security == SmtpSecurity::StartTls => security = SmtpSecurity::Plain,
-                ("tls", "required") if security == SmtpSecurity::StartTls => {}
-                ("timeout", seconds) => match seconds.parse::<u64>() {
-                    Ok(s) if (1..=300).contains(&s) => timeout = std::time::Duration::from_secs(s),
-                    _ => return Err("has a timeout that is not a whole number of seconds from 1 to 300".into()),
-                },
-                _ => return Err(format!("has an unknown setting {key}={value} (tls=none or timeout=SECONDS)")),
-            }
-        }
-        let port = url.port().unwrap_or(match security {
-            SmtpSecurity::Tls => 465,
-            SmtpSecurity::StartTls => 587,
-            SmtpSecurity::Plain => 25,
-        });
-        let decode =
-            |s: &str| url::form_urlencoded::parse(s.as_bytes()).map(|(k, _)| k.into_owned()).collect::<String>();
-        let credentials = match (url.username(), url.password()) {
-            ("", None) => None,
-            (user, password) => Some((decode(user), decode(password.unwrap_or("")))),
-        };
-        Ok(Smtp { host, port, security, credentials, timeout })
-    }
-}
-
-/// The load balancers whose `X-Forwarded-For` is believed: addresses and CIDR ranges.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TrustedProxies(Vec<(IpAddr, u8)>);
-
-impl TrustedProxies {
-    /// `10.0.0.0/8, 192.168.1.7, fd00::/8`; empty text trusts no one.
-    pub fn parse(text: &str) -> Option<TrustedProxies> {
-        let mut ranges = Vec::new();
-        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (address, bits) = match item.split_once('/') {
-                Some((address, bits)) => (address, Some(bits.parse::<u8>().ok()?)),
-                None => (item, None),
-            };
-            let address: IpAddr = address.parse().ok()?;
-            let width = if address.is_ipv4() { 32 } else { 128 };
-            let bits = bits.unwrap_or(width);
-            if bits > width {
-                return None;
-            }
-            // `::ffff:10.0.0.0/104` is the IPv4 range it maps.
-            match address.to_canonical() {
-                IpAddr::V4(v4) if address.is_ipv6() && bits >= 96 => ranges.push((IpAddr::V4(v4), bits - 96)),
-                _ => ranges.push((address, bits)),
-            }
-        }
-        Some(TrustedProxies(ranges))
-    }
-
-    /// Whether `address` is one of the proxies.
-    pub fn contains(&self, address: IpAddr) -> bool {
-        let address = address.to_canonical();
-        self.0.iter().any(|&(range, bits)| match (range, address) {
-            (IpAddr::V4(r), IpAddr::V4(a)) => prefix(u128::from(u32::from(r)), u128::from(u32::from(a)), bits, 32),
-            (IpAddr::V6(r), IpAddr::V6(a)) => prefix(u128::from(r), u128::from(a), bits, 128),
-            _ => false,
-        })
-    }
-
-    /// The client of a connection from `peer` that carried `forwarded` (the
-    /// `X-Forwarded-For` lists, in order): the peer, unless it is a proxy; then the last
-    /// address of the lists that is not one (each proxy appends who it heard from).
-    pub fn client<'a>(&self, peer: IpAddr, forwarded: impl DoubleEndedIterator<Item = &'a str>) -> IpAddr {
-        let mut client = peer.to_canonical();
-        if !self.contains(client) {
-            return client;
-        }
-        for hop in forwarded.rev().flat_map(|list| list.rsplit(',')) {
-            let Some(hop) = hop_address(hop.trim()) else { break };
-            client = hop.to_canonical();
-            if !self.contains(client) {
-                break;
-            }
-        }
-        client
-    }
-}
-
-/// The address of one `X-Forwarded-For` hop: `203.0.113.7`, `2001:db8::1`, or with a port
-/// as some balancers write it (`203.0.113.7:5678`, `[2001:db8::1]:443`).
-fn hop_address(hop: &str) -> Option<IpAddr> {
-    hop.parse::<IpAddr>()
-        .ok()
-        .or_else(|| hop.parse::<SocketAddr>().ok().map(|a| a.ip()))
-        .or_else(|| hop.strip_prefix('[')?.strip_suffix(']')?.parse().ok())
-}
-
-/// Whether the first `bits` of `a` and `b` (numbers of `width` bits) agree.
-fn prefix(a: u128, b: u128, bits: u8, width: u8) -> bool {
-    let shift = u32::from(width - bits);
-    bits == 0 || (a >> shift) == (b >> shift)
-}
-
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogFormat {
@@ -335,6 +201,7 @@ fn default_kek(database_url: &str) -> Option<KekSource> {
 
 /// The default database: a file in the working directory, created on first use.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://paydesk.db?mode=rwc";
+
 const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
 
 /// A configuration value that cannot be used; displays as one line.
@@ -559,103 +426,4 @@ fn parse_base_url(name: &'static str, raw: &str) -> Result<String, ConfigError> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args() -> ConfigArgs {
-        ConfigArgs::default()
-    }
-
-    #[test]
-    fn the_client_is_the_peer_unless_a_trusted_proxy_names_it() {
-        let proxies = TrustedProxies::parse("10.0.0.0/8, 192.168.1.7,fd00::/8").unwrap();
-        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
-        let client = |peer: &str, lists: &[&str]| proxies.client(ip(peer), lists.iter().copied());
-        assert_eq!(client("203.0.113.5", &["198.51.100.1"]), ip("203.0.113.5"), "an untrusted peer is the client");
-        assert_eq!(client("10.1.2.3", &["198.51.100.1"]), ip("198.51.100.1"));
-        // A client's own X-Forwarded-For is not believed: the last untrusted hop is the client.
-        assert_eq!(client("10.1.2.3", &["1.1.1.1, 198.51.100.1, 192.168.1.7"]), ip("198.51.100.1"));
-        assert_eq!(client("10.1.2.3", &["1.1.1.1", "198.51.100.1"]), ip("198.51.100.1"), "several header lines");
-        assert_eq!(client("::ffff:10.0.0.1", &["198.51.100.1"]), ip("198.51.100.1"), "IPv4 mapped into IPv6");
-        assert_eq!(client("fd00::1", &["2001:db8::5"]), ip("2001:db8::5"));
-        assert_eq!(client("10.1.2.3", &["not-an-address"]), ip("10.1.2.3"), "garbage stops the walk");
-        assert_eq!(client("10.1.2.3", &["\u{fffd}, 198.51.100.1"]), ip("198.51.100.1"), "after unreadable bytes");
-        assert_eq!(client("10.1.2.3", &["198.51.100.1:5678"]), ip("198.51.100.1"), "with a port");
-        assert_eq!(client("10.1.2.3", &["[2001:db8::5]:443"]), ip("2001:db8::5"));
-        assert_eq!(client("10.1.2.3", &["[2001:db8::6]"]), ip("2001:db8::6"));
-        let mapped = TrustedProxies::parse("::ffff:10.0.0.0/104").unwrap();
-        assert!(mapped.contains(ip("10.9.9.9")) && !mapped.contains(ip("11.0.0.1")));
-        assert_eq!(client("10.1.2.3", &[]), ip("10.1.2.3"));
-        assert!(!proxies.contains(ip("11.0.0.1")) && !proxies.contains(ip("192.168.1.8")));
-        assert!(TrustedProxies::parse("").unwrap().0.is_empty());
-        assert!(TrustedProxies::parse("0.0.0.0/0").unwrap().contains(ip("8.8.8.8")));
-        for bad in ["10.0.0.0/33", "fd00::/129", "example.com", "10.0.0.0/x"] {
-            assert!(TrustedProxies::parse(bad).is_none(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn mail_from_an_address_without_a_domain_is_warned_of() {
-        let smtp = || Some("smtp://127.0.0.1:2525".to_string());
-        let c = Config::from_args(&ConfigArgs { smtp_url: smtp(), ..args() }).unwrap();
-        assert_eq!(c.mail_from, "no-reply@localhost.localdomain", "the default base URL is an IP address");
-        assert!(c.sender_problem().is_some());
-        let named = ConfigArgs { smtp_url: smtp(), mail_from: Some("shop@mail.example".into()), ..args() };
-        assert_eq!(Config::from_args(&named).unwrap().sender_problem(), None);
-        let hosted = ConfigArgs { smtp_url: smtp(), base_url: Some("https://pay.example.com".into()), ..args() };
-        let c = Config::from_args(&hosted).unwrap();
-        assert_eq!((c.mail_from.as_str(), c.sender_problem()), ("no-reply@pay.example.com", None));
-        assert_eq!(Config::from_args(&args()).unwrap().sender_problem(), None, "no mail, no problem");
-    }
-
-    #[test]
-    fn defaults_serve_sqlite_on_localhost() {
-        let c = Config::from_args(&args()).unwrap();
-        assert_eq!(c.database_url, DEFAULT_DATABASE_URL);
-        assert_eq!(c.base_url, "http://127.0.0.1:3000");
-        assert_eq!(c.checkout_url, c.base_url);
-        assert_eq!(c.timezone, chrono_tz::UTC);
-        assert!(c.scheduler);
-    }
-
-    #[test]
-    fn bad_values_are_refused_with_one_line() {
-        for (set, needle) in [
-            (ConfigArgs { listen: Some("nowhere".into()), ..args() }, "PAYDESK_LISTEN"),
-            (ConfigArgs { timezone: Some("Mars/Base".into()), ..args() }, "PAYDESK_TIMEZONE"),
-            (ConfigArgs { scheduler: Some("maybe".into()), ..args() }, "PAYDESK_SCHEDULER"),
-            (ConfigArgs { signup: Some("yes".into()), ..args() }, "PAYDESK_SIGNUP"),
-            (ConfigArgs { base_url: Some("ftp://x".into()), ..args() }, "PAYDESK_BASE_URL"),
-            (ConfigArgs { checkout_url: Some("/relative".into()), ..args() }, "PAYDESK_CHECKOUT_URL"),
-            (ConfigArgs { database_url: Some("mysql://x".into()), ..args() }, "DATABASE_URL"),
-        ] {
-            let err = Config::from_args(&set).unwrap_err().to_string();
-            assert!(err.starts_with(needle), "{err}");
-            assert!(!err.contains('\n'), "{err}");
-        }
-    }
-
-    #[test]
-    fn the_key_encryption_key_is_given_kept_beside_sqlite_or_required() {
-        let c = Config::from_args(&args()).unwrap();
-        assert_eq!(c.kek, KekSource::File("paydesk.db.kek".into()));
-        let memory = ConfigArgs { database_url: Some("sqlite::memory:".into()), ..args() };
-        assert_eq!(Config::from_args(&memory).unwrap().kek, KekSource::Ephemeral);
-        let pg = ConfigArgs { database_url: Some("postgres://u@h/db".into()), ..args() };
-        let err = Config::from_args(&pg).unwrap_err().to_string();
-        assert!(err.starts_with("PAYDESK_KEY_ENCRYPTION_KEY") && err.contains("required with PostgreSQL"), "{err}");
-        let given = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=";
-        let pg = ConfigArgs { key_encryption_key: Some(given.into()), ..pg };
-        assert!(matches!(Config::from_args(&pg).unwrap().kek, KekSource::Given(k) if k[0] == 1 && k[31] == 32));
-        let short = ConfigArgs { key_encryption_key: Some("c2hvcnQ=".into()), ..args() };
-        let err = Config::from_args(&short).unwrap_err().to_string();
-        assert!(!err.contains("c2hvcnQ"), "the value is never echoed: {err}");
-    }
-
-    #[test]
-    fn base_urls_lose_their_trailing_slash() {
-        let c = Config::from_args(&ConfigArgs { base_url: Some("https://pay.example.com/".into()), ..args() }).unwrap();
-        assert_eq!(c.base_url, "https://pay.example.com");
-        assert_eq!(c.checkout_url, "https://pay.example.com");
-    }
-}
+mod tests;

@@ -1,5 +1,11 @@
 //! Stored payments: every attempt to pay, whatever its outcome.
 
+mod answers;
+mod pages;
+
+pub use answers::*;
+pub use pages::*;
+
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, Query};
 use sea_orm::{
@@ -259,94 +265,6 @@ pub async fn find_by_billing_keys(db: &impl ConnectionTrait, keys: Vec<String>) 
     Ok(found)
 }
 
-/// The status the acquirer's answer gives a payment (`capture`: the money is taken at once);
-/// `None` while it is not known.
-fn status_of(outcome: &Outcome, capture: bool) -> Option<PaymentStatus> {
-    match outcome {
-        Outcome::Approved { .. } if capture => Some(PaymentStatus::Succeeded),
-        Outcome::Approved { .. } => Some(PaymentStatus::Authorized),
-        Outcome::Declined { .. } => Some(PaymentStatus::Failed),
-        Outcome::Error { .. } => Some(PaymentStatus::Error),
-        Outcome::Pending { .. } => None,
-    }
-}
-
-/// Records the acquirer's answer to the payment `id` (the billing engine's: captured at
-/// once) if it still waits for one; answers its status as the answer leaves it
-/// (`processing` while the answer is not known). `asked` is when it was first asked.
-pub async fn record_by_id(
-    db: &impl ConnectionTrait,
-    id: &str,
-    outcome: &Outcome,
-    asked: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Result<PaymentStatus, DbErr> {
-    answer(db, id, outcome, true, asked, now).await?;
-    Ok(status_of(outcome, true).unwrap_or(PaymentStatus::Processing))
-}
-
-/// Records how the acquirer answered a charge, if the payment is still waiting for its
-/// answer (a request and the sweeper of interrupted payments may both have asked); answers
-/// the payment as stored, and whether this call recorded an end (an answer not known yet
-/// only moves the next lookup).
-pub async fn record_outcome(
-    db: &impl ConnectionTrait,
-    payment: Model,
-    outcome: &Outcome,
-    now: DateTime<Utc>,
-) -> Result<(Model, bool), DbErr> {
-    let capture = payment.transaction_type == TransactionType::Payment;
-    let ended = answer(db, &payment.id, outcome, capture, payment.created_at, now).await?;
-    let stored = Entity::find().filter(Column::Id.eq(payment.id.as_str())).one(db).await?;
-    Ok((stored.ok_or(DbErr::RecordNotFound(payment.id))?, ended))
-}
-
-/// Writes an answer to a payment still `processing`; whether it ended the payment.
-async fn answer(
-    db: &impl ConnectionTrait,
-    id: &str,
-    outcome: &Outcome,
-    capture: bool,
-    asked: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
-    let now = super::now_millis(now);
-    let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
-    match outcome {
-        Outcome::Approved { reference } => {
-            update = update.col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())));
-            if capture {
-                update = update.col_expr(Column::CapturedAt, Expr::value(Some(now)));
-            }
-        }
-        Outcome::Declined { code, message } | Outcome::Error { code, message } => {
-            update = update
-                .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
-                .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
-        }
-        Outcome::Pending { reference, redirect_url } => {
-            let next = crate::domain::pending::next_lookup(asked, now);
-            update = update.col_expr(Column::RecheckAt, Expr::value(Some(super::now_millis(next))));
-            if let Some(reference) = reference {
-                update = update.col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())));
-            }
-            if let Some(url) = redirect_url {
-                update = update.col_expr(Column::ActionUrl, Expr::value(Some(url.clone())));
-            }
-        }
-    }
-    let status = status_of(outcome, capture);
-    if let Some(status) = status {
-        let none: Option<String> = None;
-        update = update
-            .col_expr(Column::Status, Expr::value(status.as_str()))
-            .col_expr(Column::ActionUrl, Expr::value(none));
-    }
-    // Only a payment still waiting for its answer takes one: a late answer never overwrites.
-    let result = update.filter(Column::Id.eq(id)).filter(Column::Status.eq(PaymentStatus::Processing)).exec(db).await?;
-    Ok(status.is_some() && result.rows_affected == 1)
-}
-
 impl Model {
     /// Where the payment stands as refunds see it.
     pub fn refundable(&self) -> Refundable {
@@ -384,72 +302,6 @@ impl Model {
         }
         format!("{} •••• {}", crate::domain::card::brand_name(&self.card_brand), self.card_last4)
     }
-}
-
-/// Keeps, with a payment still `processing`, the processor's card page the customer goes to
-/// and what they typed on paydesk's page; the page is looked at a minute from now.
-pub async fn await_card_page(
-    db: &impl ConnectionTrait,
-    payment: Model,
-    token: &str,
-    redirect_url: &str,
-    details: &str,
-    now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
-    let recheck = super::now_millis(now + crate::domain::pending::FIRST_PAUSE);
-    Entity::update_many()
-        .col_expr(Column::CheckoutToken, Expr::value(Some(token)))
-        .col_expr(Column::ActionUrl, Expr::value(Some(redirect_url)))
-        .col_expr(Column::CustomerDetails, Expr::value(Some(details)))
-        .col_expr(Column::RecheckAt, Expr::value(Some(recheck)))
-        .filter(Column::Id.eq(payment.id.as_str()))
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .exec(db)
-        .await?;
-    Ok(Model {
-        checkout_token: Some(token.to_string()),
-        action_url: Some(redirect_url.to_string()),
-        customer_details: Some(details.to_string()),
-        recheck_at: Some(recheck),
-        ..payment
-    })
-}
-
-/// The card a payment made on the processor's page was made with, once it is known.
-pub async fn set_card(db: &impl ConnectionTrait, id: &str, card: &CardRef) -> Result<(), DbErr> {
-    Entity::update_many()
-        .col_expr(Column::CardToken, Expr::value(card.token.clone()))
-        .col_expr(Column::CardBrand, Expr::value(card.brand.clone()))
-        .col_expr(Column::CardLast4, Expr::value(card.last4.clone()))
-        .col_expr(Column::CardExpMonth, Expr::value(card.exp_month))
-        .col_expr(Column::CardExpYear, Expr::value(card.exp_year))
-        .col_expr(Column::CardHolder, Expr::value(card.holder.clone()))
-        .filter(Column::Id.eq(id))
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .exec(db)
-        .await?;
-    Ok(())
-}
-
-/// The shop's payment a processor names by paydesk's reference: its id, or a renewal's
-/// billing key.
-pub async fn find_by_tracking(db: &impl ConnectionTrait, shop_id: i64, tracking: &str) -> Result<Option<Model>, DbErr> {
-    Entity::find()
-        .filter(Column::ShopId.eq(shop_id))
-        .filter(Condition::any().add(Column::Id.eq(tracking)).add(Column::BillingKey.eq(tracking)))
-        .one(db)
-        .await
-}
-
-/// The shop's payment the processor knows by `reference`.
-pub async fn find_by_reference(
-    db: &impl ConnectionTrait,
-    shop_id: i64,
-    reference: &str,
-) -> Result<Option<Model>, DbErr> {
-    let named =
-        Condition::any().add(Column::AcquirerReference.eq(reference)).add(Column::CaptureReference.eq(reference));
-    Entity::find().filter(named).filter(Column::ShopId.eq(shop_id)).one(db).await
 }
 
 /// Takes the payment to name its customer, in the transaction that will: whether it still
@@ -497,124 +349,6 @@ pub async fn attach(
         Err(e) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => Ok(false),
         Err(e) => Err(e),
     }
-}
-
-/// Payments of hosted pages still `processing` since before `before` and due for a lookup at
-/// `now`: their request was interrupted between asking the acquirer and recording its
-/// answer, or the answer is not known yet.
-pub async fn interrupted(
-    db: &impl ConnectionTrait,
-    before: DateTime<Utc>,
-    now: DateTime<Utc>,
-    limit: u64,
-) -> Result<Vec<Model>, DbErr> {
-    use sea_orm::{DatabaseBackend, Statement};
-    // The partial index `ix_payments_processing` holds just these rows; SQLite, left to
-    // itself, walks every hosted payment through the unique index of billing keys (NULL here).
-    let backend = db.get_database_backend();
-    let (from, p) = match backend {
-        DatabaseBackend::Postgres => ("payments", ["$1", "$2", "$3"]),
-        _ => ("payments INDEXED BY ix_payments_processing", ["?", "?", "?"]),
-    };
-    let sql = format!(
-        "SELECT * FROM {from} WHERE status = 'processing' AND billing_key IS NULL AND updated_at < {} \
-         AND (recheck_at IS NULL OR recheck_at < {}) LIMIT {}",
-        p[0], p[1], p[2]
-    );
-    let values = [super::now_millis(before).into(), super::now_millis(now).into(), (limit as i64).into()];
-    Entity::find().from_raw_sql(Statement::from_sql_and_values(backend, sql, values)).all(db).await
-}
-
-/// The processor's card page opened for a subscription's card (paying `amount`) and not yet
-/// ended, if any.
-pub async fn card_page_of(
-    db: &impl ConnectionTrait,
-    subscription_id: &str,
-    amount: i64,
-) -> Result<Option<Model>, DbErr> {
-    Entity::find()
-        .filter(Column::SubscriptionId.eq(subscription_id))
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .filter(Column::BillingKey.is_null())
-        .filter(Column::CheckoutToken.is_not_null())
-        .filter(Column::Amount.eq(amount))
-        .one(db)
-        .await
-}
-
-/// Payments the subscribers of these subscriptions make on the processor's page that are
-/// not yet any charge's (no billing key): being opened (no page yet), still open, or paid a
-/// moment ago.
-pub async fn open_pages(db: &impl ConnectionTrait, subscription_ids: Vec<String>) -> Result<Vec<Model>, DbErr> {
-    Entity::find()
-        .filter(Column::SubscriptionId.is_in(subscription_ids))
-        .filter(Column::Status.is_in([PaymentStatus::Processing, PaymentStatus::Succeeded]))
-        .filter(Column::BillingKey.is_null())
-        .filter(Column::Amount.gt(0))
-        .all(db)
-        .await
-}
-
-/// Renewals still `processing` (due for a lookup at `now`, untouched since before `before`)
-/// whose subscription has ended: the engine no longer claims them.
-pub async fn orphaned_renewals(
-    db: &impl ConnectionTrait,
-    before: DateTime<Utc>,
-    now: DateTime<Utc>,
-    limit: u64,
-) -> Result<Vec<Model>, DbErr> {
-    use super::entities::subscriptions::{Column as S, Entity as Subscriptions};
-    use super::entities::test_clocks::{Column as C, Entity as Clocks};
-    let ended = ["canceled", "expired", "failed", "error"];
-    let ended_subs = || Query::select().column(S::Id).from(Subscriptions).and_where(S::State.is_in(ended)).to_owned();
-    // In real time: untouched for a while, and due for its lookup.
-    let real = Condition::all()
-        .add(Column::SubscriptionId.in_subquery(ended_subs().and_where(S::TestClockId.is_null()).to_owned()))
-        .add(Column::UpdatedAt.lt(super::now_millis(before)))
-        .add(Condition::any().add(Column::RecheckAt.is_null()).add(Column::RecheckAt.lt(super::now_millis(now))));
-    // On a test clock its times are the clock's, which real time says nothing about: nothing
-    // of it is in flight once its clock stands still.
-    let advancing =
-        Query::select().column(C::Id).from(Clocks).and_where(C::Status.eq(ClockStatus::Advancing)).to_owned();
-    let clocked = ended_subs()
-        .and_where(S::TestClockId.is_not_null())
-        .and_where(S::TestClockId.not_in_subquery(advancing))
-        .to_owned();
-    Entity::find()
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .filter(Column::BillingKey.is_not_null())
-        .filter(Condition::any().add(real).add(Column::SubscriptionId.in_subquery(clocked)))
-        .limit(limit)
-        .all(db)
-        .await
-}
-
-/// A plan's first charges that went through on its page (not yet the first charge of a
-/// subscription: no billing key) and were last touched before `before`: their subscription
-/// was never opened.
-pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
-    Entity::find()
-        .filter(Column::Status.eq(PaymentStatus::Succeeded))
-        .filter(Column::PlanId.is_not_null())
-        .filter(Column::BillingKey.is_null())
-        .filter(Condition::any().add(Column::CustomerId.is_not_null()).add(Column::CustomerDetails.is_not_null()))
-        .filter(Column::UpdatedAt.lt(super::now_millis(before)))
-        .limit(limit)
-        .all(db)
-        .await
-}
-
-/// Moves the shop's payment from one status to another if, and only if, it is still in
-/// `from`: of two concurrent captures, one wins. Returns whether it moved.
-/// Keeps the processor's reference of a captured payment's capture (refunds name it).
-pub async fn set_capture_reference(db: &impl ConnectionTrait, id: &str, reference: &str) -> Result<(), DbErr> {
-    Entity::update_many()
-        .col_expr(Column::CaptureReference, Expr::value(reference))
-        .filter(Column::Id.eq(id))
-        .filter(Column::Status.eq(PaymentStatus::Succeeded))
-        .exec(db)
-        .await?;
-    Ok(())
 }
 
 pub async fn transition(

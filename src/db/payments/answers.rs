@@ -1,0 +1,122 @@
+//! Recording how a charge ended: each answer once, only while the payment still waits for
+//! it (a late answer never overwrites), with the card the processor's page took and a
+//! capture's own reference.
+
+use super::*;
+
+/// The status the acquirer's answer gives a payment (`capture`: the money is taken at once);
+/// `None` while it is not known.
+pub(super) fn status_of(outcome: &Outcome, capture: bool) -> Option<PaymentStatus> {
+    match outcome {
+        Outcome::Approved { .. } if capture => Some(PaymentStatus::Succeeded),
+        Outcome::Approved { .. } => Some(PaymentStatus::Authorized),
+        Outcome::Declined { .. } => Some(PaymentStatus::Failed),
+        Outcome::Error { .. } => Some(PaymentStatus::Error),
+        Outcome::Pending { .. } => None,
+    }
+}
+
+/// Records the acquirer's answer to the payment `id` (the billing engine's: captured at
+/// once) if it still waits for one; answers its status as the answer leaves it
+/// (`processing` while the answer is not known). `asked` is when it was first asked.
+pub async fn record_by_id(
+    db: &impl ConnectionTrait,
+    id: &str,
+    outcome: &Outcome,
+    asked: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<PaymentStatus, DbErr> {
+    answer(db, id, outcome, true, asked, now).await?;
+    Ok(status_of(outcome, true).unwrap_or(PaymentStatus::Processing))
+}
+
+/// Records how the acquirer answered a charge, if the payment is still waiting for its
+/// answer (a request and the sweeper of interrupted payments may both have asked); answers
+/// the payment as stored, and whether this call recorded an end (an answer not known yet
+/// only moves the next lookup).
+pub async fn record_outcome(
+    db: &impl ConnectionTrait,
+    payment: Model,
+    outcome: &Outcome,
+    now: DateTime<Utc>,
+) -> Result<(Model, bool), DbErr> {
+    let capture = payment.transaction_type == TransactionType::Payment;
+    let ended = answer(db, &payment.id, outcome, capture, payment.created_at, now).await?;
+    let stored = Entity::find().filter(Column::Id.eq(payment.id.as_str())).one(db).await?;
+    Ok((stored.ok_or(DbErr::RecordNotFound(payment.id))?, ended))
+}
+
+/// Writes an answer to a payment still `processing`; whether it ended the payment.
+pub(super) async fn answer(
+    db: &impl ConnectionTrait,
+    id: &str,
+    outcome: &Outcome,
+    capture: bool,
+    asked: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let now = crate::db::now_millis(now);
+    let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
+    match outcome {
+        Outcome::Approved { reference } => {
+            update = update.col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())));
+            if capture {
+                update = update.col_expr(Column::CapturedAt, Expr::value(Some(now)));
+            }
+        }
+        Outcome::Declined { code, message } | Outcome::Error { code, message } => {
+            update = update
+                .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
+                .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
+        }
+        Outcome::Pending { reference, redirect_url } => {
+            let next = crate::domain::pending::next_lookup(asked, now);
+            update = update.col_expr(Column::RecheckAt, Expr::value(Some(crate::db::now_millis(next))));
+            if let Some(reference) = reference {
+                update = update.col_expr(Column::AcquirerReference, Expr::value(Some(reference.clone())));
+            }
+            if let Some(url) = redirect_url {
+                update = update.col_expr(Column::ActionUrl, Expr::value(Some(url.clone())));
+            }
+        }
+    }
+    let status = status_of(outcome, capture);
+    if let Some(status) = status {
+        let none: Option<String> = None;
+        update = update
+            .col_expr(Column::Status, Expr::value(status.as_str()))
+            .col_expr(Column::ActionUrl, Expr::value(none));
+    }
+    // Only a payment still waiting for its answer takes one: a late answer never overwrites.
+    let result = update.filter(Column::Id.eq(id)).filter(Column::Status.eq(PaymentStatus::Processing)).exec(db).await?;
+    Ok(status.is_some() && result.rows_affected == 1)
+}
+
+/// The card a payment made on the processor's page was made with, once it is known.
+pub async fn set_card(db: &impl ConnectionTrait, id: &str, card: &CardRef) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::CardToken, Expr::value(card.token.clone()))
+        .col_expr(Column::CardBrand, Expr::value(card.brand.clone()))
+        .col_expr(Column::CardLast4, Expr::value(card.last4.clone()))
+        .col_expr(Column::CardExpMonth, Expr::value(card.exp_month))
+        .col_expr(Column::CardExpYear, Expr::value(card.exp_year))
+        .col_expr(Column::CardHolder, Expr::value(card.holder.clone()))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Moves the shop's payment from one status to another if, and only if, it is still in
+/// `from`: of two concurrent captures, one wins. Returns whether it moved.
+/// Keeps the processor's reference of a captured payment's capture (refunds name it).
+pub async fn set_capture_reference(db: &impl ConnectionTrait, id: &str, reference: &str) -> Result<(), DbErr> {
+    Entity::update_many()
+        .col_expr(Column::CaptureReference, Expr::value(reference))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Status.eq(PaymentStatus::Succeeded))
+        .exec(db)
+        .await?;
+    Ok(())
+}

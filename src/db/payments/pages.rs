@@ -1,0 +1,160 @@
+//! Payments made on a page and looked for later: the processor's card pages open or paid,
+//! the payments a processor names, and those the sweep settles (interrupted, orphaned by an
+//! ended subscription, paid but never opened).
+
+use super::*;
+
+/// Keeps, with a payment still `processing`, the processor's card page the customer goes to
+/// and what they typed on paydesk's page; the page is looked at a minute from now.
+pub async fn await_card_page(
+    db: &impl ConnectionTrait,
+    payment: Model,
+    token: &str,
+    redirect_url: &str,
+    details: &str,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let recheck = crate::db::now_millis(now + crate::domain::pending::FIRST_PAUSE);
+    Entity::update_many()
+        .col_expr(Column::CheckoutToken, Expr::value(Some(token)))
+        .col_expr(Column::ActionUrl, Expr::value(Some(redirect_url)))
+        .col_expr(Column::CustomerDetails, Expr::value(Some(details)))
+        .col_expr(Column::RecheckAt, Expr::value(Some(recheck)))
+        .filter(Column::Id.eq(payment.id.as_str()))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .exec(db)
+        .await?;
+    Ok(Model {
+        checkout_token: Some(token.to_string()),
+        action_url: Some(redirect_url.to_string()),
+        customer_details: Some(details.to_string()),
+        recheck_at: Some(recheck),
+        ..payment
+    })
+}
+
+/// The shop's payment a processor names by paydesk's reference: its id, or a renewal's
+/// billing key.
+pub async fn find_by_tracking(db: &impl ConnectionTrait, shop_id: i64, tracking: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Condition::any().add(Column::Id.eq(tracking)).add(Column::BillingKey.eq(tracking)))
+        .one(db)
+        .await
+}
+
+/// The shop's payment the processor knows by `reference`.
+pub async fn find_by_reference(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    reference: &str,
+) -> Result<Option<Model>, DbErr> {
+    let named =
+        Condition::any().add(Column::AcquirerReference.eq(reference)).add(Column::CaptureReference.eq(reference));
+    Entity::find().filter(named).filter(Column::ShopId.eq(shop_id)).one(db).await
+}
+
+/// Payments of hosted pages still `processing` since before `before` and due for a lookup at
+/// `now`: their request was interrupted between asking the acquirer and recording its
+/// answer, or the answer is not known yet.
+pub async fn interrupted(
+    db: &impl ConnectionTrait,
+    before: DateTime<Utc>,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    use sea_orm::{DatabaseBackend, Statement};
+    // The partial index `ix_payments_processing` holds just these rows; SQLite, left to
+    // itself, walks every hosted payment through the unique index of billing keys (NULL here).
+    let backend = db.get_database_backend();
+    let (from, p) = match backend {
+        DatabaseBackend::Postgres => ("payments", ["$1", "$2", "$3"]),
+        _ => ("payments INDEXED BY ix_payments_processing", ["?", "?", "?"]),
+    };
+    let sql = format!(
+        "SELECT * FROM {from} WHERE status = 'processing' AND billing_key IS NULL AND updated_at < {} \
+         AND (recheck_at IS NULL OR recheck_at < {}) LIMIT {}",
+        p[0], p[1], p[2]
+    );
+    let values = [crate::db::now_millis(before).into(), crate::db::now_millis(now).into(), (limit as i64).into()];
+    Entity::find().from_raw_sql(Statement::from_sql_and_values(backend, sql, values)).all(db).await
+}
+
+/// The processor's card page opened for a subscription's card (paying `amount`) and not yet
+/// ended, if any.
+pub async fn card_page_of(
+    db: &impl ConnectionTrait,
+    subscription_id: &str,
+    amount: i64,
+) -> Result<Option<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::SubscriptionId.eq(subscription_id))
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .filter(Column::BillingKey.is_null())
+        .filter(Column::CheckoutToken.is_not_null())
+        .filter(Column::Amount.eq(amount))
+        .one(db)
+        .await
+}
+
+/// Payments the subscribers of these subscriptions make on the processor's page that are
+/// not yet any charge's (no billing key): being opened (no page yet), still open, or paid a
+/// moment ago.
+pub async fn open_pages(db: &impl ConnectionTrait, subscription_ids: Vec<String>) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::SubscriptionId.is_in(subscription_ids))
+        .filter(Column::Status.is_in([PaymentStatus::Processing, PaymentStatus::Succeeded]))
+        .filter(Column::BillingKey.is_null())
+        .filter(Column::Amount.gt(0))
+        .all(db)
+        .await
+}
+
+/// Renewals still `processing` (due for a lookup at `now`, untouched since before `before`)
+/// whose subscription has ended: the engine no longer claims them.
+pub async fn orphaned_renewals(
+    db: &impl ConnectionTrait,
+    before: DateTime<Utc>,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    use crate::db::entities::subscriptions::{Column as S, Entity as Subscriptions};
+    use crate::db::entities::test_clocks::{Column as C, Entity as Clocks};
+    let ended = ["canceled", "expired", "failed", "error"];
+    let ended_subs = || Query::select().column(S::Id).from(Subscriptions).and_where(S::State.is_in(ended)).to_owned();
+    // In real time: untouched for a while, and due for its lookup.
+    let real = Condition::all()
+        .add(Column::SubscriptionId.in_subquery(ended_subs().and_where(S::TestClockId.is_null()).to_owned()))
+        .add(Column::UpdatedAt.lt(crate::db::now_millis(before)))
+        .add(Condition::any().add(Column::RecheckAt.is_null()).add(Column::RecheckAt.lt(crate::db::now_millis(now))));
+    // On a test clock its times are the clock's, which real time says nothing about: nothing
+    // of it is in flight once its clock stands still.
+    let advancing =
+        Query::select().column(C::Id).from(Clocks).and_where(C::Status.eq(ClockStatus::Advancing)).to_owned();
+    let clocked = ended_subs()
+        .and_where(S::TestClockId.is_not_null())
+        .and_where(S::TestClockId.not_in_subquery(advancing))
+        .to_owned();
+    Entity::find()
+        .filter(Column::Status.eq(PaymentStatus::Processing))
+        .filter(Column::BillingKey.is_not_null())
+        .filter(Condition::any().add(real).add(Column::SubscriptionId.in_subquery(clocked)))
+        .limit(limit)
+        .all(db)
+        .await
+}
+
+/// A plan's first charges that went through on its page (not yet the first charge of a
+/// subscription: no billing key) and were last touched before `before`: their subscription
+/// was never opened.
+pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::Status.eq(PaymentStatus::Succeeded))
+        .filter(Column::PlanId.is_not_null())
+        .filter(Column::BillingKey.is_null())
+        .filter(Condition::any().add(Column::CustomerId.is_not_null()).add(Column::CustomerDetails.is_not_null()))
+        .filter(Column::UpdatedAt.lt(crate::db::now_millis(before)))
+        .limit(limit)
+        .all(db)
+        .await
+}
