@@ -248,7 +248,6 @@ pub const RU: &[(&str, &str)] = &[
     ("Next charge: {} on {}.", "Следующее списание: {}, {}."),
     ("{} on {}", "{}, {}"),
     ("Pause the subscription now?", "Приостановить подписку сейчас?"),
-    ("It resumes by itself on {}.", "Она возобновится сама {}."),
     ("It stays paused until it is resumed.", "Она остаётся приостановленной, пока её не возобновят."),
     ("Pause now", "Приостановить сейчас"),
     ("Keep it running", "Не приостанавливать"),
