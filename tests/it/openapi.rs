@@ -15,6 +15,7 @@ const NOT_API: &[(&str, &str)] = &[
     ("POST", "/subscriptions/{id}/pay"),
     ("GET", "/receipts/{id}"),
     ("GET", "/payments/{id}/return"),
+    ("GET", "/payments/{id}/back"),
     ("GET", "/v2/confirm_order/{id}/{shop_id}"),
     ("GET", "/metrics"),
     // The subscriber page: a browser's, not the API's.

@@ -71,6 +71,9 @@ pub fn page_unavailable(why: String) -> Outcome {
     }
 }
 
+/// The failure code of a payment whose customer left the processor's page without paying.
+pub const LEFT_THE_PAGE: &str = "payment_canceled";
+
 /// A charge that never reached the processor and is not sent again.
 pub fn never_sent() -> Outcome {
     Outcome::Declined {

@@ -105,8 +105,7 @@ pub async fn leave(state: &AppState, payment: payments::Model, now: DateTime<Utc
     settle_as(state, payment, outcome, card, now).await
 }
 
-/// The failure code of a payment whose customer left the processor's page without paying.
-pub const LEFT_THE_PAGE: &str = "payment_canceled";
+pub use crate::external::acquirer::LEFT_THE_PAGE;
 
 /// Records how a payment on a page ended, as one step with all it brings.
 pub(super) async fn settle_as(

@@ -425,7 +425,7 @@ impl Texts {
                     "Страницу оплаты сейчас не удалось открыть. Карта не использовалась, деньги не списаны: попробуйте ещё раз через минуту."
                 }
             },
-            crate::services::billing::LEFT_THE_PAGE => match ru {
+            crate::external::acquirer::LEFT_THE_PAGE => match ru {
                 false => "You left the payment page without paying. Nothing was charged.",
                 true => "Вы ушли со страницы оплаты, не заплатив. Деньги не списаны.",
             },
