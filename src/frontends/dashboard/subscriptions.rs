@@ -158,10 +158,8 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
     };
     let coupon = db::coupons::of_subscription(&state.db, &s).await?;
     // The next charge with what it costs then (its discount taken off while it lasts).
-    let next_amount = match (&plan, next_charge(&s)) {
-        (Some(p), Some(_)) => s.next_charge(p, coupon.as_ref()).map(|(amount, _)| m.money(amount, p.currency)),
-        _ => None,
-    };
+    let next_amount =
+        plan.as_ref().and_then(|p| s.next_charge(p, coupon.as_ref()).map(|(amount, _)| m.money(amount, p.currency)));
     let next_charge = next_charge(&s).map(|t| match &next_amount {
         Some(amount) => m.f("{} on {}", &[amount, &local(t, m.tz)]),
         None => local(t, m.tz),

@@ -50,10 +50,12 @@ async fn leave(state: &AppState, id: &str) -> Result<Response, AppError> {
     let to = match payment.status {
         PaymentStatus::Succeeded | PaymentStatus::Authorized => urls::payment_return(&state.config, &payment.id),
         PaymentStatus::Processing => {
-            // Its page cannot be closed (or did not answer): it is still the way to pay.
-            let mut page = load(state, &payment.id).await?;
+            // Its page cannot be closed (or did not answer): it is still the way to pay. It
+            // was just looked up: the receipt is made as it stands.
+            let open_page = payment.action_url.clone();
+            let mut page = receipt_of(state, payment).await?;
             page.headline = page.t.not_paid.to_string();
-            page.open_page = payment.action_url.clone();
+            page.open_page = open_page;
             return Ok(respond_page(StatusCode::OK, page, None, None, &[]));
         }
         _ => pay_again(state, &payment).await?,
@@ -169,6 +171,11 @@ async fn load(state: &AppState, id: &str) -> Result<ReceiptPage, AppError> {
         // Back from authenticating, or waiting: the processor is asked how it ended.
         payment = crate::services::billing::settle(state, payment, chrono::Utc::now()).await?;
     }
+    receipt_of(state, payment).await
+}
+
+/// The receipt of `payment` as it stands (asked of no processor).
+async fn receipt_of(state: &AppState, payment: payments::Model) -> Result<ReceiptPage, AppError> {
     let shop = crate::services::shops::find(state, payment.shop_id).await?.ok_or(AppError::NotFound("Payment"))?;
     let mut plan_found = None;
     let (order, language) = match (&payment.product_id, &payment.plan_id) {

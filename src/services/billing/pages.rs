@@ -97,15 +97,13 @@ pub async fn leave(state: &AppState, payment: payments::Model, now: DateTime<Utc
     let (outcome, card) = acquirer.hosted_outcome(&token).await;
     let outcome = match outcome {
         ChargeOutcome::Declined { code: "payment_expired", .. } if closed => ChargeOutcome::Declined {
-            code: LEFT_THE_PAGE,
+            code: crate::external::acquirer::LEFT_THE_PAGE,
             message: "The customer left the processor's page without paying.".into(),
         },
         other => other,
     };
     settle_as(state, payment, outcome, card, now).await
 }
-
-pub use crate::external::acquirer::LEFT_THE_PAGE;
 
 /// Records how a payment on a page ended, as one step with all it brings.
 pub(super) async fn settle_as(
