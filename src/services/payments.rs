@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::{DbErr, TransactionTrait};
 use tracing::Instrument;
 
-use crate::db::entities::{customers, payments, plans, products, subscriptions};
+use crate::db::entities::{payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
 use crate::domain::Errors;
@@ -106,6 +106,7 @@ pub async fn pay_product(
         card: &card,
         billing_key: None,
         discount: None,
+        customer_details: Some(checkout.details_json(ip)),
     };
     let payment = match db::payments::insert_processing(&state.db, new, now).await {
         Ok(payment) => payment,
@@ -116,29 +117,14 @@ pub async fn pay_product(
             return Err(e.into());
         }
     };
-    // From here the unit stays taken until the answer is recorded: if this request stops,
-    // the sweeper of interrupted payments settles the payment and gives the unit back.
+    // From here the unit stays taken until the answer is recorded, which gives it back if the
+    // payment did not go through (and makes a paying customer one): if this request stops,
+    // the sweeper of interrupted payments settles the payment.
     let language = product.fields().language;
-    let (payment, recorded) = match acquirer.hosted() {
-        true => open_card_page(state, &*acquirer, payment, &checkout, ip, &product.name, language, false, now).await?,
+    Ok(match acquirer.hosted() {
+        true => open_card_page(state, &*acquirer, payment, &checkout, &product.name, language, false, now).await?,
         false => charge(state, &*acquirer, payment, &card, &product.name, now).await?,
-    };
-    let failed = [PaymentStatus::Failed.as_str(), PaymentStatus::Error.as_str()].contains(&payment.status.as_str());
-    if failed {
-        if recorded && !product.infinite {
-            db::products::release_unit(&state.db, &product.id).await?;
-        }
-        return Ok(payment);
-    }
-    if payment.checkout_token.is_some() {
-        // The customer is made once the processor's page took the payment.
-        return Ok(payment);
-    }
-    // Only a payer whose card went through becomes a customer: declines create nothing.
-    match customer_of(state, product.shop_id, &checkout, ip, now).await? {
-        Some(customer) => Ok(db::payments::set_customer(&state.db, payment, &customer.id).await?),
-        None => Ok(payment),
-    }
+    })
 }
 
 /// The card typed on paydesk's page, stored by the acquirer; none (an empty card, filled in
@@ -157,20 +143,19 @@ async fn card_for(acquirer: &dyn Acquirer, checkout: &Checkout, test: bool) -> R
 }
 
 /// Opens the processor's card page for a recorded payment and keeps, with the payment,
-/// where the customer goes and what they typed on paydesk's page; the customer comes back
-/// to the payment's return address. A page that could not be opened fails the payment.
+/// where the customer goes; the customer comes back to the payment's return address. A page
+/// that could not be opened fails the payment.
 #[allow(clippy::too_many_arguments)]
 async fn open_card_page(
     state: &AppState,
     acquirer: &dyn Acquirer,
     payment: payments::Model,
     checkout: &Checkout,
-    ip: &str,
     description: &str,
     language: crate::domain::vocab::Language,
     keep_card: bool,
     now: DateTime<Utc>,
-) -> Result<(payments::Model, bool), DbErr> {
+) -> Result<payments::Model, DbErr> {
     let return_url = crate::web::urls::payment_return(&state.config, &payment.id);
     let back_url = crate::web::urls::payment_back(&state.config, &payment.id);
     let request = HostedRequest {
@@ -188,14 +173,8 @@ async fn open_card_page(
         expires_at: Utc::now() + crate::domain::pending::AUTHENTICATION_WINDOW,
     };
     match acquirer.start_hosted(request).await {
-        Ok(hosted) => {
-            let details = checkout.details_json(ip);
-            let waiting =
-                db::payments::await_card_page(&state.db, payment, &hosted.token, &hosted.redirect_url, &details, now)
-                    .await?;
-            Ok((waiting, false))
-        }
-        Err(outcome) => crate::services::billing::record_answer(state, payment, &outcome, None, now).await,
+        Ok(hosted) => db::payments::await_card_page(&state.db, payment, &hosted.token, &hosted.redirect_url, now).await,
+        Err(outcome) => crate::services::billing::record_answer(state, payment, outcome, None, now).await,
     }
 }
 
@@ -216,9 +195,9 @@ async fn take_unit(state: &AppState, product: &products::Model) -> Result<bool, 
 
 /// Subscribes the customer of a plan's page: the first charge (the trial's, or the first
 /// period's) comes first, so a declined card makes neither a customer nor a subscription;
-/// once it went through, the customer (by e-mail) and the subscription, which starts with that
-/// charge as its first. Answers that charge. A charge whose end is not known yet (3-D Secure,
-/// a lost answer) makes the customer now and the subscription once it goes through.
+/// the step that records it going through makes the customer (by e-mail) and the
+/// subscription, which starts with that charge as its first. Answers that charge (whose end
+/// may not be known yet: 3-D Secure, a lost answer, the processor's page).
 pub async fn subscribe(
     state: &AppState,
     plan: &plans::Model,
@@ -265,55 +244,27 @@ pub async fn subscribe(
         card: &card,
         billing_key: None,
         discount: coupon.map(|c| (c.id.as_str(), off)),
+        customer_details: Some(checkout.details_json(ip)),
     };
-    let paid = first_charge(state, plan, checkout, &*acquirer, new, &card, ip, now).await;
-    // Not subscribed: the redemption is given back.
-    let failed =
-        paid.as_ref().map_or(true, |p| !matches!(p.status, PaymentStatus::Succeeded | PaymentStatus::Processing));
-    if let Some(c) = coupon.filter(|_| failed) {
-        db::coupons::release(&state.db, &c.id, Utc::now()).await?;
-    }
-    paid
-}
-
-/// The first charge of a plan's page (on paydesk's form, or the processor's page), and the
-/// subscription it opens when it goes through.
-#[allow(clippy::too_many_arguments)]
-async fn first_charge(
-    state: &AppState,
-    plan: &plans::Model,
-    checkout: Checkout,
-    acquirer: &dyn Acquirer,
-    new: NewPayment<'_>,
-    card: &CardRef,
-    ip: &str,
-    now: DateTime<Utc>,
-) -> Result<payments::Model, PayError> {
-    let blank_email = || PayError::Invalid(Errors::one("email", crate::domain::input::msg::BLANK));
-    let payment = db::payments::insert_processing(&state.db, new, now).await?;
-    let (payment, _) = match acquirer.hosted() {
+    let payment = match db::payments::insert_processing(&state.db, new, now).await {
+        Ok(payment) => payment,
+        Err(e) => {
+            if let Some(c) = coupon {
+                db::coupons::release(&state.db, &c.id, Utc::now()).await?;
+            }
+            return Err(e.into());
+        }
+    };
+    // From here the redemption stays taken until the answer is recorded, which gives it back
+    // if the charge did not go through, and otherwise opens the subscription.
+    let paid = match acquirer.hosted() {
         true => {
             let language = plan.fields().language;
-            return Ok(open_card_page(state, acquirer, payment, &checkout, ip, &plan.title, language, true, now)
-                .await?
-                .0);
+            open_card_page(state, &*acquirer, payment, &checkout, &plan.title, language, true, now).await?
         }
-        false => charge(state, acquirer, payment, card, &plan.title, now).await?,
+        false => charge(state, &*acquirer, payment, &card, &plan.title, now).await?,
     };
-    if !matches!(payment.status, PaymentStatus::Succeeded | PaymentStatus::Processing) {
-        return Ok(payment);
-    }
-    let customer = customer_of(state, plan.shop_id, &checkout, ip, now).await?.ok_or_else(blank_email)?;
-    let payment = db::payments::set_customer(&state.db, payment, &customer.id).await?;
-    if payment.status == PaymentStatus::Processing {
-        // Its end is not known yet: the subscription opens once the charge goes through.
-        return Ok(payment);
-    }
-    let opened = crate::services::billing::open(state, plan, &payment, &customer.id, now).await?;
-    match opened {
-        Some(_) => Ok(db::find::<payments::Entity>(&state.db, plan.shop_id, &payment.id).await?.unwrap_or(payment)),
-        None => Err(PayError::Internal(format!("plan {} has nothing to charge first", plan.id))),
-    }
+    Ok(paid)
 }
 
 /// Takes the card of a subscription of `plan` waiting for one (`redirecting`) and makes its
@@ -401,11 +352,11 @@ async fn card_page_for(
     // subscription once the payment was recorded.
     if overdue && !db::subscriptions::unclaimed(&state.db, &sub.id, State::FailedAttempt, Utc::now()).await? {
         let busy = Outcome::Error { code: "processing_error", message: "The subscription was being charged.".into() };
-        crate::services::billing::record_answer(state, payment, &busy, None, now).await?;
+        crate::services::billing::record_answer(state, payment, busy, None, now).await?;
         return Err(PayError::InProgress);
     }
     let language = plan.fields().language;
-    Ok(open_card_page(state, acquirer, payment, checkout, "", &plan.title, language, true, now).await?.0)
+    Ok(open_card_page(state, acquirer, payment, checkout, &plan.title, language, true, now).await?)
 }
 
 /// Opens the processor's card page where the subscriber of a subscription in its trial or a
@@ -428,7 +379,7 @@ pub async fn card_update_page(
     let payment = subscription_payment(state, sub, &plan, 0, now).await?;
     let checkout = Checkout { details: vec![(VisibleField::Email, email.to_string())], card: None };
     let language = plan.fields().language;
-    Ok(open_card_page(state, &*acquirer, payment, &checkout, "", &plan.title, language, true, now).await?.0)
+    Ok(open_card_page(state, &*acquirer, payment, &checkout, &plan.title, language, true, now).await?)
 }
 
 /// A payment of `amount` a subscription's customer makes on the processor's page.
@@ -453,24 +404,14 @@ async fn subscription_payment(
         card: &card,
         billing_key: None,
         discount: None,
+        customer_details: None,
     };
     db::payments::insert_processing(&state.db, new, now).await
 }
 
-/// The shop's customer with the e-mail the form gave (created if new); none without e-mail.
-async fn customer_of(
-    state: &AppState,
-    shop_id: i64,
-    checkout: &Checkout,
-    ip: &str,
-    now: DateTime<Utc>,
-) -> Result<Option<customers::Model>, DbErr> {
-    let Some(fields) = checkout.customer(ip) else { return Ok(None) };
-    db::customers::find_or_insert_by_email(&state.db, shop_id, fields, now).await.map(Some)
-}
-
-/// Asks the acquirer for a recorded attempt, and records the answer. A customer who must
-/// authenticate comes back to the payment's receipt, which looks the answer up.
+/// Asks the acquirer for a recorded attempt, and records the answer with all it brings. A
+/// customer who must authenticate comes back to the payment's receipt, which looks the
+/// answer up.
 async fn charge(
     state: &AppState,
     acquirer: &dyn Acquirer,
@@ -478,11 +419,11 @@ async fn charge(
     card: &CardRef,
     description: &str,
     now: DateTime<Utc>,
-) -> Result<(payments::Model, bool), DbErr> {
+) -> Result<payments::Model, DbErr> {
     let return_url = crate::web::urls::payment_return(&state.config, &payment.id);
     let request = crate::services::billing::charge_of(&payment, description, Some(&return_url), now);
     let outcome = acquirer.charge(card, request).await;
-    crate::services::billing::record_answer(state, payment, &outcome, None, now).await
+    crate::services::billing::record_answer(state, payment, outcome, None, now).await
 }
 
 /// Captures an authorized payment of the shop in full.

@@ -173,6 +173,7 @@ db_tests! {
             card: &card,
             billing_key: None,
             discount: None,
+            customer_details: None,
         };
         let then = Utc::now() - chrono::Duration::seconds(10);
         paydesk::db::payments::insert_processing(&app.db, new, then).await.unwrap();

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, Query};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
@@ -47,6 +47,8 @@ pub struct NewPayment<'a> {
     pub billing_key: Option<String>,
     /// The coupon that took this much off (`amount` is what is charged).
     pub discount: Option<(&'a str, i64)>,
+    /// What the customer typed on paydesk's page (JSON): the customer a paid page makes.
+    pub customer_details: Option<String>,
 }
 
 /// A page of the shop's payments that pass `filter`, newest first.
@@ -235,7 +237,7 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         recheck_at: Set(None),
         action_url: Set(None),
         checkout_token: Set(None),
-        customer_details: Set(None),
+        customer_details: Set(new.customer_details),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -328,25 +330,33 @@ pub async fn set_customer(db: &impl ConnectionTrait, payment: Model, customer_id
 }
 
 /// Makes a payment made on a page the charge of a subscription under `billing_key`, if it
-/// is not already another's and no other payment holds the key; whether it was.
+/// is not already another's and no other payment holds the key; whether it was. A key held
+/// already leaves the caller's transaction as it was (the update runs in a savepoint).
 pub async fn attach(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     id: &str,
     subscription_id: &str,
     customer_id: &str,
     billing_key: &str,
 ) -> Result<bool, DbErr> {
+    let savepoint = db.begin().await?;
     let attached = Entity::update_many()
         .col_expr(Column::SubscriptionId, Expr::value(Some(subscription_id)))
         .col_expr(Column::CustomerId, Expr::value(Some(customer_id)))
         .col_expr(Column::BillingKey, Expr::value(Some(billing_key)))
         .filter(Column::Id.eq(id))
         .filter(Column::BillingKey.is_null())
-        .exec(db)
+        .exec(&savepoint)
         .await;
     match attached {
-        Ok(attached) => Ok(attached.rows_affected == 1),
-        Err(e) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => Ok(false),
+        Ok(attached) => {
+            savepoint.commit().await?;
+            Ok(attached.rows_affected == 1)
+        }
+        Err(e) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => {
+            savepoint.rollback().await?;
+            Ok(false)
+        }
         Err(e) => Err(e),
     }
 }

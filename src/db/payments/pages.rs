@@ -4,21 +4,19 @@
 
 use super::*;
 
-/// Keeps, with a payment still `processing`, the processor's card page the customer goes to
-/// and what they typed on paydesk's page; the page is looked at a minute from now.
+/// Keeps, with a payment still `processing`, the processor's card page the customer goes
+/// to; the page is looked at a minute from now.
 pub async fn await_card_page(
     db: &impl ConnectionTrait,
     payment: Model,
     token: &str,
     redirect_url: &str,
-    details: &str,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
     let recheck = crate::db::now_millis(now + crate::domain::pending::FIRST_PAUSE);
     Entity::update_many()
         .col_expr(Column::CheckoutToken, Expr::value(Some(token)))
         .col_expr(Column::ActionUrl, Expr::value(Some(redirect_url)))
-        .col_expr(Column::CustomerDetails, Expr::value(Some(details)))
         .col_expr(Column::RecheckAt, Expr::value(Some(recheck)))
         .filter(Column::Id.eq(payment.id.as_str()))
         .filter(Column::Status.eq(PaymentStatus::Processing))
@@ -27,7 +25,6 @@ pub async fn await_card_page(
     Ok(Model {
         checkout_token: Some(token.to_string()),
         action_url: Some(redirect_url.to_string()),
-        customer_details: Some(details.to_string()),
         recheck_at: Some(recheck),
         ..payment
     })

@@ -26,7 +26,7 @@ impl Charge {
     /// This charge is `p`, a payment written before under its key: answered, it is not asked
     /// again; still `processing`, it is looked up under the same key. One the customer made
     /// on the processor's page is never asked as a charge: its page says how it ended.
-    fn take_earlier(&mut self, p: &payments::Model) {
+    pub(super) fn take_earlier(&mut self, p: &payments::Model) {
         self.payment_id = Some(p.id.clone());
         self.known = Some(p.status).filter(|s| *s != PaymentStatus::Processing || p.checkout_token.is_some());
         self.again = self.known.is_none();
@@ -117,6 +117,7 @@ pub(super) async fn write_processing_rows(
             card: &c.card,
             billing_key: Some(c.key.clone()),
             discount: c.discount.as_ref().map(|(id, off)| (id.as_str(), *off)),
+            customer_details: None,
         };
         rows.push(db::payments::processing_row(new, now));
     }

@@ -12,17 +12,28 @@ pub async fn start(
     card: &CardRef,
     now: DateTime<Utc>,
 ) -> Result<Option<subscriptions::Model>, DbErr> {
-    let anchor = Terms::from(&plan.fields()).anchor(now, state.config.timezone);
     let token = random_hex(12);
-    let claim = (token.as_str(), lease_from_now(state));
+    let Some(sub) = claim_start(&state.db, state, plan, sub, card, &token, now).await? else { return Ok(None) };
+    let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
+    Ok(billed.pop())
+}
+
+/// Starts a subscription of `plan` waiting for its card with `card`, claimed under `token`
+/// for its first charge; `None` when another request started it first.
+pub(super) async fn claim_start(
+    db: &impl ConnectionTrait,
+    state: &AppState,
+    plan: &crate::db::entities::plans::Model,
+    sub: subscriptions::Model,
+    card: &CardRef,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let anchor = Terms::from(&plan.fields()).anchor(now, state.config.timezone);
     // The trial ends where this plan's first period begins, whatever plan it moves to later.
     let trial_ends_at = plan.trial_amount.is_some().then_some(anchor);
     let start = db::subscriptions::Start { at: now, anchor_at: anchor, trial_ends_at };
-    let Some(sub) = db::subscriptions::start(&state.db, sub, card, start, claim).await? else {
-        return Ok(None);
-    };
-    let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
-    Ok(billed.pop())
+    db::subscriptions::start(db, sub, card, start, (token, lease_from_now(state))).await
 }
 
 /// The charge a customer confirms with a new card, for a subscription waiting for them
@@ -34,17 +45,32 @@ pub async fn take_card(
     now: DateTime<Utc>,
 ) -> Result<Option<subscriptions::Model>, DbErr> {
     let token = random_hex(12);
-    let claim = (token.as_str(), lease_from_now(state));
-    let overdue = sub.state == rules::State::FailedAttempt;
     let txn = state.db.begin().await?;
-    let Some(sub) = db::subscriptions::take_card(&txn, sub, card, now, claim).await? else { return Ok(None) };
-    if overdue {
-        // A subscriber paying what is overdue with another card has updated the card.
-        events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, &sub).await?;
-    }
+    let Some(sub) = claim_card(&txn, state, sub, card, &token, now).await? else { return Ok(None) };
     txn.commit().await?;
     let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;
     Ok(billed.pop())
+}
+
+/// Takes `card` for a started subscription waiting for its customer (or in its retries),
+/// claimed under `token` for the charge they make now; `None` when it no longer waits or an
+/// engine holds it.
+pub(super) async fn claim_card(
+    db: &impl ConnectionTrait,
+    state: &AppState,
+    sub: subscriptions::Model,
+    card: &CardRef,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<subscriptions::Model>, DbErr> {
+    let overdue = sub.state == rules::State::FailedAttempt;
+    let claim = (token, lease_from_now(state));
+    let Some(sub) = db::subscriptions::take_card(db, sub, card, now, claim).await? else { return Ok(None) };
+    if overdue {
+        // A subscriber paying what is overdue with another card has updated the card.
+        events::record_about(db, &state.config, EventType::SubscriptionCardUpdated, &sub).await?;
+    }
+    Ok(Some(sub))
 }
 
 /// Charges a subscription due now that its caller claimed under `token` (resumed with a new
@@ -114,7 +140,11 @@ pub(super) async fn bill(
     token: &str,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
     let renewer = renew_meanwhile(state, token);
-    let (mut charges, ending) = plan_charges(state, subs).await?;
+    let (mut charges, ending) = plan_charges(&state.db, subs).await?;
+    let mut acquirers = Acquirers::default();
+    for c in charges.iter_mut() {
+        c.acquirer = acquirers.of(state, c.sub.shop_id, c.sub.test).await?;
+    }
     resume_earlier(state, &mut charges).await?;
     resume_pages(state, &mut charges).await?;
     // A card the customer just typed behaves as its number says: the schedule of test outcomes
@@ -153,16 +183,15 @@ pub(super) fn renew_meanwhile(state: &AppState, token: &str) -> Renewer {
 /// Step 1: what is due for each subscription: a charge (with its idempotency key), or its end
 /// (its billing cycles paid, or the paid period it was cancelled for over).
 pub(super) async fn plan_charges(
-    state: &AppState,
+    db: &impl ConnectionTrait,
     subs: Vec<subscriptions::Model>,
 ) -> Result<(Vec<Charge>, Vec<Transition>), DbErr> {
     let plan_ids: Vec<&str> =
         subs.iter().flat_map(|s| [Some(s.plan_id.as_str()), s.change_plan_id.as_deref()]).flatten().collect();
-    let plans = db::plans::by_ids_of_any_shop(&state.db, &plan_ids).await?;
+    let plans = db::plans::by_ids_of_any_shop(db, &plan_ids).await?;
     let coupon_ids: Vec<&str> = subs.iter().filter(|s| s.discounted()).filter_map(|s| s.coupon_id.as_deref()).collect();
-    let coupons = db::coupons::by_ids_of_any_shop(&state.db, &coupon_ids).await?;
+    let coupons = db::coupons::by_ids_of_any_shop(db, &coupon_ids).await?;
     let (mut charges, mut ending) = (Vec::new(), Vec::new());
-    let mut acquirers = Acquirers::default();
     for sub in subs {
         let Some(plan) = plans.get(&sub.plan_id) else { continue };
         let terms = Terms::from(&plan.fields());
@@ -200,7 +229,6 @@ pub(super) async fn plan_charges(
                 let Some(card) = sub.card() else { continue };
                 let currency = plan.currency;
                 let description = change.as_ref().and_then(|c| plans.get(&c.plan_id)).unwrap_or(plan).title.clone();
-                let acquirer = acquirers.of(state, sub.shop_id, sub.test).await?;
                 charges.push(Charge {
                     sub,
                     terms,
@@ -214,7 +242,7 @@ pub(super) async fn plan_charges(
                     again: false,
                     known_needs_customer: false,
                     asked: None,
-                    acquirer,
+                    acquirer: None,
                     description,
                     return_url: None,
                     simulate: None,

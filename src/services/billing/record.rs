@@ -12,9 +12,28 @@ pub(super) async fn record(
     token: &str,
     now: DateTime<Utc>,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
+    let txn = state.db.begin().await?;
+    let (report, saved, charged) = record_in(&txn, state, charges, answers, ending, token, now).await?;
+    txn.commit().await?;
+    for payment in &charged {
+        telemetry::payment(payment.status.as_str(), "billing");
+    }
+    Ok((report, saved))
+}
+
+/// [`record`] in the caller's transaction; answers also the payments whose answers it
+/// recorded.
+pub(super) async fn record_in(
+    txn: &impl ConnectionTrait,
+    state: &AppState,
+    charges: Vec<Charge>,
+    answers: Vec<Option<ChargeOutcome>>,
+    ending: Vec<Transition>,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<(Report, Vec<subscriptions::Model>, Vec<payments::Model>), DbErr> {
     let mut report = Report::default();
     let (mut saved, mut lines, mut answered) = (Vec::new(), Vec::new(), Vec::new());
-    let txn = state.db.begin().await?;
     for (c, answer) in charges.into_iter().zip(answers) {
         let Some(payment_id) = c.payment_id.clone() else { continue };
         let needs_customer = match &answer {
@@ -25,7 +44,7 @@ pub(super) async fn record(
         let status = match (&answer, c.known) {
             (Some(outcome), _) => {
                 report.charged += 1;
-                db::payments::record_by_id(&txn, &payment_id, outcome, c.asked.unwrap_or(now), now).await?
+                db::payments::record_by_id(txn, &payment_id, outcome, c.asked.unwrap_or(now), now).await?
             }
             (None, known) => known.unwrap_or(PaymentStatus::Error),
         };
@@ -36,14 +55,14 @@ pub(super) async fn record(
         let answered = Answered { status, needs_customer };
         let new_card = c.new_card.clone().filter(|_| status == PaymentStatus::Succeeded);
         let old_plan = c.sub.plan_id.clone();
-        let (mut sub, line) = record_charge(&txn, c, answered, payment_id, token, now, state.config.timezone).await?;
+        let (mut sub, line) = record_charge(txn, c, answered, payment_id, token, now, state.config.timezone).await?;
         if let Some(changed) = sub.as_ref().filter(|s| s.plan_id != old_plan) {
-            events::record_about(&txn, &state.config, EventType::SubscriptionPlanChanged, changed).await?;
+            events::record_about(txn, &state.config, EventType::SubscriptionPlanChanged, changed).await?;
         }
         if let (Some(card), Some(charged)) = (new_card, &sub) {
-            sub = db::subscriptions::replace_card(&txn, charged, &card, now).await?;
+            sub = db::subscriptions::replace_card(txn, charged, &card, now).await?;
             if let Some(updated) = &sub {
-                events::record_about(&txn, &state.config, EventType::SubscriptionCardUpdated, updated).await?;
+                events::record_about(txn, &state.config, EventType::SubscriptionCardUpdated, updated).await?;
             }
         }
         saved.extend(sub);
@@ -51,23 +70,19 @@ pub(super) async fn record(
     }
     for t in ending {
         let old_plan = t.sub.plan_id.clone();
-        if let Some((sub, line)) = transition(&txn, t, token, now, state.config.timezone, &mut report).await? {
+        if let Some((sub, line)) = transition(txn, t, token, now, state.config.timezone, &mut report).await? {
             if sub.plan_id != old_plan {
-                events::record_about(&txn, &state.config, EventType::SubscriptionPlanChanged, &sub).await?;
+                events::record_about(txn, &state.config, EventType::SubscriptionPlanChanged, &sub).await?;
             }
             lines.push(events::Line { row: line, sub: sub.clone(), charge: None });
             saved.push(sub);
         }
     }
-    let charged = db::payments::find_by_billing_keys(&txn, answered).await?;
+    let charged = db::payments::find_by_billing_keys(txn, answered).await?;
     let charge_events = charged.iter().filter_map(|p| Some(events::payment(EventType::of_charge(p.status)?, p)));
-    events::record(&txn, &state.config, charge_events.collect()).await?;
-    events::timeline(&txn, &state.config, lines).await?;
-    txn.commit().await?;
-    for payment in &charged {
-        telemetry::payment(payment.status.as_str(), "billing");
-    }
-    Ok((report, saved))
+    events::record(txn, &state.config, charge_events.collect()).await?;
+    events::timeline(txn, &state.config, lines).await?;
+    Ok((report, saved, charged))
 }
 
 /// Makes a due change that charges nothing, while the engine holds the claim `token`:
