@@ -50,8 +50,9 @@ echo "== PostgreSQL at $PAYDESK_TEST_POSTGRES_URL"
 psql "$PAYDESK_TEST_POSTGRES_URL" -qAtc 'select 1' >/dev/null 2>&1 \
   || fail "PostgreSQL is unreachable at $PAYDESK_TEST_POSTGRES_URL: start it, or set PAYDESK_TEST_POSTGRES_URL"
 
+# Most tests wait on the network, not a core: six run at once (browsers two at a time).
 echo "== cargo test --workspace"
-cargo test --workspace
+cargo test --workspace -- --test-threads=6
 
 echo "== schemathesis against the served OpenAPI document, on SQLite and PostgreSQL"
 bash .ci/schemathesis.sh

@@ -10,15 +10,21 @@ use serde_json::json;
 
 use crate::helpers::*;
 
+/// How many browsers run at once, whatever the number of test threads: each is a few
+/// processes that want a core, and the other tests mostly wait on the network.
+static AT_ONCE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// A headless Chromium driven over WebDriver; the driver process ends with it.
 pub struct Browser {
     pub client: Client,
     driver: Child,
     _profile: tempfile::TempDir,
+    _turn: tokio::sync::SemaphorePermit<'static>,
 }
 
 impl Browser {
     pub async fn start() -> Browser {
+        let turn = AT_ONCE.acquire().await.unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -50,7 +56,7 @@ impl Browser {
                 .connect(&format!("http://127.0.0.1:{port}"))
                 .await;
             match connected {
-                Ok(client) => return Browser { client, driver, _profile: profile },
+                Ok(client) => return Browser { client, driver, _profile: profile, _turn: turn },
                 Err(e) => last_error = e.to_string(),
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -77,7 +77,11 @@ impl Browser {
     pub async fn check(&self, name: &str, found: &mut Findings) {
         for (width, height, label) in [(1280u32, 1000u32, "desktop"), (390, 844, "phone")] {
             self.client.set_window_size(width, height).await.unwrap();
-            self.client.execute(axe_source(), vec![]).await.unwrap();
+            // axe-core is put into each page once (a new size keeps the page).
+            let loaded = self.client.execute("return typeof axe !== 'undefined'", vec![]).await.unwrap();
+            if loaded != serde_json::Value::Bool(true) {
+                self.client.execute(axe_source(), vec![]).await.unwrap();
+            }
             let violations = self.client.execute_async(AXE_RUN, vec![]).await.unwrap();
             for v in violations.as_array().unwrap() {
                 found.0.push(format!("{name} ({label}): {}", v.as_str().unwrap()));
