@@ -169,7 +169,7 @@ pub async fn claim_due(
     token: &str,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<mails::Model>, DbErr> {
-    super::claim_outbox(db, "mails", MailStatus::Queued.as_str(), (due_by, now), limit, token, lease_until).await?;
+    super::outbox::claim(db, "mails", MailStatus::Queued.as_str(), (due_by, now), limit, token, lease_until).await?;
     mails::Entity::find()
         .filter(mails::Column::ClaimToken.eq(token))
         .filter(mails::Column::Status.eq(MailStatus::Queued))
@@ -209,6 +209,19 @@ pub async fn store_rendered(
     mails::Entity::find().filter(mails::Column::Id.eq(mail.id.as_str())).one(db).await
 }
 
+/// The columns of the mails' outbox.
+const OUTBOX: super::outbox::Columns<mails::Column> = super::outbox::Columns {
+    id: mails::Column::Id,
+    status: mails::Column::Status,
+    attempts: mails::Column::Attempts,
+    next_attempt_at: mails::Column::NextAttemptAt,
+    claim_token: mails::Column::ClaimToken,
+    claimed_until: mails::Column::ClaimedUntil,
+    last_code: mails::Column::LastCode,
+    last_error: mails::Column::LastError,
+    updated_at: mails::Column::UpdatedAt,
+};
+
 /// What one attempt got.
 pub struct Attempted {
     pub at: DateTime<Utc>,
@@ -239,20 +252,16 @@ pub async fn record_attempt(
     }
     .insert(db)
     .await?;
-    let at = super::now_millis(attempted.at);
-    let sent_at = (attempted.status == MailStatus::Sent).then_some(at);
-    let updated = mails::Entity::update_many()
-        .col_expr(mails::Column::Status, Expr::value(attempted.status.as_str()))
-        .col_expr(mails::Column::Attempts, Expr::col(mails::Column::Attempts).add(1))
-        .col_expr(mails::Column::NextAttemptAt, Expr::value(super::now_millis(attempted.next_attempt_at.unwrap_or(at))))
-        .col_expr(mails::Column::ClaimToken, Expr::value(Option::<String>::None))
-        .col_expr(mails::Column::ClaimedUntil, Expr::value(Option::<DateTime<Utc>>::None))
-        .col_expr(mails::Column::LastCode, Expr::value(attempted.code))
-        .col_expr(mails::Column::LastError, Expr::value(attempted.error.clone()))
+    let sent_at = (attempted.status == MailStatus::Sent).then_some(super::now_millis(attempted.at));
+    let ended = super::outbox::Ended {
+        status: attempted.status.as_str(),
+        at: attempted.at,
+        next_attempt_at: attempted.next_attempt_at,
+        code: attempted.code,
+        error: attempted.error.clone(),
+    };
+    let updated = super::outbox::end_attempt::<mails::Entity>(&OUTBOX, &mail.id, token, &ended)
         .col_expr(mails::Column::SentAt, Expr::value(sent_at))
-        .col_expr(mails::Column::UpdatedAt, Expr::value(at))
-        .filter(mails::Column::Id.eq(mail.id.as_str()))
-        .filter(mails::Column::ClaimToken.eq(token))
         .exec(db)
         .await?;
     Ok(updated.rows_affected == 1)
@@ -275,5 +284,5 @@ pub async fn list(
 /// Deletes the mails that ended (sent, failed for good, skipped) before `before`, with their
 /// attempts; answers how many mails went.
 pub async fn prune_ended(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
-    super::prune_outbox(db, ("mails", MailStatus::Queued.as_str()), ("mail_attempts", "mail_id"), before).await
+    super::outbox::prune(db, ("mails", MailStatus::Queued.as_str()), ("mail_attempts", "mail_id"), before).await
 }

@@ -21,6 +21,7 @@ pub mod entities;
 pub mod events;
 pub mod idempotency;
 pub mod mails;
+mod outbox;
 pub mod payments;
 pub mod plans;
 pub mod portal;
@@ -351,73 +352,4 @@ fn owned<E: ShopOwned>(shop_id: i64) -> Select<E> {
 pub fn now_millis(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
     use chrono::{DurationRound, TimeDelta};
     now.duration_trunc(TimeDelta::milliseconds(1)).unwrap_or(now)
-}
-
-/// Claims up to `limit` rows of an outbox `table` (webhook deliveries, mails) in `status`,
-/// due by `due_by`, for `token` until `lease_until`, unless another worker holds a claim that
-/// has not run out at `now`: of several workers, each row goes to one (PostgreSQL skips rows
-/// another is claiming; SQLite runs the UPDATE as one write transaction).
-pub(crate) async fn claim_outbox(
-    db: &impl ConnectionTrait,
-    table: &str,
-    status: &str,
-    window: (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
-    limit: u64,
-    token: &str,
-    lease_until: chrono::DateTime<chrono::Utc>,
-) -> Result<(), DbErr> {
-    let backend = db.get_database_backend();
-    let (p, lock) = match backend {
-        sea_orm::DatabaseBackend::Postgres => (["$1", "$2", "$3", "$4", "$5"], " FOR UPDATE SKIP LOCKED"),
-        _ => (["?", "?", "?", "?", "?"], ""),
-    };
-    let sql = format!(
-        "UPDATE {table} SET claim_token = {}, claimed_until = {} WHERE seq IN (\
-         SELECT seq FROM {table} WHERE status = {} AND next_attempt_at <= {} \
-         AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY next_attempt_at LIMIT {limit}{lock})",
-        p[0], p[1], p[2], p[3], p[4]
-    );
-    let (due_by, now) = (now_millis(window.0), now_millis(window.1));
-    let values = [token.into(), now_millis(lease_until).into(), status.into(), due_by.into(), now.into()];
-    db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values)).await?;
-    Ok(())
-}
-
-/// How many rows one statement of a prune deletes.
-const PRUNE_BATCH: u64 = 1000;
-
-/// Deletes, a batch at a time, the rows of an outbox (`table`, whose rows wait in status
-/// `waiting`) that ended before `before`, and first their attempts (`attempts`, naming their
-/// row in `owner`); answers how many rows went. An ended row no longer changes, so both
-/// statements of a batch pick the same rows.
-pub(crate) async fn prune_outbox(
-    db: &impl ConnectionTrait,
-    (table, waiting): (&str, &str),
-    (attempts, owner): (&str, &str),
-    before: chrono::DateTime<chrono::Utc>,
-) -> Result<u64, DbErr> {
-    let backend = db.get_database_backend();
-    let p = match backend {
-        sea_orm::DatabaseBackend::Postgres => ["$1", "$2", "$3"],
-        _ => ["?", "?", "?"],
-    };
-    let ended = format!(
-        "FROM {table} WHERE status <> {} AND next_attempt_at < {} AND updated_at < {} ORDER BY seq LIMIT {PRUNE_BATCH}",
-        p[0], p[1], p[2]
-    );
-    let values = || {
-        let before = now_millis(before);
-        [waiting.into(), before.into(), before.into()]
-    };
-    let mut pruned = 0;
-    loop {
-        let sql = format!("DELETE FROM {attempts} WHERE {owner} IN (SELECT id {ended})");
-        db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values())).await?;
-        let sql = format!("DELETE FROM {table} WHERE seq IN (SELECT seq {ended})");
-        let gone = db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values())).await?.rows_affected();
-        pruned += gone;
-        if gone < PRUNE_BATCH {
-            return Ok(pruned);
-        }
-    }
 }

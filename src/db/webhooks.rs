@@ -196,7 +196,7 @@ pub async fn claim_due(
     token: &str,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<deliveries::Model>, DbErr> {
-    super::claim_outbox(
+    super::outbox::claim(
         db,
         "webhook_deliveries",
         DeliveryStatus::Pending.as_str(),
@@ -218,6 +218,19 @@ pub async fn claim_due(
 pub async fn count_waiting(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
     deliveries::Entity::find().filter(deliveries::Column::Status.eq(DeliveryStatus::Pending)).count(db).await
 }
+
+/// The columns of the deliveries' outbox.
+const OUTBOX: super::outbox::Columns<deliveries::Column> = super::outbox::Columns {
+    id: deliveries::Column::Id,
+    status: deliveries::Column::Status,
+    attempts: deliveries::Column::Attempts,
+    next_attempt_at: deliveries::Column::NextAttemptAt,
+    claim_token: deliveries::Column::ClaimToken,
+    claimed_until: deliveries::Column::ClaimedUntil,
+    last_code: deliveries::Column::LastStatusCode,
+    last_error: deliveries::Column::LastError,
+    updated_at: deliveries::Column::UpdatedAt,
+};
 
 /// What one attempt got.
 pub struct Attempted {
@@ -252,21 +265,15 @@ pub async fn record_attempt(
     }
     .insert(db)
     .await?;
-    let next = super::now_millis(attempted.next_attempt_at.unwrap_or(attempted.at));
-    let none: Option<String> = None;
-    let updated = deliveries::Entity::update_many()
-        .col_expr(deliveries::Column::Status, Expr::value(attempted.status.as_str()))
-        .col_expr(deliveries::Column::Attempts, Expr::col(deliveries::Column::Attempts).add(1))
-        .col_expr(deliveries::Column::NextAttemptAt, Expr::value(next))
-        .col_expr(deliveries::Column::ClaimToken, Expr::value(none))
-        .col_expr(deliveries::Column::ClaimedUntil, Expr::value(Option::<DateTime<Utc>>::None))
-        .col_expr(deliveries::Column::LastStatusCode, Expr::value(attempted.status_code))
-        .col_expr(deliveries::Column::LastError, Expr::value(attempted.error.clone()))
-        .col_expr(deliveries::Column::UpdatedAt, Expr::value(super::now_millis(attempted.at)))
-        .filter(deliveries::Column::Id.eq(delivery.id.as_str()))
-        .filter(deliveries::Column::ClaimToken.eq(token))
-        .exec(db)
-        .await?;
+    let ended = super::outbox::Ended {
+        status: attempted.status.as_str(),
+        at: attempted.at,
+        next_attempt_at: attempted.next_attempt_at,
+        code: attempted.status_code,
+        error: attempted.error.clone(),
+    };
+    let updated =
+        super::outbox::end_attempt::<deliveries::Entity>(&OUTBOX, &delivery.id, token, &ended).exec(db).await?;
     Ok(updated.rows_affected == 1)
 }
 
@@ -340,5 +347,5 @@ pub async fn attempts_of(
 /// their attempts; answers how many deliveries went.
 pub async fn prune_ended(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
     let waiting = DeliveryStatus::Pending.as_str();
-    super::prune_outbox(db, ("webhook_deliveries", waiting), ("webhook_attempts", "delivery_id"), before).await
+    super::outbox::prune(db, ("webhook_deliveries", waiting), ("webhook_attempts", "delivery_id"), before).await
 }
