@@ -15,6 +15,16 @@ use crate::subscriptions::plan;
 
 type Settling<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + 'a>>;
 
+/// The customer pays on the processor's page (answers the charge's uid), or leaves it to
+/// run out.
+fn pay_or_leave(gateway: &Gateway, token: &str, paid: bool) -> Option<String> {
+    if paid {
+        return gateway.pay_checkout(token, "4200000000000000");
+    }
+    gateway.expire_checkout(token);
+    None
+}
+
 /// The customer's return and the receipt (three times each), the processor's notification of
 /// `uid` (three times) and the sweep, all at once.
 async fn settle_from_every_side(app: &TestApp, gateway: &Gateway, pay_id: &str, uid: Option<&str>) {
@@ -102,13 +112,7 @@ db_tests! {
             let pay_id = list[0]["id"].as_str().unwrap().to_string();
             let paid = round % 2 == 0;
             let units_if_failed = quantity(&app, &shop, id).await + 1;
-            let uid = match paid {
-                true => gateway.pay_checkout(&token, "4200000000000000"),
-                false => {
-                    gateway.expire_checkout(&token);
-                    None
-                }
-            };
+            let uid = pay_or_leave(&gateway, &token, paid);
             let settlings = settle_from_every_side(&app, &gateway, &pay_id, uid.as_deref());
             tokio::join!(settlings, watch(&app, &shop, &pay_id, id, units_if_failed));
             let (status, payment) = app.get(&shop, &format!("/payments/{pay_id}")).await;
@@ -138,13 +142,7 @@ db_tests! {
             let (_, list) = app.get(&shop, &format!("/payments?plan={plan}&limit=1")).await;
             let pay_id = list[0]["id"].as_str().unwrap().to_string();
             let paid = round % 2 == 0;
-            let uid = match paid {
-                true => gateway.pay_checkout(&token, "4200000000000000"),
-                false => {
-                    gateway.expire_checkout(&token);
-                    None
-                }
-            };
+            let uid = pay_or_leave(&gateway, &token, paid);
             let settlings = settle_from_every_side(&app, &gateway, &pay_id, uid.as_deref());
             tokio::join!(settlings, watch_plan(&app, &shop, &pay_id, coupon_id, redeemed));
             redeemed += i64::from(paid);
