@@ -47,6 +47,9 @@ enum UserCommand {
         /// The user's e-mail address: the login name.
         #[arg(long)]
         email: String,
+        /// What the user may do: owner, administrator, developer, support or analyst.
+        #[arg(long, default_value = "owner")]
+        role: String,
     },
 }
 
@@ -113,7 +116,10 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             println!("{out}");
             Ok(())
         }
-        Command::User { command: UserCommand::Create { shop_id, email } } => {
+        Command::User { command: UserCommand::Create { shop_id, email, role } } => {
+            let Some(role) = crate::domain::access::Role::parse(&role) else {
+                return Err(format!("--role must be one of {}", crate::domain::access::Role::WORDS.join(", ")).into());
+            };
             let mut password = String::new();
             std::io::stdin().read_line(&mut password)?;
             let body = json!({"email": email, "password": password.trim_end_matches(['\r', '\n']),
@@ -131,8 +137,8 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 return Err(format!("there is no shop {shop_id}").into());
             }
             let hash = crate::services::passwords::hash(password).await?;
-            let user = crate::db::users::insert(&db, shop_id, &email, hash, Utc::now()).await?;
-            println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email}));
+            let user = crate::db::users::insert(&db, shop_id, &email, hash, role, Utc::now()).await?;
+            println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email, "role": user.role}));
             Ok(())
         }
     }

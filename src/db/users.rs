@@ -9,6 +9,7 @@ use sea_orm::{
 };
 
 use super::entities::{shops, users};
+use crate::domain::access::{Member, MemberChange, Refusal, Role, may_change};
 use crate::domain::ids::{USER, new_id};
 use crate::domain::vocab::DashboardLanguage;
 
@@ -33,48 +34,56 @@ pub async fn sign_up(
 ) -> Result<(shops::Model, users::Model), NewUserError> {
     let txn = db.begin().await?;
     let shop = super::shops::create(&txn, shop_name, None, secret, now).await?;
-    let mut row = new_row(shop.id, email, password_hash, now);
+    let mut row = new_row(shop.id, email, password_hash, Role::Owner, now);
     row.language = Set(language);
     let user = insert_row(&txn, row).await?;
     txn.commit().await?;
     Ok((shop, user))
 }
 
-/// Adds a user to a shop.
+/// Adds a user with `role` to a shop.
 pub async fn insert(
     db: &impl sea_orm::ConnectionTrait,
     shop_id: i64,
     email: &str,
     password_hash: String,
+    role: Role,
     now: DateTime<Utc>,
 ) -> Result<users::Model, NewUserError> {
-    insert_row(db, new_row(shop_id, email, password_hash, now)).await
+    insert_row(db, new_row(shop_id, email, password_hash, role, now)).await
 }
 
-/// Invites a user to a shop: no password of theirs yet (`placeholder_hash` matches none
+/// An invited user as stored: no password of theirs yet (`placeholder_hash` matches none
 /// they know), only the link whose token hashes to `invite_hash`, until `expires_at`.
+pub struct Invitation<'a> {
+    pub email: &'a str,
+    pub role: Role,
+    pub placeholder_hash: String,
+    pub invite_hash: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Invites a user to a shop.
 pub async fn invite(
     db: &impl ConnectionTrait,
     shop_id: i64,
-    email: &str,
-    placeholder_hash: String,
-    invite_hash: String,
-    expires_at: DateTime<Utc>,
+    invitation: Invitation<'_>,
     now: DateTime<Utc>,
 ) -> Result<users::Model, NewUserError> {
-    let mut row = new_row(shop_id, email, placeholder_hash, now);
-    row.invite_hash = Set(Some(invite_hash));
-    row.invite_expires_at = Set(Some(super::now_millis(expires_at)));
+    let mut row = new_row(shop_id, invitation.email, invitation.placeholder_hash, invitation.role, now);
+    row.invite_hash = Set(Some(invitation.invite_hash));
+    row.invite_expires_at = Set(Some(super::now_millis(invitation.expires_at)));
     insert_row(db, row).await
 }
 
-fn new_row(shop_id: i64, email: &str, password_hash: String, now: DateTime<Utc>) -> users::ActiveModel {
+fn new_row(shop_id: i64, email: &str, password_hash: String, role: Role, now: DateTime<Utc>) -> users::ActiveModel {
     let now = super::now_millis(now);
     users::ActiveModel {
         id: Set(new_id(USER)),
         shop_id: Set(shop_id),
         email: Set(email.to_string()),
         password_hash: Set(password_hash),
+        role: Set(role),
         language: Set(DashboardLanguage::En),
         created_at: Set(now),
         updated_at: Set(now),
@@ -129,14 +138,63 @@ pub async fn accept_invite(
     by_id(db, &user.id).await
 }
 
-/// Removes a user from a shop (their sessions end with it); `false` if there was none.
-pub async fn remove(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<bool, DbErr> {
-    let result = users::Entity::delete_many()
+/// What came of a change to a user of a shop.
+#[derive(Debug)]
+pub enum MemberChanged {
+    /// Made; the user as they were before.
+    Done(users::Model),
+    /// There is no such user in the shop (or the actor is gone).
+    Missing,
+    Refused(Refusal),
+}
+
+/// Makes `change` to user `id` of a shop on behalf of user `actor_id`, checked against both
+/// as they stand in the same transaction: two owners demoting or removing each other at once
+/// leave one of them owner, and an actor removed meanwhile changes nothing. A removed user's
+/// sessions end with them.
+pub async fn change_member(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    shop_id: i64,
+    actor_id: &str,
+    id: &str,
+    change: MemberChange,
+    now: DateTime<Utc>,
+) -> Result<MemberChanged, DbErr> {
+    let txn = db.begin().await?;
+    // A write first: it takes the shop's users for this transaction (rows locked on
+    // PostgreSQL, the write lock on SQLite), so the counts below cannot change under it.
+    users::Entity::update_many()
+        .col_expr(users::Column::Role, Expr::col(users::Column::Role).into())
         .filter(users::Column::ShopId.eq(shop_id))
-        .filter(users::Column::Id.eq(id))
-        .exec(db)
+        .exec(&txn)
         .await?;
-    Ok(result.rows_affected == 1)
+    let members = of_shop(&txn, shop_id).await?;
+    let (Some(actor), Some(target)) = (members.iter().find(|u| u.id == actor_id), members.iter().find(|u| u.id == id))
+    else {
+        return Ok(MemberChanged::Missing);
+    };
+    let owners = members.iter().filter(|u| u.role == Role::Owner && u.invite_hash.is_none()).count();
+    let member = Member { role: target.role, is_actor: actor.id == target.id, joined: target.invite_hash.is_none() };
+    if let Err(refusal) = may_change(actor.role, member, change, owners) {
+        return Ok(MemberChanged::Refused(refusal));
+    }
+    let filter = users::Column::ShopId.eq(shop_id).and(users::Column::Id.eq(id));
+    match change {
+        MemberChange::Role(role) => {
+            users::Entity::update_many()
+                .col_expr(users::Column::Role, Expr::value(role))
+                .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+                .filter(filter)
+                .exec(&txn)
+                .await?;
+        }
+        MemberChange::Remove => {
+            users::Entity::delete_many().filter(filter).exec(&txn).await?;
+        }
+    }
+    let before = target.clone();
+    txn.commit().await?;
+    Ok(MemberChanged::Done(before))
 }
 
 /// The user with this (normalised) e-mail.

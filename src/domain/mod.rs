@@ -1,6 +1,7 @@
 //! Pure domain logic: parsing and validating what merchants send, money, codes and ids.
 //! Nothing here touches HTTP or the database, and time always comes in as an argument.
 
+pub mod access;
 pub mod account;
 pub mod billing;
 pub mod card;

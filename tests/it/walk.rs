@@ -214,6 +214,7 @@ db_tests! {
             ("/dashboard/coupons", "coupons".into()),
             ("/dashboard/webhooks", "webhooks".into()),
             ("/dashboard/settings", "settings".into()),
+            ("/dashboard/settings/users", "team".into()),
             ("/dashboard/settings/processor", "processor".into()),
             ("/dashboard/settings/mails", "mails".into()),
             ("/dashboard/settings/mails/preview/renewal_failed?language=en", "mail-preview".into()),
@@ -276,7 +277,7 @@ db_tests! {
         b.visit(&format!("{base}/dashboard/payments?q=nothing-like-this"), "payments-none", &mut found).await;
         b.visit(&format!("{base}/dashboard/customers?q=ann"), "customers-found", &mut found).await;
         // An invitation: the link shown once, and the invited user's page.
-        b.visit(&format!("{base}/dashboard/settings"), "settings", &mut Findings::default()).await;
+        b.visit(&format!("{base}/dashboard/settings/users"), "team", &mut Findings::default()).await;
         b.fill("email", "newcomer@example.com").await;
         b.press("form[action='/dashboard/settings/users'] button[type=submit]").await;
         let link = b.client.find(Locator::Css("[data-testid=invitation-link]")).await.unwrap().prop("value").await.unwrap().unwrap();
@@ -317,6 +318,7 @@ db_tests! {
             ("/dashboard/webhooks".into(), "webhooks"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
             ("/dashboard/settings".into(), "settings"),
+            ("/dashboard/settings/users".into(), "team"),
             ("/dashboard/settings/processor".into(), "processor"),
             ("/dashboard/settings/mails".into(), "mails"),
             ("/dashboard/settings/mails/preview/trial_ending?language=ru".into(), "mail-preview"),

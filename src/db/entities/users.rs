@@ -1,5 +1,6 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::access::Role;
 use crate::domain::vocab::DashboardLanguage;
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -18,6 +19,8 @@ pub struct Model {
     pub invite_expires_at: Option<DateTimeUtc>,
     /// The language the user reads the dashboard in.
     pub language: DashboardLanguage,
+    /// What the user may do in the shop.
+    pub role: Role,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

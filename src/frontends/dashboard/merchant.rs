@@ -1,7 +1,7 @@
 //! Who is using the dashboard: the signed-in user, their shop, and the session that holds
 //! them, with its CSRF token and a one-time flash message.
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, MatchedPath};
 use axum::http::header::SET_COOKIE;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -36,6 +36,8 @@ pub struct Merchant {
     pub session: Session,
     /// The language the user reads the dashboard in.
     pub words: super::Words,
+    /// What the user's role may do.
+    pub can: super::access::Can,
 }
 
 impl FromRequestParts<AppState> for Merchant {
@@ -64,11 +66,23 @@ impl FromRequestParts<AppState> for Merchant {
             );
             return Err(Redirect::to(&to).into_response());
         };
+        // Checked before the handler runs, whatever it is: a route not in the table is refused.
+        let route = parts.extensions.get::<MatchedPath>().map(|p| p.as_str()).unwrap_or("");
+        match super::access::needed(parts.method.as_str(), route) {
+            Some(permission) if user.role.can(permission) => {}
+            needed => {
+                tracing::warn!(route, role = %user.role, ?needed, "dashboard request refused to the user's role");
+                let why =
+                    k("Your role in this shop does not allow this. An owner or an administrator can change your role.");
+                return Err(fail(AppError::Forbidden(why)));
+            }
+        }
         let token = csrf_token(&session).await.map_err(fail)?;
         let csrf = crate::web::csrf::mask(&token);
         let tz = crate::services::shops::zone(state, &shop);
         let words = super::Words::of_user(user.language);
-        Ok(Merchant { user, shop, tz, csrf, token, session, words })
+        let can = super::access::Can::of(user.role);
+        Ok(Merchant { user, shop, tz, csrf, token, session, words, can })
     }
 }
 

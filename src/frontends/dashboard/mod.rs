@@ -14,10 +14,12 @@ use tower_sessions::cookie::time::Duration;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
 use crate::db::sessions::DbSessionStore;
+use crate::domain::access::Role;
 use crate::domain::currency::Currency;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
+pub mod access;
 mod account;
 mod coupons;
 mod csv;
@@ -35,6 +37,7 @@ mod schedule;
 mod settings;
 mod subscriptions;
 mod tables;
+mod team;
 mod webhooks;
 mod words;
 
@@ -67,6 +70,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(payments::router())
         .merge(subscriptions::router())
         .merge(settings::router())
+        .merge(team::router())
         .merge(processor::router())
         .merge(coupons::router())
         .merge(webhooks::router())
@@ -133,6 +137,10 @@ pub struct Chrome {
     pub flash: Option<String>,
     /// The language of the signed-in user.
     pub words: Words,
+    /// What the signed-in user's role may do.
+    pub can: access::Can,
+    /// The signed-in user's role.
+    pub role: Role,
 }
 
 const NAV: &[(&str, &str, &str)] = &[
@@ -147,10 +155,29 @@ const NAV: &[(&str, &str, &str)] = &[
     ("/dashboard/settings", k("Settings"), "settings"),
 ];
 
+/// A role's name as the dashboard shows it (a key of its words).
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Owner => k("Owner"),
+        Role::Administrator => k("Administrator"),
+        Role::Developer => k("Developer"),
+        Role::Support => k("Support"),
+        Role::Analyst => k("Analyst"),
+    }
+}
+
 impl Chrome {
-    /// The sections: link, label (in the user's language), key.
+    /// The sections the user's role may open: link, label (in the user's language), key.
     pub fn nav(&self) -> Vec<(&'static str, &'static str, &'static str)> {
-        NAV.iter().map(|&(href, label, key)| (href, self.words.t(label), key)).collect()
+        NAV.iter()
+            .filter(|(href, _, _)| access::needed("GET", href).is_some_and(|p| self.role.can(p)))
+            .map(|&(href, label, key)| (href, self.words.t(label), key))
+            .collect()
+    }
+
+    /// The signed-in user's role in their language.
+    pub fn role_name(&self) -> &'static str {
+        self.words.t(role_name(self.role))
     }
 
     /// Whether this page belongs to the section `key`.
@@ -200,6 +227,8 @@ impl Merchant {
             active,
             flash: self.take_flash().await,
             words: self.words,
+            can: self.can,
+            role: self.user.role,
         }
     }
 

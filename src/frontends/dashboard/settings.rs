@@ -1,18 +1,18 @@
 //! Shop settings: name, shop URL, display time zone; the API credentials with key
-//! rotation; and the shop's users.
+//! rotation; where notifications go. The shop's users have their own page (`team`).
 
 use askama::Template;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::Utc;
 
 use super::form::{FormView, PostedForm};
-use super::{Chrome, Merchant, Page, Words, k, local, ok, render, see_other};
-use crate::db::{self, users::NewUserError};
+use super::{Chrome, Merchant, Page, Words, ok, render, see_other};
+use crate::db;
 use crate::domain::Errors;
-use crate::domain::account::{ShopSettings, email};
+use crate::domain::account::ShopSettings;
 use crate::domain::input::Reader;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -24,9 +24,6 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/settings/rotate", post(rotate))
         .route("/dashboard/settings/key", get(new_key))
         .route("/dashboard/settings/notifications", post(notifications))
-        .route("/dashboard/settings/users", post(add_user))
-        .route("/dashboard/settings/users/{id}/remove", post(remove_user))
-        .route("/dashboard/settings/invitation", get(invitation))
 }
 
 #[derive(Template)]
@@ -40,9 +37,7 @@ struct SettingsPage {
     /// Every IANA zone, for the searchable list.
     zones: Vec<&'static str>,
     form: FormView,
-    user_form: FormView,
     rotate_error: bool,
-    users: Vec<Member>,
     /// The public key that checks the shop's notifications (PEM, and bare base64).
     public_key: String,
     public_key_base64: String,
@@ -54,13 +49,7 @@ struct SettingsPage {
 }
 
 impl SettingsPage {
-    async fn new(
-        state: &AppState,
-        m: &Merchant,
-        form: Option<FormView>,
-        user_form: FormView,
-    ) -> Result<Self, super::AppError> {
-        let users = db::users::of_shop(&state.db, m.shop.id).await?;
+    async fn new(state: &AppState, m: &Merchant, form: Option<FormView>) -> Result<Self, super::AppError> {
         let keys = crate::services::keys::key_pair(state, &m.shop).await?;
         let processor = crate::services::processors::find(state, m.shop.id).await?;
         Ok(SettingsPage {
@@ -84,24 +73,13 @@ impl SettingsPage {
                     ("timezone", m.shop.timezone.clone().unwrap_or_default()),
                 ])
             }),
-            user_form,
             rotate_error: false,
-            users: users
-                .iter()
-                .map(|u| Member {
-                    id: u.id.clone(),
-                    email: u.email.clone(),
-                    since: local(u.created_at, m.tz),
-                    invited: u.invite_hash.is_some(),
-                    me: u.id == m.user.id,
-                })
-                .collect(),
         })
     }
 }
 
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
-    ok(&SettingsPage::new(&state, &m, None, FormView::default()).await?)
+    ok(&SettingsPage::new(&state, &m, None).await?)
 }
 
 async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
@@ -113,8 +91,7 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
             see_other("/dashboard/settings")
         }
         Err(errors) => {
-            let page = SettingsPage::new(&state, &m, Some(FormView::sent(&form, errors, m.words)), FormView::default())
-                .await?;
+            let page = SettingsPage::new(&state, &m, Some(FormView::sent(&form, errors, m.words))).await?;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -145,7 +122,7 @@ struct SecretPage {
 async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     if form.get("confirm") != Some("yes") {
-        let mut page = SettingsPage::new(&state, &m, None, FormView::default()).await?;
+        let mut page = SettingsPage::new(&state, &m, None).await?;
         page.rotate_error = true;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
@@ -189,129 +166,11 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
         refused.for_each(|field, message| errors.add(field, message));
     }
     if !errors.is_empty() {
-        let mut page = SettingsPage::new(&state, &m, None, FormView::default()).await?;
+        let mut page = SettingsPage::new(&state, &m, None).await?;
         page.notify_form = FormView::sent(&form, errors, m.words);
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
     crate::services::shops::set_notification_url(&state, m.shop.id, url, Utc::now()).await?;
     m.flash(m.t("Notification settings saved.")).await;
-    see_other("/dashboard/settings")
-}
-
-/// One of the shop's users, as the settings list them.
-struct Member {
-    id: String,
-    email: String,
-    since: String,
-    /// Invited, and not yet through their link.
-    invited: bool,
-    /// The user looking at the page (who cannot remove themselves).
-    me: bool,
-}
-
-/// How long an invitation link works.
-const INVITATION_DAYS: i64 = 7;
-
-/// Invites another user: a one-time link, shown once to whoever invited them, where the new
-/// user sets their own password.
-async fn add_user(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
-    m.check(form.get("csrf"))?;
-    let body = form.to_json(&[], &[]);
-    let r = Reader::new(&body);
-    let mut errors = Errors::default();
-    if let Some(address) = email(&r, "email", &mut errors)
-        && errors.is_empty()
-    {
-        let token = crate::domain::ids::random_hex(32);
-        let placeholder = crate::services::passwords::hash(crate::domain::ids::random_hex(16)).await?;
-        let now = Utc::now();
-        let expires = now + chrono::Duration::days(INVITATION_DAYS);
-        match db::users::invite(
-            &state.db,
-            m.shop.id,
-            &address,
-            placeholder,
-            super::merchant::invite_hash(&token),
-            expires,
-            now,
-        )
-        .await
-        {
-            Ok(_) => {
-                let link = format!("{}/dashboard/invite/{token}", state.config.base_url);
-                let sealed = state.vault.seal(link.as_bytes(), &invitation_context(&m));
-                m.session
-                    .insert(NEW_INVITATION, (address, sealed))
-                    .await
-                    .map_err(|e| AppError::Internal(e.to_string()))?;
-                return see_other("/dashboard/settings/invitation");
-            }
-            Err(NewUserError::EmailTaken) => errors.add("email", "has already been taken"),
-            Err(NewUserError::Db(e)) => return Err(e.into()),
-        }
-    }
-    let page = SettingsPage::new(&state, &m, None, FormView::sent(&form, errors, m.words)).await?;
-    Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
-}
-
-/// The session's slot for a new invitation link until its page shows it.
-const NEW_INVITATION: &str = "new_invitation";
-
-fn invitation_context(m: &Merchant) -> String {
-    format!("dashboard-invitation:{}:{}", m.shop.id, m.user.id)
-}
-
-#[derive(Template)]
-#[template(path = "dashboard/invitation.html")]
-struct InvitationPage {
-    chrome: Chrome,
-    email: String,
-    link: String,
-    days: i64,
-}
-
-/// The new invitation link, once: the page after an invitation.
-async fn invitation(State(state): State<AppState>, m: Merchant) -> Page {
-    let kept: Option<(String, String)> = m.session.remove(NEW_INVITATION).await.ok().flatten();
-    let opened =
-        kept.and_then(|(email, sealed)| Some((email, state.vault.open_text(&sealed, &invitation_context(&m)).ok()?)));
-    let Some((email, link)) = opened else {
-        m.flash(
-            m.t("An invitation link is shown only once. Remove the invited user and invite them again if it was lost."),
-        )
-        .await;
-        return see_other("/dashboard/settings");
-    };
-    ok(&InvitationPage { chrome: m.chrome("settings").await, email, link, days: INVITATION_DAYS })
-}
-
-/// Removes another user of the shop, after a confirmation; nobody removes themselves.
-async fn remove_user(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
-    m.check(form.get("csrf"))?;
-    if id == m.user.id {
-        return Err(AppError::Conflict(m.t("You cannot remove yourself; another user of the shop can").into()));
-    }
-    let users = db::users::of_shop(&state.db, m.shop.id).await?;
-    let user = users.into_iter().find(|u| u.id == id).ok_or(AppError::NotFound("User"))?;
-    if form.get("confirm") != Some("yes") {
-        let page = super::ConfirmPage {
-            chrome: m.chrome("settings").await,
-            title: m.f("Remove {}?", &[&user.email]),
-            lines: vec![
-                m.f("{} can no longer log in to this shop, and is logged out everywhere now.", &[&user.email]),
-                m.t("What they did stays. You can invite them again later.").into(),
-            ],
-            action: format!("/dashboard/settings/users/{id}/remove"),
-            fields: Vec::new(),
-            button: m.t("Remove the user").into(),
-            back: "/dashboard/settings".into(),
-            back_label: k("Keep them"),
-        };
-        return ok(&page);
-    }
-    if db::users::remove(&state.db, m.shop.id, &id).await? {
-        tracing::info!(shop_id = m.shop.id, "dashboard user removed");
-        m.flash(&m.f("{} was removed from the shop.", &[&user.email])).await;
-    }
     see_other("/dashboard/settings")
 }

@@ -63,7 +63,7 @@ db_tests! {
         let short = again.post_raw("/dashboard/signup", &[("csrf", &token), ("shop_name", ""), ("email", "x"),
             ("password", "short"), ("password_confirmation", "short")]).await;
         assert_eq!(short.status, StatusCode::UNPROCESSABLE_ENTITY);
-        for message in ["can&#39;t be blank", "is invalid", "is too short (minimum is 10 characters)"] {
+        for message in ["can&#39;t be blank", "is invalid", "is too short (minimum is 12 characters)"] {
             assert!(short.html.contains(message) || short.html.contains(&message.replace("&#39;", "&#x27;")), "{message}");
         }
 
@@ -207,9 +207,10 @@ db_tests! {
     async fn the_command_line_adds_a_user_who_can_log_in(app) {
         use std::io::Write;
         let shop = app.shop("Books").await;
-        let run = |email: &str, password: &str| {
+        let run = |email: &str, password: &str, role: &str| {
             let mut child = crate::cli::paydesk(&app.database_url)
                 .args(["user", "create", "--shop-id", &shop.id.to_string(), "--email", email])
+                .args(if role.is_empty() { vec![] } else { vec!["--role", role] })
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
@@ -218,13 +219,20 @@ db_tests! {
             writeln!(child.stdin.take().unwrap(), "{password}").unwrap();
             child.wait_with_output().unwrap()
         };
-        let short = run("ann@example.com", "short");
+        let short = run("ann@example.com", "short", "");
         assert!(!short.status.success());
         assert!(String::from_utf8_lossy(&short.stderr).contains("Password is too short"));
-        let made = run("Ann@Example.com", PASSWORD);
+        let common = run("ann@example.com", "QwertyQwerty", "");
+        assert!(String::from_utf8_lossy(&common.stderr).contains("one of the most common passwords"));
+        let boss = run("ann@example.com", PASSWORD, "boss");
+        assert!(String::from_utf8_lossy(&boss.stderr).contains("--role must be one of owner, administrator, developer, support, analyst"));
+        let made = run("Ann@Example.com", PASSWORD, "");
         assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
         let user: Value = serde_json::from_slice(&made.stdout).unwrap();
         assert_eq!((user["shop_id"].as_i64(), user["email"].as_str()), (Some(shop.id), Some("ann@example.com")));
+        assert_eq!(user["role"], "owner");
+        let support = run("sam@example.com", PASSWORD, "support");
+        assert_eq!(serde_json::from_slice::<Value>(&support.stdout).unwrap()["role"], "support");
         let (m, done) = log_in(&app, "ann@example.com", PASSWORD).await;
         assert_eq!(done.status, StatusCode::SEE_OTHER);
         assert!(m.get("/dashboard/settings").await.html.contains(&format!(">{}</code>", shop.id)));
@@ -294,10 +302,16 @@ async fn cookies_are_secure_when_the_dashboard_is_served_over_https() {
     );
 }
 
-/// Invites `email` into `m`'s shop and goes through the link as the invited user would:
-/// the user, logged in by it.
+/// Invites `email` into `m`'s shop as an administrator and goes through the link as the
+/// invited user would: the user, logged in by it.
 pub(super) async fn invite_and_join(app: &TestApp, m: &Merchant, email: &str) -> Merchant {
-    let invited = m.post("/dashboard/settings/users", &[("email", email)]).await;
+    invite_as(app, m, email, "administrator").await
+}
+
+/// Invites `email` into `m`'s shop with `role` and goes through the link as the invited user
+/// would: the user, logged in by it.
+pub(crate) async fn invite_as(app: &TestApp, m: &Merchant, email: &str, role: &str) -> Merchant {
+    let invited = m.post("/dashboard/settings/users", &[("email", email), ("role", role)]).await;
     assert_eq!((invited.status, invited.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/settings/invitation"));
     let page = m.get("/dashboard/settings/invitation").await;
     let marker = "data-testid=\"invitation-link\"";
@@ -306,7 +320,7 @@ pub(super) async fn invite_and_join(app: &TestApp, m: &Merchant, email: &str) ->
     assert!(link.starts_with(&format!("{}/dashboard/invite/", app.base)), "{link}");
     let again = m.get("/dashboard/settings/invitation").await;
     assert_eq!(again.status, StatusCode::SEE_OTHER, "shown once");
-    assert!(!m.get("/dashboard/settings").await.html.contains(&link), "never shown again");
+    assert!(!m.get("/dashboard/settings/users").await.html.contains(&link), "never shown again");
     let path = link.strip_prefix(&app.base).unwrap().to_string();
     assert_eq!(log_in(app, email, PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY, "no password yet");
 
@@ -338,7 +352,7 @@ db_tests! {
         let (again, _) = log_in(&app, "dan@example.com", PASSWORD).await;
         assert_eq!(again.get("/dashboard").await.status, StatusCode::OK, "the chosen password logs in");
 
-        let settings = m.get("/dashboard/settings").await;
+        let settings = m.get("/dashboard/settings/users").await;
         let marker = "/remove\"";
         let at = settings.html.find(marker).expect("a remove button for dan");
         let path = settings.html[..at].rsplit("action=\"").next().unwrap().to_string() + "/remove";
@@ -349,7 +363,7 @@ db_tests! {
         let gone = dan.get("/dashboard").await;
         assert_eq!((gone.status, gone.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/login?next=%2Fdashboard"), "logged out");
         assert_eq!(log_in(&app, "dan@example.com", PASSWORD).await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
-        assert!(m.get("/dashboard/settings").await.html.contains("dan@example.com was removed from the shop."));
+        assert!(m.get("/dashboard/settings/users").await.html.contains("dan@example.com was removed from the shop."));
 
         assert!(settings.html.contains("(you)"), "the user sees themselves");
         let ann_id = paydesk::db::users::by_email(&app.db, "ann@example.com").await.unwrap().unwrap().id;

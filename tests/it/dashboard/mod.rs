@@ -4,6 +4,7 @@
 
 mod accounts;
 mod language;
+mod roles;
 mod sections;
 
 use reqwest::StatusCode;

@@ -2,6 +2,52 @@
 
 /// The texts of the settings, team and webhooks pages, by their English.
 pub const RU: &[(&str, &str)] = &[
+    // Roles and the team.
+    ("Owner", "Владелец"),
+    ("Administrator", "Администратор"),
+    ("Developer", "Разработчик"),
+    ("Support", "Поддержка"),
+    ("Analyst", "Аналитик"),
+    (
+        "Your role in this shop does not allow this. An owner or an administrator can change your role.",
+        "Ваша роль в этом магазине этого не позволяет. Изменить роль может владелец или администратор.",
+    ),
+    ("Users and roles", "Пользователи и роли"),
+    ("Role", "Роль"),
+    ("Role of {}", "Роль пользователя {}"),
+    ("Change role", "Изменить роль"),
+    ("Invite a user", "Пригласить пользователя"),
+    (
+        "What each role may do is listed below. Give the least a person's work needs.",
+        "Что может каждая роль, описано ниже. Дайте столько прав, сколько нужно для работы, и не больше.",
+    ),
+    ("What each role may do", "Что может каждая роль"),
+    ("Everything, including other owners.", "Всё, включая других владельцев."),
+    (
+        "Everything but owners: cannot make, change or remove an owner.",
+        "Всё, кроме владельцев: не может назначать, менять или удалять владельца.",
+    ),
+    (
+        "The catalogue, the API key and webhooks; reads everything else; no refunds, no users.",
+        "Каталог, ключ API и вебхуки; остальное только видит; без возвратов и пользователей.",
+    ),
+    (
+        "Payments (capture, void, refund), customers and subscriptions; no API key, webhooks or exports.",
+        "Платежи (списание, отмена, возврат), клиенты и подписки; без ключа API, вебхуков и выгрузок.",
+    ),
+    ("Reads and exports; changes nothing.", "Видит и выгружает данные; ничего не меняет."),
+    ("{} is now {}.", "Роль {}: теперь {}."),
+    (
+        "The shop needs an owner who can sign in: make another user owner first.",
+        "У магазина должен остаться владелец, который может войти: сначала сделайте владельцем другого пользователя.",
+    ),
+    ("You and your team", "Вы и ваша команда"),
+    ("Your role: {}.", "Ваша роль: {}."),
+    ("See the processor's settings", "Посмотреть настройки платёжной системы"),
+    (
+        "Only an owner or an administrator can change the processor.",
+        "Платёжную систему может изменить только владелец или администратор.",
+    ),
     // The language.
     ("Language", "Язык"),
     ("The language you read the dashboard in", "Язык панели"),
@@ -90,7 +136,6 @@ pub const RU: &[(&str, &str)] = &[
     ("since {}", "в магазине с {}"),
     ("(you)", "(вы)"),
     ("Remove {}…", "Удалить {}…"),
-    ("Invite a user by e-mail", "Пригласить пользователя по эл. почте"),
     (
         "You get a one-time link to send them; they choose their own password.",
         "Вы получите одноразовую ссылку для отправки пользователю; пароль он выберет сам.",

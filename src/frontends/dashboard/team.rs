@@ -1,0 +1,232 @@
+//! The shop's users: who they are and their roles, invitations that carry a role, giving
+//! another role and removing a user. A shop always keeps an owner who can sign in.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use chrono::Utc;
+
+use super::form::{FormView, PostedForm};
+use super::{Chrome, Merchant, Page, k, local, ok, render, role_name, see_other};
+use crate::db::users::{Invitation, MemberChanged, NewUserError};
+use crate::db::{self};
+use crate::domain::Errors;
+use crate::domain::access::{MemberChange, Permission, Refusal, Role};
+use crate::domain::account::email;
+use crate::domain::input::Reader;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/settings/users", get(page).post(invite))
+        .route("/dashboard/settings/users/{id}/role", post(give_role))
+        .route("/dashboard/settings/users/{id}/remove", post(remove))
+        .route("/dashboard/settings/invitation", get(invitation))
+}
+
+/// How long an invitation link works.
+const INVITATION_DAYS: i64 = 7;
+
+#[derive(Template)]
+#[template(path = "dashboard/team.html")]
+struct TeamPage {
+    chrome: Chrome,
+    users: Vec<Member>,
+    /// The roles this user may give: `(word, name)`.
+    roles: Vec<(&'static str, &'static str)>,
+    form: FormView,
+}
+
+/// One of the shop's users, as the page lists them.
+struct Member {
+    id: String,
+    email: String,
+    role: Role,
+    role_name: &'static str,
+    since: String,
+    /// Invited, and not yet through their link.
+    invited: bool,
+    /// The user looking at the page.
+    me: bool,
+    /// Whether the user looking may change this one's role or remove them.
+    managed: bool,
+}
+
+impl TeamPage {
+    async fn new(state: &AppState, m: &Merchant, form: FormView) -> Result<Self, AppError> {
+        let users = db::users::of_shop(&state.db, m.shop.id).await?;
+        let manages = |role: Role| m.can.change_users && m.user.role.manages(role);
+        Ok(TeamPage {
+            chrome: m.chrome("settings").await,
+            roles: Role::ALL.iter().filter(|r| manages(**r)).map(|r| (r.as_str(), m.t(role_name(*r)))).collect(),
+            users: users
+                .iter()
+                .map(|u| Member {
+                    id: u.id.clone(),
+                    email: u.email.clone(),
+                    role: u.role,
+                    role_name: m.t(role_name(u.role)),
+                    since: local(u.created_at, m.tz),
+                    invited: u.invite_hash.is_some(),
+                    me: u.id == m.user.id,
+                    managed: manages(u.role),
+                })
+                .collect(),
+            form,
+        })
+    }
+}
+
+async fn page(State(state): State<AppState>, m: Merchant) -> Page {
+    ok(&TeamPage::new(&state, &m, FormView::filled(vec![("role", Role::Support.as_str().into())])).await?)
+}
+
+/// A role sent by a form, if it is one this user may give.
+fn role_given(m: &Merchant, form: &PostedForm, errors: &mut Errors) -> Option<Role> {
+    let role = Role::parse(form.get("role").unwrap_or(""));
+    match role {
+        Some(role) if m.user.role.manages(role) => Some(role),
+        _ => {
+            errors.add("role", "is not included in the list");
+            None
+        }
+    }
+}
+
+/// Invites another user with a role: a one-time link, shown once to whoever invited them,
+/// where the new user sets their own password.
+async fn invite(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let body = form.to_json(&[], &[]);
+    let mut errors = Errors::default();
+    let address = email(&Reader::new(&body), "email", &mut errors);
+    let role = role_given(&m, &form, &mut errors);
+    if let (Some(address), Some(role)) = (address, role)
+        && errors.is_empty()
+    {
+        let token = crate::domain::ids::random_hex(32);
+        let placeholder = crate::services::passwords::hash(crate::domain::ids::random_hex(16)).await?;
+        let now = Utc::now();
+        let invitation = Invitation {
+            email: &address,
+            role,
+            placeholder_hash: placeholder,
+            invite_hash: super::merchant::invite_hash(&token),
+            expires_at: now + chrono::Duration::days(INVITATION_DAYS),
+        };
+        match db::users::invite(&state.db, m.shop.id, invitation, now).await {
+            Ok(_) => {
+                tracing::info!(shop_id = m.shop.id, %role, "dashboard user invited");
+                let link = format!("{}/dashboard/invite/{token}", state.config.base_url);
+                let sealed = state.vault.seal(link.as_bytes(), &invitation_context(&m));
+                m.session
+                    .insert(NEW_INVITATION, (address, sealed))
+                    .await
+                    .map_err(|e| AppError::Internal(e.to_string()))?;
+                return see_other("/dashboard/settings/invitation");
+            }
+            Err(NewUserError::EmailTaken) => errors.add("email", "has already been taken"),
+            Err(NewUserError::Db(e)) => return Err(e.into()),
+        }
+    }
+    let page = TeamPage::new(&state, &m, FormView::sent(&form, errors, m.words)).await?;
+    Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+}
+
+/// The session's slot for a new invitation link until its page shows it.
+const NEW_INVITATION: &str = "new_invitation";
+
+fn invitation_context(m: &Merchant) -> String {
+    format!("dashboard-invitation:{}:{}", m.shop.id, m.user.id)
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/invitation.html")]
+struct InvitationPage {
+    chrome: Chrome,
+    email: String,
+    link: String,
+    days: i64,
+}
+
+/// The new invitation link, once: the page after an invitation.
+async fn invitation(State(state): State<AppState>, m: Merchant) -> Page {
+    let kept: Option<(String, String)> = m.session.remove(NEW_INVITATION).await.ok().flatten();
+    let opened =
+        kept.and_then(|(email, sealed)| Some((email, state.vault.open_text(&sealed, &invitation_context(&m)).ok()?)));
+    let Some((email, link)) = opened else {
+        m.flash(
+            m.t("An invitation link is shown only once. Remove the invited user and invite them again if it was lost."),
+        )
+        .await;
+        return see_other("/dashboard/settings/users");
+    };
+    ok(&InvitationPage { chrome: m.chrome("settings").await, email, link, days: INVITATION_DAYS })
+}
+
+/// Gives another role to a user of the shop.
+async fn give_role(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let mut errors = Errors::default();
+    let Some(role) = role_given(&m, &form, &mut errors) else {
+        let page = TeamPage::new(&state, &m, FormView::sent(&form, errors, m.words)).await?;
+        return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
+    };
+    let changed = db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, MemberChange::Role(role), Utc::now());
+    let before = done(&m, changed.await?)?;
+    tracing::info!(shop_id = m.shop.id, from = %before.role, to = %role, "dashboard user given another role");
+    m.flash(&m.f("{} is now {}.", &[&before.email, &m.t(role_name(role))])).await;
+    see_other(if before.id == m.user.id && !role.can(Permission::ReadUsers) {
+        "/dashboard"
+    } else {
+        "/dashboard/settings/users"
+    })
+}
+
+/// Removes another user of the shop, after a confirmation; nobody removes themselves.
+async fn remove(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let users = db::users::of_shop(&state.db, m.shop.id).await?;
+    let user = users.into_iter().find(|u| u.id == id).ok_or(AppError::NotFound("User"))?;
+    if form.get("confirm") != Some("yes") {
+        let page = super::ConfirmPage {
+            chrome: m.chrome("settings").await,
+            title: m.f("Remove {}?", &[&user.email]),
+            lines: vec![
+                m.f("{} can no longer log in to this shop, and is logged out everywhere now.", &[&user.email]),
+                m.t("What they did stays. You can invite them again later.").into(),
+            ],
+            action: format!("/dashboard/settings/users/{id}/remove"),
+            fields: Vec::new(),
+            button: m.t("Remove the user").into(),
+            back: "/dashboard/settings/users".into(),
+            back_label: k("Keep them"),
+        };
+        return ok(&page);
+    }
+    let changed = db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, MemberChange::Remove, Utc::now());
+    let before = done(&m, changed.await?)?;
+    tracing::info!(shop_id = m.shop.id, role = %before.role, "dashboard user removed");
+    m.flash(&m.f("{} was removed from the shop.", &[&before.email])).await;
+    see_other("/dashboard/settings/users")
+}
+
+/// The user as they were before a change that was made, or why it was not.
+fn done(m: &Merchant, changed: MemberChanged) -> Result<crate::db::entities::users::Model, AppError> {
+    match changed {
+        MemberChanged::Done(before) => Ok(before),
+        MemberChanged::Missing => Err(AppError::NotFound("User")),
+        MemberChanged::Refused(Refusal::LastOwner) => Err(AppError::Conflict(
+            m.t("The shop needs an owner who can sign in: make another user owner first.").into(),
+        )),
+        MemberChanged::Refused(Refusal::Yourself) => {
+            Err(AppError::Conflict(m.t("You cannot remove yourself; another user of the shop can").into()))
+        }
+        MemberChanged::Refused(Refusal::NotAllowed) => Err(AppError::Forbidden(k(
+            "Your role in this shop does not allow this. An owner or an administrator can change your role.",
+        ))),
+    }
+}
