@@ -33,7 +33,7 @@ mod m20261125_000027_portal;
 mod m20261127_000028_lifecycle;
 mod m20261127_000029_coupons;
 mod m20261128_000030_fixes;
-mod m20261128_000031_roles;
+mod m20261128_000031_access;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -72,7 +72,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000028_lifecycle::Migration),
             Box::new(m20261127_000029_coupons::Migration),
             Box::new(m20261128_000030_fixes::Migration),
-            Box::new(m20261128_000031_roles::Migration),
+            Box::new(m20261128_000031_access::Migration),
         ]
     }
 }

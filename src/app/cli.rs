@@ -51,6 +51,13 @@ enum UserCommand {
         #[arg(long, default_value = "owner")]
         role: String,
     },
+    /// Turn off the two-step login of a user who lost both their device and their recovery
+    /// codes (an owner of the shop can do it on the dashboard for anyone else).
+    ResetTwoStep {
+        /// The user's e-mail address.
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -114,6 +121,20 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 "name": created.shop.name,
             });
             println!("{out}");
+            Ok(())
+        }
+        Command::User { command: UserCommand::ResetTwoStep { email } } => {
+            let db = app::open_database(&config).await?;
+            let email = crate::domain::account::normalise_email(&email);
+            let Some(user) = crate::db::users::by_email(&db, &email).await? else {
+                return Err(format!("there is no user {email}").into());
+            };
+            let reset = crate::db::two_step::disable(&db, &user.id, Utc::now()).await?;
+            tracing::info!(shop_id = user.shop_id, reset, "two-step login of a user reset on the command line");
+            println!(
+                "{}",
+                json!({"user_id": user.id, "shop_id": user.shop_id, "email": user.email, "two_step": "off", "was_on": reset})
+            );
             Ok(())
         }
         Command::User { command: UserCommand::Create { shop_id, email, role } } => {

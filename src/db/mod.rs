@@ -35,6 +35,7 @@ pub mod subscriptions;
 pub mod summaries;
 pub mod test_clocks;
 pub mod throttle;
+pub mod two_step;
 pub mod users;
 pub mod webhooks;
 

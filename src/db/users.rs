@@ -142,7 +142,7 @@ pub async fn accept_invite(
 #[derive(Debug)]
 pub enum MemberChanged {
     /// Made; the user as they were before.
-    Done(users::Model),
+    Done(Box<users::Model>),
     /// There is no such user in the shop (or the actor is gone).
     Missing,
     Refused(Refusal),
@@ -194,7 +194,7 @@ pub async fn change_member(
     }
     let before = target.clone();
     txn.commit().await?;
-    Ok(MemberChanged::Done(before))
+    Ok(MemberChanged::Done(Box::new(before)))
 }
 
 /// The user with this (normalised) e-mail.

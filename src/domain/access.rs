@@ -5,7 +5,7 @@ use super::vocab::words;
 
 words! {
     /// What a dashboard user of a shop may do: `owner` everything; `administrator` everything
-    /// but other owners; `developer` the catalogue and the
+    /// but other owners and the shop's security settings; `developer` the catalogue and the
     /// integration (API key, webhooks); `support` payments, customers and subscriptions;
     /// `analyst` reads and exports.
     Role { Owner = "owner", Administrator = "administrator", Developer = "developer", Support = "support", Analyst = "analyst" }
@@ -44,6 +44,8 @@ pub enum Permission {
     ReadUsers,
     /// Invite, remove, and give roles.
     ChangeUsers,
+    /// Shop-wide security: two-step login required of every user.
+    ShopSecurity,
 }
 
 use Permission::*;
@@ -69,6 +71,7 @@ pub const MATRIX: &[(Permission, [bool; 5])] = &[
     (ChangeShop, [true, true, false, false, false]),
     (ReadUsers, [true, true, false, false, false]),
     (ChangeUsers, [true, true, false, false, false]),
+    (ShopSecurity, [true, false, false, false, false]),
 ];
 
 impl Role {
@@ -208,6 +211,7 @@ mod tests {
         assert!(changes.iter().all(|p| !Role::Analyst.can(*p)));
         assert!(Role::Analyst.can(Export));
         assert!(Role::Administrator.can(ChangeUsers) && !Role::Developer.can(ReadUsers));
+        assert!(!Role::Administrator.can(ShopSecurity));
     }
 
     #[test]

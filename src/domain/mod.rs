@@ -27,6 +27,7 @@ pub mod refund;
 pub mod revenue;
 pub mod subscription;
 pub mod throttle;
+pub mod two_step;
 pub mod vocab;
 pub mod webhook;
 

@@ -19,5 +19,6 @@ pub mod refunds;
 pub mod scheduler;
 pub mod shops;
 pub mod subscriptions;
+pub mod two_step;
 pub mod webhooks;
 pub mod worker;

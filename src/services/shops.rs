@@ -130,6 +130,15 @@ pub async fn set_notification_url(
     Ok(())
 }
 
+/// Sets whether the shop requires two-step login of every user; answers once the change was
+/// heard.
+pub async fn require_two_step(state: &AppState, shop_id: i64, required: bool, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let before = state.shops.heard_before(shop_id);
+    changing(state, shop_id, crate::db::two_step::set_required(&state.db, shop_id, required, now)).await?;
+    heard(state, &before).await;
+    Ok(())
+}
+
 /// Listens for changes of shops made by any instance, for as long as the process runs;
 /// while not listening the cache is unused. PostgreSQL only.
 pub async fn listen(state: AppState) {

@@ -14,6 +14,7 @@ pub mod plans;
 pub mod portal_tokens;
 pub mod processor_events;
 pub mod products;
+pub mod recovery_codes;
 pub mod refunds;
 pub mod sessions;
 pub mod shop_processors;

@@ -28,6 +28,8 @@ pub struct Model {
     pub reminder_all_periods: bool,
     /// Subscribers may pause (from the end of the paid period) and resume on their page.
     pub subscriber_pause: bool,
+    /// Whether every user of the shop must sign in with two-step login.
+    pub two_step_required: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -21,6 +21,12 @@ pub struct Model {
     pub language: DashboardLanguage,
     /// What the user may do in the shop.
     pub role: Role,
+    /// The authenticator's secret of two-step login, sealed by the vault; `None` while it is off.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub totp_sealed: Option<String>,
+    /// The last time step a code was accepted for: a code works once.
+    pub totp_last_step: Option<i64>,
+    pub totp_enabled_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -13,6 +13,13 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("GET", "/dashboard/password", Own),
     ("POST", "/dashboard/password", Own),
     ("POST", "/dashboard/settings/language", Own),
+    ("GET", "/dashboard/two-step", Own),
+    ("POST", "/dashboard/two-step", Own),
+    ("GET", "/dashboard/two-step/qr.svg", Own),
+    ("GET", "/dashboard/two-step/codes", Own),
+    ("POST", "/dashboard/two-step/codes", Own),
+    ("POST", "/dashboard/two-step/off", Own),
+    ("POST", "/dashboard/settings/two-step", ShopSecurity),
     ("GET", "/dashboard/settings", Own),
     ("POST", "/dashboard/settings", ChangeShop),
     ("POST", "/dashboard/settings/notifications", ChangeShop),
@@ -22,6 +29,7 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("POST", "/dashboard/settings/users", ChangeUsers),
     ("POST", "/dashboard/settings/users/{id}/role", ChangeUsers),
     ("POST", "/dashboard/settings/users/{id}/remove", ChangeUsers),
+    ("POST", "/dashboard/settings/users/{id}/two-step", ChangeUsers),
     ("GET", "/dashboard/settings/invitation", ChangeUsers),
     ("GET", "/dashboard/settings/processor", ReadProcessor),
     ("POST", "/dashboard/settings/processor", ChangeProcessor),
@@ -104,6 +112,7 @@ pub struct Can {
     pub change_shop: bool,
     pub read_users: bool,
     pub change_users: bool,
+    pub shop_security: bool,
 }
 
 impl Can {
@@ -123,6 +132,7 @@ impl Can {
             change_shop: role.can(ChangeShop),
             read_users: role.can(ReadUsers),
             change_users: role.can(ChangeUsers),
+            shop_security: role.can(ShopSecurity),
         }
     }
 }

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode, header::RETRY_AFTER, header::SET_COOKIE}
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use chrono::Utc;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
@@ -30,6 +30,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/dashboard/signup", get(signup_page).post(signup))
         .route("/dashboard/login", get(login_page).post(login))
+        .route("/dashboard/login/code", get(code_page).post(code))
         .route("/dashboard/logout", post(logout))
         .route("/dashboard/password", get(password_page).post(change_password))
         .route("/dashboard/invite/{token}", get(invite_page).post(accept_invite))
@@ -275,6 +276,16 @@ async fn login(
     match user {
         Some(user) if matches => {
             db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &account).await?;
+            if user.totp_sealed.is_some() {
+                // The password was right; the session is not signed in until the code is.
+                let fail = |e| session_error(e);
+                session.cycle_id().await.map_err(fail)?;
+                session.clear().await;
+                let pending =
+                    Pending { user: user.id.clone(), stamp: password_stamp(&user), next, at: now.timestamp() };
+                session.insert(PENDING_KEY, pending).await.map_err(fail)?;
+                return Ok(Redirect::to("/dashboard/login/code").into_response());
+            }
             start_session(&session, &user).await?;
             Ok(signed_in(&next, Words::of_user(user.language)))
         }
@@ -285,6 +296,84 @@ async fn login(
             Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, words.t("Wrong e-mail or password.").to_string()))
         }
     }
+}
+
+/// A login whose password was right, waiting for its two-step code.
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    user: String,
+    /// The password's stamp when it was given: a password changed meanwhile ends it.
+    stamp: String,
+    next: String,
+    /// When the password was given (Unix seconds).
+    at: i64,
+}
+
+const PENDING_KEY: &str = "two_step_pending";
+/// How long a right password waits for its code.
+const PENDING_SECONDS: i64 = 300;
+
+#[derive(Template)]
+#[template(path = "dashboard/login_code.html")]
+struct CodePage {
+    words: Words,
+    csrf: String,
+    problem: String,
+}
+
+/// The pending login's user, while the code may still be given.
+async fn pending(
+    state: &AppState,
+    session: &Session,
+    now: chrono::DateTime<Utc>,
+) -> Result<Option<(users::Model, String)>, AppError> {
+    let Some(pending) = session.get::<Pending>(PENDING_KEY).await.map_err(session_error)? else { return Ok(None) };
+    if now.timestamp() - pending.at > PENDING_SECONDS {
+        return Ok(None);
+    }
+    let user = db::users::by_id(&state.db, &pending.user).await?;
+    Ok(user.filter(|u| password_stamp(u) == pending.stamp && u.totp_sealed.is_some()).map(|u| (u, pending.next)))
+}
+
+async fn code_page(State(state): State<AppState>, headers: HeaderMap, session: Session) -> Page {
+    if pending(&state, &session, Utc::now()).await?.is_none() {
+        return see_other("/dashboard/login");
+    }
+    Ok(anonymous(&state, &headers, StatusCode::OK, |csrf, words| {
+        render(StatusCode::OK, &CodePage { words, csrf, problem: String::new() })
+    }))
+}
+
+/// The second step of a login: a code of the user's authenticator, or one of their recovery
+/// codes. Wrong codes are counted per user wherever they come from, like passwords.
+async fn code(State(state): State<AppState>, headers: HeaderMap, session: Session, form: PostedForm) -> Page {
+    check_anonymous(&headers, &form)?;
+    let now = Utc::now();
+    let Some((user, next)) = pending(&state, &session, now).await? else {
+        return see_other("/dashboard/login");
+    };
+    let words = Words::of_request(&headers);
+    let refuse = |status: StatusCode, problem: String| {
+        anonymous(&state, &headers, status, |csrf, words| render(StatusCode::OK, &CodePage { words, csrf, problem }))
+    };
+    if let Some(wait) = db::throttle::wait(&state.db, &throttle::TWO_STEP, &user.id, now).await? {
+        let minutes = wait.as_secs() / 60 + 1;
+        tracing::warn!("two-step login locked after repeated wrong codes");
+        let problem = words.f("Too many failed attempts. Try again in {} minutes.", &[&minutes]);
+        let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, problem);
+        response.headers_mut().insert(RETRY_AFTER, crate::web::error::retry_after(wait));
+        return Ok(response);
+    }
+    let typed = form.get("code").unwrap_or("");
+    if !crate::services::two_step::accept(&state, &user, typed, now).await? {
+        db::throttle::fail(&state.db, &throttle::TWO_STEP, &user.id, now).await?;
+        tracing::info!("two-step code refused");
+        let problem = words.t("That code is wrong or was used already. Type the newest code of your app.");
+        return Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string()));
+    }
+    db::throttle::forget(&state.db, &throttle::TWO_STEP, &user.id).await?;
+    start_session(&session, &user).await?;
+    Ok(signed_in(&next, Words::of_user(user.language)))
 }
 
 async fn logout(m: Merchant, form: PostedForm) -> Page {

@@ -38,6 +38,7 @@ mod settings;
 mod subscriptions;
 mod tables;
 mod team;
+mod two_step;
 mod webhooks;
 mod words;
 
@@ -71,6 +72,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(subscriptions::router())
         .merge(settings::router())
         .merge(team::router())
+        .merge(two_step::router())
         .merge(processor::router())
         .merge(coupons::router())
         .merge(webhooks::router())

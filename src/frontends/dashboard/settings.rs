@@ -38,6 +38,8 @@ struct SettingsPage {
     zones: Vec<&'static str>,
     form: FormView,
     rotate_error: bool,
+    /// Whether the shop requires two-step login of every user.
+    two_step_required: bool,
     /// The public key that checks the shop's notifications (PEM, and bare base64).
     public_key: String,
     public_key_base64: String,
@@ -74,6 +76,7 @@ impl SettingsPage {
                 ])
             }),
             rotate_error: false,
+            two_step_required: m.shop.two_step_required,
         })
     }
 }

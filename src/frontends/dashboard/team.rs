@@ -24,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/settings/users", get(page).post(invite))
         .route("/dashboard/settings/users/{id}/role", post(give_role))
         .route("/dashboard/settings/users/{id}/remove", post(remove))
+        .route("/dashboard/settings/users/{id}/two-step", post(reset_two_step))
         .route("/dashboard/settings/invitation", get(invitation))
 }
 
@@ -53,6 +54,8 @@ struct Member {
     me: bool,
     /// Whether the user looking may change this one's role or remove them.
     managed: bool,
+    /// Whether they sign in with two-step login.
+    two_step: bool,
 }
 
 impl TeamPage {
@@ -73,6 +76,7 @@ impl TeamPage {
                     invited: u.invite_hash.is_some(),
                     me: u.id == m.user.id,
                     managed: manages(u.role),
+                    two_step: u.totp_sealed.is_some(),
                 })
                 .collect(),
             form,
@@ -214,10 +218,47 @@ async fn remove(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     see_other("/dashboard/settings/users")
 }
 
+/// Turns off the two-step login of another user who lost both their device and their recovery
+/// codes, after a confirmation: they sign in with their password and set it up again.
+async fn reset_two_step(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let users = db::users::of_shop(&state.db, m.shop.id).await?;
+    let user = users.into_iter().find(|u| u.id == id).ok_or(AppError::NotFound("User"))?;
+    if user.id == m.user.id || !m.user.role.manages(user.role) {
+        return Err(AppError::Forbidden(k(
+            "Your role in this shop does not allow this. An owner or an administrator can change your role.",
+        )));
+    }
+    if form.get("confirm") != Some("yes") {
+        let page = super::ConfirmPage {
+            chrome: m.chrome("settings").await,
+            title: m.f("Reset two-step login of {}?", &[&user.email]),
+            lines: vec![
+                m.f(
+                    "{} then signs in with the password alone, until they set up two-step login again.",
+                    &[&user.email],
+                ),
+                m.t("Do this only when you know it is them asking: their device and recovery codes are lost.").into(),
+            ],
+            action: format!("/dashboard/settings/users/{id}/two-step"),
+            fields: Vec::new(),
+            button: m.t("Reset two-step login").into(),
+            back: "/dashboard/settings/users".into(),
+            back_label: k("Keep it"),
+        };
+        return ok(&page);
+    }
+    if db::two_step::disable(&state.db, &user.id, Utc::now()).await? {
+        tracing::info!(shop_id = m.shop.id, "two-step login of a user reset");
+    }
+    m.flash(&m.f("Two-step login of {} was reset.", &[&user.email])).await;
+    see_other("/dashboard/settings/users")
+}
+
 /// The user as they were before a change that was made, or why it was not.
 fn done(m: &Merchant, changed: MemberChanged) -> Result<crate::db::entities::users::Model, AppError> {
     match changed {
-        MemberChanged::Done(before) => Ok(before),
+        MemberChanged::Done(before) => Ok(*before),
         MemberChanged::Missing => Err(AppError::NotFound("User")),
         MemberChanged::Refused(Refusal::LastOwner) => Err(AppError::Conflict(
             m.t("The shop needs an owner who can sign in: make another user owner first.").into(),

@@ -6,6 +6,7 @@ mod accounts;
 mod language;
 mod roles;
 mod sections;
+mod two_step;
 
 use reqwest::StatusCode;
 
@@ -67,6 +68,16 @@ impl Merchant {
         answer(request.send().await.unwrap()).await
     }
 
+    /// The CSRF token of the page at `path`, following one more redirect (to setting up
+    /// two-step login); empty when it has none (the login's second step).
+    pub async fn csrf_after(&self, path: &str) -> String {
+        let mut page = self.get(path).await;
+        if page.status == StatusCode::SEE_OTHER {
+            page = self.get(&page.location).await;
+        }
+        if page.html.contains("name=\"csrf\"") { csrf_of(&page.html) } else { String::new() }
+    }
+
     /// The id at the end of a redirect to a created object's page.
     pub fn created(a: &Answer, prefix: &str) -> String {
         assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.html);
@@ -102,7 +113,7 @@ pub async fn log_in(app: &TestApp, email: &str, password: &str) -> (Merchant, An
     let token = csrf_of(&page.html);
     let done = m.post_raw("/dashboard/login", &[("csrf", &token), ("email", email), ("password", password)]).await;
     if done.status == StatusCode::SEE_OTHER {
-        m.csrf = csrf_of(&m.get("/dashboard").await.html);
+        m.csrf = m.csrf_after(&done.location).await;
     }
     (m, done)
 }

@@ -88,6 +88,7 @@ fn readmes_permission_matrix_is_the_one_the_server_checks() {
         vec![ChangeShop],
         vec![ReadUsers],
         vec![ChangeUsers],
+        vec![ShopSecurity],
         vec![Own],
     ];
     assert_eq!(rows.len(), meaning.len(), "{rows:?}");
@@ -219,6 +220,7 @@ const EVERYTHING: &[(&str, &str)] = &[
     ("current_password", PASSWORD),
     ("password", "another long password"),
     ("password_confirmation", "another long password"),
+    ("required", "true"),
 ];
 
 db_tests! {

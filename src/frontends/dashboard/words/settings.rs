@@ -2,6 +2,118 @@
 
 /// The texts of the settings, team and webhooks pages, by their English.
 pub const RU: &[(&str, &str)] = &[
+    // Two-step login.
+    ("Two-step login", "Двухэтапный вход"),
+    ("On", "Включён"),
+    (
+        "On since {}: each login asks for a code of your authenticator app after the password.",
+        "Включён с {}: после пароля при каждом входе нужен код из приложения-аутентификатора.",
+    ),
+    (
+        "{} recovery code left|{} recovery codes left",
+        "Остался {} резервный код|Осталось {} резервных кода|Осталось {} резервных кодов",
+    ),
+    ("New recovery codes", "Новые резервные коды"),
+    (
+        "Ten new codes replace the old ones, which stop working. Give your password and a code to confirm it is you.",
+        "Десять новых кодов заменят старые, а старые перестанут работать. Подтвердите, что это вы: введите пароль и код.",
+    ),
+    ("Make new recovery codes", "Создать новые резервные коды"),
+    ("Turn two-step login off", "Выключить двухэтапный вход"),
+    (
+        "Your password alone would open your account again. Give your password and a code to confirm it is you.",
+        "Тогда в ваш аккаунт снова можно будет войти по одному паролю. Подтвердите, что это вы: введите пароль и код.",
+    ),
+    ("Turn off", "Выключить"),
+    ("Set up two-step login", "Настроить двухэтапный вход"),
+    (
+        "After your password, each login will ask for a six-digit code that an authenticator app on your phone makes (any app for time-based codes, such as FreeOTP, Aegis, Google Authenticator or 1Password).",
+        "После пароля при каждом входе нужен будет шестизначный код из приложения-аутентификатора на телефоне (подойдёт любое приложение для одноразовых кодов по времени, например FreeOTP, Aegis, Google Authenticator или 1Password).",
+    ),
+    (
+        "In the app, add an account by scanning this QR code.",
+        "В приложении добавьте аккаунт, отсканировав этот QR-код.",
+    ),
+    ("QR code of your two-step login secret", "QR-код секрета вашего двухэтапного входа"),
+    (
+        "Or type this secret into the app (time-based, 6 digits, 30 seconds):",
+        "Или введите этот секрет в приложение вручную (по времени, 6 цифр, 30 секунд):",
+    ),
+    ("Type the code the app shows now.", "Введите код, который приложение показывает сейчас."),
+    ("Turn on two-step login", "Включить двухэтапный вход"),
+    (
+        "This shop requires two-step login: turn it on to go on.",
+        "В этом магазине двухэтапный вход обязателен: включите его, чтобы продолжить.",
+    ),
+    (
+        "That code is not the one your app shows now. Check the app's clock and type the newest code.",
+        "Это не тот код, который приложение показывает сейчас. Проверьте время на телефоне и введите самый новый код.",
+    ),
+    (
+        "Two-step login is on. Keep these recovery codes somewhere safe.",
+        "Двухэтапный вход включён. Сохраните резервные коды в надёжном месте.",
+    ),
+    ("Recovery codes", "Резервные коды"),
+    (
+        "If you lose your phone, each of these codes logs you in once instead of a code of the app. Print them or keep them in a password manager: they are shown only this once.",
+        "Если телефон потеряется, каждый из этих кодов один раз заменит код приложения при входе. Распечатайте их или сохраните в менеджере паролей: они показаны только сейчас.",
+    ),
+    ("Done", "Готово"),
+    (
+        "Recovery codes are shown only once. Make new ones if you did not keep them.",
+        "Резервные коды показываются только один раз. Создайте новые, если не сохранили их.",
+    ),
+    ("The password or the code is wrong. Nothing was changed.", "Неверный пароль или код. Ничего не изменено."),
+    (
+        "This shop requires two-step login of every user.",
+        "В этом магазине двухэтапный вход обязателен для всех пользователей.",
+    ),
+    (
+        "Two-step login is off: your password alone now opens your account.",
+        "Двухэтапный вход выключен: теперь в аккаунт можно войти по одному паролю.",
+    ),
+    ("Turn on two-step login for yourself first.", "Сначала включите двухэтапный вход для себя."),
+    (
+        "Every user of the shop now signs in with two-step login; those without it set it up at their next page.",
+        "Теперь все пользователи магазина входят в два этапа; у кого он не настроен, настроят его на следующей странице.",
+    ),
+    (
+        "Two-step login is no longer required; each user chooses.",
+        "Двухэтапный вход больше не обязателен; каждый решает сам.",
+    ),
+    (
+        "Every user of the shop must sign in with two-step login.",
+        "Все пользователи магазина обязаны входить в два этапа.",
+    ),
+    ("Stop requiring two-step login", "Сделать двухэтапный вход необязательным"),
+    (
+        "Require two-step login of every user: those without it must set it up before anything else.",
+        "Сделать двухэтапный вход обязательным для всех: у кого он не настроен, сначала настроят его.",
+    ),
+    ("Require two-step login", "Сделать двухэтапный вход обязательным"),
+    ("two-step login on", "двухэтапный вход включён"),
+    ("two-step login off", "двухэтапный вход выключен"),
+    ("Reset two-step login of {}…", "Сбросить двухэтапный вход: {}…"),
+    ("Reset two-step login of {}?", "Сбросить двухэтапный вход пользователя {}?"),
+    (
+        "{} then signs in with the password alone, until they set up two-step login again.",
+        "{} будет входить по одному паролю, пока снова не настроит двухэтапный вход.",
+    ),
+    (
+        "Do this only when you know it is them asking: their device and recovery codes are lost.",
+        "Делайте это, только если уверены, что просит именно этот человек и что его устройство и резервные коды утеряны.",
+    ),
+    ("Reset two-step login", "Сбросить двухэтапный вход"),
+    ("Two-step login of {} was reset.", "Двухэтапный вход пользователя {} сброшен."),
+    (
+        "That code is wrong or was used already. Type the newest code of your app.",
+        "Код неверен или уже использован. Введите самый новый код из приложения.",
+    ),
+    (
+        "The six digits your authenticator app shows for paydesk, or one of your recovery codes.",
+        "Шесть цифр, которые приложение-аутентификатор показывает для paydesk, или один из резервных кодов.",
+    ),
+    ("Start again", "Начать заново"),
     // Roles and the team.
     ("Owner", "Владелец"),
     ("Administrator", "Администратор"),

@@ -1,0 +1,135 @@
+//! Two-step login's storage: a user's sealed authenticator secret with the last time step a
+//! code was accepted for, their recovery codes (digests), and whether a shop requires it.
+//! Every use is a conditional update, so a code accepted twice at once is accepted once.
+
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, Set, TransactionTrait,
+};
+
+use super::entities::{recovery_codes, shops, users};
+
+/// Turns two-step login on for `user_id` with the `sealed` secret, the step of the code that
+/// confirmed it, and new recovery codes (their digests); `false` when it was already on (a
+/// second click of the same form).
+pub async fn enable(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    user_id: &str,
+    sealed: String,
+    step: i64,
+    digests: Vec<String>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let txn = db.begin().await?;
+    let done = users::Entity::update_many()
+        .col_expr(users::Column::TotpSealed, Expr::value(sealed))
+        .col_expr(users::Column::TotpLastStep, Expr::value(step))
+        .col_expr(users::Column::TotpEnabledAt, Expr::value(super::now_millis(now)))
+        .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(users::Column::Id.eq(user_id))
+        .filter(users::Column::TotpSealed.is_null())
+        .exec(&txn)
+        .await?;
+    if done.rows_affected != 1 {
+        return Ok(false);
+    }
+    replace_codes(&txn, user_id, digests, now).await?;
+    txn.commit().await?;
+    Ok(true)
+}
+
+/// Replaces a user's recovery codes with new ones (their digests).
+pub async fn replace_codes(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+    digests: Vec<String>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    recovery_codes::Entity::delete_many().filter(recovery_codes::Column::UserId.eq(user_id)).exec(db).await?;
+    let rows = digests.into_iter().map(|digest| recovery_codes::ActiveModel {
+        digest: Set(digest),
+        user_id: Set(user_id.to_string()),
+        created_at: Set(super::now_millis(now)),
+        used_at: Set(None),
+    });
+    recovery_codes::Entity::insert_many(rows).exec_without_returning(db).await?;
+    Ok(())
+}
+
+/// Turns two-step login off for `user_id`: the secret and the recovery codes go. `false`
+/// when it was off.
+pub async fn disable(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    user_id: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let txn = db.begin().await?;
+    let done = users::Entity::update_many()
+        .col_expr(users::Column::TotpSealed, Expr::value(Option::<String>::None))
+        .col_expr(users::Column::TotpLastStep, Expr::value(Option::<i64>::None))
+        .col_expr(users::Column::TotpEnabledAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(users::Column::Id.eq(user_id))
+        .filter(users::Column::TotpSealed.is_not_null())
+        .exec(&txn)
+        .await?;
+    recovery_codes::Entity::delete_many().filter(recovery_codes::Column::UserId.eq(user_id)).exec(&txn).await?;
+    txn.commit().await?;
+    Ok(done.rows_affected == 1)
+}
+
+/// Spends time step `step` of `user_id`'s authenticator: `true` once, for a step later than
+/// every step spent before; a code used again, or an older one, is refused.
+pub async fn spend_step(db: &impl ConnectionTrait, user_id: &str, step: i64) -> Result<bool, DbErr> {
+    let done = users::Entity::update_many()
+        .col_expr(users::Column::TotpLastStep, Expr::value(step))
+        .filter(users::Column::Id.eq(user_id))
+        .filter(users::Column::TotpSealed.is_not_null())
+        .filter(Condition::any().add(users::Column::TotpLastStep.is_null()).add(users::Column::TotpLastStep.lt(step)))
+        .exec(db)
+        .await?;
+    Ok(done.rows_affected == 1)
+}
+
+/// Spends the recovery code with `digest` of `user_id`: `true` once.
+pub async fn spend_code(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+    digest: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let done = recovery_codes::Entity::update_many()
+        .col_expr(recovery_codes::Column::UsedAt, Expr::value(super::now_millis(now)))
+        .filter(recovery_codes::Column::Digest.eq(digest))
+        .filter(recovery_codes::Column::UserId.eq(user_id))
+        .filter(recovery_codes::Column::UsedAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(done.rows_affected == 1)
+}
+
+/// How many of `user_id`'s recovery codes are left.
+pub async fn codes_left(db: &impl ConnectionTrait, user_id: &str) -> Result<u64, DbErr> {
+    recovery_codes::Entity::find()
+        .filter(recovery_codes::Column::UserId.eq(user_id))
+        .filter(recovery_codes::Column::UsedAt.is_null())
+        .count(db)
+        .await
+}
+
+/// Sets whether shop `shop_id` requires two-step login of every user.
+pub async fn set_required(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    required: bool,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::TwoStepRequired, Expr::value(required))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
