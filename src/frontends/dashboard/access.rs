@@ -90,6 +90,10 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("POST", "/dashboard/webhooks/{id}/redeliver", ChangeWebhooks),
 ];
 
+/// The routes a user of a shop that requires two-step login may use before turning it on.
+pub const ENROLMENT: &[&str] =
+    &["/dashboard/two-step", "/dashboard/two-step/qr.svg", "/dashboard/two-step/codes", "/dashboard/logout"];
+
 /// The permission a route needs: `None` for a route the table does not know (refused).
 pub fn needed(method: &str, path: &str) -> Option<Permission> {
     let method = if method == "HEAD" { "GET" } else { method };

@@ -69,7 +69,7 @@ impl FromRequestParts<AppState> for Merchant {
         // Checked before the handler runs, whatever it is: a route not in the table is refused.
         let route = parts.extensions.get::<MatchedPath>().map(|p| p.as_str()).unwrap_or("");
         // A shop that requires two-step login lets a user without it do nothing but set it up.
-        if shop.two_step_required && user.totp_sealed.is_none() && !super::two_step::ENROLMENT.contains(&route) {
+        if shop.two_step_required && user.totp_sealed.is_none() && !super::access::ENROLMENT.contains(&route) {
             return Err(Redirect::to("/dashboard/two-step").into_response());
         }
         match super::access::needed(parts.method.as_str(), route) {

@@ -26,10 +26,6 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/settings/two-step", post(require))
 }
 
-/// The routes a user of a shop that requires two-step login may use before turning it on.
-pub const ENROLMENT: &[&str] =
-    &["/dashboard/two-step", "/dashboard/two-step/qr.svg", "/dashboard/two-step/codes", "/dashboard/logout"];
-
 /// The session's slot for the secret being enrolled (sealed), until its first code confirms it.
 const ENROLLING: &str = "two_step_enrolling";
 /// The session's slot for new recovery codes (sealed), until their page shows them once.

@@ -17,6 +17,8 @@ const ANONYMOUS: &[(&str, &str)] = &[
     ("POST", "/dashboard/signup"),
     ("GET", "/dashboard/login"),
     ("POST", "/dashboard/login"),
+    ("GET", "/dashboard/login/code"),
+    ("POST", "/dashboard/login/code"),
     ("GET", "/dashboard/invite/{token}"),
     ("POST", "/dashboard/invite/{token}"),
 ];
