@@ -167,6 +167,7 @@ mod tests {
             ChangeShop,
             ReadUsers,
             ChangeUsers,
+            ShopSecurity,
         ];
         for p in all {
             assert_eq!(MATRIX.iter().filter(|(q, _)| *q == p).count(), 1, "{p:?}");
