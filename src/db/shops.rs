@@ -166,6 +166,22 @@ pub async fn notify(db: &impl ConnectionTrait, channel: &str, payload: &str) -> 
     db.execute(statement).await.map(|_| ())
 }
 
+/// Whether every user of the shop must sign in with two-step login.
+pub async fn set_two_step_required(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    required: bool,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::TwoStepRequired, Expr::value(required))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// Whether subscribers may pause and resume on their page.
 pub async fn set_subscriber_pause(
     db: &impl ConnectionTrait,

@@ -1,5 +1,5 @@
 //! Two-step login's storage: a user's sealed authenticator secret with the last time step a
-//! code was accepted for, their recovery codes (digests), and whether a shop requires it.
+//! code was accepted for, and their recovery codes (digests).
 //! Every use is a conditional update, so a code accepted twice at once is accepted once.
 
 use chrono::{DateTime, Utc};
@@ -8,7 +8,7 @@ use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, Set, TransactionTrait,
 };
 
-use super::entities::{recovery_codes, shops, users};
+use super::entities::{recovery_codes, users};
 
 /// Turns two-step login on for `user_id` with the `sealed` secret, the step of the code that
 /// confirmed it, and new recovery codes (their digests); `false` when it was already on (a
@@ -116,20 +116,4 @@ pub async fn codes_left(db: &impl ConnectionTrait, user_id: &str) -> Result<u64,
         .filter(recovery_codes::Column::UsedAt.is_null())
         .count(db)
         .await
-}
-
-/// Sets whether shop `shop_id` requires two-step login of every user.
-pub async fn set_required(
-    db: &impl ConnectionTrait,
-    shop_id: i64,
-    required: bool,
-    now: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    shops::Entity::update_many()
-        .col_expr(shops::Column::TwoStepRequired, Expr::value(required))
-        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(shops::Column::Id.eq(shop_id))
-        .exec(db)
-        .await?;
-    Ok(())
 }

@@ -134,7 +134,7 @@ pub async fn set_notification_url(
 /// heard.
 pub async fn require_two_step(state: &AppState, shop_id: i64, required: bool, now: DateTime<Utc>) -> Result<(), DbErr> {
     let before = state.shops.heard_before(shop_id);
-    changing(state, shop_id, crate::db::two_step::set_required(&state.db, shop_id, required, now)).await?;
+    changing(state, shop_id, shop_db::set_two_step_required(&state.db, shop_id, required, now)).await?;
     heard(state, &before).await;
     Ok(())
 }

@@ -30,13 +30,7 @@ pub fn new_codes(user_id: &str) -> (Vec<String>, Vec<String>) {
             two_step::recovery_code(random)
         })
         .collect();
-    let digests = codes
-        .iter()
-        .map(|c| match Code::parse(c) {
-            Some(Code::Recovery(normalised)) => two_step::recovery_digest(user_id, &normalised),
-            _ => unreachable!("a recovery code reads as one"),
-        })
-        .collect();
+    let digests = codes.iter().map(|c| two_step::recovery_digest(user_id, &c.replace('-', ""))).collect();
     (codes, digests)
 }
 

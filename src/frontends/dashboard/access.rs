@@ -3,6 +3,7 @@
 //! runs: a route missing from the table is refused to everyone, so a new page cannot open by
 //! accident. Pages hide what the role cannot do with [`Can`].
 
+use super::k;
 use crate::domain::access::Permission::{self, *};
 use crate::domain::access::Role;
 
@@ -89,6 +90,10 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("POST", "/dashboard/webhooks/{id}/delete", ChangeWebhooks),
     ("POST", "/dashboard/webhooks/{id}/redeliver", ChangeWebhooks),
 ];
+
+/// What a user is told when their role may not do what they asked.
+pub const REFUSED: &str =
+    k("Your role in this shop does not allow this. An owner or an administrator can change your role.");
 
 /// The routes a user of a shop that requires two-step login may use before turning it on.
 pub const ENROLMENT: &[&str] =

@@ -76,9 +76,7 @@ impl FromRequestParts<AppState> for Merchant {
             Some(permission) if user.role.can(permission) => {}
             needed => {
                 tracing::warn!(route, role = %user.role, ?needed, "dashboard request refused to the user's role");
-                let why =
-                    k("Your role in this shop does not allow this. An owner or an administrator can change your role.");
-                return Err(fail(AppError::Forbidden(why)));
+                return Err(fail(AppError::Forbidden(super::access::REFUSED)));
             }
         }
         let token = csrf_token(&session).await.map_err(fail)?;

@@ -225,9 +225,7 @@ async fn reset_two_step(State(state): State<AppState>, m: Merchant, Path(id): Pa
     let users = db::users::of_shop(&state.db, m.shop.id).await?;
     let user = users.into_iter().find(|u| u.id == id).ok_or(AppError::NotFound("User"))?;
     if user.id == m.user.id || !m.user.role.manages(user.role) {
-        return Err(AppError::Forbidden(k(
-            "Your role in this shop does not allow this. An owner or an administrator can change your role.",
-        )));
+        return Err(AppError::Forbidden(super::access::REFUSED));
     }
     if form.get("confirm") != Some("yes") {
         let page = super::ConfirmPage {
@@ -266,8 +264,6 @@ fn done(m: &Merchant, changed: MemberChanged) -> Result<crate::db::entities::use
         MemberChanged::Refused(Refusal::Yourself) => {
             Err(AppError::Conflict(m.t("You cannot remove yourself; another user of the shop can").into()))
         }
-        MemberChanged::Refused(Refusal::NotAllowed) => Err(AppError::Forbidden(k(
-            "Your role in this shop does not allow this. An owner or an administrator can change your role.",
-        ))),
+        MemberChanged::Refused(Refusal::NotAllowed) => Err(AppError::Forbidden(super::access::REFUSED)),
     }
 }
