@@ -34,6 +34,8 @@ mod m20261127_000028_lifecycle;
 mod m20261127_000029_coupons;
 mod m20261128_000030_fixes;
 mod m20261128_000031_access;
+mod m20261128_000032_sessions;
+mod m20261128_000033_audit;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -73,6 +75,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000029_coupons::Migration),
             Box::new(m20261128_000030_fixes::Migration),
             Box::new(m20261128_000031_access::Migration),
+            Box::new(m20261128_000032_sessions::Migration),
+            Box::new(m20261128_000033_audit::Migration),
         ]
     }
 }

@@ -14,6 +14,7 @@ use sea_orm::{
     QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector,
 };
 
+pub mod audit;
 pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;

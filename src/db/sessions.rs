@@ -3,11 +3,11 @@
 //! single schema on SQLite and PostgreSQL (and a per-test PostgreSQL schema works as is).
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set, SqlErr};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, Set, SqlErr};
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 
-use super::entities::sessions::{ActiveModel, Column, Entity};
+use super::entities::sessions::{ActiveModel, Column, Entity, Model};
 
 /// The tower-sessions store over the `sessions` table.
 #[derive(Debug, Clone)]
@@ -23,8 +23,46 @@ impl DbSessionStore {
 
     fn row(record: &Record) -> session_store::Result<ActiveModel> {
         let text = serde_json::to_string(record).map_err(|e| session_store::Error::Encode(e.to_string()))?;
-        Ok(ActiveModel { id: Set(record.id.to_string()), record: Set(text), expires_at: Set(expiry(record)) })
+        let data = |key: &str| record.data.get(key);
+        let text_of = |key: &str| data(key).and_then(|v| v.as_str()).map(str::to_string);
+        let time_of = |key: &str| data(key).and_then(|v| v.as_i64()).and_then(|t| DateTime::from_timestamp(t, 0));
+        Ok(ActiveModel {
+            id: Set(record.id.to_string()),
+            record: Set(text),
+            expires_at: Set(expiry(record)),
+            user_id: Set(text_of(keys::USER)),
+            user_agent: Set(text_of(keys::USER_AGENT)),
+            address: Set(text_of(keys::ADDRESS)),
+            signed_in_at: Set(time_of(keys::SIGNED_IN_AT)),
+            seen_at: Set(time_of(keys::SEEN_AT)),
+        })
     }
+}
+
+/// The keys of a session's record that the store copies into columns, to list a user's
+/// sessions: times are Unix seconds.
+pub mod keys {
+    pub const USER: &str = "user_id";
+    pub const USER_AGENT: &str = "user_agent";
+    pub const ADDRESS: &str = "address";
+    pub const SIGNED_IN_AT: &str = "signed_in_at";
+    pub const SEEN_AT: &str = "seen_at";
+}
+
+/// A user's sessions that have not expired by the store's time, newest use first.
+pub async fn of_user(db: &DatabaseConnection, user_id: &str) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::UserId.eq(user_id))
+        .filter(Column::ExpiresAt.gt(Utc::now()))
+        .order_by_desc(Column::SeenAt)
+        .all(db)
+        .await
+}
+
+/// Ends the user's sessions with these ids (theirs only); answers how many ended.
+pub async fn end(db: &DatabaseConnection, user_id: &str, ids: Vec<String>) -> Result<u64, DbErr> {
+    let ended = Entity::delete_many().filter(Column::UserId.eq(user_id)).filter(Column::Id.is_in(ids)).exec(db).await?;
+    Ok(ended.rows_affected)
 }
 
 fn expiry(record: &Record) -> DateTime<Utc> {

@@ -182,6 +182,22 @@ pub async fn set_two_step_required(
     Ok(())
 }
 
+/// How many minutes the shop's dashboard sessions live unused.
+pub async fn set_session_idle(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    minutes: i32,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::SessionIdleMinutes, Expr::value(minutes))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// Whether subscribers may pause and resume on their page.
 pub async fn set_subscriber_pause(
     db: &impl ConnectionTrait,

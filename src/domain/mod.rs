@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod account;
+pub mod audit;
 pub mod billing;
 pub mod card;
 pub mod checkout;
@@ -25,6 +26,7 @@ pub mod processor;
 pub mod product;
 pub mod refund;
 pub mod revenue;
+pub mod session;
 pub mod subscription;
 pub mod throttle;
 pub mod two_step;

@@ -20,6 +20,8 @@ pub const LOGIN_ACCOUNT: Limit = Limit { scope: "login", max: 10, window: Durati
 pub const LOGIN_ADDRESS: Limit = Limit { scope: "login_address", max: 50, window: Duration::minutes(15) };
 /// Wrong codes of two-step login for one user, wherever they come from.
 pub const TWO_STEP: Limit = Limit { scope: "two_step", max: 10, window: Duration::minutes(15) };
+/// Wrong passwords or codes given again by a signed-in user before a sensitive change.
+pub const REAUTH: Limit = Limit { scope: "reauth", max: 10, window: Duration::minutes(15) };
 /// Declined cards on one pay link from one address (card testing).
 pub const DECLINES: Limit = Limit { scope: "declines", max: 5, window: Duration::minutes(10) };
 /// Links to the subscriber page asked for one e-mail address, or from one address.

@@ -139,6 +139,15 @@ pub async fn require_two_step(state: &AppState, shop_id: i64, required: bool, no
     Ok(())
 }
 
+/// Sets how many minutes the shop's dashboard sessions live unused; answers once the change
+/// was heard.
+pub async fn set_session_idle(state: &AppState, shop_id: i64, minutes: i32, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let before = state.shops.heard_before(shop_id);
+    changing(state, shop_id, shop_db::set_session_idle(&state.db, shop_id, minutes, now)).await?;
+    heard(state, &before).await;
+    Ok(())
+}
+
 /// Listens for changes of shops made by any instance, for as long as the process runs;
 /// while not listening the cache is unused. PostgreSQL only.
 pub async fn listen(state: AppState) {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -44,6 +44,8 @@ pub struct AppState {
     pub shops: Arc<ShopCache>,
     /// The SMTP client of subscriber mails; none when no server is configured.
     pub mailer: Option<Mailer>,
+    /// The time dashboard sessions and re-authentication go by.
+    pub clock: Clock,
 }
 
 impl AppState {
@@ -70,7 +72,25 @@ impl AppState {
             outbound,
             operator_outbound: Outbound::new(true),
             lifecycle: Default::default(),
+            clock: Clock::default(),
         })
+    }
+}
+
+/// The time dashboard sessions go by: the system's, which tests move forward to see sessions
+/// and re-authentication expire without waiting.
+#[derive(Debug, Default, Clone)]
+pub struct Clock(Arc<AtomicI64>);
+
+impl Clock {
+    /// Now, by this clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        Utc::now() + chrono::Duration::seconds(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Moves the clock forward by `by`.
+    pub fn advance(&self, by: chrono::Duration) {
+        self.0.fetch_add(by.num_seconds(), Ordering::Relaxed);
     }
 }
 

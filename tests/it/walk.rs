@@ -216,6 +216,7 @@ db_tests! {
             ("/dashboard/settings", "settings".into()),
             ("/dashboard/settings/users", "team".into()),
             ("/dashboard/two-step", "two-step".into()),
+            ("/dashboard/sessions", "sessions".into()),
             ("/dashboard/settings/processor", "processor".into()),
             ("/dashboard/settings/mails", "mails".into()),
             ("/dashboard/settings/mails/preview/renewal_failed?language=en", "mail-preview".into()),
@@ -277,10 +278,16 @@ db_tests! {
         b.visit(&format!("{base}/dashboard/payments?q=ann%40example.com&mode=test"), "payments-found", &mut found).await;
         b.visit(&format!("{base}/dashboard/payments?q=nothing-like-this"), "payments-none", &mut found).await;
         b.visit(&format!("{base}/dashboard/customers?q=ann"), "customers-found", &mut found).await;
-        // An invitation: the link shown once, and the invited user's page.
+        // An invitation, 11 minutes after the login: the password is asked again first (the
+        // form held), then the link is shown once; and the invited user's page.
+        app.state.clock.advance(chrono::Duration::minutes(11));
         b.visit(&format!("{base}/dashboard/settings/users"), "team", &mut Findings::default()).await;
         b.fill("email", "newcomer@example.com").await;
         b.press("form[action='/dashboard/settings/users'] button[type=submit]").await;
+        assert!(b.has("[data-testid=reauth]").await);
+        b.check("reauth", &mut found).await;
+        b.fill("reauth_password", PASSWORD).await;
+        b.press("[data-testid=reauth] button[type=submit]").await;
         let link = b.client.find(Locator::Css("[data-testid=invitation-link]")).await.unwrap().prop("value").await.unwrap().unwrap();
         b.check("invitation", &mut found).await;
         // A refused dashboard form.
@@ -321,6 +328,7 @@ db_tests! {
             ("/dashboard/settings".into(), "settings"),
             ("/dashboard/settings/users".into(), "team"),
             ("/dashboard/two-step".into(), "two-step"),
+            ("/dashboard/sessions".into(), "sessions"),
             ("/dashboard/settings/processor".into(), "processor"),
             ("/dashboard/settings/mails".into(), "mails"),
             ("/dashboard/settings/mails/preview/trial_ending?language=ru".into(), "mail-preview"),
@@ -349,6 +357,12 @@ db_tests! {
         b.press("form[action$='/change_plan'] button[type=submit]").await;
         b.check("ru-subscription-change-confirm", &mut found).await;
         b.no_english("ru-subscription-change-confirm", &mut found).await;
+        app.state.clock.advance(chrono::Duration::minutes(11));
+        b.client.goto(&format!("{base}/dashboard/settings")).await.unwrap();
+        b.press("form[action='/dashboard/settings/notifications'] button[type=submit]").await;
+        assert!(b.has("[data-testid=reauth]").await);
+        b.check("ru-reauth", &mut found).await;
+        b.no_english("ru-reauth", &mut found).await;
         // The invited user's page, logged out.
         b.client.delete_all_cookies().await.unwrap();
         b.visit(&link, "invite", &mut found).await;

@@ -183,8 +183,10 @@ async fn every_event(app: &TestApp, shop: &Shop) {
     app.pay(hid, cards::SUCCESS, &[]).await;
     app.pay(hid, cards::SUCCESS, &[]).await;
     let (_, holds) = app.get(shop, &format!("/payments?product={hid}")).await;
-    app.post(shop, &format!("/payments/{}/capture", holds[0]["id"].as_str().unwrap()), &json!({})).await;
-    app.post(shop, &format!("/payments/{}/void", holds[1]["id"].as_str().unwrap()), &json!({})).await;
+    let captured = app.post(shop, &format!("/payments/{}/capture", holds[0]["id"].as_str().unwrap()), &json!({})).await;
+    assert_eq!(captured.0, StatusCode::OK, "{holds}: {}", captured.1);
+    let voided = app.post(shop, &format!("/payments/{}/void", holds[1]["id"].as_str().unwrap()), &json!({})).await;
+    assert_eq!(voided.0, StatusCode::OK, "{holds}: {}", voided.1);
 
     let trial = json!({"trial": {"amount": 100, "interval": 7, "interval_unit": "day"}, "billing_cycles": 2, "infinite": false});
     let plan_id = plan(app, shop, trial).await;

@@ -1,6 +1,8 @@
 //! sea-orm entities, one per table, in the shape `sea-orm-cli generate entity` writes.
 //! Behaviour lives elsewhere (`db::*` queries, `domain`); these files only describe rows.
 
+pub mod audit_events;
+pub mod audit_heads;
 pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;

@@ -30,6 +30,8 @@ pub struct Model {
     pub subscriber_pause: bool,
     /// Whether every user of the shop must sign in with two-step login.
     pub two_step_required: bool,
+    /// Minutes a dashboard session lives unused (15, up to 480).
+    pub session_idle_minutes: i32,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -21,6 +21,10 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("POST", "/dashboard/two-step/codes", Own),
     ("POST", "/dashboard/two-step/off", Own),
     ("POST", "/dashboard/settings/two-step", ShopSecurity),
+    ("POST", "/dashboard/settings/sessions", ShopSecurity),
+    ("GET", "/dashboard/sessions", Own),
+    ("POST", "/dashboard/sessions/{handle}/end", Own),
+    ("POST", "/dashboard/sessions/end-all", Own),
     ("GET", "/dashboard/settings", Own),
     ("POST", "/dashboard/settings", ChangeShop),
     ("POST", "/dashboard/settings/notifications", ChangeShop),
@@ -89,6 +93,25 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("POST", "/dashboard/webhooks/{id}/rotate", ChangeWebhooks),
     ("POST", "/dashboard/webhooks/{id}/delete", ChangeWebhooks),
     ("POST", "/dashboard/webhooks/{id}/redeliver", ChangeWebhooks),
+];
+
+/// The forms (posted to these routes) that can redirect money or access: each asks for the
+/// password (and a code) again unless the session gave them in the last 10 minutes (see
+/// [`super::reauth`]).
+pub const FRESH: &[&str] = &[
+    "/dashboard/settings",
+    "/dashboard/settings/notifications",
+    "/dashboard/settings/rotate",
+    "/dashboard/settings/processor",
+    "/dashboard/settings/two-step",
+    "/dashboard/settings/sessions",
+    "/dashboard/settings/users",
+    "/dashboard/settings/users/{id}/role",
+    "/dashboard/settings/users/{id}/remove",
+    "/dashboard/settings/users/{id}/two-step",
+    "/dashboard/webhooks",
+    "/dashboard/webhooks/{id}",
+    "/dashboard/webhooks/{id}/rotate",
 ];
 
 /// What a user is told when their role may not do what they asked.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
-use super::merchant::{STAMP_KEY, USER_KEY, csrf_token, flash, password_stamp, session_error, signed_in};
+use super::merchant::{Origin, flash, password_stamp, session_error, signed_in, start_session};
 use super::words::{Words, k};
 use super::{Chrome, Merchant, Page, render, see_other};
 use crate::db::entities::users;
@@ -82,12 +82,13 @@ async fn accept_invite(
     State(state): State<AppState>,
     headers: HeaderMap,
     session: Session,
+    origin: Origin,
     Path(token): Path<String>,
     form: PostedForm,
 ) -> Page {
     check_anonymous(&headers, &form)?;
     let hash = super::merchant::invite_hash(&token);
-    let now = Utc::now();
+    let now = origin.now;
     let Some(user) = db::users::invited(&state.db, &hash, now).await? else {
         return invite_page(State(state), headers, Path(token)).await;
     };
@@ -105,7 +106,7 @@ async fn accept_invite(
     let words = Words::of_request(&headers);
     match db::users::accept_invite(&state.db, &hash, password_hash, words.stored(), now).await? {
         Some(user) => {
-            start_session(&session, &user).await?;
+            start_session(&session, &user, &origin).await?;
             flash(&session, words.t("Welcome: your password is set and you are logged in.")).await;
             Ok(signed_in("/dashboard", words))
         }
@@ -158,7 +159,13 @@ async fn signup_page(State(state): State<AppState>, headers: HeaderMap) -> Page 
     }))
 }
 
-async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Session, form: PostedForm) -> Page {
+async fn signup(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    session: Session,
+    origin: Origin,
+    form: PostedForm,
+) -> Page {
     signup_open(&state)?;
     check_anonymous(&headers, &form)?;
     let refused = |errors: Errors| {
@@ -173,9 +180,9 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
     let hash = crate::services::passwords::hash(new.password.clone()).await?;
     let (_, secret) = crate::services::keys::new_secret(&state.vault);
     let words = Words::of_request(&headers);
-    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, words.stored(), Utc::now()).await {
+    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, words.stored(), origin.now).await {
         Ok((_, user)) => {
-            start_session(&session, &user).await?;
+            start_session(&session, &user, &origin).await?;
             flash(&session, words.t("Your shop is ready. Create a product to get your first pay link.")).await;
             Ok(signed_in("/dashboard", words))
         }
@@ -187,21 +194,11 @@ async fn signup(State(state): State<AppState>, headers: HeaderMap, session: Sess
     }
 }
 
-/// Signs `user` in: a new session id (against fixation), the stamp of their password, and a
-/// new CSRF token.
-async fn start_session(session: &Session, user: &users::Model) -> Result<(), AppError> {
-    let fail = |e| session_error(e);
-    session.cycle_id().await.map_err(fail)?;
-    session.clear().await;
-    session.insert(USER_KEY, &user.id).await.map_err(fail)?;
-    session.insert(STAMP_KEY, password_stamp(user)).await.map_err(fail)?;
-    csrf_token(session).await?;
-    Ok(())
-}
-
 #[derive(Deserialize)]
 struct Next {
     next: Option<String>,
+    /// Set when the previous session ended by itself (unused too long, or too old).
+    ended: Option<String>,
 }
 
 /// Only paths of the dashboard itself: never another site.
@@ -215,16 +212,14 @@ fn safe_next(next: Option<&str>) -> String {
 }
 
 async fn login_page(State(state): State<AppState>, headers: HeaderMap, Query(next): Query<Next>) -> Response {
+    let ended = next.ended.is_some();
     let next = safe_next(next.next.as_deref());
     anonymous(&state, &headers, StatusCode::OK, |csrf, words| {
-        let page = LoginPage {
-            words,
-            csrf,
-            next,
-            form: FormView::default(),
-            problem: String::new(),
-            signup: state.config.signup,
+        let problem = match ended {
+            true => words.t("Your session has ended: sign in again to go on.").to_string(),
+            false => String::new(),
         };
+        let page = LoginPage { words, csrf, next, form: FormView::default(), problem, signup: state.config.signup };
         render(StatusCode::OK, &page)
     })
 }
@@ -234,6 +229,7 @@ async fn login(
     ClientIp(client): ClientIp,
     headers: HeaderMap,
     session: Session,
+    origin: Origin,
     form: PostedForm,
 ) -> Page {
     check_anonymous(&headers, &form)?;
@@ -254,7 +250,7 @@ async fn login(
     // the owner out, and one address cannot try every account.
     let address = client.to_string();
     let account = format!("{email}|{address}");
-    let now = Utc::now();
+    let now = origin.now;
     let waits = [
         db::throttle::wait(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?,
         db::throttle::wait(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?,
@@ -286,7 +282,7 @@ async fn login(
                 session.insert(PENDING_KEY, pending).await.map_err(fail)?;
                 return Ok(Redirect::to("/dashboard/login/code").into_response());
             }
-            start_session(&session, &user).await?;
+            start_session(&session, &user, &origin).await?;
             Ok(signed_in(&next, Words::of_user(user.language)))
         }
         _ => {
@@ -335,8 +331,8 @@ async fn pending(
     Ok(user.filter(|u| password_stamp(u) == pending.stamp && u.totp_sealed.is_some()).map(|u| (u, pending.next)))
 }
 
-async fn code_page(State(state): State<AppState>, headers: HeaderMap, session: Session) -> Page {
-    if pending(&state, &session, Utc::now()).await?.is_none() {
+async fn code_page(State(state): State<AppState>, headers: HeaderMap, session: Session, origin: Origin) -> Page {
+    if pending(&state, &session, origin.now).await?.is_none() {
         return see_other("/dashboard/login");
     }
     Ok(anonymous(&state, &headers, StatusCode::OK, |csrf, words| {
@@ -346,16 +342,23 @@ async fn code_page(State(state): State<AppState>, headers: HeaderMap, session: S
 
 /// The second step of a login: a code of the user's authenticator, or one of their recovery
 /// codes. Wrong codes are counted per user wherever they come from, like passwords.
-async fn code(State(state): State<AppState>, headers: HeaderMap, session: Session, form: PostedForm) -> Page {
+async fn code(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    session: Session,
+    origin: Origin,
+    form: PostedForm,
+) -> Page {
     check_anonymous(&headers, &form)?;
-    let now = Utc::now();
-    let Some((user, next)) = pending(&state, &session, now).await? else {
+    let Some((user, next)) = pending(&state, &session, origin.now).await? else {
         return see_other("/dashboard/login");
     };
     let words = Words::of_request(&headers);
     let refuse = |status: StatusCode, problem: String| {
         anonymous(&state, &headers, status, |csrf, words| render(StatusCode::OK, &CodePage { words, csrf, problem }))
     };
+    // Codes go by the real time, as authenticator apps do.
+    let now = Utc::now();
     if let Some(wait) = db::throttle::wait(&state.db, &throttle::TWO_STEP, &user.id, now).await? {
         let minutes = wait.as_secs() / 60 + 1;
         tracing::warn!("two-step login locked after repeated wrong codes");
@@ -372,7 +375,7 @@ async fn code(State(state): State<AppState>, headers: HeaderMap, session: Sessio
         return Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string()));
     }
     db::throttle::forget(&state.db, &throttle::TWO_STEP, &user.id).await?;
-    start_session(&session, &user).await?;
+    start_session(&session, &user, &origin).await?;
     Ok(signed_in(&next, Words::of_user(user.language)))
 }
 
@@ -401,8 +404,8 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     };
     let hash = crate::services::passwords::hash(password).await?;
-    let user = db::users::set_password(&state.db, m.user.clone(), hash, Utc::now()).await?;
-    start_session(&m.session, &user).await?;
+    let user = db::users::set_password(&state.db, m.user.clone(), hash, m.origin.now).await?;
+    start_session(&m.session, &user, &m.origin).await?;
     m.flash(m.t("Your password was changed.")).await;
     see_other("/dashboard/settings")
 }

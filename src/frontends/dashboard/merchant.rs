@@ -2,26 +2,59 @@
 //! them, with its CSRF token and a one-time flash message.
 
 use axum::extract::{FromRequestParts, MatchedPath};
-use axum::http::header::SET_COOKIE;
+use axum::http::header::{SET_COOKIE, USER_AGENT};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use tower_sessions::Session;
 
 use super::{Words, k};
 use crate::db::entities::{shops, users};
+use crate::db::sessions::keys;
 use crate::db::{self};
 use crate::domain::ids::random_hex;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
 /// Session keys.
-pub const USER_KEY: &str = "user_id";
+pub const USER_KEY: &str = keys::USER;
 /// A stamp of the password the session was opened with: changing the password ends every
 /// other session of the user.
 pub const STAMP_KEY: &str = "password_stamp";
+/// When the session last gave the password (and a code): at login, and again before what
+/// can redirect money or access (see [`super::reauth`]).
+pub const FRESH_KEY: &str = "authenticated_at";
 const CSRF_KEY: &str = "csrf";
 const FLASH_KEY: &str = "flash";
+
+/// How long a session lives at most, however busy (NIST SP 800-63B asks to sign in again
+/// every 12 hours at this level).
+pub const LIFETIME: chrono::Duration = chrono::Duration::hours(12);
+
+/// Where a request comes from, and when by the dashboard's clock.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub address: String,
+    /// The browser's `User-Agent`, cut to 200 characters.
+    pub user_agent: String,
+    pub now: DateTime<Utc>,
+}
+
+impl FromRequestParts<AppState> for Origin {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        Ok(origin(parts, state))
+    }
+}
+
+fn origin(parts: &Parts, state: &AppState) -> Origin {
+    let address = crate::web::guard::client_ip(parts, state).map(|ip| ip.to_string()).unwrap_or_default();
+    let user_agent = parts.headers.get(USER_AGENT).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let user_agent = user_agent.unwrap_or_default().chars().take(200).collect();
+    Origin { address, user_agent, now: state.clock.now() }
+}
 
 /// A signed-in merchant. Pages that take one redirect strangers to the login page.
 pub struct Merchant {
@@ -38,6 +71,8 @@ pub struct Merchant {
     pub words: super::Words,
     /// What the user's role may do.
     pub can: super::access::Can,
+    /// Where the request comes from.
+    pub origin: Origin,
 }
 
 impl FromRequestParts<AppState> for Merchant {
@@ -58,14 +93,20 @@ impl FromRequestParts<AppState> for Merchant {
             Some(u) => crate::services::shops::find(state, u.shop_id).await.map_err(|e| fail(e.into()))?,
             None => None,
         };
-        let (Some(user), Some(shop)) = (user, shop) else {
+        let to_login = |ended: &str| {
             let next = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/dashboard");
-            let to = format!(
-                "/dashboard/login?next={}",
-                url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
-            );
-            return Err(Redirect::to(&to).into_response());
+            let next = url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>();
+            Redirect::to(&format!("/dashboard/login?next={next}{ended}")).into_response()
         };
+        let (Some(user), Some(shop)) = (user, shop) else {
+            return Err(to_login(""));
+        };
+        let origin = origin(parts, state);
+        if !alive(&session, &shop, origin.now).await.map_err(fail)? {
+            session.flush().await.map_err(|e| fail(session_error(e)))?;
+            return Err(to_login("&ended=1"));
+        }
+        session.insert(keys::SEEN_AT, origin.now.timestamp()).await.map_err(|e| fail(session_error(e)))?;
         // Checked before the handler runs, whatever it is: a route not in the table is refused.
         let route = parts.extensions.get::<MatchedPath>().map(|p| p.as_str()).unwrap_or("");
         // A shop that requires two-step login lets a user without it do nothing but set it up.
@@ -84,8 +125,36 @@ impl FromRequestParts<AppState> for Merchant {
         let tz = crate::services::shops::zone(state, &shop);
         let words = super::Words::of_user(user.language);
         let can = super::access::Can::of(user.role);
-        Ok(Merchant { user, shop, tz, csrf, token, session, words, can })
+        Ok(Merchant { user, shop, tz, csrf, token, session, words, can, origin })
     }
+}
+
+/// Whether the session is still alive at `now`: used within the shop's idle time, and
+/// signed in less than [`LIFETIME`] ago. A session from before these were kept is not.
+async fn alive(session: &Session, shop: &shops::Model, now: DateTime<Utc>) -> Result<bool, AppError> {
+    let signed_in: Option<i64> = session.get(keys::SIGNED_IN_AT).await.map_err(session_error)?;
+    let seen: Option<i64> = session.get(keys::SEEN_AT).await.map_err(session_error)?;
+    let (Some(signed_in), Some(seen)) = (signed_in, seen) else { return Ok(false) };
+    let idle = i64::from(shop.session_idle_minutes) * 60;
+    Ok(now.timestamp() - seen <= idle && now.timestamp() - signed_in <= LIFETIME.num_seconds())
+}
+
+/// Signs `user` in: a new session id (against fixation), the stamp of their password, a new
+/// CSRF token, and where and when (for the user's list of sessions). Giving the password
+/// (and code) makes the session fresh for sensitive changes.
+pub async fn start_session(session: &Session, user: &users::Model, origin: &Origin) -> Result<(), AppError> {
+    let fail = |e| session_error(e);
+    session.cycle_id().await.map_err(fail)?;
+    session.clear().await;
+    session.insert(USER_KEY, &user.id).await.map_err(fail)?;
+    session.insert(STAMP_KEY, password_stamp(user)).await.map_err(fail)?;
+    session.insert(keys::USER_AGENT, &origin.user_agent).await.map_err(fail)?;
+    session.insert(keys::ADDRESS, &origin.address).await.map_err(fail)?;
+    for key in [keys::SIGNED_IN_AT, keys::SEEN_AT, FRESH_KEY] {
+        session.insert(key, origin.now.timestamp()).await.map_err(fail)?;
+    }
+    csrf_token(session).await?;
+    Ok(())
 }
 
 impl Merchant {

@@ -40,6 +40,9 @@ struct SettingsPage {
     rotate_error: bool,
     /// Whether the shop requires two-step login of every user.
     two_step_required: bool,
+    /// Minutes the shop's sessions live unused, and the choices.
+    idle_minutes: i32,
+    idle_choices: Vec<(i32, String)>,
     /// The public key that checks the shop's notifications (PEM, and bare base64).
     public_key: String,
     public_key_base64: String,
@@ -54,7 +57,11 @@ impl SettingsPage {
     async fn new(state: &AppState, m: &Merchant, form: Option<FormView>) -> Result<Self, super::AppError> {
         let keys = crate::services::keys::key_pair(state, &m.shop).await?;
         let processor = crate::services::processors::find(state, m.shop.id).await?;
+        let chrome = m.chrome("settings").await;
         Ok(SettingsPage {
+            idle_minutes: m.shop.session_idle_minutes,
+            idle_choices: super::sessions::idle_choices(&chrome),
+            chrome,
             processor: super::processor::name(processor.kind),
             public_key_base64: keys.public_base64(),
             public_key: keys.public_pem,
@@ -63,7 +70,6 @@ impl SettingsPage {
                 m.shop.notification_url.clone().unwrap_or_default(),
             )]),
             notifications_authenticated: crate::services::keys::api_secret(&state.vault, &m.shop).is_some(),
-            chrome: m.chrome("settings").await,
             languages: Words::ALL,
             shop_id: m.shop.id,
             system_zone: state.config.timezone.to_string(),

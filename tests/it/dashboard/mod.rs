@@ -6,6 +6,7 @@ mod accounts;
 mod language;
 mod roles;
 mod sections;
+mod sessions;
 mod two_step;
 
 use reqwest::StatusCode;

@@ -37,7 +37,7 @@ fn hotp(secret: &[u8], counter: u64) -> String {
 }
 
 /// The code of `secret` for the 30-second step `offset` steps from now.
-fn code(secret: &[u8], offset: i64) -> String {
+pub fn code(secret: &[u8], offset: i64) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
     hotp(secret, (now / 30 + offset) as u64)
 }

@@ -1,0 +1,197 @@
+//! The audit trail's rows. A record is written inside the transaction of the change it
+//! records, so neither lands without the other; the shop's head row is taken first, so one
+//! shop's records are numbered and chained one at a time, in the order they commit. Records
+//! are never updated; [`prune`] deletes only those older than the retention.
+
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, TransactionTrait,
+};
+
+use super::entities::{audit_events, audit_heads};
+use crate::domain::access::Role;
+use crate::domain::audit::{Actor, ActorKind, Change, Entry, Origin, Outcome, Record, chain_hash};
+use crate::domain::ids::new_id;
+
+/// Records `entry` at `now` as the next record of its shop's chain, inside `txn` (the
+/// transaction of the change it records); answers the record's id.
+pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc>) -> Result<String, DbErr> {
+    let shop = entry.shop_id;
+    let head = audit_heads::ActiveModel { shop_id: Set(shop), seq: Set(0), hash: Set(String::new()) };
+    audit_heads::Entity::insert(head)
+        .on_conflict(OnConflict::column(audit_heads::Column::ShopId).do_nothing().to_owned())
+        .exec_without_returning(txn)
+        .await?;
+    // The write takes the head (its row on PostgreSQL, the write lock on SQLite) until the
+    // change commits: the number and hash read next are the newest.
+    audit_heads::Entity::update_many()
+        .col_expr(audit_heads::Column::Seq, Expr::col(audit_heads::Column::Seq).add(1))
+        .filter(audit_heads::Column::ShopId.eq(shop))
+        .exec(txn)
+        .await?;
+    let head = audit_heads::Entity::find_by_id(shop)
+        .one(txn)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound("the shop's audit head".into()))?;
+    let at = super::now_millis(now);
+    let id = new_id("aud");
+    let hash = chain_hash(&id, head.seq, at, entry, &head.hash);
+    let changes = serde_json::to_string(&entry.changes).unwrap_or_else(|_| "[]".into());
+    let row = audit_events::ActiveModel {
+        id: Set(id.clone()),
+        shop_id: Set(shop),
+        seq: Set(head.seq),
+        at: Set(at),
+        actor_kind: Set(entry.actor.kind.as_str().into()),
+        actor_id: Set(entry.actor.id.clone()),
+        actor_label: Set(entry.actor.label.clone()),
+        actor_role: Set(entry.actor.role.map(|r| r.as_str().into())),
+        address: Set(entry.origin.address.clone()),
+        user_agent: Set(entry.origin.user_agent.clone()),
+        request_id: Set(entry.origin.request_id.clone()),
+        action: Set(entry.action.clone()),
+        object_type: Set(entry.object.as_ref().map(|o| o.0.clone())),
+        object_id: Set(entry.object.as_ref().map(|o| o.1.clone())),
+        changes: Set(changes),
+        outcome: Set(entry.outcome.as_str().into()),
+        prev_hash: Set(head.hash),
+        hash: Set(hash.clone()),
+    };
+    audit_events::Entity::insert(row).exec_without_returning(txn).await?;
+    audit_heads::Entity::update_many()
+        .col_expr(audit_heads::Column::Hash, Expr::value(hash))
+        .filter(audit_heads::Column::ShopId.eq(shop))
+        .exec(txn)
+        .await?;
+    Ok(id)
+}
+
+/// Records `entry` on its own, for what changes nothing else: a login, a refusal.
+pub async fn record_alone(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    entry: &Entry,
+    now: DateTime<Utc>,
+) -> Result<String, DbErr> {
+    let txn = db.begin().await?;
+    let id = record(&txn, entry, now).await?;
+    txn.commit().await?;
+    Ok(id)
+}
+
+/// What a list of records may be narrowed to.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// The acting user's id, or an actor kind's word (`api_key`, `operator`…).
+    pub actor: Option<String>,
+    /// An action, or the start of one (`user.` for every action on users).
+    pub action: Option<String>,
+    pub object_id: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// A shop's records that pass `filter`, newest first: `limit` of them, those with a number
+/// below `before` when given.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    filter: &Filter,
+    before: Option<i64>,
+    limit: u64,
+) -> Result<Vec<Record>, DbErr> {
+    use audit_events::Column as C;
+    let mut query = audit_events::Entity::find().filter(C::ShopId.eq(shop_id));
+    if let Some(actor) = &filter.actor {
+        query = match ActorKind::parse(actor) {
+            Some(kind) => query.filter(C::ActorKind.eq(kind.as_str())),
+            None => query.filter(C::ActorId.eq(actor.as_str())),
+        };
+    }
+    if let Some(action) = &filter.action {
+        query = match action.strip_suffix('.') {
+            Some(_) => query.filter(C::Action.starts_with(action.as_str())),
+            None => query.filter(C::Action.eq(action.as_str())),
+        };
+    }
+    if let Some(object) = &filter.object_id {
+        query = query.filter(C::ObjectId.eq(object.as_str()));
+    }
+    if let Some(from) = filter.from {
+        query = query.filter(C::At.gte(from));
+    }
+    if let Some(until) = filter.until {
+        query = query.filter(C::At.lt(until));
+    }
+    if let Some(before) = before {
+        query = query.filter(C::Seq.lt(before));
+    }
+    let rows = query.order_by_desc(C::Seq).limit(limit).all(db).await?;
+    Ok(rows.into_iter().map(from_row).collect())
+}
+
+/// The record with this id, of this shop.
+pub async fn find(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<Record>, DbErr> {
+    let row = audit_events::Entity::find_by_id(id).filter(audit_events::Column::ShopId.eq(shop_id)).one(db).await?;
+    Ok(row.map(from_row))
+}
+
+/// The number of a shop's record with this id (for paging from it).
+pub async fn seq_of(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<i64>, DbErr> {
+    Ok(find(db, shop_id, id).await?.map(|r| r.seq))
+}
+
+/// Every shop with records, for checking each chain.
+pub async fn shops(db: &impl ConnectionTrait) -> Result<Vec<i64>, DbErr> {
+    let heads = audit_heads::Entity::find().order_by_asc(audit_heads::Column::ShopId).all(db).await?;
+    Ok(heads.into_iter().map(|h| h.shop_id).collect())
+}
+
+/// A shop's records from number `after` on, oldest first, `limit` at a time (for checking
+/// the chain without holding it all).
+pub async fn chain_from(db: &impl ConnectionTrait, shop_id: i64, after: i64, limit: u64) -> Result<Vec<Record>, DbErr> {
+    let rows = audit_events::Entity::find()
+        .filter(audit_events::Column::ShopId.eq(shop_id))
+        .filter(audit_events::Column::Seq.gt(after))
+        .order_by_asc(audit_events::Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().map(from_row).collect())
+}
+
+/// The shop's head: the number and hash of its newest record.
+pub async fn head(db: &impl ConnectionTrait, shop_id: i64) -> Result<Option<(i64, String)>, DbErr> {
+    Ok(audit_heads::Entity::find_by_id(shop_id).one(db).await?.map(|h| (h.seq, h.hash)))
+}
+
+/// How many records a shop has.
+pub async fn count(db: &impl ConnectionTrait, shop_id: i64) -> Result<u64, DbErr> {
+    audit_events::Entity::find().filter(audit_events::Column::ShopId.eq(shop_id)).count(db).await
+}
+
+/// Deletes the records older than `cutoff`; answers how many went.
+pub async fn prune(db: &impl ConnectionTrait, cutoff: DateTime<Utc>) -> Result<u64, DbErr> {
+    let gone = audit_events::Entity::delete_many().filter(audit_events::Column::At.lt(cutoff)).exec(db).await?;
+    Ok(gone.rows_affected)
+}
+
+fn from_row(row: audit_events::Model) -> Record {
+    let changes: Vec<Change> = serde_json::from_str(&row.changes).unwrap_or_default();
+    let entry = Entry {
+        shop_id: row.shop_id,
+        actor: Actor {
+            kind: ActorKind::parse(&row.actor_kind).unwrap_or(ActorKind::System),
+            id: row.actor_id,
+            label: row.actor_label,
+            role: row.actor_role.as_deref().and_then(Role::parse),
+        },
+        origin: Origin { address: row.address, user_agent: row.user_agent, request_id: row.request_id },
+        action: row.action,
+        object: row.object_type.map(|t| (t, row.object_id.unwrap_or_default())),
+        changes,
+        outcome: Outcome::parse(&row.outcome).unwrap_or(Outcome::Failure),
+    };
+    Record { id: row.id, seq: row.seq, at: row.at, entry, prev_hash: row.prev_hash, hash: row.hash }
+}

@@ -1,0 +1,288 @@
+//! The audit trail: who did what to which object of a shop, from where, with what outcome,
+//! each record chained to the one before it of its shop by a SHA-256 hash, so that a record
+//! changed, removed or slipped in afterwards shows (see [`chain_hash`] and [`verify`]).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::access::Role;
+use super::vocab::words;
+
+words! {
+    /// Who acted: a dashboard user, an integration by the shop's API key, the operator on the
+    /// command line, a subscriber on their page, a processor's notification, or paydesk itself.
+    ActorKind { User = "user", ApiKey = "api_key", Operator = "operator", Subscriber = "subscriber", Processor = "processor", System = "system" }
+}
+
+words! {
+    /// How it ended: done, refused (the actor may not, or gave wrong credentials), or failed.
+    Outcome { Success = "success", Refused = "refused", Failure = "failure" }
+}
+
+/// Who acted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub kind: ActorKind,
+    /// The user's id, the key's prefix, the subscriber's customer id…
+    pub id: Option<String>,
+    /// What a person reads: the user's e-mail address, "secret key …abcd".
+    pub label: Option<String>,
+    /// A user's role when they acted.
+    pub role: Option<Role>,
+}
+
+impl Actor {
+    /// A dashboard user.
+    pub fn user(id: &str, email: &str, role: Role) -> Actor {
+        Actor { kind: ActorKind::User, id: Some(id.into()), label: Some(email.into()), role: Some(role) }
+    }
+
+    /// Someone who gave an e-mail address but is not (yet) known as a user: a failed login.
+    pub fn claimed(email: &str) -> Actor {
+        Actor { kind: ActorKind::User, id: None, label: Some(email.into()), role: None }
+    }
+
+    /// The operator on the command line.
+    pub fn operator() -> Actor {
+        Actor { kind: ActorKind::Operator, id: None, label: None, role: None }
+    }
+
+    /// An integration, by the shop's API key.
+    pub fn api_key() -> Actor {
+        Actor { kind: ActorKind::ApiKey, id: None, label: Some("secret key".into()), role: None }
+    }
+
+    /// A subscriber on their page.
+    pub fn subscriber(customer_id: &str) -> Actor {
+        Actor { kind: ActorKind::Subscriber, id: Some(customer_id.into()), label: None, role: None }
+    }
+
+    /// A processor's notification.
+    pub fn processor(name: &str) -> Actor {
+        Actor { kind: ActorKind::Processor, id: None, label: Some(name.into()), role: None }
+    }
+}
+
+/// Where a request came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub address: Option<String>,
+    pub user_agent: Option<String>,
+    pub request_id: Option<String>,
+}
+
+/// One field changed: its value before and after (`None`: it had none, or the object did not
+/// exist). A secret's values are never kept, only [`SECRET`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub field: String,
+    pub before: Value,
+    pub after: Value,
+}
+
+/// What stands for a secret's value in a change.
+pub const SECRET: &str = "(secret)";
+
+impl Change {
+    /// `field` went from `before` to `after`.
+    pub fn of(field: &str, before: impl Serialize, after: impl Serialize) -> Change {
+        Change { field: field.into(), before: json!(before), after: json!(after) }
+    }
+
+    /// A secret `field` changed (whether it had one before).
+    pub fn secret(field: &str, had: bool) -> Change {
+        Change { field: field.into(), before: if had { json!(SECRET) } else { Value::Null }, after: json!(SECRET) }
+    }
+}
+
+/// The fields whose values differ between `before` and `after` (two JSON objects of the same
+/// object), with those of `secrets` recorded only as changed.
+pub fn changes(before: &Value, after: &Value, secrets: &[&str]) -> Vec<Change> {
+    let empty = serde_json::Map::new();
+    let (b, a) = (before.as_object().unwrap_or(&empty), after.as_object().unwrap_or(&empty));
+    let mut fields: Vec<&String> = b.keys().chain(a.keys()).collect();
+    fields.sort();
+    fields.dedup();
+    fields
+        .into_iter()
+        .filter(|f| b.get(*f) != a.get(*f))
+        .map(|f| match secrets.contains(&f.as_str()) {
+            true => Change::secret(f, b.get(f).is_some_and(|v| !v.is_null())),
+            false => Change {
+                field: f.clone(),
+                before: b.get(f).cloned().unwrap_or(Value::Null),
+                after: a.get(f).cloned().unwrap_or(Value::Null),
+            },
+        })
+        .collect()
+}
+
+/// What is to be recorded of one action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub shop_id: i64,
+    pub actor: Actor,
+    pub origin: Origin,
+    /// `object.verb`, like `user.invited`, `api_key.rotated`, `product.updated`.
+    pub action: String,
+    /// The object acted on: its kind (`user`, `product`, `shop`…) and id.
+    pub object: Option<(String, String)>,
+    pub changes: Vec<Change>,
+    pub outcome: Outcome,
+}
+
+impl Entry {
+    /// A successful `action` of `actor`, with no object yet.
+    pub fn new(shop_id: i64, actor: Actor, origin: Origin, action: &str) -> Entry {
+        Entry {
+            shop_id,
+            actor,
+            origin,
+            action: action.into(),
+            object: None,
+            changes: Vec::new(),
+            outcome: Outcome::Success,
+        }
+    }
+
+    /// The same entry about `kind` `id`.
+    pub fn on(mut self, kind: &str, id: impl Into<String>) -> Entry {
+        self.object = Some((kind.into(), id.into()));
+        self
+    }
+
+    /// The same entry with these changes.
+    pub fn changing(mut self, changes: Vec<Change>) -> Entry {
+        self.changes = changes;
+        self
+    }
+
+    /// The same entry with another outcome.
+    pub fn ended(mut self, outcome: Outcome) -> Entry {
+        self.outcome = outcome;
+        self
+    }
+}
+
+/// A record as stored: the entry, where it stands in its shop's chain, and its hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub id: String,
+    pub seq: i64,
+    pub at: DateTime<Utc>,
+    pub entry: Entry,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// The hash of a record: SHA-256 over the previous record's hash and every field of this one
+/// in a fixed order, as hex.
+pub fn chain_hash(id: &str, seq: i64, at: DateTime<Utc>, entry: &Entry, prev_hash: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let fields = json!([
+        id,
+        entry.shop_id,
+        seq,
+        at.timestamp_millis(),
+        entry.actor.kind.as_str(),
+        entry.actor.id,
+        entry.actor.label,
+        entry.actor.role.map(|r| r.as_str()),
+        entry.origin.address,
+        entry.origin.user_agent,
+        entry.origin.request_id,
+        entry.action,
+        entry.object.as_ref().map(|o| o.0.as_str()),
+        entry.object.as_ref().map(|o| o.1.as_str()),
+        entry.changes,
+        entry.outcome.as_str(),
+    ]);
+    let mut sum = Sha256::new();
+    sum.update(prev_hash.as_bytes());
+    sum.update(b"\n");
+    sum.update(fields.to_string().as_bytes());
+    sum.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What a check of a shop's chain found wrong first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Broken {
+    /// A record's hash is not the hash of its contents: it was changed.
+    Altered { seq: i64 },
+    /// A record does not follow the one before it: one was removed or slipped in between.
+    Unlinked { seq: i64 },
+}
+
+/// Checks `records` (one shop's, in order of `seq`, from the oldest kept): each hashes to its
+/// own hash, follows the one before it with no gap, and names its hash as the previous one.
+/// The oldest kept record's link to what was pruned before it is taken as given.
+pub fn verify(records: &[Record]) -> Result<(), Broken> {
+    let mut before: Option<&Record> = None;
+    for r in records {
+        if chain_hash(&r.id, r.seq, r.at, &r.entry, &r.prev_hash) != r.hash {
+            return Err(Broken::Altered { seq: r.seq });
+        }
+        if let Some(b) = before
+            && (r.seq != b.seq + 1 || r.prev_hash != b.hash)
+        {
+            return Err(Broken::Unlinked { seq: r.seq });
+        }
+        before = Some(r);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(n: i64) -> Vec<Record> {
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let mut prev = String::new();
+        (1..=n)
+            .map(|seq| {
+                let entry =
+                    Entry::new(7, Actor::user("usr_1", "ann@example.com", Role::Owner), Origin::default(), "x.y")
+                        .on("product", format!("prd_{seq}"))
+                        .changing(vec![Change::of("name", "Old", "New")]);
+                let id = format!("aud_{seq}");
+                let hash = chain_hash(&id, seq, at, &entry, &prev);
+                let record = Record { id, seq, at, entry, prev_hash: prev.clone(), hash: hash.clone() };
+                prev = hash;
+                record
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chain_as_written_verifies() {
+        assert_eq!(verify(&chain(5)), Ok(()));
+        assert_eq!(verify(&chain(5)[2..]), Ok(()), "what is kept after pruning still verifies");
+    }
+
+    #[test]
+    fn a_changed_removed_or_reordered_record_is_found() {
+        let mut altered = chain(5);
+        altered[2].entry.changes[0].after = json!("Mine");
+        assert_eq!(verify(&altered), Err(Broken::Altered { seq: 3 }));
+        let mut removed = chain(5);
+        removed.remove(2);
+        assert_eq!(verify(&removed), Err(Broken::Unlinked { seq: 4 }));
+        let mut swapped = chain(5);
+        swapped.swap(1, 2);
+        assert!(verify(&swapped).is_err());
+    }
+
+    #[test]
+    fn secrets_are_recorded_only_as_changed() {
+        let before = json!({"url": "https://a.example", "secret": "whsec_old", "same": 1});
+        let after = json!({"url": "https://b.example", "secret": "whsec_new", "same": 1});
+        let found = changes(&before, &after, &["secret"]);
+        assert_eq!(
+            found,
+            vec![Change::secret("secret", true), Change::of("url", "https://a.example", "https://b.example")]
+        );
+        assert!(!format!("{found:?}").contains("whsec_"));
+    }
+}

@@ -1,0 +1,154 @@
+//! A user's own sessions: where and when each signed in and was last used, signing one out,
+//! or every one; and the owner's setting of how long the shop's sessions live unused.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect};
+use axum::routing::{get, post};
+
+use super::form::PostedForm;
+use super::merchant::session_error;
+use super::{Chrome, Merchant, Page, local, ok, see_other};
+use crate::db;
+use crate::domain::session::{IDLE_MINUTES, PCI_IDLE_MINUTES, device, idle_minutes};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/sessions", get(page))
+        .route("/dashboard/sessions/{handle}/end", post(end_one))
+        .route("/dashboard/sessions/end-all", post(end_all))
+        .route("/dashboard/settings/sessions", post(idle))
+}
+
+/// One session as its list shows it.
+struct Row {
+    /// What names the session in forms: a digest of its id, never the id itself.
+    handle: String,
+    device: String,
+    address: String,
+    signed_in: String,
+    seen: String,
+    current: bool,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/sessions.html")]
+struct SessionsPage {
+    chrome: Chrome,
+    rows: Vec<Row>,
+    idle_minutes: i32,
+}
+
+impl SessionsPage {
+    /// The shop's idle time, for the sentence that says it.
+    fn idle_hint(&self) -> i64 {
+        i64::from(self.idle_minutes)
+    }
+}
+
+/// What names a session in its list.
+fn handle(id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(id.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The user's sessions still alive by the shop's rules, this one first.
+async fn alive(state: &AppState, m: &Merchant) -> Result<Vec<(String, Row)>, AppError> {
+    let current = m.session.id().map(|id| id.to_string());
+    let now = m.origin.now;
+    let idle = chrono::Duration::minutes(i64::from(m.shop.session_idle_minutes));
+    let mut rows: Vec<(String, Row)> = db::sessions::of_user(&state.db, &m.user.id)
+        .await?
+        .into_iter()
+        .filter_map(|s| {
+            let (signed_in, seen) = (s.signed_in_at?, s.seen_at?);
+            let alive = now - seen <= idle && now - signed_in <= super::merchant::LIFETIME;
+            let current = current.as_deref() == Some(s.id.as_str());
+            let device = s.user_agent.as_deref().and_then(device).unwrap_or_else(|| m.t("Unknown browser").into());
+            let row = Row {
+                handle: handle(&s.id),
+                device,
+                address: s.address.unwrap_or_default(),
+                signed_in: local(signed_in, m.tz),
+                seen: local(seen, m.tz),
+                current,
+            };
+            (alive || current).then_some((s.id, row))
+        })
+        .collect();
+    rows.sort_by_key(|(_, r)| !r.current);
+    Ok(rows)
+}
+
+async fn page(State(state): State<AppState>, m: Merchant) -> Page {
+    let rows = alive(&state, &m).await?.into_iter().map(|(_, row)| row).collect();
+    ok(&SessionsPage { chrome: m.chrome("settings").await, rows, idle_minutes: m.shop.session_idle_minutes })
+}
+
+/// Signs one of the user's sessions out (this one too, if named).
+async fn end_one(State(state): State<AppState>, m: Merchant, Path(named): Path<String>, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let current = m.session.id().map(|id| id.to_string());
+    let ids: Vec<String> = db::sessions::of_user(&state.db, &m.user.id)
+        .await?
+        .into_iter()
+        .map(|s| s.id)
+        .filter(|id| handle(id) == named)
+        .collect();
+    let this_one = current.is_some_and(|c| ids.contains(&c));
+    if db::sessions::end(&state.db, &m.user.id, ids).await? == 0 {
+        m.flash(m.t("That session had already ended.")).await;
+        return see_other("/dashboard/sessions");
+    }
+    tracing::info!(shop_id = m.shop.id, "a dashboard session was signed out by its user");
+    if this_one {
+        m.session.flush().await.map_err(session_error)?;
+        return Ok(Redirect::to("/dashboard/login").into_response());
+    }
+    m.flash(m.t("That session is signed out.")).await;
+    see_other("/dashboard/sessions")
+}
+
+/// Signs every session of the user out, this one included.
+async fn end_all(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let ids = db::sessions::of_user(&state.db, &m.user.id).await?.into_iter().map(|s| s.id).collect();
+    db::sessions::end(&state.db, &m.user.id, ids).await?;
+    m.session.flush().await.map_err(session_error)?;
+    tracing::info!(shop_id = m.shop.id, "every dashboard session of a user was signed out");
+    Ok(Redirect::to("/dashboard/login").into_response())
+}
+
+/// The owner's setting: how many minutes the shop's sessions live unused.
+async fn idle(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let Some(minutes) = idle_minutes(form.get("idle_minutes").unwrap_or("")) else {
+        return Err(AppError::BadRequest(m.t("Choose one of the times listed.").into()));
+    };
+    crate::services::shops::set_session_idle(&state, m.shop.id, minutes, m.origin.now).await?;
+    tracing::info!(shop_id = m.shop.id, minutes, "dashboard idle time changed");
+    m.flash(if minutes == PCI_IDLE_MINUTES {
+        m.t("Sessions now end after 15 minutes without use.")
+    } else {
+        m.t("Sessions now live longer without use than PCI DSS allows (15 minutes).")
+    })
+    .await;
+    see_other("/dashboard/settings")
+}
+
+/// The idle times the settings page offers: minutes, and how they read.
+pub fn idle_choices(chrome: &Chrome) -> Vec<(i32, String)> {
+    IDLE_MINUTES
+        .iter()
+        .map(|&minutes| {
+            let label = match minutes {
+                m if m < 60 => chrome.words.n(i64::from(m), "{} minute|{} minutes"),
+                m => chrome.words.n(i64::from(m / 60), "{} hour|{} hours"),
+            };
+            (minutes, label)
+        })
+        .collect()
+}
