@@ -80,6 +80,9 @@ async fn listen(state: &AppState, shop_id: i64, url: &str) {
         true,
     )
     .unwrap();
-    paydesk::services::webhooks::create_endpoint(state, shop_id, &fields, Utc::now()).await.unwrap();
-    paydesk::db::shops::set_notification_url(&state.db, shop_id, Some(url.into()), Utc::now()).await.unwrap();
+    use paydesk::domain::audit::{Actor, Entry, Origin};
+    let audit = Entry::new(shop_id, Actor::operator(), Origin::default(), "webhook_endpoint.created");
+    paydesk::services::webhooks::create_endpoint(state, shop_id, &fields, &audit, Utc::now()).await.unwrap();
+    let audit = Entry::new(shop_id, Actor::operator(), Origin::default(), "shop.updated");
+    paydesk::db::shops::set_notification_url(&state.db, shop_id, Some(url.into()), &audit, Utc::now()).await.unwrap();
 }

@@ -35,6 +35,23 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Check the audit trail.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Check that each shop's audit trail is whole and unchanged (every record hashes to its
+    /// hash and follows the one before it); prints a line of JSON per shop and fails when one
+    /// is broken.
+    Verify {
+        /// Only this shop.
+        #[arg(long)]
+        shop_id: Option<i64>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -123,13 +140,25 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             println!("{out}");
             Ok(())
         }
+        Command::Audit { command: AuditCommand::Verify { shop_id } } => {
+            let db = app::open_database(&config).await?;
+            let checked = crate::services::audit::verify_all(&db, shop_id).await?;
+            for shop in &checked {
+                println!("{}", json!(shop));
+            }
+            match checked.iter().filter(|c| c.broken.is_some()).count() {
+                0 => Ok(()),
+                n => Err(format!("the audit trail of {n} shop(s) is broken").into()),
+            }
+        }
         Command::User { command: UserCommand::ResetTwoStep { email } } => {
             let db = app::open_database(&config).await?;
             let email = crate::domain::account::normalise_email(&email);
             let Some(user) = crate::db::users::by_email(&db, &email).await? else {
                 return Err(format!("there is no user {email}").into());
             };
-            let reset = crate::db::two_step::disable(&db, &user.id, Utc::now()).await?;
+            let audit = operator(user.shop_id, "two_step.reset", "user reset-two-step");
+            let reset = crate::db::two_step::disable(&db, &user.id, &audit, Utc::now()).await?;
             tracing::info!(shop_id = user.shop_id, reset, "two-step login of a user reset on the command line");
             println!(
                 "{}",
@@ -158,9 +187,17 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 return Err(format!("there is no shop {shop_id}").into());
             }
             let hash = crate::services::passwords::hash(password).await?;
-            let user = crate::db::users::insert(&db, shop_id, &email, hash, role, Utc::now()).await?;
+            let audit = operator(shop_id, "user.created", "user create");
+            let user = crate::db::users::insert(&db, shop_id, &email, hash, role, &audit, Utc::now()).await?;
             println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email, "role": user.role}));
             Ok(())
         }
     }
+}
+
+/// An entry of a shop's audit trail: `action` of the operator, by the command `command`.
+fn operator(shop_id: i64, action: &str, command: &str) -> crate::domain::audit::Entry {
+    use crate::domain::audit::{Actor, Entry, Origin};
+    let origin = Origin { user_agent: Some(format!("paydesk {command}")), ..Origin::default() };
+    Entry::new(shop_id, Actor::operator(), origin, action)
 }

@@ -74,6 +74,9 @@ pub struct ConfigArgs {
     /// at least 7).
     #[arg(long, env = "PAYDESK_RETENTION_DAYS", global = true)]
     pub retention_days: Option<String>,
+    /// Days the audit trail is kept (default 365, at least 90).
+    #[arg(long, env = "PAYDESK_AUDIT_RETENTION_DAYS", global = true)]
+    pub audit_retention_days: Option<String>,
     /// Hours an `Idempotency-Key` and its answer are kept (default 24, at least 24).
     #[arg(long, env = "PAYDESK_IDEMPOTENCY_HOURS", global = true)]
     pub idempotency_hours: Option<String>,
@@ -143,6 +146,8 @@ pub struct Config {
     pub retention: chrono::TimeDelta,
     /// How long idempotency keys are kept.
     pub idempotency_kept: chrono::TimeDelta,
+    /// How long the audit trail is kept.
+    pub audit_kept: chrono::TimeDelta,
     /// Connections to the database kept at most.
     pub db_connections: u32,
     /// The SMTP server; `None`: no mail is queued or sent.
@@ -308,6 +313,8 @@ impl Config {
             whole("PAYDESK_API_AUTH_FAILURES", args.api_auth_failures.as_deref(), 30, 1..=1_000_000)?;
         let days = whole("PAYDESK_RETENTION_DAYS", args.retention_days.as_deref(), 30, 7..=3650)?;
         let hours = whole("PAYDESK_IDEMPOTENCY_HOURS", args.idempotency_hours.as_deref(), 24, 24..=720)?;
+        let audit_days = whole("PAYDESK_AUDIT_RETENTION_DAYS", args.audit_retention_days.as_deref(), 365, 90..=36500)?;
+        let audit_kept = chrono::TimeDelta::days(audit_days as i64);
         let (retention, idempotency_kept) =
             (chrono::TimeDelta::days(days as i64), chrono::TimeDelta::hours(hours as i64));
         let proxies_raw = args.trusted_proxies.as_deref().unwrap_or("");
@@ -343,6 +350,7 @@ impl Config {
             api_auth_failures,
             retention,
             idempotency_kept,
+            audit_kept,
             db_connections,
             trusted_proxies,
             log_format,

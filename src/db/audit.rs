@@ -6,13 +6,13 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, TransactionTrait,
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, TransactionTrait,
 };
 
 use super::entities::{audit_events, audit_heads};
 use crate::domain::access::Role;
-use crate::domain::audit::{Actor, ActorKind, Change, Entry, Origin, Outcome, Record, chain_hash};
+use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Outcome, Record, chain_hash};
 use crate::domain::ids::new_id;
 
 /// Records `entry` at `now` as the next record of its shop's chain, inside `txn` (the
@@ -80,66 +80,53 @@ pub async fn record_alone(
     Ok(id)
 }
 
-/// What a list of records may be narrowed to.
-#[derive(Debug, Clone, Default)]
-pub struct Filter {
-    /// The acting user's id, or an actor kind's word (`api_key`, `operator`…).
-    pub actor: Option<String>,
-    /// An action, or the start of one (`user.` for every action on users).
-    pub action: Option<String>,
-    pub object_id: Option<String>,
-    pub from: Option<DateTime<Utc>>,
-    pub until: Option<DateTime<Utc>>,
+impl super::ShopOwned for audit_events::Entity {
+    const SEQ: audit_events::Column = audit_events::Column::Seq;
+    const ID: audit_events::Column = audit_events::Column::Id;
+    const SHOP: audit_events::Column = audit_events::Column::ShopId;
+    fn public_id(row: &audit_events::Model) -> &str {
+        &row.id
+    }
 }
 
-/// A shop's records that pass `filter`, newest first: `limit` of them, those with a number
-/// below `before` when given.
+/// A page of a shop's records that pass `filter`, newest first.
 pub async fn list(
     db: &impl ConnectionTrait,
     shop_id: i64,
+    page: &super::Page,
     filter: &Filter,
-    before: Option<i64>,
-    limit: u64,
-) -> Result<Vec<Record>, DbErr> {
+) -> Result<super::Listed<Record>, super::ListError> {
     use audit_events::Column as C;
-    let mut query = audit_events::Entity::find().filter(C::ShopId.eq(shop_id));
+    let mut condition = Condition::all();
     if let Some(actor) = &filter.actor {
-        query = match ActorKind::parse(actor) {
-            Some(kind) => query.filter(C::ActorKind.eq(kind.as_str())),
-            None => query.filter(C::ActorId.eq(actor.as_str())),
-        };
+        condition = condition.add(match ActorKind::parse(actor) {
+            Some(kind) if kind != ActorKind::User => C::ActorKind.eq(kind.as_str()),
+            _ => C::ActorId.eq(actor.as_str()),
+        });
     }
     if let Some(action) = &filter.action {
-        query = match action.strip_suffix('.') {
-            Some(_) => query.filter(C::Action.starts_with(action.as_str())),
-            None => query.filter(C::Action.eq(action.as_str())),
-        };
+        condition = condition.add(match action.ends_with('.') {
+            true => C::Action.starts_with(action.as_str()),
+            false => C::Action.eq(action.as_str()),
+        });
     }
     if let Some(object) = &filter.object_id {
-        query = query.filter(C::ObjectId.eq(object.as_str()));
+        condition = condition.add(C::ObjectId.eq(object.as_str()));
     }
     if let Some(from) = filter.from {
-        query = query.filter(C::At.gte(from));
+        condition = condition.add(C::At.gte(from));
     }
     if let Some(until) = filter.until {
-        query = query.filter(C::At.lt(until));
+        condition = condition.add(C::At.lt(until));
     }
-    if let Some(before) = before {
-        query = query.filter(C::Seq.lt(before));
-    }
-    let rows = query.order_by_desc(C::Seq).limit(limit).all(db).await?;
-    Ok(rows.into_iter().map(from_row).collect())
+    let listed = super::list_where::<audit_events::Entity>(db, shop_id, page, condition).await?;
+    Ok(super::Listed { rows: listed.rows.into_iter().map(from_row).collect(), next_after: listed.next_after })
 }
 
 /// The record with this id, of this shop.
 pub async fn find(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<Record>, DbErr> {
     let row = audit_events::Entity::find_by_id(id).filter(audit_events::Column::ShopId.eq(shop_id)).one(db).await?;
     Ok(row.map(from_row))
-}
-
-/// The number of a shop's record with this id (for paging from it).
-pub async fn seq_of(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<i64>, DbErr> {
-    Ok(find(db, shop_id, id).await?.map(|r| r.seq))
 }
 
 /// Every shop with records, for checking each chain.

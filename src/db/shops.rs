@@ -2,11 +2,16 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, Set,
+    TransactionTrait,
+};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::entities::shops;
 use crate::domain::account::ShopSettings;
+use crate::domain::audit::{Change, Entry, Outcome};
 use crate::domain::ids::random_hex;
 
 /// A new shop and its secret key, which is shown this once.
@@ -82,20 +87,20 @@ pub async fn notification_urls(
     Ok(rows.into_iter().collect())
 }
 
-/// Sets where the shop's notifications go by default.
+/// Sets where the shop's notifications go by default, recorded as `audit`.
 pub async fn set_notification_url(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     url: Option<String>,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    shops::Entity::update_many()
-        .col_expr(shops::Column::NotificationUrl, Expr::value(url))
-        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(shops::Column::Id.eq(shop_id))
-        .exec(db)
-        .await?;
-    Ok(())
+    let setting = Setting {
+        column: shops::Column::NotificationUrl,
+        field: "notification_url",
+        of: |s| json!(s.notification_url),
+    };
+    set(db, shop_id, setting, json!(url), audit, now).await
 }
 
 /// The shop with this id (for public pages, which show its name).
@@ -103,45 +108,66 @@ pub async fn find(db: &impl ConnectionTrait, shop_id: i64) -> Result<Option<shop
     shops::Entity::find_by_id(shop_id).one(db).await
 }
 
-/// Changes the shop's name, URL and display time zone.
+/// Changes the shop's name, URL and display time zone, recorded as `audit`.
 pub async fn update_settings(
-    db: &impl ConnectionTrait,
-    shop: shops::Model,
+    db: &(impl ConnectionTrait + TransactionTrait),
+    shop_id: i64,
     settings: &ShopSettings,
+    audit: &Entry,
     now: DateTime<Utc>,
-) -> Result<shops::Model, DbErr> {
+) -> Result<Option<shops::Model>, DbErr> {
+    let txn = db.begin().await?;
+    let Some(shop) = taken(&txn, shop_id).await? else { return Ok(None) };
     // Only what the merchant changed is written: another user's edit of another setting stays.
     let mut row = shop.clone().into_active_model();
+    let mut changes = Vec::new();
     if shop.name != settings.name {
         row.name = Set(settings.name.clone());
+        changes.push(Change::of("name", &shop.name, &settings.name));
     }
     if shop.url != settings.url {
         row.url = Set(settings.url.clone());
+        changes.push(Change::of("url", &shop.url, &settings.url));
     }
     if shop.timezone != settings.timezone {
         row.timezone = Set(settings.timezone.clone());
+        changes.push(Change::of("timezone", &shop.timezone, &settings.timezone));
     }
     row.updated_at = Set(super::now_millis(now));
-    row.update(db).await
+    let updated = row.update(&txn).await?;
+    if !changes.is_empty() {
+        super::audit::record(&txn, &audit.clone().on("shop", shop_id.to_string()).changing(changes), now).await?;
+    }
+    txn.commit().await?;
+    Ok(Some(updated))
 }
 
 /// Replaces the shop's secret key, if it is still the one `shop` was read with: the old one
 /// stops working at once. Answers false when another rotation won the race (its key is the
 /// one that works).
 pub async fn rotate_secret(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop: shops::Model,
     secret: StoredSecret,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
+    let txn = db.begin().await?;
     let rotated = shops::Entity::update_many()
         .col_expr(shops::Column::SecretDigest, Expr::value(secret.digest))
         .col_expr(shops::Column::SecretSealed, Expr::value(Some(secret.sealed)))
         .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(shops::Column::Id.eq(shop.id))
         .filter(shops::Column::SecretDigest.eq(shop.secret_digest))
-        .exec(db)
+        .exec(&txn)
         .await?;
+    let entry = audit.clone().on("shop", shop.id.to_string()).changing(vec![Change::secret("secret_key", true)]);
+    if rotated.rows_affected == 1 {
+        super::audit::record(&txn, &entry, now).await?;
+    } else {
+        super::audit::record(&txn, &entry.changing(Vec::new()).ended(Outcome::Failure), now).await?;
+    }
+    txn.commit().await?;
     Ok(rotated.rows_affected == 1)
 }
 
@@ -156,6 +182,64 @@ pub fn digest(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// One setting of a shop: its column, its name in the audit trail, and its value as JSON.
+struct Setting {
+    column: shops::Column,
+    field: &'static str,
+    of: fn(&shops::Model) -> serde_json::Value,
+}
+
+/// Sets `setting` of a shop to `value` and records it as `audit`, in one transaction: the
+/// shop's row is taken first, so the value recorded as before is the one replaced.
+async fn set(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    shop_id: i64,
+    setting: Setting,
+    value: serde_json::Value,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let txn = db.begin().await?;
+    let Some(before) = taken(&txn, shop_id).await? else { return Ok(()) };
+    shops::Entity::update_many()
+        .col_expr(setting.column, Expr::value(json_to_sql(&value)))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(&txn)
+        .await?;
+    let was = (setting.of)(&before);
+    if was != value {
+        let entry = audit.clone().on("shop", shop_id.to_string()).changing(vec![Change {
+            field: setting.field.into(),
+            before: was,
+            after: value,
+        }]);
+        super::audit::record(&txn, &entry, now).await?;
+    }
+    txn.commit().await
+}
+
+/// The shop's row, taken for this transaction (locked on PostgreSQL, the write lock on SQLite)
+/// by a write that changes nothing, as it stands now.
+async fn taken(txn: &impl ConnectionTrait, shop_id: i64) -> Result<Option<shops::Model>, DbErr> {
+    shops::Entity::update_many()
+        .col_expr(shops::Column::UpdatedAt, Expr::col(shops::Column::UpdatedAt).into())
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(txn)
+        .await?;
+    find(txn, shop_id).await
+}
+
+/// A JSON setting's value as SQL sees it.
+fn json_to_sql(value: &serde_json::Value) -> sea_orm::Value {
+    match value {
+        serde_json::Value::Bool(b) => (*b).into(),
+        serde_json::Value::Number(n) => n.as_i64().into(),
+        serde_json::Value::String(text) => Some(text.clone()).into(),
+        _ => Option::<String>::None.into(),
+    }
+}
+
 /// Sends `payload` on PostgreSQL's notification `channel` to every session listening.
 pub async fn notify(db: &impl ConnectionTrait, channel: &str, payload: &str) -> Result<(), DbErr> {
     let statement = sea_orm::Statement::from_sql_and_values(
@@ -168,48 +252,48 @@ pub async fn notify(db: &impl ConnectionTrait, channel: &str, payload: &str) -> 
 
 /// Whether every user of the shop must sign in with two-step login.
 pub async fn set_two_step_required(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     required: bool,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    shops::Entity::update_many()
-        .col_expr(shops::Column::TwoStepRequired, Expr::value(required))
-        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(shops::Column::Id.eq(shop_id))
-        .exec(db)
-        .await?;
-    Ok(())
+    let setting = Setting {
+        column: shops::Column::TwoStepRequired,
+        field: "two_step_required",
+        of: |s| json!(s.two_step_required),
+    };
+    set(db, shop_id, setting, json!(required), audit, now).await
 }
 
 /// How many minutes the shop's dashboard sessions live unused.
 pub async fn set_session_idle(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     minutes: i32,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    shops::Entity::update_many()
-        .col_expr(shops::Column::SessionIdleMinutes, Expr::value(minutes))
-        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(shops::Column::Id.eq(shop_id))
-        .exec(db)
-        .await?;
-    Ok(())
+    let setting = Setting {
+        column: shops::Column::SessionIdleMinutes,
+        field: "session_idle_minutes",
+        of: |s| json!(s.session_idle_minutes),
+    };
+    set(db, shop_id, setting, json!(minutes), audit, now).await
 }
 
 /// Whether subscribers may pause and resume on their page.
 pub async fn set_subscriber_pause(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     allowed: bool,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    shops::Entity::update_many()
-        .col_expr(shops::Column::SubscriberPause, Expr::value(allowed))
-        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(shops::Column::Id.eq(shop_id))
-        .exec(db)
-        .await?;
-    Ok(())
+    let setting = Setting {
+        column: shops::Column::SubscriberPause,
+        field: "subscriber_pause",
+        of: |s| json!(s.subscriber_pause),
+    };
+    set(db, shop_id, setting, json!(allowed), audit, now).await
 }

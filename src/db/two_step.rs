@@ -9,6 +9,7 @@ use sea_orm::{
 };
 
 use super::entities::{recovery_codes, users};
+use crate::domain::audit::{Change, Entry, SECRET};
 
 /// Turns two-step login on for `user_id` with the `sealed` secret, the step of the code that
 /// confirmed it, and new recovery codes (their digests); `false` when it was already on (a
@@ -19,6 +20,7 @@ pub async fn enable(
     sealed: String,
     step: i64,
     digests: Vec<String>,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
     let txn = db.begin().await?;
@@ -35,12 +37,30 @@ pub async fn enable(
         return Ok(false);
     }
     replace_codes(&txn, user_id, digests, now).await?;
+    let changes = vec![Change::secret("authenticator", false), Change::secret("recovery_codes", false)];
+    super::audit::record(&txn, &audit.clone().on("user", user_id).changing(changes), now).await?;
     txn.commit().await?;
     Ok(true)
 }
 
+/// New recovery codes for `user_id` (their digests) in place of the old ones, recorded as
+/// `audit` (`two_step.codes_renewed`).
+pub async fn renew_codes(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    user_id: &str,
+    digests: Vec<String>,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let txn = db.begin().await?;
+    replace_codes(&txn, user_id, digests, now).await?;
+    let changes = vec![Change::secret("recovery_codes", true)];
+    super::audit::record(&txn, &audit.clone().on("user", user_id).changing(changes), now).await?;
+    txn.commit().await
+}
+
 /// Replaces a user's recovery codes with new ones (their digests).
-pub async fn replace_codes(
+async fn replace_codes(
     db: &impl ConnectionTrait,
     user_id: &str,
     digests: Vec<String>,
@@ -58,10 +78,11 @@ pub async fn replace_codes(
 }
 
 /// Turns two-step login off for `user_id`: the secret and the recovery codes go. `false`
-/// when it was off.
+/// when it was off. Recorded as `audit` (by the user, an owner or the operator).
 pub async fn disable(
     db: &(impl ConnectionTrait + TransactionTrait),
     user_id: &str,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
     let txn = db.begin().await?;
@@ -75,6 +96,10 @@ pub async fn disable(
         .exec(&txn)
         .await?;
     recovery_codes::Entity::delete_many().filter(recovery_codes::Column::UserId.eq(user_id)).exec(&txn).await?;
+    if done.rows_affected == 1 {
+        let changes = vec![Change::of("authenticator", SECRET, None::<String>)];
+        super::audit::record(&txn, &audit.clone().on("user", user_id).changing(changes), now).await?;
+    }
     txn.commit().await?;
     Ok(done.rows_affected == 1)
 }

@@ -10,6 +10,7 @@ use sea_orm::{
 
 use super::entities::{shops, users};
 use crate::domain::access::{Member, MemberChange, Refusal, Role, may_change};
+use crate::domain::audit::{Actor, Change, Entry, Origin, Outcome};
 use crate::domain::ids::{USER, new_id};
 use crate::domain::vocab::DashboardLanguage;
 
@@ -22,35 +23,60 @@ pub enum NewUserError {
     Db(#[from] DbErr),
 }
 
-/// Creates a shop and its first user in one transaction (sign-up).
+/// A shop and its first user, as sign-up makes them.
+pub struct SignUpRows<'a> {
+    pub shop_name: &'a str,
+    pub secret: super::shops::StoredSecret,
+    pub email: &'a str,
+    pub password_hash: String,
+    pub language: DashboardLanguage,
+}
+
+/// Creates a shop and its first user in one transaction (sign-up), recorded as the user's
+/// `shop.created` from `origin`.
 pub async fn sign_up(
     db: &(impl ConnectionTrait + TransactionTrait),
-    shop_name: &str,
-    secret: super::shops::StoredSecret,
-    email: &str,
-    password_hash: String,
-    language: DashboardLanguage,
+    new: SignUpRows<'_>,
+    origin: &Origin,
     now: DateTime<Utc>,
 ) -> Result<(shops::Model, users::Model), NewUserError> {
+    let SignUpRows { shop_name, secret, email, password_hash, language } = new;
     let txn = db.begin().await?;
     let shop = super::shops::create(&txn, shop_name, None, secret, now).await?;
     let mut row = new_row(shop.id, email, password_hash, Role::Owner, now);
     row.language = Set(language);
     let user = insert_row(&txn, row).await?;
+    let entry = Entry::new(shop.id, Actor::user(&user.id, &user.email, user.role), origin.clone(), "shop.created")
+        .on("shop", shop.id.to_string())
+        .changing(vec![Change::of("name", None::<String>, shop_name), Change::of("owner", None::<String>, email)]);
+    super::audit::record(&txn, &entry, now).await?;
     txn.commit().await?;
     Ok((shop, user))
 }
 
-/// Adds a user with `role` to a shop.
+/// Adds a user with `role` to a shop, recorded as `audit` (the operator's `user.created`).
 pub async fn insert(
-    db: &impl sea_orm::ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     email: &str,
     password_hash: String,
     role: Role,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<users::Model, NewUserError> {
-    insert_row(db, new_row(shop_id, email, password_hash, role, now)).await
+    let txn = db.begin().await?;
+    let user = insert_row(&txn, new_row(shop_id, email, password_hash, role, now)).await?;
+    super::audit::record(&txn, &joined(audit, &user), now).await?;
+    txn.commit().await?;
+    Ok(user)
+}
+
+/// `audit` about the new `user`: their address and role.
+fn joined(audit: &Entry, user: &users::Model) -> Entry {
+    audit.clone().on("user", &user.id).changing(vec![
+        Change::of("email", None::<String>, &user.email),
+        Change::of("role", None::<String>, user.role.as_str()),
+    ])
 }
 
 /// An invited user as stored: no password of theirs yet (`placeholder_hash` matches none
@@ -63,17 +89,22 @@ pub struct Invitation<'a> {
     pub expires_at: DateTime<Utc>,
 }
 
-/// Invites a user to a shop.
+/// Invites a user to a shop, recorded as `audit` (`user.invited`).
 pub async fn invite(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     invitation: Invitation<'_>,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<users::Model, NewUserError> {
     let mut row = new_row(shop_id, invitation.email, invitation.placeholder_hash, invitation.role, now);
     row.invite_hash = Set(Some(invitation.invite_hash));
     row.invite_expires_at = Set(Some(super::now_millis(invitation.expires_at)));
-    insert_row(db, row).await
+    let txn = db.begin().await?;
+    let user = insert_row(&txn, row).await?;
+    super::audit::record(&txn, &joined(audit, &user), now).await?;
+    txn.commit().await?;
+    Ok(user)
 }
 
 fn new_row(shop_id: i64, email: &str, password_hash: String, role: Role, now: DateTime<Utc>) -> users::ActiveModel {
@@ -113,15 +144,18 @@ pub async fn invited(
 }
 
 /// Sets an invited user's first password (and the language they read) and spends their link,
-/// once: `None` if the link was used (or expired) meanwhile.
+/// once: `None` if the link was used (or expired) meanwhile. Recorded as the user's
+/// `user.joined` from `origin`.
 pub async fn accept_invite(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     invite_hash: &str,
     password_hash: String,
     language: DashboardLanguage,
+    origin: &Origin,
     now: DateTime<Utc>,
 ) -> Result<Option<users::Model>, DbErr> {
-    let Some(user) = invited(db, invite_hash, now).await? else { return Ok(None) };
+    let txn = db.begin().await?;
+    let Some(user) = invited(&txn, invite_hash, now).await? else { return Ok(None) };
     let result = users::Entity::update_many()
         .col_expr(users::Column::PasswordHash, Expr::value(password_hash))
         .col_expr(users::Column::Language, Expr::value(language))
@@ -130,12 +164,18 @@ pub async fn accept_invite(
         .col_expr(users::Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(users::Column::Id.eq(user.id.as_str()))
         .filter(users::Column::InviteHash.eq(invite_hash))
-        .exec(db)
+        .exec(&txn)
         .await?;
     if result.rows_affected != 1 {
         return Ok(None);
     }
-    by_id(db, &user.id).await
+    let entry = Entry::new(user.shop_id, Actor::user(&user.id, &user.email, user.role), origin.clone(), "user.joined")
+        .on("user", &user.id)
+        .changing(vec![Change::secret("password", false)]);
+    super::audit::record(&txn, &entry, now).await?;
+    let joined = by_id(&txn, &user.id).await?;
+    txn.commit().await?;
+    Ok(joined)
 }
 
 /// What came of a change to a user of a shop.
@@ -158,6 +198,7 @@ pub async fn change_member(
     actor_id: &str,
     id: &str,
     change: MemberChange,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<MemberChanged, DbErr> {
     let txn = db.begin().await?;
@@ -175,10 +216,21 @@ pub async fn change_member(
     };
     let owners = members.iter().filter(|u| u.role == Role::Owner && u.invite_hash.is_none()).count();
     let member = Member { role: target.role, is_actor: actor.id == target.id, joined: target.invite_hash.is_none() };
+    let entry = audit.clone().on("user", id);
     if let Err(refusal) = may_change(actor.role, member, change, owners) {
+        super::audit::record(&txn, &entry.ended(Outcome::Refused), now).await?;
+        txn.commit().await?;
         return Ok(MemberChanged::Refused(refusal));
     }
     let filter = users::Column::ShopId.eq(shop_id).and(users::Column::Id.eq(id));
+    let entry = match change {
+        MemberChange::Role(role) => entry.changing(vec![Change::of("role", target.role.as_str(), role.as_str())]),
+        MemberChange::Remove => entry.changing(vec![
+            Change::of("email", &target.email, None::<String>),
+            Change::of("role", target.role.as_str(), None::<String>),
+        ]),
+    };
+    super::audit::record(&txn, &entry, now).await?;
     match change {
         MemberChange::Role(role) => {
             users::Entity::update_many()
@@ -212,17 +264,23 @@ pub async fn of_shop(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<user
     users::Entity::find().filter(users::Column::ShopId.eq(shop_id)).order_by_asc(users::Column::Seq).all(db).await
 }
 
-/// Stores a new password hash.
+/// Stores a new password hash, recorded as `audit` (`user.password_changed`).
 pub async fn set_password(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     user: users::Model,
     password_hash: String,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<users::Model, DbErr> {
+    let txn = db.begin().await?;
+    let entry = audit.clone().on("user", &user.id).changing(vec![Change::secret("password", true)]);
     let mut row = user.into_active_model();
     row.password_hash = Set(password_hash);
     row.updated_at = Set(super::now_millis(now));
-    row.update(db).await
+    let user = row.update(&txn).await?;
+    super::audit::record(&txn, &entry, now).await?;
+    txn.commit().await?;
+    Ok(user)
 }
 
 /// Sets the language a user reads the dashboard in.

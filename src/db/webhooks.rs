@@ -6,11 +6,12 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 
 use super::entities::{webhook_attempts as attempts, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
 use super::{ListError, Listed, Page, ShopOwned};
+use crate::domain::audit::{self, Change, Entry};
 use crate::domain::ids::{DELIVERY, WEBHOOK_ENDPOINT, new_id};
 use crate::domain::webhook::{DeliveryStatus, EndpointFields, Scheme};
 
@@ -32,17 +33,47 @@ impl ShopOwned for deliveries::Entity {
     }
 }
 
-/// Stores a new endpoint with its (sealed) secret.
+/// What the audit trail shows of an endpoint (its secret only as changed).
+fn audited(endpoint: Option<&endpoints::Model>) -> serde_json::Value {
+    match endpoint {
+        Some(e) => serde_json::json!({
+            "url": e.url, "description": e.description, "enabled_events": e.enabled_events, "enabled": e.enabled,
+        }),
+        None => serde_json::json!({}),
+    }
+}
+
+/// Records `audit` about `endpoint` inside `txn`: what changed between `before` and `after`.
+async fn record(
+    txn: &impl ConnectionTrait,
+    audit: &Entry,
+    before: Option<&endpoints::Model>,
+    after: Option<&endpoints::Model>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let id = before.or(after).map(|e| e.id.clone()).unwrap_or_default();
+    let mut changes = audit::changes(&audited(before), &audited(after), &[]);
+    if before.map(|e| &e.secret_sealed) != after.map(|e| &e.secret_sealed) && after.is_some() {
+        changes.push(Change::secret("secret", before.is_some()));
+    }
+    super::audit::record(txn, &audit.clone().on("webhook_endpoint", id).changing(changes), now).await?;
+    Ok(())
+}
+
+/// Stores a new endpoint with its (sealed) secret, recorded as `audit`.
 pub async fn insert_endpoint(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     fields: &EndpointFields,
     id: String,
     secret_sealed: String,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<endpoints::Model, DbErr> {
+    let at = now;
     let now = super::now_millis(now);
-    endpoints::ActiveModel {
+    let txn = db.begin().await?;
+    let endpoint = endpoints::ActiveModel {
         seq: NotSet,
         id: Set(id),
         shop_id: Set(shop_id),
@@ -58,8 +89,11 @@ pub async fn insert_endpoint(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(db)
-    .await
+    .insert(&txn)
+    .await?;
+    record(&txn, audit, None, Some(&endpoint), at).await?;
+    txn.commit().await?;
+    Ok(endpoint)
 }
 
 /// A new endpoint's id (chosen before the row, as its secret is sealed to it).
@@ -67,13 +101,16 @@ pub fn new_endpoint_id() -> String {
     new_id(WEBHOOK_ENDPOINT)
 }
 
-/// Applies an update; enabling an endpoint clears why it was disabled and its failures.
+/// Applies an update, recorded as `audit`; enabling an endpoint clears why it was disabled
+/// and its failures.
 pub async fn update_endpoint(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     endpoint: endpoints::Model,
     fields: &EndpointFields,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<endpoints::Model, DbErr> {
+    let before = endpoint.clone();
     let mut row: endpoints::ActiveModel = endpoint.into();
     if let Some(url) = &fields.url {
         row.url = Set(url.clone());
@@ -92,35 +129,57 @@ pub async fn update_endpoint(
         }
     }
     row.updated_at = Set(super::now_millis(now));
-    row.update(db).await
+    let txn = db.begin().await?;
+    let after = row.update(&txn).await?;
+    record(&txn, audit, Some(&before), Some(&after), now).await?;
+    txn.commit().await?;
+    Ok(after)
 }
 
-/// Deletes an endpoint and its deliveries still waiting.
-pub async fn delete_endpoint(db: &impl ConnectionTrait, endpoint: &endpoints::Model) -> Result<(), DbErr> {
+/// Deletes an endpoint and its deliveries still waiting, recorded as `audit`.
+pub async fn delete_endpoint(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    endpoint: &endpoints::Model,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let txn = db.begin().await?;
     deliveries::Entity::delete_many()
         .filter(deliveries::Column::EndpointId.eq(endpoint.id.as_str()))
         .filter(deliveries::Column::Status.eq(DeliveryStatus::Pending))
-        .exec(db)
+        .exec(&txn)
         .await?;
-    endpoints::Entity::delete_many().filter(endpoints::Column::Id.eq(endpoint.id.as_str())).exec(db).await?;
+    let gone =
+        endpoints::Entity::delete_many().filter(endpoints::Column::Id.eq(endpoint.id.as_str())).exec(&txn).await?;
+    if gone.rows_affected == 1 {
+        record(&txn, audit, Some(endpoint), None, now).await?;
+    }
+    txn.commit().await?;
     Ok(())
 }
 
-/// Replaces the signing secret; the one it replaces keeps signing until `overlap_until`.
+/// Replaces the signing secret, recorded as `audit`; the one it replaces keeps signing until
+/// `overlap_until`.
 pub async fn rotate_secret(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     endpoint: endpoints::Model,
     new_sealed: String,
     overlap_until: DateTime<Utc>,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<endpoints::Model, DbErr> {
+    let before = endpoint.clone();
     let previous = endpoint.secret_sealed.clone();
     let mut row: endpoints::ActiveModel = endpoint.into();
     row.previous_secret_sealed = Set(Some(previous));
     row.previous_secret_until = Set(Some(super::now_millis(overlap_until)));
     row.secret_sealed = Set(new_sealed);
     row.updated_at = Set(super::now_millis(now));
-    row.update(db).await
+    let txn = db.begin().await?;
+    let after = row.update(&txn).await?;
+    record(&txn, audit, Some(&before), Some(&after), now).await?;
+    txn.commit().await?;
+    Ok(after)
 }
 
 /// The enabled endpoints of these shops.

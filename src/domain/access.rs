@@ -44,8 +44,10 @@ pub enum Permission {
     ReadUsers,
     /// Invite, remove, and give roles.
     ChangeUsers,
-    /// Shop-wide security: two-step login required of every user.
+    /// Shop-wide security: two-step login required of every user, how long sessions live.
     ShopSecurity,
+    /// Read and export the audit trail.
+    ReadAudit,
 }
 
 use Permission::*;
@@ -72,6 +74,7 @@ pub const MATRIX: &[(Permission, [bool; 5])] = &[
     (ReadUsers, [true, true, false, false, false]),
     (ChangeUsers, [true, true, false, false, false]),
     (ShopSecurity, [true, false, false, false, false]),
+    (ReadAudit, [true, true, false, false, false]),
 ];
 
 impl Role {
@@ -168,6 +171,7 @@ mod tests {
             ReadUsers,
             ChangeUsers,
             ShopSecurity,
+            ReadAudit,
         ];
         for p in all {
             assert_eq!(MATRIX.iter().filter(|(q, _)| *q == p).count(), 1, "{p:?}");

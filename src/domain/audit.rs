@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::Errors;
 use super::access::Role;
 use super::vocab::words;
 
@@ -116,6 +117,57 @@ pub fn changes(before: &Value, after: &Value, secrets: &[&str]) -> Vec<Change> {
             },
         })
         .collect()
+}
+
+/// What a list of records may be narrowed to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// The acting user's id, or an actor kind's word (`api_key`, `operator`…).
+    pub actor: Option<String>,
+    /// An action, or the start of one ending in `.` (`user.` for every action on users).
+    pub action: Option<String>,
+    pub object_id: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl Filter {
+    /// The filter of a query's pairs: `actor`, `action`, `object_id`, and `created[gte]`,
+    /// `created[gt]`, `created[lte]`, `created[lt]` (RFC 3339 or Unix seconds); others are
+    /// left to the list's paging.
+    pub fn parse<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self, Errors> {
+        let mut filter = Filter::default();
+        let mut errors = Errors::default();
+        let text = |value: &str| Some(value.to_string()).filter(|v| !v.is_empty());
+        for (key, value) in pairs {
+            let (key, value) = (key.as_ref(), value.as_ref().trim());
+            match key {
+                "actor" => filter.actor = text(value),
+                "action" => filter.action = text(value),
+                "object_id" => filter.object_id = text(value),
+                "created[gte]" | "created[gt]" | "created[lte]" | "created[lt]" => {
+                    let Some(at) = super::event::moment(value) else {
+                        errors.add(key, "must be an RFC 3339 time or Unix seconds");
+                        continue;
+                    };
+                    let millisecond = chrono::TimeDelta::milliseconds(1);
+                    match key {
+                        "created[gte]" => filter.from = Some(at),
+                        "created[gt]" => filter.from = Some(at + millisecond),
+                        "created[lte]" => filter.until = Some(at + millisecond),
+                        _ => filter.until = Some(at),
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (field, value) in [("actor", &filter.actor), ("action", &filter.action), ("object_id", &filter.object_id)] {
+            if value.as_ref().is_some_and(|v| v.chars().count() > 200) {
+                errors.add(field, "is too long (maximum is 200 characters)");
+            }
+        }
+        errors.into_result(|| filter)
+    }
 }
 
 /// What is to be recorded of one action.

@@ -162,7 +162,7 @@ fn types_of(value: &str) -> Option<Vec<EventType>> {
 }
 
 /// A moment of a filter, in the years 0 to 9999 (what every database stores).
-fn moment(value: &str) -> Option<DateTime<Utc>> {
+pub fn moment(value: &str) -> Option<DateTime<Utc>> {
     let moment = match value.parse::<i64>() {
         Ok(seconds) => DateTime::from_timestamp(seconds, 0),
         Err(_) => DateTime::parse_from_rfc3339(value).ok().map(|t| t.to_utc()),

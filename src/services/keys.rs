@@ -37,23 +37,35 @@ pub fn new_secret(vault: &Vault) -> (String, StoredSecret) {
 
 /// Creates a shop with a new secret key (shown this once).
 pub async fn create_shop(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + sea_orm::TransactionTrait),
     vault: &Vault,
     name: &str,
     url: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<CreatedShop, DbErr> {
+    use crate::domain::audit::{Actor, Change, Entry, Origin};
     let (secret_key, stored) = new_secret(vault);
-    let shop = db::shops::create(db, name, url, stored, now).await?;
+    let txn = db.begin().await?;
+    let shop = db::shops::create(&txn, name, url, stored, now).await?;
+    let origin = Origin { user_agent: Some("paydesk shop create".into()), ..Origin::default() };
+    let changes = vec![Change::of("name", None::<String>, name), Change::of("url", None::<String>, &shop.url)];
+    let entry = Entry::new(shop.id, Actor::operator(), origin, "shop.created").on("shop", shop.id.to_string());
+    db::audit::record(&txn, &entry.changing(changes), now).await?;
+    txn.commit().await?;
     Ok(CreatedShop { shop, secret_key })
 }
 
 /// Replaces the shop's secret key; the new key, or `None` when another rotation won. The old
 /// key is refused by this instance at once and by every other as the change reaches it
 /// (see [`crate::services::shops`]).
-pub async fn rotate_secret(state: &AppState, shop: shops::Model, now: DateTime<Utc>) -> Result<Option<String>, DbErr> {
+pub async fn rotate_secret(
+    state: &AppState,
+    shop: shops::Model,
+    audit: &crate::domain::audit::Entry,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, DbErr> {
     let (secret_key, stored) = new_secret(&state.vault);
-    Ok(crate::services::shops::rotate_secret(state, shop, stored, now).await?.then_some(secret_key))
+    Ok(crate::services::shops::rotate_secret(state, shop, stored, audit, now).await?.then_some(secret_key))
 }
 
 /// The shop's API secret in clear, for the Basic auth of its notifications; `None` for a

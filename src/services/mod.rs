@@ -4,6 +4,7 @@
 //! [`keys`]), their payment processors ([`processors`]) and what those notify
 //! ([`notifications`]), password hashing ([`passwords`]) and the timed jobs ([`scheduler`]).
 
+pub mod audit;
 pub mod billing;
 pub mod catalog;
 pub mod coupons;

@@ -10,6 +10,7 @@ use crate::db::entities::shop_processors::Model;
 use crate::db::processors::{StoredAccount, StoredChange};
 use crate::db::{self};
 use crate::domain::Errors;
+use crate::domain::audit::{self, Entry};
 use crate::domain::processor::{self, AccountChange, AccountParts, CardEntry, Mode, ProcessorChange, ProcessorKind};
 use crate::external::acquirer::bepaid::acquirer::Bepaid;
 use crate::external::acquirer::bepaid::gateway::{self, Account, Gateway};
@@ -45,6 +46,7 @@ pub async fn change(
     state: &AppState,
     shop_id: i64,
     change: ProcessorChange,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<Model, AppError> {
     let mut errors = Errors::default();
@@ -78,8 +80,33 @@ pub async fn change(
     let txn = state.db.begin().await?;
     let row = db::processors::apply(&txn, shop_id, &stored, now).await?;
     processor::check(row.kind, parts(&row, Mode::Test), parts(&row, Mode::Live)).map_err(AppError::from)?;
+    let changes = audit::changes(&audited(current.as_ref()), &audited(Some(&row)), SECRETS);
+    db::audit::record(&txn, &audit.clone().on("processor", shop_id.to_string()).changing(changes), now).await?;
     txn.commit().await?;
     Ok(row)
+}
+
+/// The processor's secrets, recorded in the audit trail only as changed.
+const SECRETS: &[&str] = &["test.secret_key", "live.secret_key", "test.webhook_secret", "live.webhook_secret"];
+
+/// What the audit trail shows of a shop's processor: its settings, and its secrets by their
+/// sealed form (compared, never shown).
+fn audited(row: Option<&Model>) -> serde_json::Value {
+    let Some(r) = row else { return serde_json::json!({}) };
+    serde_json::json!({
+        "kind": r.kind.as_str(),
+        "card_entry": r.card_entry.as_str(),
+        "gateway_url": r.gateway_url,
+        "checkout_url": r.checkout_url,
+        "test.shop_id": r.test_shop_id,
+        "test.public_key": r.test_public_key,
+        "test.secret_key": r.test_secret_sealed,
+        "test.webhook_secret": r.test_webhook_sealed,
+        "live.shop_id": r.live_shop_id,
+        "live.public_key": r.live_public_key,
+        "live.secret_key": r.live_secret_sealed,
+        "live.webhook_secret": r.live_webhook_sealed,
+    })
 }
 
 /// One account's change as stored: its secrets sealed, its keys checked for `kind`. The

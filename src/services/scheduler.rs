@@ -61,6 +61,7 @@ pub async fn prune(state: &AppState) {
         ("checkout attempts", crate::db::checkout_attempts::prune(db, day_ago).await),
         ("throttling failures", crate::db::throttle::prune(db, day_ago).await),
         ("subscriber page links and sessions", crate::db::portal::prune(db, day_ago).await),
+        ("audit records", crate::db::audit::prune(db, Utc::now() - state.config.audit_kept).await),
     ];
     if let Err(e) = crate::db::optimize(db).await {
         tracing::warn!(error = %e, "gathering SQLite's table statistics failed");

@@ -13,6 +13,7 @@
 //! reconnecting, or the heartbeat went unanswered) it caches nothing.
 //! Whatever happens, a kept shop is read afresh after a minute.
 
+use crate::domain::audit::Entry;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,11 +84,12 @@ pub async fn rotate_secret(
     state: &AppState,
     shop: Model,
     stored: shop_db::StoredSecret,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
     let id = shop.id;
     let before = state.shops.heard_before(id);
-    let rotated = changing(state, id, shop_db::rotate_secret(&state.db, shop, stored, now)).await?;
+    let rotated = changing(state, id, shop_db::rotate_secret(&state.db, shop, stored, audit, now)).await?;
     if rotated {
         heard(state, &before).await;
     }
@@ -106,13 +108,14 @@ async fn heard(state: &AppState, before: &crate::web::state::HeardBefore) {
 /// (see [`rotate_secret`]).
 pub async fn update_settings(
     state: &AppState,
-    shop: Model,
+    shop_id: i64,
     settings: &ShopSettings,
+    audit: &Entry,
     now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
-    let id = shop.id;
+) -> Result<Option<Model>, DbErr> {
+    let id = shop_id;
     let before = state.shops.heard_before(id);
-    let updated = changing(state, id, shop_db::update_settings(&state.db, shop, settings, now)).await?;
+    let updated = changing(state, id, shop_db::update_settings(&state.db, id, settings, audit, now)).await?;
     heard(state, &before).await;
     Ok(updated)
 }
@@ -122,28 +125,41 @@ pub async fn set_notification_url(
     state: &AppState,
     shop_id: i64,
     url: Option<String>,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
     let before = state.shops.heard_before(shop_id);
-    changing(state, shop_id, shop_db::set_notification_url(&state.db, shop_id, url, now)).await?;
+    changing(state, shop_id, shop_db::set_notification_url(&state.db, shop_id, url, audit, now)).await?;
     heard(state, &before).await;
     Ok(())
 }
 
 /// Sets whether the shop requires two-step login of every user; answers once the change was
 /// heard.
-pub async fn require_two_step(state: &AppState, shop_id: i64, required: bool, now: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn require_two_step(
+    state: &AppState,
+    shop_id: i64,
+    required: bool,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
     let before = state.shops.heard_before(shop_id);
-    changing(state, shop_id, shop_db::set_two_step_required(&state.db, shop_id, required, now)).await?;
+    changing(state, shop_id, shop_db::set_two_step_required(&state.db, shop_id, required, audit, now)).await?;
     heard(state, &before).await;
     Ok(())
 }
 
 /// Sets how many minutes the shop's dashboard sessions live unused; answers once the change
 /// was heard.
-pub async fn set_session_idle(state: &AppState, shop_id: i64, minutes: i32, now: DateTime<Utc>) -> Result<(), DbErr> {
+pub async fn set_session_idle(
+    state: &AppState,
+    shop_id: i64,
+    minutes: i32,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
     let before = state.shops.heard_before(shop_id);
-    changing(state, shop_id, shop_db::set_session_idle(&state.db, shop_id, minutes, now)).await?;
+    changing(state, shop_id, shop_db::set_session_idle(&state.db, shop_id, minutes, audit, now)).await?;
     heard(state, &before).await;
     Ok(())
 }

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::DbErr;
 
 use crate::db::entities::users;
+use crate::domain::audit::Entry;
 use crate::domain::two_step::{self, Code, RECOVERY_CODES, SECRET_BYTES};
 use crate::web::state::AppState;
 
@@ -41,13 +42,14 @@ pub async fn enable(
     user: &users::Model,
     secret: &[u8],
     typed: &str,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<Option<Vec<String>>, DbErr> {
     let Some(Code::Totp(code)) = Code::parse(typed) else { return Ok(None) };
     let Some(step) = two_step::matching_step(secret, &code, now) else { return Ok(None) };
     let sealed = state.vault.seal(secret, &context(&user.id));
     let (codes, digests) = new_codes(&user.id);
-    let enabled = crate::db::two_step::enable(&state.db, &user.id, sealed, step, digests, now).await?;
+    let enabled = crate::db::two_step::enable(&state.db, &user.id, sealed, step, digests, audit, now).await?;
     Ok(enabled.then_some(codes))
 }
 
@@ -75,8 +77,13 @@ pub async fn accept(state: &AppState, user: &users::Model, typed: &str, now: Dat
 }
 
 /// New recovery codes for `user`, the old ones no longer working: the codes to show once.
-pub async fn renew_codes(state: &AppState, user: &users::Model, now: DateTime<Utc>) -> Result<Vec<String>, DbErr> {
+pub async fn renew_codes(
+    state: &AppState,
+    user: &users::Model,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, DbErr> {
     let (codes, digests) = new_codes(&user.id);
-    crate::db::two_step::replace_codes(&state.db, &user.id, digests, now).await?;
+    crate::db::two_step::renew_codes(&state.db, &user.id, digests, audit, now).await?;
     Ok(codes)
 }

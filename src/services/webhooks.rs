@@ -8,6 +8,7 @@
 //! both secrets for a day after a rotation). bePaid notifications carry the object as bePaid
 //! shapes it, HTTP Basic with the shop id and secret key, and `Content-Signature`.
 
+use crate::domain::audit::Entry;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -252,12 +253,13 @@ pub async fn create_endpoint(
     state: &AppState,
     shop_id: i64,
     fields: &EndpointFields,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(endpoints::Model, String), AppError> {
     let id = db::webhooks::new_endpoint_id();
     let secret = new_secret();
     let sealed = state.vault.seal(secret.as_bytes(), &endpoint_secret_context(&id));
-    let endpoint = db::webhooks::insert_endpoint(&state.db, shop_id, fields, id, sealed, now).await?;
+    let endpoint = db::webhooks::insert_endpoint(&state.db, shop_id, fields, id, sealed, audit, now).await?;
     Ok((endpoint, secret))
 }
 
@@ -266,12 +268,13 @@ pub async fn create_endpoint(
 pub async fn rotate_secret(
     state: &AppState,
     endpoint: endpoints::Model,
+    audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(endpoints::Model, String), AppError> {
     let secret = new_secret();
     let sealed = state.vault.seal(secret.as_bytes(), &endpoint_secret_context(&endpoint.id));
     let overlap = now + rules::ROTATION_OVERLAP;
-    Ok((db::webhooks::rotate_secret(&state.db, endpoint, sealed, overlap, now).await?, secret))
+    Ok((db::webhooks::rotate_secret(&state.db, endpoint, sealed, overlap, audit, now).await?, secret))
 }
 
 /// The endpoint's current signing secret.

@@ -58,8 +58,9 @@ fn logged_path(path: &str) -> &str {
 /// span carrying that id so every log line of it does, answers the id, counts the request
 /// by route and status, and logs its end: server errors as errors (their cause was logged
 /// where it happened), refusals and the rest at debug.
-pub async fn observe(request: Request, next: Next) -> Response<Body> {
+pub async fn observe(mut request: Request, next: Next) -> Response<Body> {
     let id = request_id(request.headers());
+    request.extensions_mut().insert(RequestId(id.clone()));
     let method = request.method().clone();
     let span =
         tracing::info_span!("request", request_id = %id, method = %method, path = %logged_path(request.uri().path()));
@@ -186,6 +187,37 @@ pub fn csp(form_targets: &[String]) -> String {
         "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; \
          form-action 'self'{extra}; frame-ancestors 'none'; base-uri 'none'"
     )
+}
+
+/// The id [`observe`] gave the request.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+/// Where a request comes from, as the audit trail records it: the client's address, its
+/// `User-Agent` (cut to 200 characters) and the request's id.
+#[derive(Debug, Clone)]
+pub struct Caller(pub crate::domain::audit::Origin);
+
+impl axum::extract::FromRequestParts<crate::web::state::AppState> for Caller {
+    type Rejection = AppError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &crate::web::state::AppState,
+    ) -> Result<Self, AppError> {
+        Ok(Caller(caller(parts, state)))
+    }
+}
+
+/// Where the request of `parts` comes from (see [`Caller`]).
+pub fn caller(parts: &axum::http::request::Parts, state: &crate::web::state::AppState) -> crate::domain::audit::Origin {
+    let user_agent = parts.headers.get(axum::http::header::USER_AGENT);
+    let user_agent = user_agent.map(|v| String::from_utf8_lossy(v.as_bytes()).chars().take(200).collect());
+    crate::domain::audit::Origin {
+        address: client_ip(parts, state).map(|ip| ip.to_string()),
+        user_agent,
+        request_id: parts.extensions.get::<RequestId>().map(|r| r.0.clone()),
+    }
 }
 
 /// The client's address: the peer's, or, behind a trusted load balancer

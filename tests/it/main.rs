@@ -4,6 +4,7 @@
 #[macro_use]
 mod helpers;
 
+mod access_browser;
 mod auth;
 mod bepaid;
 mod bepaid_browser;

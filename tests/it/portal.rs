@@ -349,7 +349,9 @@ db_tests! {
         assert_eq!(refused.status, StatusCode::SEE_OTHER);
         assert_eq!(app.get(&shop, &format!("/subscriptions/{id}")).await.1["pause_at_period_end"], false);
 
-        let allow = paydesk::db::shops::set_subscriber_pause(&app.db, shop.id, true, chrono::Utc::now());
+        use paydesk::domain::audit::{Actor, Entry, Origin};
+        let audit = Entry::new(shop.id, Actor::operator(), Origin::default(), "shop.updated");
+        let allow = paydesk::db::shops::set_subscriber_pause(&app.db, shop.id, true, &audit, chrono::Utc::now());
         paydesk::services::shops::changing(&app.state, shop.id, allow).await.unwrap();
         let home = ann.get(&app, "/portal/home").await;
         assert!(home.html.contains("data-testid=\"pause\""), "{}", home.html);

@@ -21,7 +21,8 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    coupons, customers, events, payments, plans, processor, products, refunds, subscriptions, test_clocks, webhooks,
+    audit, coupons, customers, events, payments, plans, processor, products, refunds, subscriptions, test_clocks,
+    webhooks,
 };
 use crate::frontends::{ops, pay};
 use crate::web::error::AppError;
@@ -100,6 +101,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         subscriptions::events, subscriptions::test_card_outcome,
         test_clocks::create, test_clocks::list, test_clocks::show, test_clocks::advance,
         events::list, events::show,
+        audit::list, audit::show,
         webhooks::create, webhooks::list, webhooks::show, webhooks::update, webhooks::delete,
         webhooks::rotate, webhooks::deliveries, webhooks::redeliver, webhooks::shop, webhooks::update_shop,
         processor::show, processor::update, processor::check,
@@ -119,6 +121,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         (name = "Subscriptions", description = "A customer's subscription to a plan, billed by the engine."),
         (name = "Test clocks", description = "Simulated time for test-mode subscriptions."),
         (name = "Events", description = "What happened, with the object as it was then."),
+        (name = "Audit", description = "Who did what, from where: every change and login, chained by hash."),
         (name = "Webhooks", description = "Endpoints that receive events, their deliveries, and the shop's \
             notification settings."),
         (name = "Processor", description = "Who moves the shop's money: the simulation or a BeGateway \

@@ -12,6 +12,7 @@ use crate::domain::Errors;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
+pub mod audit;
 pub mod auth;
 pub mod coupons;
 pub mod customers;
@@ -36,6 +37,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(customers::router())
         .merge(coupons::router())
         .merge(events::router())
+        .merge(audit::router())
         .merge(payments::router())
         .merge(refunds::router())
         .merge(subscriptions::router())
@@ -107,4 +109,9 @@ pub fn array_response<T: Serialize>(
         }
     }
     response
+}
+
+/// An entry of the shop's audit trail: `action` by the shop's API key, from `origin`.
+pub fn by_key(shop_id: i64, origin: crate::domain::audit::Origin, action: &str) -> crate::domain::audit::Entry {
+    crate::domain::audit::Entry::new(shop_id, crate::domain::audit::Actor::api_key(), origin, action)
 }

@@ -46,10 +46,12 @@ async fn show(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 async fn update(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    crate::web::guard::Caller(origin): crate::web::guard::Caller,
     JsonObject(body): JsonObject,
 ) -> Result<Json<ProcessorView>, AppError> {
     let change = ProcessorChange::parse(&body)?;
-    let row = processors::change(&state, shop.id, change, Utc::now()).await?;
+    let audit = super::by_key(shop.id, origin, "processor.updated");
+    let row = processors::change(&state, shop.id, change, &audit, Utc::now()).await?;
     Ok(Json(ProcessorView::of(&row)))
 }
 

@@ -10,6 +10,7 @@ use axum::{Json, Router};
 use chrono::Utc;
 
 use super::auth::ApiShop;
+use super::by_key;
 use super::json::JsonObject;
 use super::{array_response, list_response, page_from_query, schemas};
 use crate::db::{self, entities::webhook_endpoints as endpoints};
@@ -18,6 +19,7 @@ use crate::domain::input::Reader;
 use crate::domain::webhook::EndpointFields;
 use crate::domain::webhook::public_url;
 use crate::web::error::AppError;
+use crate::web::guard::Caller;
 use crate::web::state::AppState;
 use crate::web::views::webhook::{Deleted, Redelivered, ShopView};
 use crate::web::views::{DeliveryView, EndpointView};
@@ -46,10 +48,13 @@ async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<endpoints::Mod
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    Caller(origin): Caller,
     JsonObject(body): JsonObject,
 ) -> Result<Response, AppError> {
     let fields = EndpointFields::read(&Reader::new(&body), true, state.config.webhooks_allow_private)?;
-    let (endpoint, secret) = crate::services::webhooks::create_endpoint(&state, shop.id, &fields, Utc::now()).await?;
+    let audit = by_key(shop.id, origin, "webhook_endpoint.created");
+    let (endpoint, secret) =
+        crate::services::webhooks::create_endpoint(&state, shop.id, &fields, &audit, Utc::now()).await?;
     Ok(shown_once(StatusCode::CREATED, EndpointView::new(&endpoint, Some(secret))))
 }
 
@@ -93,12 +98,14 @@ async fn show(
 async fn update(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    Caller(origin): Caller,
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
 ) -> Result<Json<EndpointView>, AppError> {
     let endpoint = find(&state, shop.id, &id).await?;
     let fields = EndpointFields::read(&Reader::new(&body), false, state.config.webhooks_allow_private)?;
-    let endpoint = db::webhooks::update_endpoint(&state.db, endpoint, &fields, Utc::now()).await?;
+    let audit = by_key(shop.id, origin, "webhook_endpoint.updated");
+    let endpoint = db::webhooks::update_endpoint(&state.db, endpoint, &fields, &audit, Utc::now()).await?;
     Ok(Json(EndpointView::new(&endpoint, None)))
 }
 
@@ -108,10 +115,12 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    Caller(origin): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Deleted>, AppError> {
     let endpoint = find(&state, shop.id, &id).await?;
-    db::webhooks::delete_endpoint(&state.db, &endpoint).await?;
+    let audit = by_key(shop.id, origin, "webhook_endpoint.deleted");
+    db::webhooks::delete_endpoint(&state.db, &endpoint, &audit, Utc::now()).await?;
     Ok(Json(Deleted { id: endpoint.id, deleted: true }))
 }
 
@@ -123,10 +132,12 @@ async fn delete(
 async fn rotate(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    Caller(origin): Caller,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let endpoint = find(&state, shop.id, &id).await?;
-    let (endpoint, secret) = crate::services::webhooks::rotate_secret(&state, endpoint, Utc::now()).await?;
+    let audit = by_key(shop.id, origin, "webhook_endpoint.secret_rotated");
+    let (endpoint, secret) = crate::services::webhooks::rotate_secret(&state, endpoint, &audit, Utc::now()).await?;
     Ok(shown_once(StatusCode::OK, EndpointView::new(&endpoint, Some(secret))))
 }
 
@@ -195,6 +206,7 @@ async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 async fn update_shop(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    Caller(origin): Caller,
     JsonObject(body): JsonObject,
 ) -> Result<Json<ShopView>, AppError> {
     let r = Reader::new(&body);
@@ -203,7 +215,8 @@ async fn update_shop(
         let url = crate::domain::product::read_url(&r, "notification_url", &mut errors);
         errors.into_result(|| ()).map_err(AppError::from)?;
         public_url(url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
-        crate::services::shops::set_notification_url(&state, shop.id, url, Utc::now()).await?;
+        let audit = by_key(shop.id, origin, "shop.updated");
+        crate::services::shops::set_notification_url(&state, shop.id, url, &audit, Utc::now()).await?;
     }
     let shop = crate::services::shops::find(&state, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
     shop_view(&state, shop).await

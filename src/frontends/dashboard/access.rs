@@ -22,6 +22,8 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("POST", "/dashboard/two-step/off", Own),
     ("POST", "/dashboard/settings/two-step", ShopSecurity),
     ("POST", "/dashboard/settings/sessions", ShopSecurity),
+    ("GET", "/dashboard/settings/audit", ReadAudit),
+    ("GET", "/dashboard/settings/audit/export.csv", ReadAudit),
     ("GET", "/dashboard/sessions", Own),
     ("POST", "/dashboard/sessions/{handle}/end", Own),
     ("POST", "/dashboard/sessions/end-all", Own),
@@ -145,6 +147,7 @@ pub struct Can {
     pub read_users: bool,
     pub change_users: bool,
     pub shop_security: bool,
+    pub read_audit: bool,
 }
 
 impl Can {
@@ -165,6 +168,7 @@ impl Can {
             read_users: role.can(ReadUsers),
             change_users: role.can(ChangeUsers),
             shop_security: role.can(ShopSecurity),
+            read_audit: role.can(ReadAudit),
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::db::entities::users;
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
 use crate::domain::account::{SignUp, new_password, normalise_email};
+use crate::domain::audit::{Change, Outcome};
 use crate::domain::input::Reader;
 use crate::domain::throttle;
 use crate::web::csrf;
@@ -104,7 +105,7 @@ async fn accept_invite(
     };
     let password_hash = crate::services::passwords::hash(password).await?;
     let words = Words::of_request(&headers);
-    match db::users::accept_invite(&state.db, &hash, password_hash, words.stored(), now).await? {
+    match db::users::accept_invite(&state.db, &hash, password_hash, words.stored(), &origin.caller, now).await? {
         Some(user) => {
             start_session(&session, &user, &origin).await?;
             flash(&session, words.t("Welcome: your password is set and you are logged in.")).await;
@@ -180,7 +181,14 @@ async fn signup(
     let hash = crate::services::passwords::hash(new.password.clone()).await?;
     let (_, secret) = crate::services::keys::new_secret(&state.vault);
     let words = Words::of_request(&headers);
-    match db::users::sign_up(&state.db, &new.shop_name, secret, &new.email, hash, words.stored(), origin.now).await {
+    let rows = db::users::SignUpRows {
+        shop_name: &new.shop_name,
+        secret,
+        email: &new.email,
+        password_hash: hash,
+        language: words.stored(),
+    };
+    match db::users::sign_up(&state.db, rows, &origin.caller, origin.now).await {
         Ok((_, user)) => {
             start_session(&session, &user, &origin).await?;
             flash(&session, words.t("Your shop is ready. Create a product to get your first pay link.")).await;
@@ -283,15 +291,30 @@ async fn login(
                 return Ok(Redirect::to("/dashboard/login/code").into_response());
             }
             start_session(&session, &user, &origin).await?;
+            logged_in(&state, &origin, &user).await?;
             Ok(signed_in(&next, Words::of_user(user.language)))
         }
-        _ => {
+        user => {
             db::throttle::fail(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?;
             db::throttle::fail(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?;
+            if let Some(user) = user {
+                let entry = origin.audit(user.shop_id, &user, "user.login_failed").on("user", &user.id);
+                let entry = entry.changing(vec![Change::of("step", None::<String>, "password")]);
+                db::audit::record_alone(&state.db, &entry.ended(Outcome::Refused), now).await?;
+            }
             tracing::info!("dashboard login refused");
             Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, words.t("Wrong e-mail or password.").to_string()))
         }
     }
+}
+
+/// Records a login (the password, and the code when the user has two-step login).
+async fn logged_in(state: &AppState, origin: &Origin, user: &users::Model) -> Result<(), AppError> {
+    let with = if user.totp_sealed.is_some() { "password and code" } else { "password" };
+    let entry = origin.audit(user.shop_id, user, "user.logged_in").on("user", &user.id);
+    let entry = entry.changing(vec![Change::of("with", None::<String>, with)]);
+    db::audit::record_alone(&state.db, &entry, origin.now).await?;
+    Ok(())
 }
 
 /// A login whose password was right, waiting for its two-step code.
@@ -370,18 +393,24 @@ async fn code(
     let typed = form.get("code").unwrap_or("");
     if !crate::services::two_step::accept(&state, &user, typed, now).await? {
         db::throttle::fail(&state.db, &throttle::TWO_STEP, &user.id, now).await?;
+        let entry = origin.audit(user.shop_id, &user, "user.login_failed").on("user", &user.id);
+        let entry = entry.changing(vec![Change::of("step", None::<String>, "code")]);
+        db::audit::record_alone(&state.db, &entry.ended(Outcome::Refused), origin.now).await?;
         tracing::info!("two-step code refused");
         let problem = words.t("That code is wrong or was used already. Type the newest code of your app.");
         return Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string()));
     }
     db::throttle::forget(&state.db, &throttle::TWO_STEP, &user.id).await?;
     start_session(&session, &user, &origin).await?;
+    logged_in(&state, &origin, &user).await?;
     Ok(signed_in(&next, Words::of_user(user.language)))
 }
 
-async fn logout(m: Merchant, form: PostedForm) -> Page {
+async fn logout(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     m.session.flush().await.map_err(session_error)?;
+    let entry = m.audit("session.ended").changing(vec![Change::of("reason", None::<String>, "logout")]);
+    db::audit::record_alone(&state.db, &entry, m.origin.now).await?;
     Ok(Redirect::to("/dashboard/login").into_response())
 }
 
@@ -404,7 +433,8 @@ async fn change_password(State(state): State<AppState>, m: Merchant, form: Poste
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     };
     let hash = crate::services::passwords::hash(password).await?;
-    let user = db::users::set_password(&state.db, m.user.clone(), hash, m.origin.now).await?;
+    let audit = m.audit("user.password_changed");
+    let user = db::users::set_password(&state.db, m.user.clone(), hash, &audit, m.origin.now).await?;
     start_session(&m.session, &user, &m.origin).await?;
     m.flash(m.t("Your password was changed.")).await;
     see_other("/dashboard/settings")

@@ -179,7 +179,8 @@ pub async fn rows_for(state: &AppState, m: &Merchant, customer_id: &str) -> Resu
 async fn subscriber_pause(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let allowed = form.get("subscriber_pause") == Some("true");
-    let write = db::shops::set_subscriber_pause(&state.db, m.shop.id, allowed, Utc::now());
+    let audit = m.audit("shop.updated");
+    let write = db::shops::set_subscriber_pause(&state.db, m.shop.id, allowed, &audit, Utc::now());
     crate::services::shops::changing(&state, m.shop.id, write).await?;
     m.flash(match allowed {
         true => m.t("Subscribers may now pause and resume on their page."),

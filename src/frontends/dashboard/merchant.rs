@@ -2,7 +2,7 @@
 //! them, with its CSRF token and a one-time flash message.
 
 use axum::extract::{FromRequestParts, MatchedPath};
-use axum::http::header::{SET_COOKIE, USER_AGENT};
+use axum::http::header::SET_COOKIE;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
@@ -13,6 +13,7 @@ use super::{Words, k};
 use crate::db::entities::{shops, users};
 use crate::db::sessions::keys;
 use crate::db::{self};
+use crate::domain::audit::{self, Actor, Entry};
 use crate::domain::ids::random_hex;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -39,6 +40,8 @@ pub struct Origin {
     /// The browser's `User-Agent`, cut to 200 characters.
     pub user_agent: String,
     pub now: DateTime<Utc>,
+    /// The same, as the audit trail records it (with the request's id).
+    pub caller: audit::Origin,
 }
 
 impl FromRequestParts<AppState> for Origin {
@@ -50,10 +53,17 @@ impl FromRequestParts<AppState> for Origin {
 }
 
 fn origin(parts: &Parts, state: &AppState) -> Origin {
-    let address = crate::web::guard::client_ip(parts, state).map(|ip| ip.to_string()).unwrap_or_default();
-    let user_agent = parts.headers.get(USER_AGENT).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let user_agent = user_agent.unwrap_or_default().chars().take(200).collect();
-    Origin { address, user_agent, now: state.clock.now() }
+    let caller = crate::web::guard::caller(parts, state);
+    let address = caller.address.clone().unwrap_or_default();
+    let user_agent = caller.user_agent.clone().unwrap_or_default();
+    Origin { address, user_agent, now: state.clock.now(), caller }
+}
+
+impl Origin {
+    /// An entry of the shop's audit trail: `action` of `user`, from here.
+    pub fn audit(&self, shop_id: i64, user: &users::Model, action: &str) -> Entry {
+        Entry::new(shop_id, Actor::user(&user.id, &user.email, user.role), self.caller.clone(), action)
+    }
 }
 
 /// A signed-in merchant. Pages that take one redirect strangers to the login page.
@@ -102,8 +112,11 @@ impl FromRequestParts<AppState> for Merchant {
             return Err(to_login(""));
         };
         let origin = origin(parts, state);
-        if !alive(&session, &shop, origin.now).await.map_err(fail)? {
+        if let Some(reason) = ended(&session, &shop, origin.now).await.map_err(fail)? {
             session.flush().await.map_err(|e| fail(session_error(e)))?;
+            let entry = origin.audit(shop.id, &user, "session.ended");
+            let entry = entry.changing(vec![audit::Change::of("reason", None::<String>, reason)]);
+            db::audit::record_alone(&state.db, &entry, origin.now).await.map_err(|e| fail(e.into()))?;
             return Err(to_login("&ended=1"));
         }
         session.insert(keys::SEEN_AT, origin.now.timestamp()).await.map_err(|e| fail(session_error(e)))?;
@@ -117,6 +130,11 @@ impl FromRequestParts<AppState> for Merchant {
             Some(permission) if user.role.can(permission) => {}
             needed => {
                 tracing::warn!(route, role = %user.role, ?needed, "dashboard request refused to the user's role");
+                let asked = format!("{} {}", parts.method, parts.uri.path());
+                let entry = origin.audit(shop.id, &user, "access.refused").on("route", route);
+                let entry = entry.changing(vec![audit::Change::of("request", None::<String>, asked)]);
+                let entry = entry.ended(audit::Outcome::Refused);
+                db::audit::record_alone(&state.db, &entry, origin.now).await.map_err(|e| fail(e.into()))?;
                 return Err(fail(AppError::Forbidden(super::access::REFUSED)));
             }
         }
@@ -129,14 +147,20 @@ impl FromRequestParts<AppState> for Merchant {
     }
 }
 
-/// Whether the session is still alive at `now`: used within the shop's idle time, and
-/// signed in less than [`LIFETIME`] ago. A session from before these were kept is not.
-async fn alive(session: &Session, shop: &shops::Model, now: DateTime<Utc>) -> Result<bool, AppError> {
+/// Why the session has ended by `now`, if it has: unused longer than the shop's idle time,
+/// or signed in [`LIFETIME`] ago. A session from before these were kept has ended too.
+async fn ended(session: &Session, shop: &shops::Model, now: DateTime<Utc>) -> Result<Option<&'static str>, AppError> {
     let signed_in: Option<i64> = session.get(keys::SIGNED_IN_AT).await.map_err(session_error)?;
     let seen: Option<i64> = session.get(keys::SEEN_AT).await.map_err(session_error)?;
-    let (Some(signed_in), Some(seen)) = (signed_in, seen) else { return Ok(false) };
+    let (Some(signed_in), Some(seen)) = (signed_in, seen) else { return Ok(Some("from an earlier version")) };
     let idle = i64::from(shop.session_idle_minutes) * 60;
-    Ok(now.timestamp() - seen <= idle && now.timestamp() - signed_in <= LIFETIME.num_seconds())
+    Ok(if now.timestamp() - seen > idle {
+        Some("unused")
+    } else if now.timestamp() - signed_in > LIFETIME.num_seconds() {
+        Some("lifetime")
+    } else {
+        None
+    })
 }
 
 /// Signs `user` in: a new session id (against fixation), the stamp of their password, a new
@@ -158,6 +182,11 @@ pub async fn start_session(session: &Session, user: &users::Model, origin: &Orig
 }
 
 impl Merchant {
+    /// An entry of the shop's audit trail: `action` of the signed-in user, from here.
+    pub fn audit(&self, action: &str) -> Entry {
+        self.origin.audit(self.shop.id, &self.user, action)
+    }
+
     /// Refuses a form whose token is not this session's.
     pub fn check(&self, sent: Option<&str>) -> Result<(), AppError> {
         match sent {

@@ -21,6 +21,7 @@ use crate::web::state::AppState;
 
 pub mod access;
 mod account;
+mod audit;
 mod coupons;
 mod csv;
 mod customers;
@@ -78,6 +79,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(team::router())
         .merge(two_step::router())
         .merge(sessions::router())
+        .merge(audit::router())
         .merge(processor::router())
         .merge(coupons::router())
         .merge(webhooks::router())

@@ -167,7 +167,7 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
         Ok(change) => change,
         Err(errors) => return refused(errors).await,
     };
-    match processors::change(&state, m.shop.id, change, Utc::now()).await {
+    match processors::change(&state, m.shop.id, change, &m.audit("processor.updated"), Utc::now()).await {
         Ok(_) => {
             m.flash(m.t("Payment processor saved.")).await;
             see_other("/dashboard/settings/processor")

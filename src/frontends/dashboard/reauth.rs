@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use super::merchant::{FRESH_KEY, session_error};
 use super::{Chrome, Merchant, access, render};
 use crate::db;
+use crate::domain::audit::Outcome;
 use crate::domain::throttle;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -64,6 +65,7 @@ enum Held {
 
 async fn hold(state: &AppState, request: Request) -> Result<Held, AppError> {
     let (mut parts, body) = request.into_parts();
+    let route = parts.extensions.get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_default();
     // Who is asking, checked as the handler would: strangers, expired sessions and roles
     // that may not do it are answered here exactly as there.
     let m = match Merchant::from_request_parts(&mut parts, state).await {
@@ -102,8 +104,10 @@ async fn hold(state: &AppState, request: Request) -> Result<Held, AppError> {
         let typed = get(CODE).unwrap_or("");
         right = crate::services::two_step::accept(state, &m.user, typed, chrono::Utc::now()).await?;
     }
+    let entry = m.audit("user.reauthenticated").on("route", route.as_str());
     if !right {
         db::throttle::fail(&state.db, &throttle::REAUTH, &m.user.id, now).await?;
+        db::audit::record_alone(&state.db, &entry.ended(Outcome::Refused), now).await?;
         tracing::info!(shop_id = m.shop.id, "re-authentication refused");
         let problem = match m.user.totp_sealed {
             Some(_) => m.t("The password or the code is wrong. Nothing was changed."),
@@ -112,6 +116,7 @@ async fn hold(state: &AppState, request: Request) -> Result<Held, AppError> {
         return Ok(Held::Ask(ask(StatusCode::UNPROCESSABLE_ENTITY, problem.into()).await));
     }
     db::throttle::forget(&state.db, &throttle::REAUTH, &m.user.id).await?;
+    db::audit::record_alone(&state.db, &entry, now).await?;
     m.session.insert(FRESH_KEY, now.timestamp()).await.map_err(session_error)?;
     let body: String = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&fields).finish();
     parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));

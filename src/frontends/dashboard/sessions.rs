@@ -11,6 +11,7 @@ use super::form::PostedForm;
 use super::merchant::session_error;
 use super::{Chrome, Merchant, Page, local, ok, see_other};
 use crate::db;
+use crate::domain::audit::Change;
 use crate::domain::session::{IDLE_MINUTES, PCI_IDLE_MINUTES, device, idle_minutes};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -104,6 +105,8 @@ async fn end_one(State(state): State<AppState>, m: Merchant, Path(named): Path<S
         return see_other("/dashboard/sessions");
     }
     tracing::info!(shop_id = m.shop.id, "a dashboard session was signed out by its user");
+    let entry = m.audit("session.ended").changing(vec![Change::of("reason", None::<String>, "signed out by its user")]);
+    db::audit::record_alone(&state.db, &entry, m.origin.now).await?;
     if this_one {
         m.session.flush().await.map_err(session_error)?;
         return Ok(Redirect::to("/dashboard/login").into_response());
@@ -116,7 +119,12 @@ async fn end_one(State(state): State<AppState>, m: Merchant, Path(named): Path<S
 async fn end_all(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let ids = db::sessions::of_user(&state.db, &m.user.id).await?.into_iter().map(|s| s.id).collect();
-    db::sessions::end(&state.db, &m.user.id, ids).await?;
+    let ended = db::sessions::end(&state.db, &m.user.id, ids).await?;
+    let entry = m.audit("session.ended").changing(vec![
+        Change::of("reason", None::<String>, "signed out everywhere"),
+        Change::of("sessions", None::<u64>, ended),
+    ]);
+    db::audit::record_alone(&state.db, &entry, m.origin.now).await?;
     m.session.flush().await.map_err(session_error)?;
     tracing::info!(shop_id = m.shop.id, "every dashboard session of a user was signed out");
     Ok(Redirect::to("/dashboard/login").into_response())
@@ -128,7 +136,8 @@ async fn idle(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
     let Some(minutes) = idle_minutes(form.get("idle_minutes").unwrap_or("")) else {
         return Err(AppError::BadRequest(m.t("Choose one of the times listed.").into()));
     };
-    crate::services::shops::set_session_idle(&state, m.shop.id, minutes, m.origin.now).await?;
+    let audit = m.audit("shop.updated");
+    crate::services::shops::set_session_idle(&state, m.shop.id, minutes, &audit, m.origin.now).await?;
     tracing::info!(shop_id = m.shop.id, minutes, "dashboard idle time changed");
     m.flash(if minutes == PCI_IDLE_MINUTES {
         m.t("Sessions now end after 15 minutes without use.")

@@ -95,7 +95,8 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
     m.check(form.get("csrf"))?;
     match ShopSettings::parse(&form.to_json(&[], &[])) {
         Ok(settings) => {
-            crate::services::shops::update_settings(&state, (*m.shop).clone(), &settings, Utc::now()).await?;
+            let audit = m.audit("shop.updated");
+            crate::services::shops::update_settings(&state, m.shop.id, &settings, &audit, Utc::now()).await?;
             m.flash(m.t("Settings saved.")).await;
             see_other("/dashboard/settings")
         }
@@ -135,7 +136,10 @@ async fn rotate(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         page.rotate_error = true;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    let Some(secret_key) = crate::services::keys::rotate_secret(&state, (*m.shop).clone(), Utc::now()).await? else {
+    let Some(secret_key) =
+        crate::services::keys::rotate_secret(&state, (*m.shop).clone(), &m.audit("api_key.rotated"), Utc::now())
+            .await?
+    else {
         let message = m.t("The key was rotated by another request a moment ago; its new key is the one that works.");
         return Err(AppError::Conflict(message.into()));
     };
@@ -179,7 +183,8 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
         page.notify_form = FormView::sent(&form, errors, m.words);
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    crate::services::shops::set_notification_url(&state, m.shop.id, url, Utc::now()).await?;
+    let audit = m.audit("shop.updated");
+    crate::services::shops::set_notification_url(&state, m.shop.id, url, &audit, Utc::now()).await?;
     m.flash(m.t("Notification settings saved.")).await;
     see_other("/dashboard/settings")
 }

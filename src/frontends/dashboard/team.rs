@@ -121,7 +121,7 @@ async fn invite(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             invite_hash: super::merchant::invite_hash(&token),
             expires_at: now + chrono::Duration::days(INVITATION_DAYS),
         };
-        match db::users::invite(&state.db, m.shop.id, invitation, now).await {
+        match db::users::invite(&state.db, m.shop.id, invitation, &m.audit("user.invited"), now).await {
             Ok(_) => {
                 tracing::info!(shop_id = m.shop.id, %role, "dashboard user invited");
                 let link = format!("{}/dashboard/invite/{token}", state.config.base_url);
@@ -179,7 +179,9 @@ async fn give_role(State(state): State<AppState>, m: Merchant, Path(id): Path<St
         let page = TeamPage::new(&state, &m, FormView::sent(&form, errors, m.words)).await?;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     };
-    let changed = db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, MemberChange::Role(role), Utc::now());
+    let audit = m.audit("user.role_changed");
+    let change = MemberChange::Role(role);
+    let changed = db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, change, &audit, Utc::now());
     let before = done(&m, changed.await?)?;
     tracing::info!(shop_id = m.shop.id, from = %before.role, to = %role, "dashboard user given another role");
     m.flash(&m.f("{} is now {}.", &[&before.email, &m.t(role_name(role))])).await;
@@ -211,7 +213,9 @@ async fn remove(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         };
         return ok(&page);
     }
-    let changed = db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, MemberChange::Remove, Utc::now());
+    let audit = m.audit("user.removed");
+    let changed =
+        db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, MemberChange::Remove, &audit, Utc::now());
     let before = done(&m, changed.await?)?;
     tracing::info!(shop_id = m.shop.id, role = %before.role, "dashboard user removed");
     m.flash(&m.f("{} was removed from the shop.", &[&before.email])).await;
@@ -246,7 +250,7 @@ async fn reset_two_step(State(state): State<AppState>, m: Merchant, Path(id): Pa
         };
         return ok(&page);
     }
-    if db::two_step::disable(&state.db, &user.id, Utc::now()).await? {
+    if db::two_step::disable(&state.db, &user.id, &m.audit("two_step.reset"), Utc::now()).await? {
         tracing::info!(shop_id = m.shop.id, "two-step login of a user reset");
     }
     m.flash(&m.f("Two-step login of {} was reset.", &[&user.email])).await;

@@ -107,7 +107,10 @@ async fn turn_on(State(state): State<AppState>, m: Merchant, form: PostedForm) -
     }
     let secret = enrolling(&state, &m).await?;
     let typed = form.get("code").unwrap_or("");
-    let Some(codes) = crate::services::two_step::enable(&state, &m.user, &secret, typed, Utc::now()).await? else {
+    let Some(codes) =
+        crate::services::two_step::enable(&state, &m.user, &secret, typed, &m.audit("two_step.enabled"), Utc::now())
+            .await?
+    else {
         let problem =
             m.t("That code is not the one your app shows now. Check the app's clock and type the newest code.");
         let page = TwoStepPage::new(&state, &m, problem.into()).await?;
@@ -166,7 +169,8 @@ async fn renew_codes(State(state): State<AppState>, m: Merchant, form: PostedFor
     if !confirmed(&state, &m, &form).await? {
         return refused_again(&state, &m).await;
     }
-    let codes = crate::services::two_step::renew_codes(&state, &m.user, Utc::now()).await?;
+    let audit = m.audit("two_step.codes_renewed");
+    let codes = crate::services::two_step::renew_codes(&state, &m.user, &audit, Utc::now()).await?;
     show_codes_once(&state, &m, &codes).await?;
     see_other("/dashboard/two-step/codes")
 }
@@ -184,7 +188,7 @@ async fn turn_off(State(state): State<AppState>, m: Merchant, form: PostedForm) 
     if !confirmed(&state, &m, &form).await? {
         return refused_again(&state, &m).await;
     }
-    crate::db::two_step::disable(&state.db, &m.user.id, Utc::now()).await?;
+    crate::db::two_step::disable(&state.db, &m.user.id, &m.audit("two_step.disabled"), Utc::now()).await?;
     tracing::info!(shop_id = m.shop.id, "two-step login turned off");
     m.flash(m.t("Two-step login is off: your password alone now opens your account.")).await;
     see_other("/dashboard/two-step")
@@ -198,7 +202,8 @@ async fn require(State(state): State<AppState>, m: Merchant, form: PostedForm) -
     if required && m.user.totp_sealed.is_none() {
         return Err(AppError::Conflict(m.t("Turn on two-step login for yourself first.").into()));
     }
-    crate::services::shops::require_two_step(&state, m.shop.id, required, Utc::now()).await?;
+    let audit = m.audit("shop.updated");
+    crate::services::shops::require_two_step(&state, m.shop.id, required, &audit, Utc::now()).await?;
     tracing::info!(shop_id = m.shop.id, required, "two-step login requirement changed");
     m.flash(if required {
         m.t("Every user of the shop now signs in with two-step login; those without it set it up at their next page.")

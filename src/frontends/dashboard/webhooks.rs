@@ -110,8 +110,9 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     body.remove("enabled");
     match EndpointFields::read(&Reader::new(&body), true, state.config.webhooks_allow_private) {
         Ok(fields) => {
+            let audit = m.audit("webhook_endpoint.created");
             let (endpoint, secret) =
-                crate::services::webhooks::create_endpoint(&state, m.shop.id, &fields, Utc::now()).await?;
+                crate::services::webhooks::create_endpoint(&state, m.shop.id, &fields, &audit, Utc::now()).await?;
             let page = SecretPage {
                 chrome: m.chrome("webhooks").await,
                 id: endpoint.id,
@@ -256,7 +257,8 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let body = request(&form);
     match EndpointFields::read(&Reader::new(&body), false, state.config.webhooks_allow_private) {
         Ok(fields) => {
-            db::webhooks::update_endpoint(&state.db, e, &fields, Utc::now()).await?;
+            let audit = m.audit("webhook_endpoint.updated");
+            db::webhooks::update_endpoint(&state.db, e, &fields, &audit, Utc::now()).await?;
             m.flash(m.t("The endpoint was saved.")).await;
             see_other(&format!("/dashboard/webhooks/{id}"))
         }
@@ -273,7 +275,8 @@ async fn rotate(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     if form.get("confirm") != Some("yes") {
         return ok(&show_page(&state, &m, e, None, "rotate").await?);
     }
-    let (e, secret) = crate::services::webhooks::rotate_secret(&state, e, Utc::now()).await?;
+    let audit = m.audit("webhook_endpoint.secret_rotated");
+    let (e, secret) = crate::services::webhooks::rotate_secret(&state, e, &audit, Utc::now()).await?;
     ok(&SecretPage { chrome: m.chrome("webhooks").await, id: e.id, url: e.url, secret, rotated: true })
 }
 
@@ -283,7 +286,7 @@ async fn delete(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     if form.get("confirm") != Some("yes") {
         return ok(&show_page(&state, &m, e, None, "delete").await?);
     }
-    db::webhooks::delete_endpoint(&state.db, &e).await?;
+    db::webhooks::delete_endpoint(&state.db, &e, &m.audit("webhook_endpoint.deleted"), Utc::now()).await?;
     m.flash(&m.f("The endpoint {} was deleted.", &[&e.url])).await;
     see_other("/dashboard/webhooks")
 }

@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
+pub mod audit;
 pub mod coupon;
 pub mod customer;
 pub mod event;
@@ -15,6 +16,7 @@ pub mod refund;
 pub mod subscription;
 pub mod webhook;
 
+pub use audit::AuditEventView;
 pub use coupon::CouponView;
 pub use customer::CustomerView;
 pub use event::EventView;

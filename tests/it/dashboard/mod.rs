@@ -2,12 +2,13 @@
 //! each form's success and error paths, and isolation between shops. `accounts` covers
 //! signing up, logging in, sessions and settings; `sections` the shop's pages.
 
-mod accounts;
+pub(crate) mod accounts;
+mod audit;
 mod language;
 mod roles;
 mod sections;
 mod sessions;
-mod two_step;
+pub(crate) mod two_step;
 
 use reqwest::StatusCode;
 

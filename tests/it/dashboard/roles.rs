@@ -91,6 +91,7 @@ fn readmes_permission_matrix_is_the_one_the_server_checks() {
         vec![ReadUsers],
         vec![ChangeUsers],
         vec![ShopSecurity],
+        vec![ReadAudit],
         vec![Own],
     ];
     assert_eq!(rows.len(), meaning.len(), "{rows:?}");

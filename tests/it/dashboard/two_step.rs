@@ -12,7 +12,7 @@ use super::*;
 use crate::helpers::*;
 
 /// RFC 4648 base32, as the page shows a secret (groups of four, no padding).
-fn base32(text: &str) -> Vec<u8> {
+pub fn base32(text: &str) -> Vec<u8> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
     let (mut bits, mut value, mut out) = (0u32, 0u64, Vec::new());
     for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
