@@ -13,7 +13,7 @@ use sea_orm::{
 use super::entities::{audit_events, audit_heads};
 use crate::domain::access::Role;
 use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Outcome, Record, chain_hash};
-use crate::domain::ids::new_id;
+use crate::domain::ids::{AUDIT_EVENT, new_id};
 
 /// Records `entry` at `now` as the next record of its shop's chain, inside `txn` (the
 /// transaction of the change it records); answers the record's id.
@@ -36,7 +36,7 @@ pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc
         .await?
         .ok_or_else(|| DbErr::RecordNotFound("the shop's audit head".into()))?;
     let at = super::now_millis(now);
-    let id = new_id("aud");
+    let id = new_id(AUDIT_EVENT);
     let hash = chain_hash(&id, head.seq, at, entry, &head.hash);
     let changes = serde_json::to_string(&entry.changes).unwrap_or_else(|_| "[]".into());
     let row = audit_events::ActiveModel {

@@ -26,6 +26,8 @@ pub const TEST_CLOCK: &str = "clk_";
 pub const MAIL: &str = "mail_";
 /// Coupon ids.
 pub const COUPON: &str = "cpn_";
+/// Audit trail records.
+pub const AUDIT_EVENT: &str = "aud_";
 
 /// A new random id with the given prefix.
 pub fn new_id(prefix: &str) -> String {

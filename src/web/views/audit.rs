@@ -57,9 +57,9 @@ struct AuditActor {
 #[derive(Serialize, ToSchema)]
 struct AuditChange {
     field: String,
-    #[schema(value_type = Object)]
+    /// The value before (any JSON; `null` when there was none).
     before: Value,
-    #[schema(value_type = Object)]
+    /// The value after.
     after: Value,
 }
 
