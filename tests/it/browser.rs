@@ -25,13 +25,6 @@ pub struct Browser {
 impl Browser {
     pub async fn start() -> Browser {
         let turn = AT_ONCE.acquire().await.unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let driver = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver is needed for the browser tests: apt-get install chromium chromium-driver");
         let profile = tempfile::tempdir().unwrap();
         let args = [
             "--headless",
@@ -49,17 +42,34 @@ impl Browser {
         let capabilities = json!({"goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}});
         let capabilities = capabilities.as_object().unwrap().clone();
         let mut last_error = String::new();
-        for _ in 0..100 {
-            // chromedriver speaks plain HTTP on loopback: no TLS stack needed.
-            let connected = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-                .capabilities(capabilities.clone())
-                .connect(&format!("http://127.0.0.1:{port}"))
-                .await;
-            match connected {
-                Ok(client) => return Browser { client, driver, _profile: profile, _turn: turn },
-                Err(e) => last_error = e.to_string(),
+        // A driver that could not take its port (another process took it between the probe
+        // and the start) is started again on another; on a busy machine one may take a while
+        // to listen.
+        for _ in 0..3 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let mut driver = Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("chromedriver is needed for the browser tests: apt-get install chromium chromium-driver");
+            for _ in 0..300 {
+                // chromedriver speaks plain HTTP on loopback: no TLS stack needed.
+                let connected = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                    .capabilities(capabilities.clone())
+                    .connect(&format!("http://127.0.0.1:{port}"))
+                    .await;
+                match connected {
+                    Ok(client) => return Browser { client, driver, _profile: profile, _turn: turn },
+                    Err(e) => last_error = e.to_string(),
+                }
+                if driver.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            let _ = driver.kill();
+            let _ = driver.wait();
         }
         panic!("headless Chromium did not start: {last_error}");
     }
