@@ -68,6 +68,7 @@ fn bad_values_are_refused_with_one_line() {
         (ConfigArgs { base_url: Some("ftp://x".into()), ..args() }, "PAYDESK_BASE_URL"),
         (ConfigArgs { checkout_url: Some("/relative".into()), ..args() }, "PAYDESK_CHECKOUT_URL"),
         (ConfigArgs { database_url: Some("mysql://x".into()), ..args() }, "DATABASE_URL"),
+        (ConfigArgs { audit_retention_days: Some("30".into()), ..args() }, "PAYDESK_AUDIT_RETENTION_DAYS"),
     ] {
         let err = Config::from_args(&set).unwrap_err().to_string();
         assert!(err.starts_with(needle), "{err}");
@@ -97,4 +98,11 @@ fn base_urls_lose_their_trailing_slash() {
     let c = Config::from_args(&ConfigArgs { base_url: Some("https://pay.example.com/".into()), ..args() }).unwrap();
     assert_eq!(c.base_url, "https://pay.example.com");
     assert_eq!(c.checkout_url, "https://pay.example.com");
+}
+
+#[test]
+fn the_audit_trail_is_kept_a_year_unless_told_otherwise() {
+    assert_eq!(Config::from_args(&args()).unwrap().audit_kept, chrono::TimeDelta::days(365));
+    let longer = ConfigArgs { audit_retention_days: Some("730".into()), ..args() };
+    assert_eq!(Config::from_args(&longer).unwrap().audit_kept, chrono::TimeDelta::days(730));
 }

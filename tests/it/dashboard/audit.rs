@@ -223,4 +223,24 @@ db_tests! {
         let admin = invite_as(&app, &ann, "al@example.com", "administrator").await;
         assert_eq!(admin.get("/dashboard/settings/audit").await.status, StatusCode::OK);
     }
+
+    async fn records_older_than_the_retention_are_pruned_and_the_rest_still_verifies(app) {
+        use paydesk::db::entities::audit_events::{Column, Entity};
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+        let shop = app.shop("Books").await;
+        for n in 0..4 {
+            app.put(&shop, "/shop", &json!({"notification_url": format!("https://erp.example/{n}")})).await;
+        }
+        assert_eq!(records(&app, &shop).await.len(), 5);
+        let long_ago = paydesk::db::now_millis(chrono::Utc::now() - chrono::TimeDelta::days(366));
+        Entity::update_many().col_expr(Column::At, Expr::value(long_ago)).filter(Column::Seq.lte(3)).exec(&app.db).await.unwrap();
+        paydesk::services::scheduler::prune(&app.state).await;
+        let kept = records(&app, &shop).await;
+        assert_eq!(kept.iter().map(|r| r["sequence"].as_i64().unwrap()).collect::<Vec<_>>(), vec![4, 5], "a year and a day old: gone");
+        let checked = verify(&app).await;
+        assert_eq!((checked[0].records, checked[0].broken.clone()), (2, None), "the oldest kept starts the chain");
+        app.put(&shop, "/shop", &json!({"notification_url": "https://erp.example/later"})).await;
+        assert_eq!(records(&app, &shop).await.last().unwrap()["sequence"], 6, "numbering goes on");
+        assert_eq!(verify(&app).await[0].broken, None);
+    }
 }
