@@ -268,13 +268,18 @@ fn fill(template: &str, args: &[&(dyn Display + Sync)]) -> String {
 }
 
 /// Every part's Russian, by English key.
-fn parts() -> [&'static [(&'static str, &'static str)]; 11] {
+fn parts() -> [&'static [(&'static str, &'static str)]; 15] {
+    let [shop, team, webhooks, processor, mails] = settings::RU;
     [
         common::RU,
         catalog::RU,
         people::RU,
         money::RU,
-        settings::RU,
+        shop,
+        team,
+        webhooks,
+        processor,
+        mails,
         common::DATA,
         catalog::DATA,
         people::DATA,
