@@ -11,6 +11,27 @@ pub const PCI_IDLE_MINUTES: i32 = IDLE_MINUTES[0];
 /// The longest idle time a shop may choose, in minutes.
 pub const LONGEST_IDLE_MINUTES: i32 = IDLE_MINUTES[IDLE_MINUTES.len() - 1];
 
+/// How long a session lives at most, however busy (NIST SP 800-63B asks to sign in again
+/// every 12 hours at this level).
+pub const LIFETIME: chrono::Duration = chrono::Duration::hours(12);
+
+/// Why a session signed in at `signed_in` and last used at `seen` has ended by `now`, if it
+/// has: unused longer than `idle_minutes`, or older than [`LIFETIME`].
+pub fn ended(
+    signed_in: chrono::DateTime<chrono::Utc>,
+    seen: chrono::DateTime<chrono::Utc>,
+    idle_minutes: i32,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<&'static str> {
+    if now - seen > chrono::Duration::minutes(i64::from(idle_minutes)) {
+        Some("unused")
+    } else if now - signed_in > LIFETIME {
+        Some("lifetime")
+    } else {
+        None
+    }
+}
+
 /// `typed` as one of the idle times a shop may choose.
 pub fn idle_minutes(typed: &str) -> Option<i32> {
     typed.trim().parse().ok().filter(|m| IDLE_MINUTES.contains(m))
@@ -60,6 +81,15 @@ mod tests {
         let safari = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile/15E148 Safari/604.1";
         assert_eq!(device(safari).as_deref(), Some("Safari · iOS"));
         assert_eq!(device("curl/8.5.0"), None);
+    }
+
+    #[test]
+    fn a_session_ends_unused_or_old() {
+        let at = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let minutes = chrono::Duration::minutes;
+        assert_eq!(ended(at, at + minutes(10), 15, at + minutes(25)), None);
+        assert_eq!(ended(at, at + minutes(10), 15, at + minutes(26)), Some("unused"));
+        assert_eq!(ended(at, at + minutes(700), 60, at + minutes(721)), Some("lifetime"));
     }
 
     #[test]

@@ -29,18 +29,11 @@ pub const FRESH_KEY: &str = "authenticated_at";
 const CSRF_KEY: &str = "csrf";
 const FLASH_KEY: &str = "flash";
 
-/// How long a session lives at most, however busy (NIST SP 800-63B asks to sign in again
-/// every 12 hours at this level).
-pub const LIFETIME: chrono::Duration = chrono::Duration::hours(12);
-
-/// Where a request comes from, and when by the dashboard's clock.
+/// Where a request comes from (as the audit trail records it), and when by the dashboard's
+/// clock.
 #[derive(Debug, Clone)]
 pub struct Origin {
-    pub address: String,
-    /// The browser's `User-Agent`, cut to 200 characters.
-    pub user_agent: String,
     pub now: DateTime<Utc>,
-    /// The same, as the audit trail records it (with the request's id).
     pub caller: audit::Origin,
 }
 
@@ -53,10 +46,7 @@ impl FromRequestParts<AppState> for Origin {
 }
 
 fn origin(parts: &Parts, state: &AppState) -> Origin {
-    let caller = crate::web::guard::caller(parts, state);
-    let address = caller.address.clone().unwrap_or_default();
-    let user_agent = caller.user_agent.clone().unwrap_or_default();
-    Origin { address, user_agent, now: state.clock.now(), caller }
+    Origin { now: state.clock.now(), caller: crate::web::guard::caller(parts, state) }
 }
 
 impl Origin {
@@ -147,20 +137,17 @@ impl FromRequestParts<AppState> for Merchant {
     }
 }
 
-/// Why the session has ended by `now`, if it has: unused longer than the shop's idle time,
-/// or signed in [`LIFETIME`] ago. A session from before these were kept has ended too.
+/// Why the session has ended by `now`, if it has (see [`crate::domain::session::ended`]). A
+/// session from before its times were kept has ended too.
 async fn ended(session: &Session, shop: &shops::Model, now: DateTime<Utc>) -> Result<Option<&'static str>, AppError> {
-    let signed_in: Option<i64> = session.get(keys::SIGNED_IN_AT).await.map_err(session_error)?;
-    let seen: Option<i64> = session.get(keys::SEEN_AT).await.map_err(session_error)?;
-    let (Some(signed_in), Some(seen)) = (signed_in, seen) else { return Ok(Some("from an earlier version")) };
-    let idle = i64::from(shop.session_idle_minutes) * 60;
-    Ok(if now.timestamp() - seen > idle {
-        Some("unused")
-    } else if now.timestamp() - signed_in > LIFETIME.num_seconds() {
-        Some("lifetime")
-    } else {
-        None
-    })
+    let time = |key| async move {
+        let seconds: Option<i64> = session.get(key).await.map_err(session_error)?;
+        Ok::<_, AppError>(seconds.and_then(|s| DateTime::from_timestamp(s, 0)))
+    };
+    let (Some(signed_in), Some(seen)) = (time(keys::SIGNED_IN_AT).await?, time(keys::SEEN_AT).await?) else {
+        return Ok(Some("from an earlier version"));
+    };
+    Ok(crate::domain::session::ended(signed_in, seen, shop.session_idle_minutes, now))
 }
 
 /// Signs `user` in: a new session id (against fixation), the stamp of their password, a new
@@ -172,8 +159,8 @@ pub async fn start_session(session: &Session, user: &users::Model, origin: &Orig
     session.clear().await;
     session.insert(USER_KEY, &user.id).await.map_err(fail)?;
     session.insert(STAMP_KEY, password_stamp(user)).await.map_err(fail)?;
-    session.insert(keys::USER_AGENT, &origin.user_agent).await.map_err(fail)?;
-    session.insert(keys::ADDRESS, &origin.address).await.map_err(fail)?;
+    session.insert(keys::USER_AGENT, origin.caller.user_agent.as_deref().unwrap_or("")).await.map_err(fail)?;
+    session.insert(keys::ADDRESS, origin.caller.address.as_deref().unwrap_or("")).await.map_err(fail)?;
     for key in [keys::SIGNED_IN_AT, keys::SEEN_AT, FRESH_KEY] {
         session.insert(key, origin.now.timestamp()).await.map_err(fail)?;
     }

@@ -12,7 +12,7 @@ use super::merchant::session_error;
 use super::{Chrome, Merchant, Page, local, ok, see_other};
 use crate::db;
 use crate::domain::audit::Change;
-use crate::domain::session::{IDLE_MINUTES, PCI_IDLE_MINUTES, device, idle_minutes};
+use crate::domain::session::{IDLE_MINUTES, PCI_IDLE_MINUTES, device, ended, idle_minutes};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -60,13 +60,12 @@ fn handle(id: &str) -> String {
 async fn alive(state: &AppState, m: &Merchant) -> Result<Vec<(String, Row)>, AppError> {
     let current = m.session.id().map(|id| id.to_string());
     let now = m.origin.now;
-    let idle = chrono::Duration::minutes(i64::from(m.shop.session_idle_minutes));
     let mut rows: Vec<(String, Row)> = db::sessions::of_user(&state.db, &m.user.id)
         .await?
         .into_iter()
         .filter_map(|s| {
             let (signed_in, seen) = (s.signed_in_at?, s.seen_at?);
-            let alive = now - seen <= idle && now - signed_in <= super::merchant::LIFETIME;
+            let alive = ended(signed_in, seen, m.shop.session_idle_minutes, now).is_none();
             let current = current.as_deref() == Some(s.id.as_str());
             let device = s.user_agent.as_deref().and_then(device).unwrap_or_else(|| m.t("Unknown browser").into());
             let row = Row {
