@@ -36,6 +36,7 @@ mod m20261128_000030_fixes;
 mod m20261128_000031_access;
 mod m20261128_000032_sessions;
 mod m20261128_000033_audit;
+mod m20261128_000034_lockout;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -77,6 +78,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000031_access::Migration),
             Box::new(m20261128_000032_sessions::Migration),
             Box::new(m20261128_000033_audit::Migration),
+            Box::new(m20261128_000034_lockout::Migration),
         ]
     }
 }

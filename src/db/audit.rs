@@ -10,10 +10,12 @@ use sea_orm::{
     QueryOrder, QuerySelect, TransactionTrait,
 };
 
-use super::entities::{audit_events, audit_heads};
+use super::entities::{audit_events, audit_heads, users};
+use super::mails::NewMail;
 use crate::domain::access::Role;
 use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Outcome, Record, chain_hash};
 use crate::domain::ids::{AUDIT_EVENT, new_id};
+use crate::domain::mail::MailKind;
 
 /// Records `entry` at `now` as the next record of its shop's chain, inside `txn` (the
 /// transaction of the change it records); answers the record's id.
@@ -65,7 +67,41 @@ pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc
         .filter(audit_heads::Column::ShopId.eq(shop))
         .exec(txn)
         .await?;
+    if entry.notifies_owners() {
+        notify_owners(txn, entry, &id, now).await?;
+    }
     Ok(id)
+}
+
+/// Queues a security notice of record `id` to each of the shop's owners, in the record's
+/// transaction: the actor too (whoever holds their session may not be them), but not the
+/// user an account lock is about, who gets the mail with the link that opens it.
+async fn notify_owners(txn: &impl ConnectionTrait, entry: &Entry, id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let owners = users::Entity::find()
+        .filter(users::Column::ShopId.eq(entry.shop_id))
+        .filter(users::Column::Role.eq(Role::Owner))
+        .filter(users::Column::InviteHash.is_null())
+        .all(txn)
+        .await?;
+    let locked = entry.object.as_ref().filter(|_| entry.action == "user.locked").map(|(_, id)| id.as_str());
+    let mails = owners
+        .into_iter()
+        .filter(|owner| Some(owner.id.as_str()) != locked)
+        .map(|owner| NewMail {
+            shop_id: entry.shop_id,
+            customer_id: None,
+            kind: MailKind::SecurityNotice,
+            object_id: id.to_string(),
+            event_id: None,
+            dedupe_key: format!("{id}:{}", owner.id),
+            test: false,
+            to_address: Some(owner.email),
+            // The instance's address, named when the notice is written.
+            sender: String::new(),
+            rendered: None,
+        })
+        .collect();
+    super::mails::enqueue(txn, mails, now).await
 }
 
 /// Records `entry` on its own, for what changes nothing else: a login, a refusal.
@@ -126,6 +162,17 @@ pub async fn list(
 /// The record with this id, of this shop.
 pub async fn find(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<Record>, DbErr> {
     let row = audit_events::Entity::find_by_id(id).filter(audit_events::Column::ShopId.eq(shop_id)).one(db).await?;
+    Ok(row.map(from_row))
+}
+
+/// The shop's oldest record on object `object_id` (an object's creation, where it is kept).
+pub async fn first_on(db: &impl ConnectionTrait, shop_id: i64, object_id: &str) -> Result<Option<Record>, DbErr> {
+    let row = audit_events::Entity::find()
+        .filter(audit_events::Column::ShopId.eq(shop_id))
+        .filter(audit_events::Column::ObjectId.eq(object_id))
+        .order_by_asc(audit_events::Column::Seq)
+        .one(db)
+        .await?;
     Ok(row.map(from_row))
 }
 

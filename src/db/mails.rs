@@ -76,7 +76,7 @@ pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewMail>, due_at: DateT
         .map(|m| {
             let id = new_id(MAIL);
             let (customer_id, to_address) = match &m.rendered {
-                Some(r) => (Some(r.customer_id.clone()), Some(r.to_address.clone())),
+                Some(r) => (r.customer_id.clone(), Some(r.to_address.clone())),
                 None => (m.customer_id, m.to_address),
             };
             let r = m.rendered;
@@ -180,7 +180,11 @@ pub async fn claim_due(
 
 /// What a mail says, fixed before its first attempt.
 pub struct Rendered {
-    pub customer_id: String,
+    /// The customer it goes to; none for a mail to the shop's own users.
+    pub customer_id: Option<String>,
+    /// Its `Message-ID`, when it must name another domain than the one fixed when it was
+    /// queued (a mail to the shop's users comes from the instance's address).
+    pub message_id: Option<String>,
     pub to_address: String,
     pub language: String,
     pub subject: String,
@@ -195,8 +199,10 @@ pub async fn store_rendered(
     mail: &mails::Model,
     rendered: Rendered,
 ) -> Result<Option<mails::Model>, DbErr> {
+    let message_id = rendered.message_id.unwrap_or_else(|| mail.message_id.clone());
     mails::Entity::update_many()
-        .col_expr(mails::Column::CustomerId, Expr::value(Some(rendered.customer_id)))
+        .col_expr(mails::Column::MessageId, Expr::value(message_id))
+        .col_expr(mails::Column::CustomerId, Expr::value(rendered.customer_id))
         .col_expr(mails::Column::ToAddress, Expr::value(Some(rendered.to_address)))
         .col_expr(mails::Column::Language, Expr::value(Some(rendered.language)))
         .col_expr(mails::Column::Subject, Expr::value(Some(rendered.subject)))

@@ -298,3 +298,77 @@ pub async fn set_language(
         .await?;
     Ok(())
 }
+
+/// Locks user `id` until `until`, to be opened sooner by the link hashing to `unlock_hash`,
+/// unless a lock holds at `now` already; `mail` (the link, to the user) is queued and `audit`
+/// recorded in the same transaction. Answers whether this call locked it: of many wrong
+/// passwords at once, one does, and one mail goes.
+pub async fn lock(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    id: &str,
+    lock: (DateTime<Utc>, String),
+    mail: Option<super::mails::NewMail>,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let (until, unlock_hash) = lock;
+    let txn = db.begin().await?;
+    let result = users::Entity::update_many()
+        .col_expr(users::Column::LockedUntil, Expr::value(Some(super::now_millis(until))))
+        .col_expr(users::Column::UnlockHash, Expr::value(Some(unlock_hash)))
+        .filter(users::Column::Id.eq(id))
+        .filter(users::Column::LockedUntil.is_null().or(users::Column::LockedUntil.lte(now)))
+        .exec(&txn)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(false);
+    }
+    super::mails::enqueue(&txn, mail.into_iter().collect(), now).await?;
+    super::audit::record(&txn, audit, now).await?;
+    txn.commit().await?;
+    Ok(true)
+}
+
+/// The user whose lock's link hashes to `unlock_hash`, while the lock holds.
+pub async fn locked_by(
+    db: &impl ConnectionTrait,
+    unlock_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<users::Model>, DbErr> {
+    users::Entity::find()
+        .filter(users::Column::UnlockHash.eq(unlock_hash))
+        .filter(users::Column::LockedUntil.gt(now))
+        .one(db)
+        .await
+}
+
+/// Opens the account whose lock's link hashes to `unlock_hash`, once and while the lock
+/// holds, recorded as the user's `user.unlocked` from `origin`; answers the user, or `None`
+/// when the link was used, ran out or never was.
+pub async fn unlock(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    unlock_hash: &str,
+    origin: &Origin,
+    now: DateTime<Utc>,
+) -> Result<Option<users::Model>, DbErr> {
+    let txn = db.begin().await?;
+    let Some(user) = locked_by(&txn, unlock_hash, now).await? else { return Ok(None) };
+    let result = users::Entity::update_many()
+        .col_expr(users::Column::LockedUntil, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(users::Column::UnlockHash, Expr::value(Option::<String>::None))
+        .filter(users::Column::Id.eq(user.id.as_str()))
+        .filter(users::Column::UnlockHash.eq(unlock_hash))
+        .filter(users::Column::LockedUntil.gt(now))
+        .exec(&txn)
+        .await?;
+    if result.rows_affected != 1 {
+        return Ok(None);
+    }
+    let entry =
+        Entry::new(user.shop_id, Actor::user(&user.id, &user.email, user.role), origin.clone(), "user.unlocked")
+            .on("user", &user.id)
+            .changing(vec![Change::of("locked_until", user.locked_until.map(|t| t.to_rfc3339()), None::<String>)]);
+    super::audit::record(&txn, &entry, now).await?;
+    txn.commit().await?;
+    Ok(Some(user))
+}

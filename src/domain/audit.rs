@@ -59,6 +59,11 @@ impl Actor {
         Actor { kind: ActorKind::Subscriber, id: Some(customer_id.into()), label: None, role: None }
     }
 
+    /// paydesk itself (an account locked by wrong passwords).
+    pub fn system() -> Actor {
+        Actor { kind: ActorKind::System, id: None, label: None, role: None }
+    }
+
     /// A processor's notification.
     pub fn processor(name: &str) -> Actor {
         Actor { kind: ActorKind::Processor, id: None, label: Some(name.into()), role: None }
@@ -214,6 +219,38 @@ impl Entry {
     pub fn ended(mut self, outcome: Outcome) -> Entry {
         self.outcome = outcome;
         self
+    }
+}
+
+/// Actions the shop's owners are mailed about when done: whatever could hand the shop's money
+/// or its access to someone else, and an account locked by wrong passwords.
+pub const NOTIFIED: [&str; 13] = [
+    "user.invited",
+    "user.joined",
+    "user.removed",
+    "user.role_changed",
+    "user.locked",
+    "api_key.rotated",
+    "processor.updated",
+    "webhook_endpoint.created",
+    "webhook_endpoint.updated",
+    "webhook_endpoint.deleted",
+    "webhook_endpoint.secret_rotated",
+    "two_step.disabled",
+    "two_step.reset",
+];
+
+/// Settings of the shop whose change its owners are mailed about: where customers return
+/// and notifications go, and whether the team must use two-step login.
+pub const NOTIFIED_SETTINGS: [&str; 3] = ["url", "notification_url", "two_step_required"];
+
+impl Entry {
+    /// Whether the shop's owners are told of this entry (a refusal changed nothing to tell).
+    pub fn notifies_owners(&self) -> bool {
+        let setting = || {
+            self.action == "shop.updated" && self.changes.iter().any(|c| NOTIFIED_SETTINGS.contains(&c.field.as_str()))
+        };
+        self.outcome == Outcome::Success && (NOTIFIED.contains(&self.action.as_str()) || setting())
     }
 }
 

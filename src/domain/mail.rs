@@ -10,12 +10,15 @@ use super::vocab::words;
 
 words! {
     /// What a mail is about. `portal_link` answers a subscriber asking for a link to their
-    /// page; it cannot be turned off.
+    /// page; it cannot be turned off. `security_notice` (to the shop's owners, of a change to
+    /// its access or money) and `account_locked` (to a user whose account wrong passwords
+    /// locked, with the link that opens it) go to the shop's own users, never to customers.
     MailKind {
         Receipt = "receipt", RefundReceipt = "refund_receipt", RenewalFailed = "renewal_failed",
         SubscriptionEnded = "subscription_ended", TrialEnding = "trial_ending",
         RenewalReminder = "renewal_reminder", CardExpiring = "card_expiring",
         CancellationConfirmed = "cancellation_confirmed", PortalLink = "portal_link",
+        SecurityNotice = "security_notice", AccountLocked = "account_locked",
     }
 }
 
@@ -27,6 +30,11 @@ words! {
 }
 
 impl MailKind {
+    /// Whether mails of this kind go to the shop's own users rather than its customers.
+    pub fn to_staff(self) -> bool {
+        matches!(self, MailKind::SecurityNotice | MailKind::AccountLocked)
+    }
+
     /// The kinds a merchant turns on or off, in the order the dashboard lists them.
     pub const CHOSEN: [MailKind; 8] = [
         MailKind::Receipt,
@@ -71,6 +79,9 @@ pub struct MailSettings {
     pub reminder_all_periods: bool,
 }
 
+/// A mail to the shop's users not tried within this long after it was queued (the instance
+/// sent no mail then) is skipped: it would tell of a lock long open, a change long known.
+pub const STAFF_NEWS: TimeDelta = TimeDelta::days(1);
 /// Days before a renewal its reminder goes unless the shop says otherwise.
 pub const REMINDER_DAYS: i32 = 7;
 /// The shortest and longest lead a shop may choose (Mastercard asks for 7 to 30 days).
@@ -98,9 +109,9 @@ impl MailSettings {
         self.off.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(",")
     }
 
-    /// Whether the shop sends mails of this kind.
+    /// Whether the shop sends mails of this kind (only the chosen kinds can be turned off).
     pub fn sends(&self, kind: MailKind) -> bool {
-        kind == MailKind::PortalLink || !self.off.contains(&kind)
+        !MailKind::CHOSEN.contains(&kind) || !self.off.contains(&kind)
     }
 
     /// Checks a lead chosen in the dashboard.

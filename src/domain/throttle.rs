@@ -16,6 +16,11 @@ pub struct Limit {
 
 /// Wrong passwords for one account from one address.
 pub const LOGIN_ACCOUNT: Limit = Limit { scope: "login", max: 10, window: Duration::minutes(15) };
+/// Wrong passwords for one account, wherever they come from: the tenth within a day locks
+/// the account for [`LOCKED_FOR`] (PCI DSS 8.3.4) and mails its user the link that opens it.
+pub const LOCKOUT: Limit = Limit { scope: "lockout", max: 10, window: Duration::hours(24) };
+/// How long a locked account stays locked unless its link opens it.
+pub const LOCKED_FOR: Duration = Duration::minutes(30);
 /// Wrong passwords from one address, whatever the account.
 pub const LOGIN_ADDRESS: Limit = Limit { scope: "login_address", max: 50, window: Duration::minutes(15) };
 /// Wrong codes of two-step login for one user, wherever they come from.

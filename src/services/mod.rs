@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod coupons;
 pub mod events;
 pub mod keys;
+pub mod lockout;
 pub mod mail;
 pub mod notifications;
 pub mod passwords;

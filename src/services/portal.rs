@@ -126,7 +126,8 @@ pub async fn send_link(
         to_address: Some(customer.email.clone()),
         sender: sender.unwrap_or_else(|| state.config.mail_from.clone()),
         rendered: Some(Rendered {
-            customer_id: customer.id.clone(),
+            customer_id: Some(customer.id.clone()),
+            message_id: None,
             to_address: customer.email.clone(),
             language: letter.lang.to_string(),
             subject: letter.subject,

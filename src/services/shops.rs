@@ -46,12 +46,12 @@ pub async fn find(state: &AppState, shop_id: i64) -> Result<Option<Arc<Model>>, 
     Ok(Some(shop))
 }
 
-/// The shop, if `secret_key` is its key (compared in constant time; shop ids are not secret).
 /// The zone a shop's times are shown in: its own setting, else the instance's.
 pub fn zone(state: &AppState, shop: &Model) -> chrono_tz::Tz {
     shop.timezone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(state.config.timezone)
 }
 
+/// The shop, if `secret_key` is its key (compared in constant time; shop ids are not secret).
 pub async fn authenticate(state: &AppState, shop_id: i64, secret_key: &str) -> Result<Option<Arc<Model>>, DbErr> {
     let given = shop_db::digest(secret_key);
     let shop = find(state, shop_id).await?;

@@ -27,6 +27,10 @@ pub struct Model {
     /// The last time step a code was accepted for: a code works once.
     pub totp_last_step: Option<i64>,
     pub totp_enabled_at: Option<DateTimeUtc>,
+    /// Locked after too many wrong passwords: no password opens it before this.
+    pub locked_until: Option<DateTimeUtc>,
+    /// The SHA-256 of the one-time link, mailed to the user, that opens it sooner.
+    pub unlock_hash: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -22,6 +22,7 @@ use crate::domain::account::{SignUp, new_password, normalise_email};
 use crate::domain::audit::{Change, Outcome};
 use crate::domain::input::Reader;
 use crate::domain::throttle;
+use crate::services::lockout;
 use crate::web::csrf;
 use crate::web::error::AppError;
 use crate::web::guard::ClientIp;
@@ -35,6 +36,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/logout", post(logout))
         .route("/dashboard/password", get(password_page).post(change_password))
         .route("/dashboard/invite/{token}", get(invite_page).post(accept_invite))
+        .route("/dashboard/unlock/{token}", get(unlock_page).post(unlock))
 }
 
 #[derive(Template)]
@@ -69,7 +71,7 @@ struct InvitePage {
 }
 
 async fn invite_page(State(state): State<AppState>, headers: HeaderMap, Path(token): Path<String>) -> Page {
-    let hash = super::merchant::invite_hash(&token);
+    let hash = crate::domain::ids::hash_token(&token);
     let user = db::users::invited(&state.db, &hash, Utc::now()).await?;
     let status = if user.is_some() { StatusCode::OK } else { StatusCode::GONE };
     Ok(anonymous(&state, &headers, status, |csrf, words| {
@@ -88,7 +90,7 @@ async fn accept_invite(
     form: PostedForm,
 ) -> Page {
     check_anonymous(&headers, &form)?;
-    let hash = super::merchant::invite_hash(&token);
+    let hash = crate::domain::ids::hash_token(&token);
     let now = origin.now;
     let Some(user) = db::users::invited(&state.db, &hash, now).await? else {
         return invite_page(State(state), headers, Path(token)).await;
@@ -112,6 +114,53 @@ async fn accept_invite(
             Ok(signed_in("/dashboard", words))
         }
         None => invite_page(State(state), headers, Path(token)).await,
+    }
+}
+
+/// The page of the link that opens a locked account: a button (mail scanners open every
+/// link they find, and must not spend it), or word that the link no longer works.
+#[derive(Template)]
+#[template(path = "dashboard/unlock.html")]
+struct UnlockPage {
+    words: Words,
+    csrf: String,
+    /// `None` when the link was used, or its lock is over.
+    email: Option<String>,
+    token: String,
+}
+
+async fn unlock_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    origin: Origin,
+    Path(token): Path<String>,
+) -> Page {
+    let hash = crate::domain::ids::hash_token(&token);
+    let user = db::users::locked_by(&state.db, &hash, origin.now).await?;
+    let status = if user.is_some() { StatusCode::OK } else { StatusCode::GONE };
+    Ok(anonymous(&state, &headers, status, |csrf, words| {
+        render(status, &UnlockPage { words, csrf, email: user.map(|u| u.email), token })
+    }))
+}
+
+/// Opens a locked account through its link, once; the per-address counts of its wrong
+/// passwords are forgotten with the lock.
+async fn unlock(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    origin: Origin,
+    Path(token): Path<String>,
+    form: PostedForm,
+) -> Page {
+    check_anonymous(&headers, &form)?;
+    let hash = crate::domain::ids::hash_token(&token);
+    match db::users::unlock(&state.db, &hash, &origin.caller, origin.now).await? {
+        Some(user) => {
+            let prefix = format!("{}|", user.email);
+            db::throttle::forget_prefix(&state.db, &throttle::LOGIN_ACCOUNT, &prefix).await?;
+            see_other("/dashboard/login?unlocked=1")
+        }
+        None => unlock_page(State(state), headers, origin, Path(token)).await,
     }
 }
 
@@ -207,6 +256,8 @@ struct Next {
     next: Option<String>,
     /// Set when the previous session ended by itself (unused too long, or too old).
     ended: Option<String>,
+    /// Set when the user's unlock link has just opened their account.
+    unlocked: Option<String>,
 }
 
 /// Only paths of the dashboard itself: never another site.
@@ -220,12 +271,15 @@ fn safe_next(next: Option<&str>) -> String {
 }
 
 async fn login_page(State(state): State<AppState>, headers: HeaderMap, Query(next): Query<Next>) -> Response {
-    let ended = next.ended.is_some();
+    let (ended, unlocked) = (next.ended.is_some(), next.unlocked.is_some());
     let next = safe_next(next.next.as_deref());
     anonymous(&state, &headers, StatusCode::OK, |csrf, words| {
-        let problem = match ended {
-            true => words.t("Your session has ended: sign in again to go on.").to_string(),
-            false => String::new(),
+        let problem = match (ended, unlocked) {
+            (true, _) => words.t("Your session has ended: sign in again to go on.").to_string(),
+            (_, true) => words
+                .t("Your account is open again. If the wrong passwords were not yours, choose a new password once you are in.")
+                .to_string(),
+            _ => String::new(),
         };
         let page = LoginPage { words, csrf, next, form: FormView::default(), problem, signup: state.config.signup };
         render(StatusCode::OK, &page)
@@ -259,6 +313,25 @@ async fn login(
     let address = client.to_string();
     let account = format!("{email}|{address}");
     let now = origin.now;
+    let user = db::users::by_email(&state.db, &email).await?;
+    let locked = |until: chrono::DateTime<Utc>| {
+        let at = until.format("%H:%M UTC").to_string();
+        let problem = words.f(
+            "This account is locked after too many wrong passwords. It opens again at {}, or at once through the link mailed to its address.",
+            &[&at],
+        );
+        let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, problem);
+        let wait = (until - now).to_std().unwrap_or_default();
+        response.headers_mut().insert(RETRY_AFTER, crate::web::error::retry_after(wait));
+        response
+    };
+    // A locked account is refused whatever the password: the answer tells nothing of it.
+    if let Some((user, until)) = user.as_ref().and_then(|u| Some((u, lockout::locked_until(u, now)?))) {
+        let entry = origin.audit(user.shop_id, user, "user.login_failed").on("user", &user.id);
+        let entry = entry.changing(vec![Change::of("step", None::<String>, "locked")]);
+        db::audit::record_alone(&state.db, &entry.ended(Outcome::Refused), now).await?;
+        return Ok(locked(until));
+    }
     let waits = [
         db::throttle::wait(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?,
         db::throttle::wait(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?,
@@ -271,7 +344,6 @@ async fn login(
         response.headers_mut().insert(RETRY_AFTER, crate::web::error::retry_after(wait));
         return Ok(response);
     }
-    let user = db::users::by_email(&state.db, &email).await?;
     let hash = match &user {
         Some(u) => u.password_hash.clone(),
         None => crate::services::passwords::dummy_hash().await,
@@ -280,6 +352,7 @@ async fn login(
     match user {
         Some(user) if matches => {
             db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &account).await?;
+            db::throttle::forget(&state.db, &throttle::LOCKOUT, &user.id).await?;
             if user.totp_sealed.is_some() {
                 // The password was right; the session is not signed in until the code is.
                 let fail = |e| session_error(e);
@@ -301,6 +374,9 @@ async fn login(
                 let entry = origin.audit(user.shop_id, &user, "user.login_failed").on("user", &user.id);
                 let entry = entry.changing(vec![Change::of("step", None::<String>, "password")]);
                 db::audit::record_alone(&state.db, &entry.ended(Outcome::Refused), now).await?;
+                if lockout::failed(&state, &user, &origin.caller, now).await? {
+                    return Ok(locked(now + throttle::LOCKED_FOR));
+                }
             }
             tracing::info!("dashboard login refused");
             Ok(refuse(StatusCode::UNPROCESSABLE_ENTITY, words.t("Wrong e-mail or password.").to_string()))

@@ -38,6 +38,8 @@ pub fn kind_label(kind: MailKind) -> &'static str {
         MailKind::CardExpiring => k("Card expiring before the next charge"),
         MailKind::CancellationConfirmed => k("Cancellation confirmed"),
         MailKind::PortalLink => k("Link to the subscriber page"),
+        MailKind::SecurityNotice => k("Security notice to the shop's owners"),
+        MailKind::AccountLocked => k("Account locked, with the link that opens it"),
     }
 }
 
@@ -135,7 +137,8 @@ async fn preview(
 ) -> Result<axum::response::Response, AppError> {
     let kind = MailKind::parse(&kind).ok_or(AppError::NotFound("Mail kind"))?;
     let language = query.language.as_deref().and_then(Language::parse).unwrap_or(Language::En);
-    let letter = crate::services::mail::preview(&m.shop, kind, language, false);
+    let letter =
+        crate::services::mail::preview(&m.shop, kind, language, false).ok_or(AppError::NotFound("Mail kind"))?;
     let (html, _) = letter.render()?;
     // A mail's styles are inline (mail clients take no style sheets): this page alone allows
     // them, and nothing else.

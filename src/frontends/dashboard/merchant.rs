@@ -235,12 +235,6 @@ pub fn session_error(e: tower_sessions::session::Error) -> AppError {
     AppError::Internal(format!("session: {e}"))
 }
 
-/// The token's SHA-256, as stored: the link itself is never kept.
-pub fn invite_hash(token: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The 303 into the dashboard after signing in, remembering the user's language in this
 /// browser for the pages before the next login.
 pub fn signed_in(to: &str, words: Words) -> Response {

@@ -118,7 +118,7 @@ async fn invite(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             email: &address,
             role,
             placeholder_hash: placeholder,
-            invite_hash: super::merchant::invite_hash(&token),
+            invite_hash: crate::domain::ids::hash_token(&token),
             expires_at: now + chrono::Duration::days(INVITATION_DAYS),
         };
         match db::users::invite(&state.db, m.shop.id, invitation, &m.audit("user.invited"), now).await {

@@ -92,7 +92,8 @@ pub async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<Rend
     let outcome = match mail.kind {
         MailKind::Receipt => receipt(state, &shop, tz, mail).await?,
         MailKind::RefundReceipt => refund(state, &shop, tz, mail).await?,
-        MailKind::PortalLink => Err("no subscriber page link to send".to_string()),
+        MailKind::PortalLink | MailKind::AccountLocked => Err("a mail written when it was queued".to_string()),
+        MailKind::SecurityNotice => Err("a mail to the shop's users".to_string()),
         _ => subscription(state, &shop, tz, mail).await?,
     };
     let (mut letter, customer) = match outcome {
@@ -117,7 +118,8 @@ pub async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<Rend
     letter.manage_url = Some(manage);
     let (html_body, text_body) = letter.render()?;
     Ok(Ok(Rendered {
-        customer_id: customer.id,
+        customer_id: Some(customer.id),
+        message_id: None,
         to_address: to,
         language: letter.lang.to_string(),
         subject: letter.subject,
@@ -386,8 +388,8 @@ pub fn portal_link(shop: &shops::Model, language: Language, test: bool, url: &st
 }
 
 /// A mail of each kind as the shop's customers would get it, with made-up facts: for the
-/// dashboard's previews.
-pub fn preview(shop: &shops::Model, kind: MailKind, language: Language, test: bool) -> Letter {
+/// dashboard's previews; none for the mails to the shop's own users.
+pub fn preview(shop: &shops::Model, kind: MailKind, language: Language, test: bool) -> Option<Letter> {
     let (t, p) = (mail_texts(language), texts(language));
     let amount = p.price(990, crate::domain::currency::Currency { code: "EUR", exponent: 2 });
     let date = crate::web::locale::date(Utc::now() + chrono::TimeDelta::days(7), Tz::UTC, language);
@@ -414,8 +416,9 @@ pub fn preview(shop: &shops::Model, kind: MailKind, language: Language, test: bo
         MailKind::CardExpiring => (t.card_subject, t.card_heading, t.card_body),
         MailKind::CancellationConfirmed => (t.ending_subject, t.ending_heading, t.ending_body),
         MailKind::PortalLink => (t.link_subject, t.link_heading, t.link_body),
+        MailKind::SecurityNotice | MailKind::AccountLocked => return None,
     };
     let mut letter = Letter::new(t, shop, test, fill(subject, &values), heading);
     letter.paragraphs.push(fill(body, &values));
-    letter
+    Some(letter)
 }

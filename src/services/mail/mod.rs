@@ -10,6 +10,7 @@
 mod letters;
 pub mod links;
 pub mod reminders;
+mod staff;
 pub mod words;
 
 use std::time::Duration;
@@ -28,6 +29,7 @@ use crate::web::error::AppError;
 use crate::web::state::AppState;
 
 pub use letters::{Letter, portal_link, preview};
+pub use staff::account_locked;
 
 /// Mails one claim takes, all sent at once: a claim then lasts one attempt.
 const BATCH: u64 = 8;
@@ -94,9 +96,12 @@ async fn attempt(
         status: MailStatus::Skipped,
         next_attempt_at: None,
     };
+    if mail.kind.to_staff() && mail.attempts == 0 && at - mail.created_at > rules::STAFF_NEWS {
+        return (mail, skipped("too old to be news (no mail was sent when it was queued)".into()));
+    }
     let mail = match mail.subject.is_some() {
         true => mail,
-        false => match letters::render(state, &mail).await {
+        false => match render(state, &mail).await {
             Ok(Ok(rendered)) => match db::mails::store_rendered(&state.db, &mail, rendered).await {
                 Ok(Some(stored)) => stored,
                 Ok(None) => return (mail, skipped("the mail is gone".into())),
@@ -152,6 +157,14 @@ async fn attempt(
     (mail, attempted)
 }
 
+/// Writes a queued mail: to a customer, or a notice to the shop's owners.
+async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<db::mails::Rendered, String>, AppError> {
+    match mail.kind {
+        rules::MailKind::SecurityNotice => staff::notice(state, mail).await,
+        _ => letters::render(state, mail).await,
+    }
+}
+
 /// An attempt to make again later, or the last one that failed.
 fn later(at: DateTime<Utc>, latency_ms: i64, code: Option<u16>, error: String, mail: &mails::Model) -> Attempted {
     let next = rules::next_attempt(mail.attempts + 1, at);
@@ -165,8 +178,12 @@ fn later(at: DateTime<Utc>, latency_ms: i64, code: Option<u16>, error: String, m
     }
 }
 
-/// The address a shop's mails come from and the name shown with it (the shop's).
+/// The address a shop's mails come from and the name shown with it (the shop's); mails to
+/// the shop's own users come from the instance's address, as paydesk.
 async fn sender_of(state: &AppState, mail: &mails::Model) -> Result<(String, String), AppError> {
+    if mail.kind.to_staff() {
+        return Ok((state.config.mail_from.clone(), "paydesk".into()));
+    }
     let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
     let settings = db::mails::settings_of(&state.db, &[mail.shop_id]).await?;
     let from = settings.get(&mail.shop_id).and_then(|(_, from)| from.clone());

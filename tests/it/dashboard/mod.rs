@@ -5,6 +5,8 @@
 pub(crate) mod accounts;
 mod audit;
 mod language;
+mod lockout;
+mod notices;
 mod roles;
 mod sections;
 mod sessions;

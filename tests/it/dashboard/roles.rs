@@ -21,6 +21,8 @@ const ANONYMOUS: &[(&str, &str)] = &[
     ("POST", "/dashboard/login/code"),
     ("GET", "/dashboard/invite/{token}"),
     ("POST", "/dashboard/invite/{token}"),
+    ("GET", "/dashboard/unlock/{token}"),
+    ("POST", "/dashboard/unlock/{token}"),
 ];
 
 /// Every `(method, path)` the dashboard's source routes: `.route("/dashboard…", get(a).post(b))`.

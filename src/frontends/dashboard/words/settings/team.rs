@@ -272,4 +272,22 @@ pub const RU: &[(&str, &str)] = &[
     ("Who", "Кто"),
     ("done", "сделано"),
     ("refused", "отказано"),
+    // An account locked by wrong passwords.
+    (
+        "This account is locked after too many wrong passwords. It opens again at {}, or at once through the link mailed to its address.",
+        "Учётная запись заблокирована после слишком многих неверных паролей. Она откроется в {} или сразу по ссылке из письма на её адрес.",
+    ),
+    (
+        "Your account is open again. If the wrong passwords were not yours, choose a new password once you are in.",
+        "Учётная запись снова открыта. Если неверные пароли вводили не вы, задайте новый пароль после входа.",
+    ),
+    ("Unlock your account", "Разблокировка учётной записи"),
+    ("Too many wrong passwords were typed for", "Слишком много неверных паролей было введено для"),
+    (
+        "Unlock it to sign in now; if those attempts were not yours, choose a new password once you are in.",
+        "Разблокируйте её, чтобы войти сейчас; если это были не вы, задайте новый пароль после входа.",
+    ),
+    ("Unlock my account", "Разблокировать"),
+    ("This unlock link no longer works", "Эта ссылка для разблокировки больше не действует"),
+    ("It was already used, or the lock it opens is over.", "Ею уже воспользовались, или блокировка уже закончилась."),
 ];

@@ -1,0 +1,262 @@
+//! Mails to the shop's own users, in the language each reads the dashboard in: a security
+//! notice of a change to the shop's access or money, to every owner, and the link that opens
+//! an account wrong passwords locked, to its user. They come from the instance's address and
+//! cannot be turned off.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::letters::Letter;
+use crate::db::entities::{mails, shops};
+use crate::db::mails::Rendered;
+use crate::db::{self};
+use crate::domain::audit::{ActorKind, Record};
+use crate::domain::vocab::DashboardLanguage;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+
+/// Every text of the staff mails in one language; `{name}` marks a value.
+struct StaffTexts {
+    lang: &'static str,
+    why: &'static str,
+    footer: &'static str,
+    locked_subject: &'static str,
+    locked_heading: &'static str,
+    locked_body: &'static str,
+    locked_action: &'static str,
+    locked_after: &'static str,
+    notice_subject: &'static str,
+    notice_body: &'static str,
+    notice_action: &'static str,
+    notice_after: &'static str,
+    who: &'static str,
+    what: &'static str,
+    when: &'static str,
+    from: &'static str,
+    browser: &'static str,
+    api_key: &'static str,
+    operator: &'static str,
+    system: &'static str,
+    /// What each notified action did, by its name.
+    actions: [(&'static str, &'static str); 14],
+}
+
+const EN: StaffTexts = StaffTexts {
+    lang: "en",
+    why: "You get this mail because you have an account with {shop} on paydesk.",
+    footer: "Security mails cannot be turned off.",
+    locked_subject: "{shop}: your account is locked",
+    locked_heading: "Your account is locked",
+    locked_body: "Ten wrong passwords were typed for {email}, so nobody can sign in with it until {until}, not even with the right password.",
+    locked_action: "Unlock my account now",
+    locked_after: "If those were not your attempts, someone knows your address and is guessing your password: unlock your account, sign in and choose a new, long password. Your sessions and your two-step login were not touched.",
+    notice_subject: "{shop}: {what}",
+    notice_body: "This mail tells every owner of {shop} of a change that can hand its money or access to someone else.",
+    notice_action: "Open the audit trail",
+    notice_after: "If you do not know of this change, sign in, look at the team, the API keys, the webhooks and the processor, and change your password.",
+    who: "By",
+    what: "Of",
+    when: "When",
+    from: "From",
+    browser: "Browser",
+    api_key: "the API key",
+    operator: "the operator, on the command line",
+    system: "paydesk",
+    actions: [
+        ("user.invited", "a user was invited"),
+        ("user.joined", "a user joined the team"),
+        ("user.removed", "a user was removed"),
+        ("user.role_changed", "a user's role changed"),
+        ("user.locked", "an account was locked after wrong passwords"),
+        ("api_key.rotated", "the API key was rotated"),
+        ("processor.updated", "the processor's settings changed"),
+        ("webhook_endpoint.created", "a webhook endpoint was added"),
+        ("webhook_endpoint.updated", "a webhook endpoint was changed"),
+        ("webhook_endpoint.deleted", "a webhook endpoint was deleted"),
+        ("webhook_endpoint.secret_rotated", "a webhook endpoint's secret was rolled"),
+        ("two_step.disabled", "two-step login was turned off"),
+        ("two_step.reset", "a user's two-step login was reset"),
+        ("shop.updated", "the shop's addresses or security settings changed"),
+    ],
+};
+
+const RU: StaffTexts = StaffTexts {
+    lang: "ru",
+    why: "Вы получили это письмо, потому что у вас есть учётная запись магазина {shop} в paydesk.",
+    footer: "Письма о безопасности отключить нельзя.",
+    locked_subject: "{shop}: ваша учётная запись заблокирована",
+    locked_heading: "Ваша учётная запись заблокирована",
+    locked_body: "Для {email} десять раз ввели неверный пароль, поэтому до {until} войти с ней нельзя, даже с верным паролем.",
+    locked_action: "Разблокировать сейчас",
+    locked_after: "Если это были не вы, кто-то знает ваш адрес и подбирает пароль: разблокируйте учётную запись, войдите и задайте новый длинный пароль. Ваши сеансы и двухэтапный вход не затронуты.",
+    notice_subject: "{shop}: {what}",
+    notice_body: "Это письмо получают все владельцы магазина {shop}, когда меняется то, что может передать его деньги или доступ постороннему.",
+    notice_action: "Открыть журнал аудита",
+    notice_after: "Если вы не знаете об этом изменении, войдите, проверьте команду, API-ключи, вебхуки и процессинг и смените пароль.",
+    who: "Кто",
+    what: "Что",
+    when: "Когда",
+    from: "Откуда",
+    browser: "Браузер",
+    api_key: "API-ключ",
+    operator: "оператор, из командной строки",
+    system: "paydesk",
+    actions: [
+        ("user.invited", "приглашён пользователь"),
+        ("user.joined", "в команду вошёл пользователь"),
+        ("user.removed", "удалён пользователь"),
+        ("user.role_changed", "изменена роль пользователя"),
+        ("user.locked", "учётная запись заблокирована после неверных паролей"),
+        ("api_key.rotated", "API-ключ заменён"),
+        ("processor.updated", "изменены настройки процессинга"),
+        ("webhook_endpoint.created", "добавлен адрес вебхуков"),
+        ("webhook_endpoint.updated", "изменён адрес вебхуков"),
+        ("webhook_endpoint.deleted", "удалён адрес вебхуков"),
+        ("webhook_endpoint.secret_rotated", "заменён секрет адреса вебхуков"),
+        ("two_step.disabled", "двухэтапный вход выключен"),
+        ("two_step.reset", "двухэтапный вход пользователя сброшен"),
+        ("shop.updated", "изменены адреса или настройки безопасности магазина"),
+    ],
+};
+
+fn texts(language: DashboardLanguage) -> &'static StaffTexts {
+    match language {
+        DashboardLanguage::Ru => &RU,
+        DashboardLanguage::En => &EN,
+    }
+}
+
+fn fill(text: &str, values: &[(&str, &str)]) -> String {
+    values.iter().fold(text.to_string(), |text, (name, value)| text.replace(&format!("{{{name}}}"), value))
+}
+
+fn letter(t: &StaffTexts, shop: &shops::Model, subject: String, heading: String) -> Letter {
+    let values = [("shop", shop.name.as_str())];
+    Letter {
+        lang: t.lang,
+        subject,
+        shop_name: shop.name.clone(),
+        test_note: None,
+        heading,
+        paragraphs: Vec::new(),
+        facts: Vec::new(),
+        action: None,
+        after: Vec::new(),
+        manage: "",
+        manage_url: None,
+        why: fill(t.why, &values),
+        footer: t.footer.to_string(),
+    }
+}
+
+fn moment(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// The mail that tells a user their account is locked until `until`, with the link (`url`)
+/// that opens it at once.
+pub fn account_locked(
+    shop: &shops::Model,
+    language: DashboardLanguage,
+    email: &str,
+    until: DateTime<Utc>,
+    url: &str,
+) -> Letter {
+    let t = texts(language);
+    let values = [("shop", shop.name.as_str()), ("email", email), ("until", &moment(until))];
+    let mut letter = letter(t, shop, fill(t.locked_subject, &values), t.locked_heading.to_string());
+    letter.paragraphs.push(fill(t.locked_body, &values));
+    letter.action = Some((t.locked_action.to_string(), url.to_string()));
+    letter.after.push(t.locked_after.to_string());
+    letter
+}
+
+/// Renders a security notice queued for one owner: what its audit record tells, in the
+/// owner's language; `Ok(Err(why))` when there is nothing to send any more.
+pub async fn notice(state: &AppState, mail: &mails::Model) -> Result<Result<Rendered, String>, AppError> {
+    let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+    let Some(record) = db::audit::find(&state.db, mail.shop_id, &mail.object_id).await? else {
+        return Ok(Err("the audit record is gone".into()));
+    };
+    let to = mail.to_address.clone().unwrap_or_default();
+    let language = match db::users::by_email(&state.db, &to).await? {
+        Some(user) if user.shop_id == shop.id => user.language,
+        _ => return Ok(Err("the owner is no longer a user of the shop".into())),
+    };
+    // A user is named by their address, which the owner knows them by (a removed user's is
+    // in the record, and in the one of their invitation).
+    let object = match &record.entry.object {
+        Some((kind, id)) if kind == "user" => match db::users::by_id(&state.db, id).await? {
+            Some(user) => Some(user.email),
+            None => {
+                let first = db::audit::first_on(&state.db, shop.id, id).await?;
+                let email = [Some(record.clone()), first].into_iter().flatten().find_map(|r| {
+                    let change = r.entry.changes.into_iter().find(|c| c.field == "email")?;
+                    [change.before, change.after].into_iter().find_map(|v| v.as_str().map(str::to_string))
+                });
+                Some(email.unwrap_or_else(|| id.clone()))
+            }
+        },
+        Some((kind, id)) => Some(format!("{kind} {id}")),
+        None => None,
+    };
+    let mut letter = notice_letter(texts(language), &shop, &record, &state.config.base_url);
+    if let Some(object) = object {
+        letter.facts.insert(1, (texts(language).what.to_string(), object));
+    }
+    let (html_body, text_body) = letter.render()?;
+    Ok(Ok(Rendered {
+        customer_id: None,
+        message_id: Some(crate::domain::mail::message_id(&mail.id, &state.config.mail_from)),
+        to_address: to,
+        language: letter.lang.to_string(),
+        subject: letter.subject,
+        text_body,
+        html_body,
+    }))
+}
+
+fn notice_letter(t: &StaffTexts, shop: &shops::Model, record: &Record, base_url: &str) -> Letter {
+    let entry = &record.entry;
+    let what = t.actions.iter().find(|(action, _)| *action == entry.action).map_or(entry.action.as_str(), |(_, w)| w);
+    let values = [("shop", shop.name.as_str()), ("what", what)];
+    let mut chars = what.chars();
+    let heading = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+    let mut letter = letter(t, shop, fill(t.notice_subject, &values), heading);
+    letter.paragraphs.push(fill(t.notice_body, &values));
+    let who = match entry.actor.kind {
+        ActorKind::ApiKey => t.api_key.to_string(),
+        ActorKind::Operator => t.operator.to_string(),
+        ActorKind::System => t.system.to_string(),
+        _ => {
+            let label = entry.actor.label.clone().or(entry.actor.id.clone()).unwrap_or_default();
+            match entry.actor.role {
+                Some(role) => format!("{label} ({role})"),
+                None => label,
+            }
+        }
+    };
+    letter.facts.push((t.who.to_string(), who));
+    letter.facts.push((t.when.to_string(), moment(record.at)));
+    if let Some(address) = &entry.origin.address {
+        letter.facts.push((t.from.to_string(), address.clone()));
+    }
+    if let Some(agent) = &entry.origin.user_agent {
+        letter.facts.push((t.browser.to_string(), agent.chars().take(120).collect()));
+    }
+    for change in &entry.changes {
+        letter.facts.push((change.field.clone(), format!("{} → {}", shown(&change.before), shown(&change.after))));
+    }
+    letter.action = Some((t.notice_action.to_string(), format!("{base_url}/dashboard/settings/audit")));
+    letter.after.push(t.notice_after.to_string());
+    letter
+}
+
+/// A changed value as a line of a mail: text as it is, nothing as a dash.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::Null => "—".into(),
+        Value::String(text) => text.chars().take(200).collect(),
+        other => other.to_string().chars().take(200).collect(),
+    }
+}
