@@ -49,7 +49,8 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn(guard::refuse_unstorable))
         .layer(CatchPanicLayer::custom(guard::panic_answer))
-        .layer(axum::middleware::from_fn(error_pages));
+        .layer(axum::middleware::from_fn(error_pages))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::acting));
     if state.config.base_url.starts_with("https://") {
         app = app.layer(SetResponseHeaderLayer::if_not_present(header::STRICT_TRANSPORT_SECURITY, guard::hsts()));
     }

@@ -104,6 +104,22 @@ async fn notify_owners(txn: &impl ConnectionTrait, entry: &Entry, id: &str, now:
     super::mails::enqueue(txn, mails, now).await
 }
 
+/// Records, in `txn`, `action` on `object` of shop `shop_id` by whoever the request acts for
+/// (see [`acting`]); nothing when no one does (the billing engine, a payer on a pay page).
+pub async fn record_acting(
+    txn: &impl ConnectionTrait,
+    shop_id: i64,
+    action: &str,
+    object: (&str, &str),
+    changes: Vec<Change>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let Some((actor, origin)) = acting::current() else { return Ok(()) };
+    let entry = Entry::new(shop_id, actor, origin, action).on(object.0, object.1).changing(changes);
+    record(txn, &entry, now).await?;
+    Ok(())
+}
+
 /// Records `entry` on its own, for what changes nothing else: a login, a refusal.
 pub async fn record_alone(
     db: &(impl ConnectionTrait + TransactionTrait),
@@ -228,4 +244,57 @@ fn from_row(row: audit_events::Model) -> Record {
         outcome: Outcome::parse(&row.outcome).unwrap_or(Outcome::Failure),
     };
     Record { id: row.id, seq: row.seq, at: row.at, entry, prev_hash: row.prev_hash, hash: row.hash }
+}
+
+/// Who a request acts for, for the changes it makes deep down (a product stored, an event of
+/// a capture appended) to be recorded in their own transactions: each request runs in a scope
+/// ([`acting::scope`]) that its authentication fills in ([`acting::act_as`]: the API key, a
+/// dashboard user, a subscriber, a processor's verified notification). Work a request hands
+/// to a task of its own carries the scope along ([`acting::carry`]); the billing engine runs
+/// outside any, so its work stays in the event log alone.
+pub mod acting {
+    use std::sync::{Arc, Mutex};
+
+    use crate::domain::audit::{Actor, Origin};
+
+    type Slot = Arc<Mutex<Option<(Actor, Origin)>>>;
+
+    tokio::task_local! {
+        static ACTING: (Slot, Origin);
+    }
+
+    /// Runs `work` in a scope of its own, from `origin`, for no one until [`act_as`] says.
+    pub async fn scope<F: Future>(origin: Origin, work: F) -> F::Output {
+        ACTING.scope((Arc::new(Mutex::new(None)), origin), work).await
+    }
+
+    /// Says whom the current request acts for, from now on.
+    pub fn act_as(actor: Actor) {
+        let _ = ACTING.try_with(|(slot, origin)| {
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some((actor, origin.clone()));
+            }
+        });
+    }
+
+    /// Whom the current request acts for, and from where.
+    pub fn current() -> Option<(Actor, Origin)> {
+        ACTING.try_with(|(slot, _)| slot.lock().ok().and_then(|s| s.clone())).ok().flatten()
+    }
+
+    /// `work` in the current scope, to run in a task of its own.
+    pub fn carry<F: Future>(work: F) -> impl Future<Output = F::Output> {
+        let scope = ACTING.try_with(|(slot, origin)| (slot.clone(), origin.clone())).ok();
+        async move {
+            match scope {
+                Some(scope) => ACTING.scope(scope, work).await,
+                None => work.await,
+            }
+        }
+    }
+
+    /// `work` outside any scope: work of paydesk's own that a request only starts.
+    pub async fn unattributed<F: Future>(work: F) -> F::Output {
+        ACTING.scope((Arc::new(Mutex::new(None)), Origin::default()), work).await
+    }
 }

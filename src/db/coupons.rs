@@ -1,6 +1,7 @@
 //! Stored coupons, and their redemptions counted with one conditional update each.
 
 use chrono::{DateTime, Utc};
+use sea_orm::TransactionTrait;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
@@ -74,17 +75,19 @@ pub async fn by_ids_of_any_shop(
 
 /// Stores a new coupon of the shop (a code taken in its mode is the unique index's error).
 pub async fn insert(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     f: &CouponFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
+    let txn = db.begin().await?;
+    let at = now;
     let now = super::now_millis(now);
     let (percent, amount, currency) = match f.off {
         Off::Percent(p) => (Some(p), None, None),
         Off::Amount(a, c) => (None, Some(a), Some(c)),
     };
-    ActiveModel {
+    let created = ActiveModel {
         seq: NotSet,
         id: Set(new_id(COUPON)),
         shop_id: Set(shop_id),
@@ -104,8 +107,12 @@ pub async fn insert(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(db)
-    .await
+    .insert(&txn)
+    .await?;
+    let fields = crate::domain::audit::changes(&serde_json::json!({}), &f.audited(), &[]);
+    super::audit::record_acting(&txn, shop_id, "coupon.created", ("coupon", &created.id), fields, at).await?;
+    txn.commit().await?;
+    Ok(created)
 }
 
 /// The shop's coupon of this mode with this code (any case), or with this id.

@@ -1,6 +1,7 @@
 //! Stored customers.
 
 use chrono::{DateTime, Utc};
+use sea_orm::TransactionTrait;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
     Set,
@@ -26,11 +27,20 @@ impl Searchable for Entity {
 
 /// Stores a new customer of the shop.
 pub async fn insert(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     f: CustomerFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
+    let txn = db.begin().await?;
+    let fields = crate::domain::audit::changes(&serde_json::json!({}), &f.audited(), &[]);
+    let created = new_row(shop_id, f, now).insert(&txn).await?;
+    super::audit::record_acting(&txn, shop_id, "customer.created", ("customer", &created.id), fields, now).await?;
+    txn.commit().await?;
+    Ok(created)
+}
+
+fn new_row(shop_id: i64, f: CustomerFields, now: DateTime<Utc>) -> ActiveModel {
     let now = super::now_millis(now);
     ActiveModel {
         seq: NotSet,
@@ -50,20 +60,24 @@ pub async fn insert(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(db)
-    .await
 }
 
 /// Replaces a customer's details with `f` (its id, shop and history stay); `false` if it is
 /// gone.
 pub async fn update(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     id: &str,
     f: CustomerFields,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
     use sea_orm::sea_query::Expr;
+    let txn = db.begin().await?;
+    let Some(before) = Entity::find().filter(Column::ShopId.eq(shop_id)).filter(Column::Id.eq(id)).one(&txn).await?
+    else {
+        return Ok(false);
+    };
+    let changes = crate::domain::audit::changes(&audited(&before), &f.audited(), &[]);
     let result = Entity::update_many()
         .col_expr(Column::FirstName, Expr::value(f.first_name))
         .col_expr(Column::LastName, Expr::value(f.last_name))
@@ -79,9 +93,30 @@ pub async fn update(
         .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Id.eq(id))
-        .exec(db)
+        .exec(&txn)
         .await?;
-    Ok(result.rows_affected == 1)
+    if result.rows_affected != 1 {
+        return Ok(false);
+    }
+    if !changes.is_empty() {
+        super::audit::record_acting(&txn, shop_id, "customer.updated", ("customer", id), changes, now).await?;
+    }
+    txn.commit().await?;
+    Ok(true)
+}
+
+/// A stored customer as the audit trail records one.
+fn audited(c: &Model) -> serde_json::Value {
+    let fields = CustomerFields {
+        first_name: c.first_name.clone(),
+        last_name: c.last_name.clone(),
+        phone: c.phone.clone(),
+        email: c.email.clone(),
+        country: c.country.clone(),
+        external_id: c.external_id.clone(),
+        ..Default::default()
+    };
+    fields.audited()
 }
 
 /// The shop's newest customer with this e-mail, or a new one with `fields`.
@@ -99,7 +134,8 @@ pub async fn find_or_insert_by_email(
         .await?;
     match existing {
         Some(customer) => Ok(customer),
-        None => insert(db, shop_id, fields, now).await,
+        // A payer on a pay page: no one's change to record.
+        None => new_row(shop_id, fields, now).insert(db).await,
     }
 }
 

@@ -5,6 +5,7 @@ use sea_orm::{ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbEr
 
 use super::entities::events::{ActiveModel, Column, Entity, Model};
 use super::{ListError, Listed, Page, ShopOwned};
+use crate::domain::audit::Change;
 use crate::domain::event::{EventFilter, EventType};
 use crate::domain::ids::{EVENT, new_id};
 
@@ -48,9 +49,16 @@ pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<
             created_at: Set(now),
         })
         .collect();
-    let ids = rows.iter().map(|r| r.id.clone().unwrap()).collect();
+    let ids: Vec<String> = rows.iter().map(|r| r.id.clone().unwrap()).collect();
     for chunk in rows.chunks(300) {
         Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
+    }
+    // A change someone made is in the audit trail too, linked to its event (which holds the
+    // object as it became): the engine's own work is not.
+    for (row, id) in rows.iter().zip(&ids) {
+        let (shop_id, kind, object_id) = (*row.shop_id.as_ref(), *row.kind.as_ref(), row.object_id.as_ref());
+        let link = vec![Change::of("event", None::<String>, id)];
+        super::audit::record_acting(db, shop_id, kind.as_str(), (kind.object(), object_id), link, Utc::now()).await?;
     }
     Ok(ids)
 }

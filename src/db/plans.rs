@@ -1,6 +1,7 @@
 //! Stored subscription plans.
 
 use chrono::{DateTime, Utc};
+use sea_orm::TransactionTrait;
 use std::collections::HashMap;
 
 use sea_orm::{
@@ -40,13 +41,15 @@ pub async fn by_ids_of_any_shop(db: &impl ConnectionTrait, ids: &[&str]) -> Resu
 
 /// Stores a new plan of the shop.
 pub async fn insert(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     f: &PlanFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
+    let txn = db.begin().await?;
+    let at = now;
     let now = super::now_millis(now);
-    ActiveModel {
+    let created = ActiveModel {
         seq: NotSet,
         id: Set(new_id(PLAN)),
         shop_id: Set(shop_id),
@@ -69,8 +72,12 @@ pub async fn insert(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(db)
-    .await
+    .insert(&txn)
+    .await?;
+    let fields = crate::domain::audit::changes(&serde_json::json!({}), &f.audited(), &[]);
+    super::audit::record_acting(&txn, shop_id, "plan.created", ("plan", &created.id), fields, at).await?;
+    txn.commit().await?;
+    Ok(created)
 }
 
 impl Model {

@@ -4,10 +4,12 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
+    TransactionTrait,
 };
 
 use super::entities::products::{ActiveModel, Column, Entity, Model};
 use super::{Searchable, ShopOwned};
+use crate::domain::audit::changes;
 use crate::domain::ids::{PRODUCT, new_id};
 use crate::domain::product::{ProductFields, visible_fields_from_db, visible_fields_to_db};
 
@@ -29,13 +31,15 @@ impl Searchable for Entity {
     const NAMES: &'static [Column] = &[Column::Name];
 }
 
-/// Stores a new product of the shop.
+/// Stores a new product of the shop (recorded as its creator's `product.created`).
 pub async fn insert(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     fields: &ProductFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
+    let txn = db.begin().await?;
+    let at = now;
     let now = super::now_millis(now);
     let mut row = ActiveModel {
         seq: NotSet,
@@ -46,7 +50,11 @@ pub async fn insert(
         ..Default::default()
     };
     apply(&mut row, fields, now);
-    row.insert(db).await
+    let product = row.insert(&txn).await?;
+    let changes = changes(&serde_json::json!({}), &fields.audited(), &[]);
+    super::audit::record_acting(&txn, shop_id, "product.created", ("product", &product.id), changes, at).await?;
+    txn.commit().await?;
+    Ok(product)
 }
 
 /// Why an update did not apply.
@@ -77,7 +85,7 @@ impl std::fmt::Display for UpdateRefused {
 /// quantity is applied as the difference from `read.quantity`, so units sold meanwhile stay
 /// sold (units sold + left always equals the stock the merchant set).
 pub async fn update(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     read: &Model,
     fields: &ProductFields,
     now: DateTime<Utc>,
@@ -114,15 +122,23 @@ pub async fn update(
             update = update.col_expr(Column::Quantity, Expr::col(Column::Quantity).add(delta));
         }
     }
+    let txn = db.begin().await?;
     let result = update
         .filter(Column::Id.eq(read.id.as_str()))
         .filter(Column::Infinite.eq(was.infinite))
         .filter(Expr::expr(Expr::col(Column::Quantity).add(delta)).gte(0).or(Column::Quantity.is_null()))
-        .exec(db)
+        .exec(&txn)
         .await?;
     if result.rows_affected == 1 {
+        let changes = changes(&was.audited(), &fields.audited(), &[]);
+        if !changes.is_empty() {
+            let object = ("product", read.id.as_str());
+            super::audit::record_acting(&txn, read.shop_id, "product.updated", object, changes, now).await?;
+        }
+        txn.commit().await?;
         return Ok(Ok(()));
     }
+    drop(txn);
     let now_left = Entity::find().filter(Column::Id.eq(read.id.as_str())).one(db).await?;
     Ok(Err(match now_left {
         Some(p) if p.infinite == was.infinite => UpdateRefused::NotEnoughLeft(p.quantity.unwrap_or(0)),

@@ -1,6 +1,7 @@
 //! Stored test clocks.
 
 use chrono::{DateTime, Utc};
+use sea_orm::TransactionTrait;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
@@ -22,14 +23,17 @@ impl ShopOwned for Entity {
 
 /// Stores a clock frozen at `frozen_time`.
 pub async fn insert(
-    db: &impl ConnectionTrait,
+    db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
     name: Option<String>,
     frozen_time: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
+    let txn = db.begin().await?;
+    let at = now;
+    let audited = serde_json::json!({"name": name, "frozen_time": frozen_time.to_rfc3339()});
     let now = super::now_millis(now);
-    ActiveModel {
+    let created = ActiveModel {
         seq: NotSet,
         id: Set(new_id(TEST_CLOCK)),
         shop_id: Set(shop_id),
@@ -42,8 +46,12 @@ pub async fn insert(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(db)
-    .await
+    .insert(&txn)
+    .await?;
+    let fields = crate::domain::audit::changes(&serde_json::json!({}), &audited, &[]);
+    super::audit::record_acting(&txn, shop_id, "test_clock.created", ("test_clock", &created.id), fields, at).await?;
+    txn.commit().await?;
+    Ok(created)
 }
 
 /// Starts an advance to `to` under the lease `token`, if the clock is ready, or if an

@@ -57,6 +57,19 @@ pub fn normalize_code(code: &str) -> String {
 }
 
 impl CouponFields {
+    /// The fields as the audit trail records them.
+    pub fn audited(&self) -> serde_json::Value {
+        let (percent_off, amount_off, currency) = match self.off {
+            Off::Percent(p) => (Some(p), None, None),
+            Off::Amount(a, c) => (None, Some(a), Some(c.code)),
+        };
+        serde_json::json!({
+            "code": self.code, "name": self.name, "percent_off": percent_off, "amount_off": amount_off,
+            "currency": currency, "duration": self.duration.as_str(), "duration_in_periods": self.duration_in_periods,
+            "max_redemptions": self.max_redemptions, "plans": self.plans, "test": self.test,
+        })
+    }
+
     /// Reads a create request: `code`, `percent_off` or `amount_off` with `currency`,
     /// `duration` (`once`, `repeating` with `duration_in_periods`, `forever`), and optionally
     /// `name`, `redeem_by`, `max_redemptions`, `plans`, `test`.

@@ -27,6 +27,14 @@ pub struct CustomerFields {
 }
 
 impl CustomerFields {
+    /// The fields as the audit trail records them (not the addresses: who to reach, not where).
+    pub fn audited(&self) -> serde_json::Value {
+        serde_json::json!({
+            "email": self.email, "first_name": self.first_name, "last_name": self.last_name,
+            "phone": self.phone, "country": self.country, "external_id": self.external_id,
+        })
+    }
+
     /// Validates a create request.
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Errors> {
         let r = Reader::new(body);

@@ -43,6 +43,16 @@ pub struct PlanFields {
 }
 
 impl PlanFields {
+    /// The fields as the audit trail records them.
+    pub fn audited(&self) -> Value {
+        serde_json::json!({
+            "title": self.title, "currency": self.currency.code, "amount": self.amount,
+            "interval": self.interval, "interval_unit": self.interval_unit.as_str(),
+            "trial_amount": self.trial.map(|t| t.amount), "trial_interval": self.trial.map(|t| t.interval),
+            "billing_cycles": self.billing_cycles, "test": self.test,
+        })
+    }
+
     /// Validates a create request.
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Errors> {
         let r = Reader::new(body);

@@ -41,6 +41,19 @@ pub struct ProductFields {
     pub transaction_type: TransactionType,
 }
 
+impl ProductFields {
+    /// The fields as the audit trail records them.
+    pub fn audited(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name, "description": self.description, "currency": self.currency.code,
+            "amount": self.amount, "quantity": self.quantity, "infinite": self.infinite, "test": self.test,
+            "expired_at": self.expired_at.map(|t| t.to_rfc3339()), "return_url": self.return_url,
+            "notification_url": self.notification_url, "language": self.language.as_str(),
+            "transaction_type": self.transaction_type.as_str(),
+        })
+    }
+}
+
 /// The fields while a request is applied to them: required ones may still be missing.
 #[derive(Default)]
 struct Draft {

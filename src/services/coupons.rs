@@ -35,6 +35,20 @@ pub async fn create(
     }
 }
 
+/// Archives the shop's coupon (no code redeems it any more; discounts given go on); answers
+/// whether it changed it.
+pub async fn archive(state: &AppState, shop_id: i64, id: &str) -> Result<bool, AppError> {
+    let now = Utc::now();
+    let txn = state.db.begin().await?;
+    let changed = db::set_archived::<coupons::Entity>(&txn, shop_id, id, Some(now), now).await?;
+    if changed {
+        let change = vec![crate::domain::audit::Change::of("archived_at", None::<String>, now.to_rfc3339())];
+        db::audit::record_acting(&txn, shop_id, "coupon.archived", ("coupon", id), change, now).await?;
+    }
+    txn.commit().await?;
+    Ok(changed)
+}
+
 /// The shop's coupon a code (or id) names for a subscription of `plan` at `now`, if it can be
 /// redeemed: else why not, on `field`.
 pub async fn usable(

@@ -16,6 +16,7 @@ use sea_orm::TransactionTrait;
 use crate::db::entities::payments;
 use crate::db::processors::Claim;
 use crate::db::{self};
+use crate::domain::audit::Actor;
 use crate::domain::event::EventType;
 use crate::domain::processor::{Mode, ProcessorKind};
 use crate::domain::refund::RefundAsk;
@@ -70,6 +71,7 @@ pub async fn bepaid(
     if !signed || !basic_ok {
         return Ok(Received::Forged);
     }
+    db::audit::acting::act_as(Actor::processor("bepaid"));
     let test = mode == Mode::Test;
     let t = *transaction;
     let done = t.status == Status::Successful;
@@ -129,6 +131,7 @@ pub async fn stripe(
     if !signed {
         return Ok(Received::Forged);
     }
+    db::audit::acting::act_as(Actor::processor("stripe"));
     let claimed_until = db::now_millis(now + EVENT_CLAIM);
     match db::processors::claim_event(&state.db, shop_id, &event.id, now, claimed_until).await? {
         Claim::Done => return Ok(Received::Taken),

@@ -453,9 +453,8 @@ async fn settle(
     // In a task of its own: once the status moved, the acquirer is asked and the answer
     // recorded even if the client hangs up.
     let (state, id) = (state.clone(), id.to_string());
-    tokio::spawn(async move { settle_now(&state, shop_id, &id, to, now).await }.in_current_span())
-        .await
-        .map_err(|_| AppError::Panic)?
+    let work = async move { settle_now(&state, shop_id, &id, to, now).await };
+    tokio::spawn(crate::db::audit::acting::carry(work).in_current_span()).await.map_err(|_| AppError::Panic)?
 }
 
 async fn settle_now(

@@ -40,9 +40,8 @@ pub async fn refund(
     // In a task of its own: once the amount is held, the acquirer is asked and the answer
     // recorded even if the client hangs up.
     let (state, id) = (state.clone(), payment_id.to_string());
-    tokio::spawn(async move { refund_now(&state, shop_id, &id, ask, now).await }.in_current_span())
-        .await
-        .map_err(|_| AppError::Panic)?
+    let work = async move { refund_now(&state, shop_id, &id, ask, now).await };
+    tokio::spawn(crate::db::audit::acting::carry(work).in_current_span()).await.map_err(|_| AppError::Panic)?
 }
 
 async fn refund_now(

@@ -85,6 +85,18 @@ pub async fn observe(mut request: Request, next: Next) -> Response<Body> {
     response
 }
 
+/// Runs the request in a scope of the audit trail's ([`crate::db::audit::acting`]), from its
+/// client; its authentication says whom it acts for.
+pub async fn acting(
+    axum::extract::State(state): axum::extract::State<crate::web::state::AppState>,
+    request: Request,
+    next: Next,
+) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let origin = caller(&parts, &state);
+    crate::db::audit::acting::scope(origin, next.run(Request::from_parts(parts, body))).await
+}
+
 /// The largest request body accepted.
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
@@ -155,7 +167,7 @@ pub async fn detached<F>(work: F) -> axum::response::Response
 where
     F: Future<Output = axum::response::Response> + Send + 'static,
 {
-    match tokio::spawn(work.in_current_span()).await {
+    match tokio::spawn(crate::db::audit::acting::carry(work).in_current_span()).await {
         Ok(response) => response,
         Err(_) => AppError::Panic.into_response(),
     }

@@ -35,6 +35,7 @@ impl FromRequestParts<AppState> for ApiShop {
         };
         // The right key always gets in, whatever other clients at its address sent.
         if let Some(shop) = shop {
+            db::audit::acting::act_as(crate::domain::audit::Actor::api_key());
             return Ok(ApiShop(shop));
         }
         // Wrong ones count in the database (every instance sees them); over the limit, an

@@ -97,7 +97,7 @@ async fn archive(
     Path(id): Path<String>,
 ) -> Result<Json<CouponView>, AppError> {
     let coupon = find(&state, shop.id, &id).await?;
-    db::set_archived::<coupons::Entity>(&state.db, shop.id, &coupon.id, Some(Utc::now()), Utc::now()).await?;
+    crate::services::coupons::archive(&state, shop.id, &coupon.id).await?;
     Ok(Json(CouponView::from(&find(&state, shop.id, &id).await?)))
 }
 

@@ -74,7 +74,7 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
     // The request runs to its end in a task of its own, even if the client hangs up, holding
     // its key meanwhile; its answer is kept, so a retry never runs it a second time.
     let db = db.clone();
-    let running = tokio::spawn(
+    let running = tokio::spawn(crate::db::audit::acting::carry(
         async move {
             let renewing = {
                 let db = db.clone();
@@ -92,7 +92,7 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
             keep(&db, seq, response).await
         }
         .in_current_span(),
-    );
+    ));
     running.await.map_err(|_| AppError::Panic.into_response())?
 }
 

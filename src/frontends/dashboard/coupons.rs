@@ -148,7 +148,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
 async fn archive(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let coupon = db::find::<coupons::Entity>(&state.db, m.shop.id, &id).await?.ok_or(AppError::NotFound("Coupon"))?;
-    if db::set_archived::<coupons::Entity>(&state.db, m.shop.id, &coupon.id, Some(Utc::now()), Utc::now()).await? {
+    if crate::services::coupons::archive(&state, m.shop.id, &coupon.id).await? {
         m.flash(&m.f("Coupon {} archived: it takes no more redemptions.", &[&coupon.code])).await;
     }
     see_other("/dashboard/coupons")

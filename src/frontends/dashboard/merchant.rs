@@ -133,6 +133,7 @@ impl FromRequestParts<AppState> for Merchant {
         let tz = crate::services::shops::zone(state, &shop);
         let words = super::Words::of_user(user.language);
         let can = super::access::Can::of(user.role);
+        db::audit::acting::act_as(Actor::user(&user.id, &user.email, user.role));
         Ok(Merchant { user, shop, tz, csrf, token, session, words, can, origin })
     }
 }

@@ -10,6 +10,7 @@ mod notices;
 mod roles;
 mod sections;
 mod sessions;
+mod trail;
 pub(crate) mod two_step;
 
 use reqwest::StatusCode;

@@ -132,10 +132,14 @@ async fn session_of(
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('=').map(str::to_string))
         .next();
-    Ok(match token {
+    let session = match token {
         Some(token) => portal::session(state, &token, now).await?,
         None => None,
-    })
+    };
+    if let Some(session) = &session {
+        db::audit::acting::act_as(crate::domain::audit::Actor::subscriber(&session.customer_id));
+    }
+    Ok(session)
 }
 
 fn ended(headers: &HeaderMap) -> Response {
