@@ -8,7 +8,6 @@
 //! both secrets for a day after a rotation). bePaid notifications carry the object as bePaid
 //! shapes it, HTTP Basic with the shop id and secret key, and `Content-Signature`.
 
-use crate::domain::audit::Entry;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -21,6 +20,7 @@ use sea_orm::TransactionTrait;
 use crate::db::entities::{events, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
 use crate::db::webhooks::Attempted;
 use crate::db::{self};
+use crate::domain::audit::{Change, Entry};
 use crate::domain::ids::random_hex;
 use crate::domain::webhook::{self as rules, DeliveryStatus, EndpointFields, Scheme};
 use crate::external::outbound::Answer;
@@ -301,6 +301,13 @@ pub async fn redeliver(
     endpoint: Option<&endpoints::Model>,
 ) -> Result<usize, AppError> {
     let event = db::find::<events::Entity>(&state.db, shop_id, event_id).await?.ok_or(AppError::NotFound("Event"))?;
-    let count = crate::services::events::redeliver(&state.db, &event, endpoint).await?;
+    let txn = state.db.begin().await?;
+    let count = crate::services::events::redeliver(&txn, &event, endpoint).await?;
+    let changes = vec![
+        Change::of("endpoint", None::<String>, endpoint.map(|e| e.id.as_str())),
+        Change::of("deliveries", None::<usize>, count),
+    ];
+    db::audit::record_acting(&txn, shop_id, "event.redelivered", ("event", event_id), changes, Utc::now()).await?;
+    txn.commit().await?;
     Ok(count)
 }

@@ -429,6 +429,14 @@ db_tests! {
         assert_eq!(gateway.notify(&refund_uid, false).await, 200);
         let (_, after) = app.get(&shop, &format!("/payments/{held}")).await;
         assert_eq!(after["refunded_amount"].as_i64(), Some(500), "{after}");
+        // The audit trail names who moved the money: the processor's notification, the key.
+        let (_, trail) = app.get(&shop, &format!("/audit_events?object_id={held}&limit=100")).await;
+        let actors: Vec<(String, String)> = trail.as_array().unwrap().iter().rev()
+            .map(|r| (r["action"].as_str().unwrap().to_string(), r["actor"]["name"].as_str().unwrap_or("").to_string()))
+            .collect();
+        assert!(actors.contains(&("payment.captured".into(), "bepaid".into())), "{actors:?}");
+        assert!(actors.contains(&("payment.refunded".into(), "secret key".into())), "{actors:?}");
+        assert!(actors.contains(&("payment.refunded".into(), "bepaid".into())), "{actors:?}");
     }
 }
 

@@ -98,6 +98,7 @@ db_tests! {
         assert_eq!(by_subscriber["actor"]["type"], "subscriber");
         assert_eq!(by_subscriber["actor"]["id"], sub["customer"]["id"]);
         assert_eq!(one(&all, "subscription.cancellation_withdrawn")["actor"]["type"], "subscriber");
+        assert_eq!(one(&all, "customer.portal_link_created")["actor"]["type"], "api_key", "the link to a customer's page");
         assert_eq!(one(&all, "subscription.renewed")["actor"]["type"], "api_key", "the engine's renewal is not in the trail");
         assert_eq!(all.len(), before.as_array().unwrap().len(), "the advance recorded nothing");
         // Every record still chains.
