@@ -368,6 +368,22 @@ db_tests! {
         // The invited user's page, logged out.
         b.client.delete_all_cookies().await.unwrap();
         b.visit(&link, "invite", &mut found).await;
+        // A locked account: its login, and the page of the link that opens it.
+        let owner = paydesk::db::users::by_email(&app.db, "owner@example.com").await.unwrap().unwrap();
+        let now = chrono::Utc::now();
+        let lock = (now + chrono::Duration::minutes(30), paydesk::domain::ids::hash_token("walk-unlock"));
+        let entry = paydesk::domain::audit::Entry::new(owner.shop_id, paydesk::domain::audit::Actor::system(), Default::default(), "user.locked");
+        assert!(paydesk::db::users::lock(&app.db, &owner.id, lock, None, &entry, now).await.unwrap());
+        b.visit(&format!("{base}/dashboard/login"), "login-again", &mut found).await;
+        b.fill("email", "owner@example.com").await;
+        b.fill("password", PASSWORD).await;
+        b.press("main form button[type=submit]").await;
+        assert!(b.has("[role=alert]").await);
+        b.check("login-locked", &mut found).await;
+        b.visit(&format!("{base}/dashboard/unlock/walk-unlock"), "unlock", &mut found).await;
+        b.press("main form button[type=submit]").await;
+        b.check("login-unlocked", &mut found).await;
+        b.visit(&format!("{base}/dashboard/unlock/walk-unlock"), "unlock-spent", &mut found).await;
         b.close().await;
 
         let db = backend_name(&app);
