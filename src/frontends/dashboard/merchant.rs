@@ -109,7 +109,12 @@ impl FromRequestParts<AppState> for Merchant {
             db::audit::record_alone(&state.db, &entry, origin.now).await.map_err(|e| fail(e.into()))?;
             return Err(to_login("&ended=1"));
         }
-        session.insert(keys::SEEN_AT, origin.now.timestamp()).await.map_err(|e| fail(session_error(e)))?;
+        // Its last use is kept to the minute: a session written on every request would make
+        // each page a write, and a minute only ever ends a session sooner.
+        let seen: Option<i64> = session.get(keys::SEEN_AT).await.map_err(|e| fail(session_error(e)))?;
+        if seen.is_none_or(|seen| origin.now.timestamp() - seen >= SEEN_STEP_SECONDS) {
+            session.insert(keys::SEEN_AT, origin.now.timestamp()).await.map_err(|e| fail(session_error(e)))?;
+        }
         // Checked before the handler runs, whatever it is: a route not in the table is refused.
         let route = parts.extensions.get::<MatchedPath>().map(|p| p.as_str()).unwrap_or("");
         // A shop that requires two-step login lets a user without it do nothing but set it up.
@@ -204,7 +209,12 @@ impl Merchant {
 
     /// The message left by the previous request, once.
     pub async fn take_flash(&self) -> Option<String> {
-        self.session.remove(FLASH_KEY).await.ok().flatten()
+        // Looked at first: a removal marks the session changed, to be written again.
+        let flash: Option<String> = self.session.get(FLASH_KEY).await.ok().flatten();
+        if flash.is_some() {
+            let _ = self.session.remove::<String>(FLASH_KEY).await;
+        }
+        flash
     }
 }
 
@@ -230,6 +240,10 @@ pub async fn csrf_token(session: &Session) -> Result<String, AppError> {
     session.insert(CSRF_KEY, &token).await.map_err(session_error)?;
     Ok(token)
 }
+
+/// How often a session's last use is written: a use within this long of the one stored is
+/// not written again.
+const SEEN_STEP_SECONDS: i64 = 60;
 
 /// A session store failure, as the app's error.
 pub fn session_error(e: tower_sessions::session::Error) -> AppError {

@@ -261,6 +261,17 @@ db_tests! {
         }
         assert!(refused > 100, "only {refused} refusals");
         assert_eq!(fingerprint(&app, &t.shop).await, before, "a refused request changed something");
+        // Each refusal is in the trail once, as its user's; the stale forms are not changes.
+        use sea_orm::{ConnectionTrait, Statement};
+        let sql = format!("SELECT COUNT(*) AS n FROM audit_events WHERE shop_id = {} AND action = 'access.refused'", t.shop.id);
+        let row = app.db.query_one(Statement::from_string(app.db.get_database_backend(), sql)).await.unwrap().unwrap();
+        assert_eq!(row.try_get::<i64>("", "n").unwrap(), refused as i64, "one record per refusal");
+        let (_, page) = app.get(&t.shop, "/audit_events?action=access.refused&limit=100").await;
+        for record in page.as_array().unwrap() {
+            assert_ne!(record["actor"]["role"], "owner", "the owner is refused nothing: {record}");
+            assert_eq!((record["outcome"].as_str(), record["target_type"].as_str()), (Some("refused"), Some("route")));
+            assert!(record["changes"][0]["after"].as_str().unwrap().starts_with("POST /dashboard") || record["changes"][0]["after"].as_str().unwrap().starts_with("GET /dashboard"), "{record}");
+        }
         for (role, m) in &t.members {
             assert_eq!(m.get("/dashboard").await.status, StatusCode::OK, "{role} is still signed in");
         }
