@@ -287,6 +287,20 @@ pub async fn list(
     super::list_where::<mails::Entity>(db, shop_id, page, condition).await
 }
 
+/// Deletes the mails to a shop's own users still queued from before `before`: an instance
+/// that sends no mail queues them all the same, and they are not news any more.
+pub async fn prune_stale_staff(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
+    let staff = [MailKind::SecurityNotice, MailKind::AccountLocked];
+    let deleted = mails::Entity::delete_many()
+        .filter(mails::Column::Kind.is_in(staff))
+        .filter(mails::Column::Status.eq(MailStatus::Queued))
+        .filter(mails::Column::Attempts.eq(0))
+        .filter(mails::Column::CreatedAt.lt(super::now_millis(before)))
+        .exec(db)
+        .await?;
+    Ok(deleted.rows_affected)
+}
+
 /// Deletes the mails that ended (sent, failed for good, skipped) before `before`, with their
 /// attempts; answers how many mails went.
 pub async fn prune_ended(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {

@@ -43,20 +43,6 @@ pub async fn forget(db: &impl ConnectionTrait, limit: &Limit, key: &str) -> Resu
     Ok(())
 }
 
-/// Forgets the failures of every key under `limit` that starts with `prefix` (an account's,
-/// at every address).
-pub async fn forget_prefix(db: &impl ConnectionTrait, limit: &Limit, prefix: &str) -> Result<(), DbErr> {
-    let pattern = format!("{}%", prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
-    Entity::delete_many()
-        .filter(Column::Scope.eq(limit.scope))
-        .filter(
-            sea_orm::sea_query::Expr::col(Column::Key).like(sea_orm::sea_query::LikeExpr::new(pattern).escape('\\')),
-        )
-        .exec(db)
-        .await?;
-    Ok(())
-}
-
 /// Deletes failures older than `before` (no window is that long).
 pub async fn prune(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
     Ok(Entity::delete_many().filter(Column::At.lt(before)).exec(db).await?.rows_affected)

@@ -224,7 +224,8 @@ impl Entry {
 
 /// Actions the shop's owners are mailed about when done: whatever could hand the shop's money
 /// or its access to someone else, and an account locked by wrong passwords.
-pub const NOTIFIED: [&str; 13] = [
+pub const NOTIFIED: [&str; 14] = [
+    "user.created",
     "user.invited",
     "user.joined",
     "user.removed",

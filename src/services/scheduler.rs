@@ -58,6 +58,7 @@ pub async fn prune(state: &AppState) {
         ("idempotency keys", crate::db::idempotency::prune(db, kept).await),
         ("webhook deliveries", crate::db::webhooks::prune_ended(db, retained).await),
         ("mails", crate::db::mails::prune_ended(db, retained).await),
+        ("stale mails to shops' users", crate::db::mails::prune_stale_staff(db, day_ago).await),
         ("checkout attempts", crate::db::checkout_attempts::prune(db, day_ago).await),
         ("throttling failures", crate::db::throttle::prune(db, day_ago).await),
         ("subscriber page links and sessions", crate::db::portal::prune(db, day_ago).await),

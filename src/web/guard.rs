@@ -49,9 +49,14 @@ pub async fn mark_route(request: Request, next: Next) -> Response<Body> {
     response
 }
 
-/// The path as logs show it: an invitation link's token (a one-time secret) left out.
+/// The path as logs show it: an invitation's or an unlock link's token (one-time secrets)
+/// left out.
 fn logged_path(path: &str) -> &str {
-    if path.starts_with("/dashboard/invite/") { "/dashboard/invite/…" } else { path }
+    match path {
+        p if p.starts_with("/dashboard/invite/") => "/dashboard/invite/…",
+        p if p.starts_with("/dashboard/unlock/") => "/dashboard/unlock/…",
+        p => p,
+    }
 }
 
 /// Names the request (`X-Request-Id`, kept when the client sent a usable one), runs it in a

@@ -143,8 +143,8 @@ async fn unlock_page(
     }))
 }
 
-/// Opens a locked account through its link, once; the per-address counts of its wrong
-/// passwords are forgotten with the lock.
+/// Opens a locked account through its link, once; the wrong passwords counted for it at the
+/// opening browser's address are forgotten with the lock.
 async fn unlock(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -156,8 +156,9 @@ async fn unlock(
     let hash = crate::domain::ids::hash_token(&token);
     match db::users::unlock(&state.db, &hash, &origin.caller, origin.now).await? {
         Some(user) => {
-            let prefix = format!("{}|", user.email);
-            db::throttle::forget_prefix(&state.db, &throttle::LOGIN_ACCOUNT, &prefix).await?;
+            // This browser's address may sign in at once; a guesser's elsewhere still waits.
+            let address = origin.caller.address.as_deref().unwrap_or_default();
+            db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &format!("{}|{address}", user.email)).await?;
             see_other("/dashboard/login?unlocked=1")
         }
         None => unlock_page(State(state), headers, origin, Path(token)).await,
@@ -325,24 +326,30 @@ async fn login(
         response.headers_mut().insert(RETRY_AFTER, crate::web::error::retry_after(wait));
         response
     };
-    // A locked account is refused whatever the password: the answer tells nothing of it.
-    if let Some((user, until)) = user.as_ref().and_then(|u| Some((u, lockout::locked_until(u, now)?))) {
-        let entry = origin.audit(user.shop_id, user, "user.login_failed").on("user", &user.id);
-        let entry = entry.changing(vec![Change::of("step", None::<String>, "locked")]);
-        db::audit::record_alone(&state.db, &entry.ended(Outcome::Refused), now).await?;
-        return Ok(locked(until));
-    }
-    let waits = [
-        db::throttle::wait(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await?,
-        db::throttle::wait(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?,
-    ];
-    if let Some(wait) = waits.into_iter().flatten().max() {
+    let throttled = |wait: std::time::Duration| {
         let minutes = wait.as_secs() / 60 + 1;
         tracing::warn!("dashboard login locked after repeated failures");
         let problem = words.f("Too many failed attempts. Try again in {} minutes.", &[&minutes]);
         let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, problem);
         response.headers_mut().insert(RETRY_AFTER, crate::web::error::retry_after(wait));
-        return Ok(response);
+        response
+    };
+    // One address's attempts are bounded first, those at a locked account included.
+    if let Some(wait) = db::throttle::wait(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await? {
+        return Ok(throttled(wait));
+    }
+    let refused_locked = |user: &users::Model| {
+        let entry = origin.audit(user.shop_id, user, "user.login_failed").on("user", &user.id);
+        entry.changing(vec![Change::of("step", None::<String>, "locked")]).ended(Outcome::Refused)
+    };
+    // A locked account is refused whatever the password: the answer tells nothing of it.
+    if let Some((user, until)) = user.as_ref().and_then(|u| Some((u, lockout::locked_until(u, now)?))) {
+        db::throttle::fail(&state.db, &throttle::LOGIN_ADDRESS, &address, now).await?;
+        db::audit::record_alone(&state.db, &refused_locked(user), now).await?;
+        return Ok(locked(until));
+    }
+    if let Some(wait) = db::throttle::wait(&state.db, &throttle::LOGIN_ACCOUNT, &account, now).await? {
+        return Ok(throttled(wait));
     }
     let hash = match &user {
         Some(u) => u.password_hash.clone(),
@@ -351,6 +358,13 @@ async fn login(
     let matches = crate::services::passwords::matches(password, hash).await;
     match user {
         Some(user) if matches => {
+            // Guesses answered while this password was checked may have locked the account:
+            // the lock holds for a right password too.
+            let fresh = db::users::by_id(&state.db, &user.id).await?;
+            if let Some(until) = fresh.as_ref().and_then(|u| lockout::locked_until(u, now)) {
+                db::audit::record_alone(&state.db, &refused_locked(&user), now).await?;
+                return Ok(locked(until));
+            }
             db::throttle::forget(&state.db, &throttle::LOGIN_ACCOUNT, &account).await?;
             db::throttle::forget(&state.db, &throttle::LOCKOUT, &user.id).await?;
             if user.totp_sealed.is_some() {
@@ -452,6 +466,11 @@ async fn code(
     let Some((user, next)) = pending(&state, &session, origin.now).await? else {
         return see_other("/dashboard/login");
     };
+    // An account locked since its password was given waits like any other.
+    if lockout::locked_until(&user, origin.now).is_some() {
+        session.remove::<Pending>(PENDING_KEY).await.map_err(session_error)?;
+        return see_other("/dashboard/login");
+    }
     let words = Words::of_request(&headers);
     let refuse = |status: StatusCode, problem: String| {
         anonymous(&state, &headers, status, |csrf, words| render(StatusCode::OK, &CodePage { words, csrf, problem }))

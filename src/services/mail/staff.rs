@@ -33,12 +33,11 @@ struct StaffTexts {
     what: &'static str,
     when: &'static str,
     from: &'static str,
-    browser: &'static str,
     api_key: &'static str,
     operator: &'static str,
     system: &'static str,
     /// What each notified action did, by its name.
-    actions: [(&'static str, &'static str); 14],
+    actions: [(&'static str, &'static str); 15],
 }
 
 const EN: StaffTexts = StaffTexts {
@@ -58,11 +57,11 @@ const EN: StaffTexts = StaffTexts {
     what: "Of",
     when: "When",
     from: "From",
-    browser: "Browser",
     api_key: "the API key",
     operator: "the operator, on the command line",
     system: "paydesk",
     actions: [
+        ("user.created", "a user was added on the command line"),
         ("user.invited", "a user was invited"),
         ("user.joined", "a user joined the team"),
         ("user.removed", "a user was removed"),
@@ -97,11 +96,11 @@ const RU: StaffTexts = StaffTexts {
     what: "Что",
     when: "Когда",
     from: "Откуда",
-    browser: "Браузер",
     api_key: "API-ключ",
     operator: "оператор, из командной строки",
     system: "paydesk",
     actions: [
+        ("user.created", "пользователь добавлен из командной строки"),
         ("user.invited", "приглашён пользователь"),
         ("user.joined", "в команду вошёл пользователь"),
         ("user.removed", "удалён пользователь"),
@@ -241,9 +240,8 @@ fn notice_letter(t: &StaffTexts, shop: &shops::Model, record: &Record, base_url:
     if let Some(address) = &entry.origin.address {
         letter.facts.push((t.from.to_string(), address.clone()));
     }
-    if let Some(agent) = &entry.origin.user_agent {
-        letter.facts.push((t.browser.to_string(), agent.chars().take(120).collect()));
-    }
+    // Not the browser's name: whoever made the request wrote it, and a notice must not carry
+    // a stranger's words (the trail keeps it).
     for change in &entry.changes {
         letter.facts.push((change.field.clone(), format!("{} → {}", shown(&change.before), shown(&change.after))));
     }

@@ -8,6 +8,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use super::accounts::invite_as;
+use super::two_step::{code, enrol};
 use super::*;
 use crate::doubles::smtp::Smtp;
 use crate::mails::{address, flush, mailing_app};
@@ -129,5 +130,25 @@ backend_tests! {
         // The count starts again: one wrong password after the lock does not lock again.
         assert_eq!(log_in(&app, &ann, "guess guess guess").await.1.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(m.get("/dashboard").await.status, StatusCode::OK);
+    }
+}
+
+db_tests! {
+    async fn a_login_waiting_for_its_code_stops_when_the_account_locks(app) {
+        let ann = sign_up(&app, "Books", "ann@example.com").await;
+        let (secret, _) = enrol(&ann).await;
+        let (m, first) = log_in(&app, "ann@example.com", PASSWORD).await;
+        assert_eq!(first.location, "/dashboard/login/code");
+        let page = m.get("/dashboard/login/code").await;
+        // Meanwhile a stranger's guesses lock the account.
+        let user = paydesk::db::users::by_email(&app.db, "ann@example.com").await.unwrap().unwrap();
+        let now = chrono::Utc::now();
+        let entry = paydesk::domain::audit::Entry::new(user.shop_id, paydesk::domain::audit::Actor::system(), Default::default(), "user.locked");
+        let lock = (now + Duration::minutes(30), paydesk::domain::ids::hash_token("t"));
+        assert!(paydesk::db::users::lock(&app.db, &user.id, lock, None, &entry, now).await.unwrap());
+        let done = m.post_raw("/dashboard/login/code", &[("csrf", &csrf_of(&page.html)), ("code", &code(&secret, 1))]).await;
+        assert_eq!((done.status, done.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/login"));
+        assert_eq!(m.get("/dashboard").await.status, StatusCode::SEE_OTHER, "not signed in");
+        assert_eq!(m.get("/dashboard/login/code").await.status, StatusCode::SEE_OTHER, "the pending login is gone");
     }
 }
