@@ -13,6 +13,8 @@
 //!
 //! Options after `--`: `--seconds N` (each load, default 5), `--backend sqlite|postgres`
 //! (repeatable; default both), `--sizes 10000,100000` (`--sizes 0` skips growth).
+//! `PAYDESK_BENCH_LOG` is the server's `RUST_LOG` (default `warn`; `warn,paydesk=debug` logs
+//! each request with its time).
 
 mod growth;
 mod limits;

@@ -83,7 +83,7 @@ fn paydesk(url: &str) -> Command {
     cmd.env("DATABASE_URL", url)
         .env("PAYDESK_KEY_ENCRYPTION_KEY", KEK)
         .env("PAYDESK_SCHEDULER", "off")
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", std::env::var("PAYDESK_BENCH_LOG").unwrap_or_else(|_| "warn".into()))
         .env("PAYDESK_API_AUTH_FAILURES", "1000000");
     cmd
 }
