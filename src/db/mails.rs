@@ -43,6 +43,23 @@ pub struct NewMail {
 }
 
 impl NewMail {
+    /// A mail written as it is queued (its words hold what is only known then, such as a
+    /// one-time link): one of its own, to the address it was written for.
+    pub fn written(shop_id: i64, kind: MailKind, object_id: String, sender: String, rendered: Rendered) -> Self {
+        NewMail {
+            shop_id,
+            customer_id: rendered.customer_id.clone(),
+            kind,
+            object_id,
+            event_id: None,
+            dedupe_key: new_id(&format!("{kind}_")),
+            test: false,
+            to_address: Some(rendered.to_address.clone()),
+            sender,
+            rendered: Some(rendered),
+        }
+    }
+
     /// The mail an event causes: one per event and kind.
     pub fn of_event(
         shop_id: i64,

@@ -9,7 +9,7 @@ use crate::db::entities::users;
 use crate::db::mails::{NewMail, Rendered};
 use crate::db::{self};
 use crate::domain::audit::{Actor, Change, Entry, Origin};
-use crate::domain::ids::{hash_token, new_id, random_hex};
+use crate::domain::ids::{hash_token, random_hex};
 use crate::domain::mail::MailKind;
 use crate::domain::throttle::{LOCKED_FOR, LOCKOUT};
 use crate::web::error::AppError;
@@ -63,24 +63,20 @@ async fn unlock_mail(
     let url = format!("{}/dashboard/unlock/{token}", state.config.base_url);
     let letter = crate::services::mail::account_locked(&shop, user.language, &user.email, until, &url);
     let (html_body, text_body) = letter.render()?;
-    Ok(NewMail {
-        shop_id: user.shop_id,
+    let rendered = Rendered {
         customer_id: None,
-        kind: MailKind::AccountLocked,
-        object_id: user.id.clone(),
-        event_id: None,
-        dedupe_key: new_id("lock_"),
-        test: false,
-        to_address: Some(user.email.clone()),
-        sender: state.config.mail_from.clone(),
-        rendered: Some(Rendered {
-            customer_id: None,
-            message_id: None,
-            to_address: user.email.clone(),
-            language: letter.lang.to_string(),
-            subject: letter.subject,
-            text_body,
-            html_body,
-        }),
-    })
+        message_id: None,
+        to_address: user.email.clone(),
+        language: letter.lang.to_string(),
+        subject: letter.subject,
+        text_body,
+        html_body,
+    };
+    Ok(NewMail::written(
+        user.shop_id,
+        MailKind::AccountLocked,
+        user.id.clone(),
+        state.config.mail_from.clone(),
+        rendered,
+    ))
 }

@@ -10,7 +10,7 @@ use crate::db::entities::{customers, portal_tokens};
 use crate::db::mails::{NewMail, Rendered};
 use crate::db::portal::Opening;
 use crate::db::{self};
-use crate::domain::ids::{new_id, random_hex};
+use crate::domain::ids::random_hex;
 use crate::domain::mail::MailKind;
 use crate::domain::throttle::PORTAL_LINKS;
 use crate::domain::vocab::Language;
@@ -121,26 +121,17 @@ pub async fn send_link(
     let (html_body, text_body) = letter.render()?;
     let settings = db::mails::settings_of(&state.db, &[shop.id]).await?;
     let sender = settings.get(&shop.id).and_then(|(_, from)| from.clone());
-    let mail = NewMail {
-        shop_id: shop.id,
+    let rendered = Rendered {
         customer_id: Some(customer.id.clone()),
-        kind: MailKind::PortalLink,
-        object_id: customer.id.clone(),
-        event_id: None,
-        dedupe_key: new_id("link_"),
-        test: false,
-        to_address: Some(customer.email.clone()),
-        sender: sender.unwrap_or_else(|| state.config.mail_from.clone()),
-        rendered: Some(Rendered {
-            customer_id: Some(customer.id.clone()),
-            message_id: None,
-            to_address: customer.email.clone(),
-            language: letter.lang.to_string(),
-            subject: letter.subject,
-            text_body,
-            html_body,
-        }),
+        message_id: None,
+        to_address: customer.email.clone(),
+        language: letter.lang.to_string(),
+        subject: letter.subject,
+        text_body,
+        html_body,
     };
+    let sender = sender.unwrap_or_else(|| state.config.mail_from.clone());
+    let mail = NewMail::written(shop.id, MailKind::PortalLink, customer.id.clone(), sender, rendered);
     db::mails::enqueue(&state.db, vec![mail], now).await?;
     Ok(())
 }

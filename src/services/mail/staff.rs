@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::letters::Letter;
+use super::words::fill;
 use crate::db::entities::{mails, shops};
 use crate::db::mails::Rendered;
 use crate::db::{self};
@@ -123,10 +124,6 @@ fn texts(language: DashboardLanguage) -> &'static StaffTexts {
         DashboardLanguage::Ru => &RU,
         DashboardLanguage::En => &EN,
     }
-}
-
-fn fill(text: &str, values: &[(&str, &str)]) -> String {
-    values.iter().fold(text.to_string(), |text, (name, value)| text.replace(&format!("{{{name}}}"), value))
 }
 
 fn letter(t: &StaffTexts, shop: &shops::Model, subject: String, heading: String) -> Letter {
