@@ -37,6 +37,7 @@ mod m20261128_000031_access;
 mod m20261128_000032_sessions;
 mod m20261128_000033_audit;
 mod m20261128_000034_lockout;
+mod m20261128_000035_disputes;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -79,6 +80,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000032_sessions::Migration),
             Box::new(m20261128_000033_audit::Migration),
             Box::new(m20261128_000034_lockout::Migration),
+            Box::new(m20261128_000035_disputes::Migration),
         ]
     }
 }

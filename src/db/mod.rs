@@ -18,6 +18,7 @@ pub mod audit;
 pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;
+pub mod disputes;
 pub mod entities;
 pub mod events;
 pub mod idempotency;

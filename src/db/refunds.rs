@@ -88,7 +88,10 @@ pub async fn begin(
     };
     let refund = row.insert(db).await?;
     use payments::Column as P;
-    let left = Expr::col(P::Amount).sub(Expr::col(P::RefundedAmount)).sub(Expr::col(P::RefundingAmount));
+    let left = Expr::col(P::Amount)
+        .sub(Expr::col(P::RefundedAmount))
+        .sub(Expr::col(P::RefundingAmount))
+        .sub(Expr::col(P::DisputedAmount));
     let held = payments::Entity::update_many()
         .col_expr(P::RefundingAmount, Expr::col(P::RefundingAmount).add(amount))
         .filter(P::ShopId.eq(payment.shop_id))

@@ -297,3 +297,35 @@ pub async fn set_subscriber_pause(
     };
     set(db, shop_id, setting, json!(allowed), audit, now).await
 }
+
+/// Whether a dispute of a subscription's payment cancels the subscription at once.
+pub async fn set_dispute_cancels(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    shop_id: i64,
+    cancels: bool,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let setting = Setting {
+        column: shops::Column::DisputeCancels,
+        field: "cancel_disputed_subscriptions",
+        of: |s| json!(s.dispute_cancels),
+    };
+    set(db, shop_id, setting, json!(cancels), audit, now).await
+}
+
+/// Whether an actionable early fraud warning refunds its payment.
+pub async fn set_fraud_warning_refunds(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    shop_id: i64,
+    refunds: bool,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let setting = Setting {
+        column: shops::Column::FraudWarningRefunds,
+        field: "refund_fraud_warnings",
+        of: |s| json!(s.fraud_warning_refunds),
+    };
+    set(db, shop_id, setting, json!(refunds), audit, now).await
+}

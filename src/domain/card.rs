@@ -22,6 +22,19 @@ words! {
     }
 }
 
+words! {
+    /// What the simulated processor's card network does some minutes after a test card
+    /// paid: open a dispute (a chargeback), open an inquiry, or send an early fraud warning.
+    NetworkEvent { Dispute = "dispute", Inquiry = "inquiry", FraudWarning = "warning" }
+}
+
+/// What the simulated card network does after a payment with the card `token`: its
+/// tokens carry it after the charge behaviour's word (`tok_sim_ok.dispute_…`).
+pub fn network_of(token: &str) -> Option<NetworkEvent> {
+    let word = token.strip_prefix("tok_sim_")?.split('_').next()?;
+    NetworkEvent::parse(word.split_once('.')?.1)
+}
+
 /// A stored card: the acquirer's token and what may be shown. Never the number or CVC.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CardRef {

@@ -14,6 +14,11 @@ words! {
         PaymentAuthorized = "payment.authorized", PaymentCaptured = "payment.captured",
         PaymentVoided = "payment.voided", PaymentRefunded = "payment.refunded",
         RefundSucceeded = "refund.succeeded", RefundFailed = "refund.failed",
+        // The card's bank sent an early fraud warning about a payment.
+        PaymentEarlyFraudWarning = "payment.early_fraud_warning",
+        // A cardholder disputed a payment; the dispute moved (its stage, status or money);
+        // it ended (won, lost, accepted, expired, or an inquiry closed).
+        DisputeCreated = "dispute.created", DisputeUpdated = "dispute.updated", DisputeClosed = "dispute.closed",
         SubscriptionCreated = "subscription.created", SubscriptionTrialStarted = "subscription.trial_started",
         SubscriptionRenewed = "subscription.renewed", SubscriptionPaymentFailed = "subscription.payment_failed",
         SubscriptionRetryScheduled = "subscription.retry_scheduled", SubscriptionCanceled = "subscription.canceled",

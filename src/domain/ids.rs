@@ -14,6 +14,8 @@ pub const WEBHOOK_ENDPOINT: &str = "we_";
 pub const DELIVERY: &str = "msg_";
 /// Refund ids.
 pub const REFUND: &str = "rfd_";
+/// Dispute ids.
+pub const DISPUTE: &str = "dsp_";
 /// Subscription ids.
 pub const SUBSCRIPTION: &str = "sbs_";
 /// Subscription timeline event ids.

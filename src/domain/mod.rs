@@ -11,6 +11,7 @@ pub mod country;
 pub mod coupon;
 pub mod currency;
 pub mod customer;
+pub mod dispute;
 pub mod errors;
 pub mod event;
 pub mod ids;

@@ -41,6 +41,8 @@ pub struct Refundable {
     pub refunded: i64,
     /// Held by refunds under way.
     pub refunding: i64,
+    /// Taken back by disputes (chargebacks).
+    pub disputed: i64,
 }
 
 /// Why a payment cannot be refunded as asked.
@@ -52,6 +54,8 @@ pub enum Refusal {
     NotTaken(PaymentStatus),
     /// Nothing is left to give back.
     NothingLeft,
+    /// A dispute took back what was left: the cardholder has it already.
+    Disputed,
     /// More was asked than is left.
     TooMuch { left: i64 },
 }
@@ -67,6 +71,9 @@ impl Refusal {
                 Ok(format!("Only a succeeded payment can be refunded; this payment is {status}"))
             }
             Refusal::NothingLeft => Ok("Nothing is left to refund on this payment".into()),
+            Refusal::Disputed => {
+                Ok("This payment is disputed: the dispute gave the cardholder back what was left to refund".into())
+            }
             Refusal::TooMuch { left } => {
                 let errors = Errors::one("amount", format!("{}, the amount left to refund", msg::at_most(*left)));
                 Err(errors)
@@ -76,9 +83,9 @@ impl Refusal {
 }
 
 impl Refundable {
-    /// What is neither given back nor held by a refund under way.
+    /// What is neither given back, held by a refund under way, nor taken back by a dispute.
     pub fn left(&self) -> i64 {
-        self.amount - self.refunded - self.refunding
+        self.amount - self.refunded - self.refunding - self.disputed
     }
 
     /// The amount a refund gives back: `asked`, or all that is left.
@@ -90,6 +97,7 @@ impl Refundable {
         }
         let left = self.left();
         match asked {
+            _ if left <= 0 && self.disputed > 0 => Err(Refusal::Disputed),
             _ if left <= 0 => Err(Refusal::NothingLeft),
             Some(asked) if asked > left => Err(Refusal::TooMuch { left }),
             Some(asked) => Ok(asked),
@@ -104,7 +112,7 @@ mod tests {
     use serde_json::json;
 
     fn paid(refunded: i64, refunding: i64) -> Refundable {
-        Refundable { status: PaymentStatus::Succeeded, amount: 1000, refunded, refunding }
+        Refundable { status: PaymentStatus::Succeeded, amount: 1000, refunded, refunding, disputed: 0 }
     }
 
     #[test]
@@ -115,6 +123,9 @@ mod tests {
         assert_eq!(paid(300, 200).amount_to_refund(Some(501)), Err(Refusal::TooMuch { left: 500 }));
         assert_eq!(paid(1000, 0).amount_to_refund(None), Err(Refusal::NothingLeft));
         assert_eq!(paid(600, 400).amount_to_refund(Some(1)), Err(Refusal::NothingLeft));
+        let disputed = Refundable { disputed: 700, ..paid(300, 0) };
+        assert_eq!(disputed.amount_to_refund(None), Err(Refusal::Disputed));
+        assert_eq!(Refundable { disputed: 500, ..paid(300, 0) }.amount_to_refund(None), Ok(200));
     }
 
     #[test]

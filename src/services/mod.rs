@@ -2,16 +2,19 @@
 //! on the hosted pages ([`payments`]), [`refunds`], [`subscriptions`], the event log
 //! ([`events`]), webhook deliveries ([`webhooks`]) and subscriber mails ([`mail`]), shops and their keys ([`shops`],
 //! [`keys`]), their payment processors ([`processors`]) and what those notify
-//! ([`notifications`]), password hashing ([`passwords`]) and the timed jobs ([`scheduler`]).
+//! ([`notifications`]), disputes and fraud warnings ([`disputes`]) with the simulated card
+//! network that makes them for test cards ([`network`]), password hashing ([`passwords`]) and the timed jobs ([`scheduler`]).
 
 pub mod audit;
 pub mod billing;
 pub mod catalog;
 pub mod coupons;
+pub mod disputes;
 pub mod events;
 pub mod keys;
 pub mod lockout;
 pub mod mail;
+pub mod network;
 pub mod notifications;
 pub mod passwords;
 pub mod payments;

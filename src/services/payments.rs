@@ -52,13 +52,11 @@ pub enum PayError {
 /// no way to: its processor has no account for the mode, or live payments would go to the
 /// simulation without the operator's consent.
 pub async fn acquirer_for(state: &AppState, shop_id: i64, test: bool) -> Result<Arc<dyn Acquirer>, PayError> {
-    let found = crate::services::processors::acquirer(state, shop_id, test).await.map_err(|e| match e {
-        AppError::Db(e) => PayError::Db(e),
-        e => PayError::Internal(e.to_string()),
-    })?;
-    match found {
-        Some(acquirer) if test || !acquirer.is_simulated() || state.config.simulated_live => Ok(acquirer),
-        _ => Err(PayError::LiveUnavailable),
+    match crate::services::processors::usable(state, shop_id, test).await {
+        Ok(Some(acquirer)) => Ok(acquirer),
+        Ok(None) => Err(PayError::LiveUnavailable),
+        Err(AppError::Db(e)) => Err(PayError::Db(e)),
+        Err(e) => Err(PayError::Internal(e.to_string())),
     }
 }
 

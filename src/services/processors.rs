@@ -211,6 +211,14 @@ pub fn account(state: &AppState, row: &Model, mode: Mode) -> Result<Option<Accou
     }))
 }
 
+/// Who moves the money of the shop's test (`test`) or live payments, if anyone may: `None`
+/// when its processor has no account for the mode, or live payments would go to the
+/// simulation without the operator's consent.
+pub async fn usable(state: &AppState, shop_id: i64, test: bool) -> Result<Option<Arc<dyn Acquirer>>, AppError> {
+    let found = acquirer(state, shop_id, test).await?;
+    Ok(found.filter(|acquirer| test || !acquirer.is_simulated() || state.config.simulated_live))
+}
+
 /// Who moves the money of the shop's test (`test`) or live payments: the simulation, or the
 /// shop's processor account of that mode (taking cards on its own page or on paydesk's, as
 /// the shop chose); `None` when the processor has no account for the mode.

@@ -110,11 +110,11 @@ async fn finish(
         idempotency_key: &refund.id,
         reason: refund.reason.as_deref().unwrap_or_default(),
     };
-    let outcome = match crate::services::payments::acquirer_for(state, payment.shop_id, payment.test).await {
-        Ok(acquirer) => acquirer.refund(&payment.card(), request).await,
-        Err(crate::services::payments::PayError::Db(e)) => return Err(e.into()),
+    let outcome = match crate::services::processors::usable(state, payment.shop_id, payment.test).await {
+        Ok(Some(acquirer)) => acquirer.refund(&payment.card(), request).await,
+        Err(AppError::Db(e)) => return Err(e.into()),
         // Not known until the processor can be asked: the sweeper asks again later.
-        Err(_) => Outcome::unknown(),
+        Ok(None) | Err(_) => Outcome::unknown(),
     };
     let txn = state.db.begin().await?;
     let (refund, recorded) = db::refunds::finish(&txn, &refund, &outcome, now).await?;

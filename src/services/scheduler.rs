@@ -84,6 +84,11 @@ async fn run_billing(state: &AppState) {
         Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
     }
     let ran = billing::run_due(state, Utc::now()).await;
+    match crate::services::network::run(state, None, Utc::now()).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "the simulated card network acted"),
+        Err(e) => tracing::error!(error = %e, "the simulated card network failed"),
+    }
     match crate::services::mail::reminders::sweep(state, None, Utc::now()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "queued reminders"),

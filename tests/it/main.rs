@@ -16,6 +16,7 @@ mod crash;
 mod customers;
 mod dashboard;
 mod dashboard_browser;
+mod disputes;
 mod docs;
 mod doubles;
 mod ended_renewals;

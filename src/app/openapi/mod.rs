@@ -21,8 +21,8 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    audit, coupons, customers, events, payments, plans, processor, products, refunds, subscriptions, test_clocks,
-    webhooks,
+    audit, coupons, customers, disputes, events, payments, plans, processor, products, refunds, subscriptions,
+    test_clocks, webhooks,
 };
 use crate::frontends::{ops, pay};
 use crate::web::error::AppError;
@@ -96,6 +96,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         coupons::create, coupons::list, coupons::show, coupons::archive, coupons::apply, coupons::remove,
         payments::list, payments::show, payments::capture, payments::void,
         refunds::create, refunds::list, refunds::show,
+        disputes::list, disputes::show, disputes::answer, disputes::close,
         subscriptions::create, subscriptions::list, subscriptions::show, subscriptions::update, subscriptions::cancel,
         subscriptions::pause, subscriptions::resume, subscriptions::change_plan, subscriptions::preview_change,
         subscriptions::events, subscriptions::test_card_outcome,
@@ -117,6 +118,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         (name = "Customers", description = "The shop's customers (spec 2.3, 4.3)."),
         (name = "Payments", description = "Every attempt to pay, from pay pages and the billing engine."),
         (name = "Refunds", description = "Money given back, in part or in full."),
+        (name = "Disputes", description = "Payments a cardholder's bank took back or asked about, and the merchant's answer."),
         (name = "Coupons", description = "Percent or amount off a subscription's plan periods."),
         (name = "Subscriptions", description = "A customer's subscription to a plan, billed by the engine."),
         (name = "Test clocks", description = "Simulated time for test-mode subscriptions."),

@@ -6,6 +6,8 @@ pub mod audit_heads;
 pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;
+pub mod dispute_history;
+pub mod disputes;
 pub mod events;
 pub mod idempotency_keys;
 pub mod mail_attempts;

@@ -1,6 +1,7 @@
 use sea_orm::entity::prelude::*;
 
 use crate::domain::currency::Currency;
+use crate::domain::dispute::DisputeStatus;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -52,6 +53,19 @@ pub struct Model {
     /// The coupon that took `discount_amount` off this charge (`amount` is what was charged).
     pub coupon_id: Option<String>,
     pub discount_amount: i64,
+    /// What disputes took back from the merchant and kept (net of what they gave back).
+    pub disputed_amount: i64,
+    /// The processors' dispute fees taken, in the payment's currency.
+    pub dispute_fees: i64,
+    /// Its dispute (the first, should there be more) and that dispute's status.
+    pub dispute_id: Option<String>,
+    pub dispute_status: Option<DisputeStatus>,
+    /// An early fraud warning's type (`made_with_stolen_card`…), and when it came.
+    pub fraud_warning: Option<String>,
+    pub fraud_warned_at: Option<DateTimeUtc>,
+    /// When the simulated processor's card network acts on this payment next (a test
+    /// card's dispute or early fraud warning).
+    pub network_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

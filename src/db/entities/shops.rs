@@ -32,6 +32,11 @@ pub struct Model {
     pub two_step_required: bool,
     /// Minutes a dashboard session lives unused (15, up to 480).
     pub session_idle_minutes: i32,
+    /// Whether a dispute of a subscription's payment cancels the subscription at once.
+    pub dispute_cancels: bool,
+    /// Whether an actionable early fraud warning refunds its payment (and cancels its
+    /// subscription).
+    pub fraud_warning_refunds: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

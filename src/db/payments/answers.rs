@@ -120,3 +120,23 @@ pub async fn set_capture_reference(db: &impl ConnectionTrait, id: &str, referenc
         .await?;
     Ok(())
 }
+
+/// Records an early fraud warning of `fraud_type` about the payment, once: whether this call
+/// recorded it.
+pub async fn warn_fraud(
+    db: &impl ConnectionTrait,
+    id: &str,
+    fraud_type: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let now = crate::db::now_millis(now);
+    let warned = Entity::update_many()
+        .col_expr(Column::FraudWarning, Expr::value(Some(fraud_type.to_string())))
+        .col_expr(Column::FraudWarnedAt, Expr::value(Some(now)))
+        .col_expr(Column::UpdatedAt, Expr::value(now))
+        .filter(Column::Id.eq(id))
+        .filter(Column::FraudWarnedAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(warned.rows_affected == 1)
+}

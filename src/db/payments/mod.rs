@@ -234,6 +234,14 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         billing_key: Set(new.billing_key),
         coupon_id: Set(new.discount.map(|d| d.0.to_string())),
         discount_amount: Set(new.discount.map_or(0, |d| d.1)),
+        disputed_amount: Set(0),
+        dispute_fees: Set(0),
+        dispute_id: Set(None),
+        dispute_status: Set(None),
+        fraud_warning: Set(None),
+        fraud_warned_at: Set(None),
+        network_at: Set(crate::domain::card::network_of(&new.card.token)
+            .map(|_| now + crate::domain::dispute::simulated::AFTER_PAYMENT)),
         recheck_at: Set(None),
         action_url: Set(None),
         checkout_token: Set(None),
@@ -275,6 +283,7 @@ impl Model {
             amount: self.amount,
             refunded: self.refunded_amount,
             refunding: self.refunding_amount,
+            disputed: self.disputed_amount,
         }
     }
 

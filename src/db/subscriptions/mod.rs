@@ -328,3 +328,30 @@ pub async fn of_customer(
         .all(db)
         .await
 }
+
+/// The shop's open subscriptions paid with the card `token`, and `id` if it is open: what a
+/// dispute of a payment with that card ends.
+pub async fn paid_with(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    id: Option<&str>,
+    token: &str,
+) -> Result<Vec<Model>, DbErr> {
+    let mut which = Condition::any();
+    if let Some(id) = id {
+        which = which.add(Column::Id.eq(id));
+    }
+    if !token.is_empty() {
+        which = which.add(Column::CardToken.eq(token));
+    }
+    if which.is_empty() {
+        return Ok(Vec::new());
+    }
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::State.is_in(State::OPEN))
+        .filter(which)
+        .order_by_asc(Column::Seq)
+        .all(db)
+        .await
+}

@@ -142,6 +142,11 @@ pub trait Acquirer: Send + Sync {
     async fn abandon(&self, _reference: &str, _idempotency_key: &str) -> bool {
         true
     }
+    /// Whether the merchant answers this processor's disputes through paydesk (evidence,
+    /// acceptance); otherwise in the processor's back office.
+    fn answers_disputes(&self) -> bool {
+        false
+    }
     /// The processor's test cards, as printed: one that goes through, one that is declined,
     /// one that asks for 3-D Secure (shown on test pages of a real processor).
     fn test_cards(&self) -> [&'static str; 3] {

@@ -10,7 +10,7 @@ use super::{
     Acquirer, Behaviour, CardRef, CardRefused, ChargeRequest, IfUnsent, Outcome, RefundRequest, SettleRequest,
     never_sent,
 };
-use crate::domain::card::CardInput;
+use crate::domain::card::{CardInput, NetworkEvent};
 use crate::domain::ids::random_hex;
 
 impl Behaviour {
@@ -27,7 +27,8 @@ impl Behaviour {
     }
 
     fn from_token(token: &str) -> Behaviour {
-        let word = token.strip_prefix("tok_sim_").and_then(|t| t.split('_').next()).unwrap_or("");
+        // After the word may come what the card network does later (`ok.dispute`).
+        let word = token.strip_prefix("tok_sim_").and_then(|t| t.split(['_', '.']).next()).unwrap_or("");
         TEST_CARDS.iter().map(|(_, b, _)| *b).find(|b| b.word() == word).unwrap_or(Behaviour::Declined)
     }
 }
@@ -41,6 +42,14 @@ pub const TEST_CARDS: &[(&str, Behaviour, &str)] = &[
     ("4000000000000119", Behaviour::ProcessingError, "processing error: processing_error"),
     ("4000000000000341", Behaviour::SucceedsThenDeclines, "succeeds now, declines every later charge"),
     ("4000000000005126", Behaviour::RefundFails, "succeeds; every refund of it fails: refund_failed"),
+];
+
+/// The test cards that pay and are then disputed, asked about or warned of by the card
+/// network a few minutes later (README lists the same).
+pub const NETWORK_CARDS: &[(&str, NetworkEvent, &str)] = &[
+    ("4000000000000259", NetworkEvent::Dispute, "succeeds; disputed as fraudulent a few minutes later"),
+    ("4000000000001976", NetworkEvent::Inquiry, "succeeds; the bank inquires about it a few minutes later"),
+    ("4000000000005423", NetworkEvent::FraudWarning, "succeeds; an early fraud warning follows a few minutes later"),
 ];
 
 /// The simulated acquirer: deterministic by card number, no network, no money. Like a real
@@ -85,8 +94,14 @@ impl Acquirer for SimulatedAcquirer {
         true
     }
 
+    fn answers_disputes(&self) -> bool {
+        true
+    }
+
     async fn tokenize(&self, card: &CardInput, test: bool) -> Result<CardRef, CardRefused> {
+        let network = NETWORK_CARDS.iter().find(|(n, _, _)| *n == card.number()).map(|(_, e, _)| *e);
         let listed = TEST_CARDS.iter().find(|(n, _, _)| *n == card.number()).map(|(_, b, _)| *b);
+        let listed = listed.or(network.map(|_| Behaviour::Succeeds));
         let behaviour = match (test, listed) {
             (true, Some(b)) => b,
             (true, None) => return Err(CardRefused::NotATestCard),
@@ -94,7 +109,10 @@ impl Acquirer for SimulatedAcquirer {
             (false, listed) => listed.unwrap_or(Behaviour::Succeeds),
         };
         Ok(CardRef {
-            token: format!("tok_sim_{}_{}", behaviour.word(), random_hex(12)),
+            token: match network.filter(|_| test) {
+                Some(event) => format!("tok_sim_{}.{}_{}", behaviour.word(), event, random_hex(12)),
+                None => format!("tok_sim_{}_{}", behaviour.word(), random_hex(12)),
+            },
             brand: card.brand().to_string(),
             last4: card.last4().to_string(),
             exp_month: card.exp_month as i32,
@@ -144,6 +162,7 @@ mod tests {
     use super::*;
     use crate::domain::Errors;
     use crate::domain::card::RawCard;
+    use crate::domain::card::network_of;
 
     fn card(number: &str) -> CardInput {
         let raw = RawCard { number, exp_month: "12", exp_year: "2030", cvc: "123", holder: "Ann" };
@@ -188,6 +207,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[tokio::test]
+    async fn network_cards_pay_and_carry_what_the_network_does_later() {
+        let acquirer = SimulatedAcquirer::new(false);
+        for (number, event, _) in NETWORK_CARDS {
+            let stored = acquirer.tokenize(&card(number), true).await.unwrap();
+            assert_eq!(network_of(&stored.token), Some(*event));
+            let charged = acquirer.charge(&stored, request(false, number)).await;
+            assert!(matches!(charged, Outcome::Approved { .. }), "{number} pays, later charges too");
+        }
+        let plain = acquirer.tokenize(&card("4200000000000000"), true).await.unwrap();
+        assert_eq!(network_of(&plain.token), None);
     }
 
     #[tokio::test]

@@ -16,6 +16,7 @@ pub mod audit;
 pub mod auth;
 pub mod coupons;
 pub mod customers;
+pub mod disputes;
 pub mod events;
 pub mod idempotency;
 pub mod json;
@@ -40,6 +41,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(audit::router())
         .merge(payments::router())
         .merge(refunds::router())
+        .merge(disputes::router())
         .merge(subscriptions::router())
         .merge(test_clocks::router())
         .merge(webhooks::router())

@@ -199,7 +199,8 @@ async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 /// Update the shop's settings
 ///
 /// Sets `notification_url`, where bePaid notifications go when the object names none
-/// (`null` clears it).
+/// (`null` clears it), and what disputes and early fraud warnings do
+/// (`cancel_disputed_subscriptions`, `refund_fraud_warnings`).
 #[utoipa::path(method(post, put), path = "/shop", tag = "Webhooks",
     request_body = Option<schemas::webhooks::ShopUpdate>,
     responses((status = 200, description = "The shop", body = ShopView)))]
@@ -211,12 +212,24 @@ async fn update_shop(
 ) -> Result<Json<ShopView>, AppError> {
     let r = Reader::new(&body);
     let mut errors = Errors::default();
-    if r.sent("notification_url") {
-        let url = crate::domain::product::read_url(&r, "notification_url", &mut errors);
-        errors.into_result(|| ()).map_err(AppError::from)?;
+    let url = r.sent("notification_url").then(|| crate::domain::product::read_url(&r, "notification_url", &mut errors));
+    let cancels = r.boolean("cancel_disputed_subscriptions", &mut errors);
+    let refunds = r.boolean("refund_fraud_warnings", &mut errors);
+    errors.into_result(|| ()).map_err(AppError::from)?;
+    if let Some(url) = url {
         public_url(url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
-        let audit = by_key(shop.id, origin, "shop.updated");
+        let audit = by_key(shop.id, origin.clone(), "shop.updated");
         crate::services::shops::set_notification_url(&state, shop.id, url, &audit, Utc::now()).await?;
+    }
+    if let Some(cancels) = cancels.filter(|c| *c != shop.dispute_cancels) {
+        let audit = by_key(shop.id, origin.clone(), "shop.updated");
+        let write = db::shops::set_dispute_cancels(&state.db, shop.id, cancels, &audit, Utc::now());
+        crate::services::shops::changing(&state, shop.id, write).await?;
+    }
+    if let Some(refunds) = refunds.filter(|r| *r != shop.fraud_warning_refunds) {
+        let audit = by_key(shop.id, origin, "shop.updated");
+        let write = db::shops::set_fraud_warning_refunds(&state.db, shop.id, refunds, &audit, Utc::now());
+        crate::services::shops::changing(&state, shop.id, write).await?;
     }
     let shop = crate::services::shops::find(&state, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
     shop_view(&state, shop).await
@@ -235,5 +248,7 @@ async fn shop_view(
         name: shop.name.clone(),
         url: shop.url.clone(),
         notification_url: shop.notification_url.clone(),
+        cancel_disputed_subscriptions: shop.dispute_cancels,
+        refund_fraud_warnings: shop.fraud_warning_refunds,
     }))
 }

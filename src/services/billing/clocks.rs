@@ -76,17 +76,21 @@ pub(super) async fn advance_steps(
     loop {
         let due = db::subscriptions::due_next_on_clock(&state.db, clock_id, to, BATCH).await?;
         let renew = due.first().and_then(|s| s.renew_at);
-        // A reminder due before the next charge is sent at its own time.
+        // A reminder, or the card network's step on a test card's payment or dispute, due
+        // before the next charge happens at its own time.
         let remind = match state.mailer {
             Some(_) => db::subscriptions::next_remind_on_clock(&state.db, clock_id, time, to).await?,
             None => None,
         };
-        if let Some(at) = remind.filter(|at| renew.is_none_or(|renew| *at < renew)) {
+        let network = db::disputes::next_network_on_clock(&state.db, clock_id, time, to).await?;
+        let between = [remind, network].into_iter().flatten().min();
+        if let Some(at) = between.filter(|at| renew.is_none_or(|renew| *at < renew)) {
             if !db::test_clocks::step(&state.db, clock_id, token, at, Utc::now()).await? {
                 return Ok(report);
             }
             time = at;
             reminders::sweep(state, Some(clock_id), at).await?;
+            network_at(state, clock_id, at).await?;
             continue;
         }
         let Some(at) = renew else { break };
@@ -108,10 +112,21 @@ pub(super) async fn advance_steps(
         report += bill(state, claimed, at, false, &claim).await?.0;
         // The periods that just began have reminders of their own.
         reminders::sweep(state, Some(clock_id), at).await?;
+        network_at(state, clock_id, at).await?;
         if events >= MAX_CLOCK_EVENTS {
             break;
         }
     }
     reminders::sweep(state, Some(clock_id), to).await?;
+    network_at(state, clock_id, to).await?;
     Ok(report)
+}
+
+/// Runs the simulated card network on the clock's payments and disputes due by `at`.
+async fn network_at(state: &AppState, clock_id: &str, at: DateTime<Utc>) -> Result<(), DbErr> {
+    match crate::services::network::run(state, Some(clock_id), at).await {
+        Ok(_) => Ok(()),
+        Err(AppError::Db(e)) => Err(e),
+        Err(e) => Err(DbErr::Custom(e.to_string())),
+    }
 }

@@ -7,6 +7,7 @@ use super::timestamp;
 use crate::db::entities::payments;
 use crate::domain::billing::charge_of_key;
 use crate::domain::currency::Currency;
+use crate::domain::dispute::DisputeStatus;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 /// A payment as the API returns it.
@@ -38,6 +39,13 @@ pub struct PaymentView {
     billing: Option<ChargeOfPeriod>,
     /// The coupon that took `amount` off this charge (`amount` above is what was charged).
     discount: Option<PaymentDiscount>,
+    /// What disputes (chargebacks) took back and keep, in minimal units: 0 when none did,
+    /// or a won dispute gave it back.
+    disputed_amount: i64,
+    /// Its dispute, if the cardholder disputed it.
+    dispute: Option<PaymentDispute>,
+    /// An early fraud warning the card's bank sent about it, if any.
+    early_fraud_warning: Option<FraudWarning>,
     shop_id: i64,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
@@ -50,6 +58,26 @@ pub struct PaymentView {
 pub struct PaymentDiscount {
     coupon: String,
     amount: i64,
+}
+
+/// A payment's dispute, in short (the whole of it is at `GET /disputes/{id}`).
+#[derive(Serialize, ToSchema)]
+pub struct PaymentDispute {
+    /// `dsp_…`.
+    id: String,
+    status: DisputeStatus,
+}
+
+/// An early fraud warning: the card's bank reported the payment as fraud, which often
+/// becomes a dispute unless the payment is refunded.
+#[derive(Serialize, ToSchema)]
+pub struct FraudWarning {
+    /// What kind of fraud: `made_with_stolen_card`, `unauthorized_use_of_card`,
+    /// `card_never_received`, `made_with_lost_card`, `fraudulent_card_application`,
+    /// `made_with_counterfeit_card`, `misc`.
+    fraud_type: String,
+    #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
+    created_at: String,
 }
 
 /// Which period of its subscription a charge pays, and which attempt at it it is.
@@ -113,6 +141,13 @@ impl From<&payments::Model> for PaymentView {
                 .as_ref()
                 .filter(|_| p.discount_amount > 0)
                 .map(|c| PaymentDiscount { coupon: c.clone(), amount: p.discount_amount }),
+            disputed_amount: p.disputed_amount,
+            dispute: p.dispute_id.clone().zip(p.dispute_status).map(|(id, status)| PaymentDispute { id, status }),
+            early_fraud_warning: p
+                .fraud_warning
+                .clone()
+                .zip(p.fraud_warned_at)
+                .map(|(fraud_type, at)| FraudWarning { fraud_type, created_at: timestamp(at) }),
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),

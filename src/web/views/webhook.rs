@@ -143,4 +143,10 @@ pub struct ShopView {
     pub public_key_base64: String,
     /// Whether notifications carry Basic auth (the shop's secret key is kept sealed).
     pub notifications_authenticated: bool,
+    /// Whether a dispute of a subscription's payment cancels the subscription at once, so
+    /// its card is never charged again (on by default).
+    pub cancel_disputed_subscriptions: bool,
+    /// Whether an early fraud warning about a payment that can still be refunded (and has no
+    /// dispute) refunds it and cancels its subscription (off by default).
+    pub refund_fraud_warnings: bool,
 }

@@ -418,6 +418,7 @@ fn codes_or_null<'a>(codes: impl IntoIterator<Item = &'a str>) -> ObjectBuilder 
 pub mod audit;
 pub mod coupons;
 pub mod customers;
+pub mod disputes;
 pub mod events;
 pub mod payments;
 pub mod plans;

@@ -61,6 +61,13 @@ pub struct ShopUpdate {
         pattern = r"^$|^https?://([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(:[0-9]{1,4})?([/?#][^\x00]*)?$"
     )]
     notification_url: Option<String>,
+    /// Whether a dispute of a subscription's payment cancels the subscription at once.
+    #[schema(nullable = false)]
+    cancel_disputed_subscriptions: Option<FlexibleBoolean>,
+    /// Whether an actionable early fraud warning refunds its payment and cancels its
+    /// subscription.
+    #[schema(nullable = false)]
+    refund_fraud_warnings: Option<FlexibleBoolean>,
 }
 
 /// Sending an event again (`POST /events/{id}/redeliver`); the body may be empty.

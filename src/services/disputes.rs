@@ -1,0 +1,296 @@
+//! Disputes and early fraud warnings, whoever reports them (a processor's notification, its
+//! sweep, the simulated card network): each report is applied once, in one transaction
+//! with its events, and what the shop chose follows from it: a disputed subscription is
+//! cancelled at once and its card never charged again; an actionable early fraud warning
+//! refunds the payment.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{ConnectionTrait, TransactionTrait};
+
+use crate::db::entities::{disputes, payments, shops};
+use crate::db::{self};
+use crate::domain::dispute::{self as rules, EvidenceAsk, Seen};
+use crate::domain::event::EventType;
+use crate::domain::refund::RefundAsk;
+use crate::services::events;
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::DisputeView;
+
+/// Why a subscription ends when its payment is disputed.
+pub const DISPUTED: &str = "payment disputed";
+
+/// What is said of a refund made because of an early fraud warning.
+const FRAUD_REFUND: &str = "Refunded after the card's bank warned of fraud";
+
+/// How often a report that lost a race with another is applied again (each lost race means
+/// the dispute moved, so it ends quickly).
+const RETRIES: usize = 5;
+
+/// Applies a processor's report `seen` of a dispute of `payment`: opens it (once, by its
+/// processor id) or moves it forward, moves its money once each way, and records
+/// `dispute.created`, `dispute.updated` or `dispute.closed`. A newly opened dispute cancels
+/// the subscriptions paid with the card when the shop chose so. Answers the dispute as
+/// stored.
+pub async fn report(
+    state: &AppState,
+    payment: &payments::Model,
+    seen: &Seen,
+    now: DateTime<Utc>,
+) -> Result<disputes::Model, AppError> {
+    for _ in 0..RETRIES {
+        // Read before the transaction, whose first statement writes (SQLite takes its write
+        // lock at once then, instead of failing to upgrade a read).
+        let found = db::disputes::find_by_reference(&state.db, payment.shop_id, &seen.reference).await?;
+        if let Some(dispute) = &found
+            && rules::advance(Some(dispute.current()), seen).is_empty()
+        {
+            return Ok(dispute.clone());
+        }
+        let network_at = match found {
+            None => simulated_network_at(state, payment, seen).await?,
+            Some(_) => None,
+        };
+        let shop = db::shops::find(&state.db, payment.shop_id).await?;
+        let txn = state.db.begin().await?;
+        let (dispute, change, opened) = match found {
+            Some(dispute) => {
+                let change = rules::advance(Some(dispute.current()), seen);
+                (dispute, change, false)
+            }
+            None => {
+                let Some(dispute) = db::disputes::open(&txn, payment, seen, network_at, now).await? else {
+                    // Opened by another report meanwhile: applied over it.
+                    txn.rollback().await?;
+                    continue;
+                };
+                let change = rules::Change { moved: None, ..rules::advance(None, seen) };
+                (dispute, change, true)
+            }
+        };
+        let applied = db::disputes::apply(&txn, &dispute, seen, &change, now).await?;
+        if !applied && !opened {
+            // Another report moved it first: this one is read again over it.
+            txn.rollback().await?;
+            continue;
+        }
+        let stored = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?.unwrap_or(dispute);
+        let kind = match () {
+            _ if opened => EventType::DisputeCreated,
+            _ if stored.status.is_closed() && change.moved.is_some() => EventType::DisputeClosed,
+            _ => EventType::DisputeUpdated,
+        };
+        record(&txn, state, kind, &stored).await?;
+        if opened && let Some(shop) = &shop {
+            cancel_disputed(&txn, state, shop, payment).await?;
+        }
+        txn.commit().await?;
+        return Ok(stored);
+    }
+    Err(AppError::Conflict("The dispute kept changing while it was being updated: try again".into()))
+}
+
+/// Where the simulated card network acts on a dispute it opened next: at its due date.
+async fn simulated_network_at(
+    state: &AppState,
+    payment: &payments::Model,
+    seen: &Seen,
+) -> Result<Option<DateTime<Utc>>, AppError> {
+    let acquirer = crate::services::processors::usable(state, payment.shop_id, payment.test).await?;
+    let simulated = acquirer.is_some_and(|acquirer| acquirer.is_simulated());
+    Ok(seen.evidence_due_by.filter(|_| simulated && !seen.status.is_closed()))
+}
+
+/// Records an event about a dispute, with its history, in the caller's transaction.
+async fn record(
+    db: &impl ConnectionTrait,
+    state: &AppState,
+    kind: EventType,
+    dispute: &disputes::Model,
+) -> Result<(), AppError> {
+    let view = view_in(db, state, dispute).await?;
+    let data = serde_json::to_value(&view).unwrap_or_default();
+    let event = db::events::NewEvent {
+        shop_id: dispute.shop_id,
+        kind,
+        object_id: dispute.id.clone(),
+        test: dispute.test,
+        data,
+        child: None,
+    };
+    events::record(db, &state.config, vec![event]).await?;
+    Ok(())
+}
+
+/// The dispute as the API shows it.
+pub async fn view(state: &AppState, dispute: &disputes::Model) -> Result<DisputeView, AppError> {
+    view_in(&state.db, state, dispute).await
+}
+
+async fn view_in(
+    db: &impl ConnectionTrait,
+    state: &AppState,
+    dispute: &disputes::Model,
+) -> Result<DisputeView, AppError> {
+    let history = db::disputes::history(db, &dispute.id).await?;
+    Ok(DisputeView::new(dispute, &history, responds_here(state, dispute).await))
+}
+
+/// Whether the dispute's processor takes the merchant's answer through paydesk.
+async fn responds_here(state: &AppState, dispute: &disputes::Model) -> bool {
+    answered_here(state, dispute.shop_id, dispute.test).await
+}
+
+/// Whether the shop's processor of test or live payments takes the merchant's answers to
+/// disputes through paydesk.
+pub async fn answered_here(state: &AppState, shop_id: i64, test: bool) -> bool {
+    let usable = crate::services::processors::usable(state, shop_id, test).await;
+    usable.is_ok_and(|acquirer| acquirer.is_some_and(|acquirer| acquirer.answers_disputes()))
+}
+
+/// Cancels, if the shop chose so (the default), every open subscription of the shop paid
+/// with the disputed payment's card, its own first: the card is never charged again.
+async fn cancel_disputed(
+    txn: &impl ConnectionTrait,
+    state: &AppState,
+    shop: &shops::Model,
+    payment: &payments::Model,
+) -> Result<(), AppError> {
+    if !shop.dispute_cancels {
+        return Ok(());
+    }
+    let subs =
+        db::subscriptions::paid_with(txn, payment.shop_id, payment.subscription_id.as_deref(), &payment.card_token)
+            .await?;
+    let mut lines = Vec::new();
+    for sub in subs {
+        let now = db::test_clocks::time_of(txn, sub.shop_id, sub.test_clock_id.as_deref(), Utc::now()).await?;
+        if let Some((canceled, row)) = db::subscriptions::cancel(txn, &sub, Some(DISPUTED.into()), false, now).await? {
+            lines.push(events::Line { row, sub: canceled, charge: None });
+        }
+    }
+    events::timeline(txn, &state.config, lines).await?;
+    Ok(())
+}
+
+/// Records an early fraud warning of `fraud_type` about the payment (once), and when the
+/// shop chose so and the warning is actionable (no dispute, not all refunded), refunds what
+/// is left of the payment and cancels the subscriptions paid with its card. A warning
+/// reported again repeats only the refund, under the same refund id, so it is made once.
+pub async fn fraud_warning(
+    state: &AppState,
+    payment: &payments::Model,
+    fraud_type: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let txn = state.db.begin().await?;
+    if db::payments::warn_fraud(&txn, &payment.id, fraud_type, now).await? {
+        let warned = db::find_public::<payments::Entity>(&txn, &payment.id).await?;
+        if let Some(warned) = warned {
+            events::record(&txn, &state.config, vec![events::payment(EventType::PaymentEarlyFraudWarning, &warned)])
+                .await?;
+        }
+    }
+    txn.commit().await?;
+    let Some(shop) = db::shops::find(&state.db, payment.shop_id).await? else { return Ok(()) };
+    let Some(payment) = db::find_public::<payments::Entity>(&state.db, &payment.id).await? else { return Ok(()) };
+    if !shop.fraud_warning_refunds || !actionable(&payment) {
+        return Ok(());
+    }
+    let ask = RefundAsk { amount: None, reason: Some(FRAUD_REFUND.into()), id: Some(fraud_refund_id(&payment.id)) };
+    match crate::services::refunds::refund(state, payment.shop_id, &payment.id, ask, now).await {
+        Ok(_) | Err(AppError::Conflict(_)) => {}
+        Err(e) => return Err(e),
+    }
+    let txn = state.db.begin().await?;
+    cancel_disputed(&txn, state, &shop, &payment).await?;
+    txn.commit().await?;
+    Ok(())
+}
+
+/// Whether acting on a warning can still prevent a dispute: none was opened, and money is
+/// left to give back.
+fn actionable(payment: &payments::Model) -> bool {
+    payment.dispute_id.is_none() && payment.status.is_taken() && payment.refundable().left() > 0
+}
+
+/// The one refund id an early fraud warning's refund of a payment has.
+fn fraud_refund_id(payment_id: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("early_fraud_warning:{payment_id}"));
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{}{hex}", crate::domain::ids::REFUND)
+}
+
+/// Sends the merchant's evidence of a dispute (staged, or submitted with `submit`). 409
+/// when the dispute takes no answer now or its processor takes answers only in its back
+/// office.
+pub async fn answer(
+    state: &AppState,
+    dispute: disputes::Model,
+    ask: EvidenceAsk,
+    now: DateTime<Utc>,
+) -> Result<disputes::Model, AppError> {
+    let acquirer = crate::services::processors::usable(state, dispute.shop_id, dispute.test).await?;
+    let Some(acquirer) = acquirer.filter(|acquirer| acquirer.answers_disputes()) else {
+        return Err(AppError::Conflict(BACK_OFFICE.into()));
+    };
+    if let Some(refusal) = rules::refuse_answer(dispute.status) {
+        return Err(AppError::Conflict(refusal));
+    }
+    let evidence = rules::merge_evidence(&dispute.evidence(), &ask.evidence)?;
+    let now = time_of(state, &dispute, now).await?;
+    let txn = state.db.begin().await?;
+    if !db::disputes::answer(&txn, &dispute, &evidence, ask.submit, now).await? {
+        return Err(AppError::Conflict("The dispute changed meanwhile: read it again and resend".into()));
+    }
+    if ask.submit && acquirer.is_simulated() {
+        db::disputes::set_network_at(&txn, &dispute.id, Some(now + rules::simulated::REVIEW)).await?;
+    }
+    let stored = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?.unwrap_or(dispute);
+    record(&txn, state, EventType::DisputeUpdated, &stored).await?;
+    txn.commit().await?;
+    Ok(stored)
+}
+
+/// The time of a dispute: its subscription's test clock's, else `now`.
+async fn time_of(state: &AppState, dispute: &disputes::Model, now: DateTime<Utc>) -> Result<DateTime<Utc>, AppError> {
+    let Some(sub) = &dispute.subscription_id else { return Ok(now) };
+    let Some(sub) = db::find::<crate::db::entities::subscriptions::Entity>(&state.db, dispute.shop_id, sub).await?
+    else {
+        return Ok(now);
+    };
+    Ok(db::test_clocks::time_of(&state.db, sub.shop_id, sub.test_clock_id.as_deref(), now).await?)
+}
+
+/// What a dispute whose processor takes no answers through paydesk says.
+pub const BACK_OFFICE: &str =
+    "This dispute's processor takes no answer through paydesk: respond in the processor's back office";
+
+/// Accepts a dispute that needs a response: it closes as `accepted` and its money stays
+/// with the cardholder. 409 otherwise.
+pub async fn accept(
+    state: &AppState,
+    dispute: disputes::Model,
+    now: DateTime<Utc>,
+) -> Result<disputes::Model, AppError> {
+    if !answered_here(state, dispute.shop_id, dispute.test).await {
+        return Err(AppError::Conflict(BACK_OFFICE.into()));
+    }
+    if let Some(refusal) = rules::refuse_answer(dispute.status) {
+        return Err(AppError::Conflict(refusal));
+    }
+    let now = time_of(state, &dispute, now).await?;
+    let txn = state.db.begin().await?;
+    if !db::disputes::accept(&txn, &dispute, now).await? {
+        let current = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?;
+        let status = current.map_or(dispute.status, |d| d.status);
+        return Err(AppError::Conflict(
+            rules::refuse_answer(status).unwrap_or_else(|| "The dispute changed meanwhile".into()),
+        ));
+    }
+    let stored = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?.unwrap_or(dispute);
+    record(&txn, state, EventType::DisputeClosed, &stored).await?;
+    txn.commit().await?;
+    Ok(stored)
+}
