@@ -298,3 +298,8 @@ pub async fn finish_event(
     }
     Ok(())
 }
+
+/// The processors of this kind, every shop's.
+pub async fn of_kind(db: &impl ConnectionTrait, kind: ProcessorKind) -> Result<Vec<Model>, DbErr> {
+    Entity::find().filter(Column::Kind.eq(kind)).all(db).await
+}

@@ -4,6 +4,8 @@
 //! cancelled at once and its card never charged again; an actionable early fraud warning
 //! refunds the payment.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, TransactionTrait};
 
@@ -12,6 +14,7 @@ use crate::db::{self};
 use crate::domain::dispute::{self as rules, EvidenceAsk, Seen};
 use crate::domain::event::EventType;
 use crate::domain::refund::RefundAsk;
+use crate::external::acquirer::{Acquirer, DisputeAnswer};
 use crate::services::events;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -52,6 +55,7 @@ pub async fn report(
             Some(_) => None,
         };
         let shop = db::shops::find(&state.db, payment.shop_id).await?;
+        let here = answered_here(state, payment.shop_id, payment.test).await;
         let txn = state.db.begin().await?;
         let (dispute, change, opened) = match found {
             Some(dispute) => {
@@ -80,7 +84,7 @@ pub async fn report(
             _ if stored.status.is_closed() && change.moved.is_some() => EventType::DisputeClosed,
             _ => EventType::DisputeUpdated,
         };
-        record(&txn, state, kind, &stored).await?;
+        record(&txn, state, kind, &stored, here).await?;
         if opened && let Some(shop) = &shop {
             cancel_disputed(&txn, state, shop, payment).await?;
         }
@@ -102,13 +106,17 @@ async fn simulated_network_at(
 }
 
 /// Records an event about a dispute, with its history, in the caller's transaction.
+/// `here`: whether its processor takes answers through paydesk (read before the
+/// transaction: nothing else is read outside it while it holds SQLite's write lock).
 async fn record(
     db: &impl ConnectionTrait,
     state: &AppState,
     kind: EventType,
     dispute: &disputes::Model,
+    here: bool,
 ) -> Result<(), AppError> {
-    let view = view_in(db, state, dispute).await?;
+    let history = db::disputes::history(db, &dispute.id).await?;
+    let view = DisputeView::new(dispute, &history, here);
     let data = serde_json::to_value(&view).unwrap_or_default();
     let event = db::events::NewEvent {
         shop_id: dispute.shop_id,
@@ -124,21 +132,8 @@ async fn record(
 
 /// The dispute as the API shows it.
 pub async fn view(state: &AppState, dispute: &disputes::Model) -> Result<DisputeView, AppError> {
-    view_in(&state.db, state, dispute).await
-}
-
-async fn view_in(
-    db: &impl ConnectionTrait,
-    state: &AppState,
-    dispute: &disputes::Model,
-) -> Result<DisputeView, AppError> {
-    let history = db::disputes::history(db, &dispute.id).await?;
-    Ok(DisputeView::new(dispute, &history, responds_here(state, dispute).await))
-}
-
-/// Whether the dispute's processor takes the merchant's answer through paydesk.
-async fn responds_here(state: &AppState, dispute: &disputes::Model) -> bool {
-    answered_here(state, dispute.shop_id, dispute.test).await
+    let history = db::disputes::history(&state.db, &dispute.id).await?;
+    Ok(DisputeView::new(dispute, &history, answered_here(state, dispute.shop_id, dispute.test).await))
 }
 
 /// Whether the shop's processor of test or live payments takes the merchant's answers to
@@ -174,13 +169,15 @@ async fn cancel_disputed(
 }
 
 /// Records an early fraud warning of `fraud_type` about the payment (once), and when the
-/// shop chose so and the warning is actionable (no dispute, not all refunded), refunds what
+/// shop chose so and the warning is actionable (the processor says so, and the payment has
+/// no dispute and money left to refund), refunds what
 /// is left of the payment and cancels the subscriptions paid with its card. A warning
 /// reported again repeats only the refund, under the same refund id, so it is made once.
 pub async fn fraud_warning(
     state: &AppState,
     payment: &payments::Model,
     fraud_type: &str,
+    actionable: bool,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let txn = state.db.begin().await?;
@@ -194,7 +191,7 @@ pub async fn fraud_warning(
     txn.commit().await?;
     let Some(shop) = db::shops::find(&state.db, payment.shop_id).await? else { return Ok(()) };
     let Some(payment) = db::find_public::<payments::Entity>(&state.db, &payment.id).await? else { return Ok(()) };
-    if !shop.fraud_warning_refunds || !actionable(&payment) {
+    if !shop.fraud_warning_refunds || !actionable || !still_actionable(&payment) {
         return Ok(());
     }
     let ask = RefundAsk { amount: None, reason: Some(FRAUD_REFUND.into()), id: Some(fraud_refund_id(&payment.id)) };
@@ -210,7 +207,7 @@ pub async fn fraud_warning(
 
 /// Whether acting on a warning can still prevent a dispute: none was opened, and money is
 /// left to give back.
-fn actionable(payment: &payments::Model) -> bool {
+fn still_actionable(payment: &payments::Model) -> bool {
     payment.dispute_id.is_none() && payment.status.is_taken() && payment.refundable().left() > 0
 }
 
@@ -222,23 +219,21 @@ fn fraud_refund_id(payment_id: &str) -> String {
     format!("{}{hex}", crate::domain::ids::REFUND)
 }
 
-/// Sends the merchant's evidence of a dispute (staged, or submitted with `submit`). 409
-/// when the dispute takes no answer now or its processor takes answers only in its back
-/// office.
+/// Sends the merchant's evidence of a dispute (staged, or submitted with `submit`) to its
+/// processor, then keeps it. 409 when the dispute takes no answer now, or its processor
+/// takes answers only in its back office; 502 when the processor's answer was lost (sending
+/// the same again is safe: it goes under the same key).
 pub async fn answer(
     state: &AppState,
     dispute: disputes::Model,
     ask: EvidenceAsk,
     now: DateTime<Utc>,
 ) -> Result<disputes::Model, AppError> {
-    let acquirer = crate::services::processors::usable(state, dispute.shop_id, dispute.test).await?;
-    let Some(acquirer) = acquirer.filter(|acquirer| acquirer.answers_disputes()) else {
-        return Err(AppError::Conflict(BACK_OFFICE.into()));
-    };
-    if let Some(refusal) = rules::refuse_answer(dispute.status) {
-        return Err(AppError::Conflict(refusal));
-    }
+    let acquirer = answering(state, &dispute).await?;
     let evidence = rules::merge_evidence(&dispute.evidence(), &ask.evidence)?;
+    let key = answer_key(&dispute, &evidence, ask.submit);
+    let told = acquirer.answer_dispute(&dispute.reference, &evidence, ask.submit, &key).await;
+    let seen = answered(told)?;
     let now = time_of(state, &dispute, now).await?;
     let txn = state.db.begin().await?;
     if !db::disputes::answer(&txn, &dispute, &evidence, ask.submit, now).await? {
@@ -248,9 +243,83 @@ pub async fn answer(
         db::disputes::set_network_at(&txn, &dispute.id, Some(now + rules::simulated::REVIEW)).await?;
     }
     let stored = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?.unwrap_or(dispute);
-    record(&txn, state, EventType::DisputeUpdated, &stored).await?;
+    record(&txn, state, EventType::DisputeUpdated, &stored, true).await?;
     txn.commit().await?;
-    Ok(stored)
+    follow(state, stored, seen, now).await
+}
+
+/// Accepts a dispute that needs a response: its processor is told, and it closes as
+/// `accepted` with its money left with the cardholder. 409 otherwise; 502 when the
+/// processor's answer was lost.
+pub async fn accept(
+    state: &AppState,
+    dispute: disputes::Model,
+    now: DateTime<Utc>,
+) -> Result<disputes::Model, AppError> {
+    let acquirer = answering(state, &dispute).await?;
+    let told = acquirer.accept_dispute(&dispute.reference, &format!("{}:accept", dispute.id)).await;
+    let seen = answered(told)?;
+    let now = time_of(state, &dispute, now).await?;
+    let txn = state.db.begin().await?;
+    if !db::disputes::accept(&txn, &dispute, now).await? {
+        let current = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?;
+        let status = current.map_or(dispute.status, |d| d.status);
+        let why = rules::refuse_answer(status).unwrap_or_else(|| "The dispute changed meanwhile".into());
+        return Err(AppError::Conflict(why));
+    }
+    let stored = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?.unwrap_or(dispute);
+    record(&txn, state, EventType::DisputeClosed, &stored, true).await?;
+    txn.commit().await?;
+    follow(state, stored, seen, now).await
+}
+
+/// The dispute's processor, if the merchant answers it through paydesk and the dispute
+/// takes an answer now; the 409 otherwise.
+async fn answering(state: &AppState, dispute: &disputes::Model) -> Result<Arc<dyn Acquirer>, AppError> {
+    let acquirer = crate::services::processors::usable(state, dispute.shop_id, dispute.test).await?;
+    let Some(acquirer) = acquirer.filter(|acquirer| acquirer.answers_disputes()) else {
+        return Err(AppError::Conflict(BACK_OFFICE.into()));
+    };
+    match rules::refuse_answer(dispute.status) {
+        Some(refusal) => Err(AppError::Conflict(refusal)),
+        None => Ok(acquirer),
+    }
+}
+
+/// The processor's answer to an answer: the dispute as it has it now (if it says), or why not.
+fn answered(told: DisputeAnswer) -> Result<Option<Seen>, AppError> {
+    match told {
+        DisputeAnswer::Done(seen) => Ok(seen),
+        DisputeAnswer::Refused(why) => Err(AppError::Conflict(format!("The payment processor refused it: {why}"))),
+        DisputeAnswer::Unknown => Err(AppError::Acquirer(
+            "The payment processor's answer was lost; nothing changed here. Send it again: it goes under the same \
+             key, so it is never made twice"
+                .into(),
+        )),
+    }
+}
+
+/// What the processor said of the dispute after an answer, applied over what was stored.
+async fn follow(
+    state: &AppState,
+    stored: disputes::Model,
+    seen: Option<Seen>,
+    now: DateTime<Utc>,
+) -> Result<disputes::Model, AppError> {
+    let Some(seen) = seen else { return Ok(stored) };
+    let Some(payment) = db::find_public::<payments::Entity>(&state.db, &stored.payment_id).await? else {
+        return Ok(stored);
+    };
+    report(state, &payment, &seen, now).await
+}
+
+/// The processor key of an answer: the same evidence sent again goes under the same key.
+fn answer_key(dispute: &disputes::Model, evidence: &rules::Evidence, submit: bool) -> String {
+    use sha2::Digest;
+    let text = serde_json::to_string(evidence).unwrap_or_default();
+    let digest = sha2::Sha256::digest(format!("{}:{submit}:{text}", dispute.submission_count));
+    let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("{}:answer:{hex}", dispute.id)
 }
 
 /// The time of a dispute: its subscription's test clock's, else `now`.
@@ -267,30 +336,39 @@ async fn time_of(state: &AppState, dispute: &disputes::Model, now: DateTime<Utc>
 pub const BACK_OFFICE: &str =
     "This dispute's processor takes no answer through paydesk: respond in the processor's back office";
 
-/// Accepts a dispute that needs a response: it closes as `accepted` and its money stays
-/// with the cardholder. 409 otherwise.
-pub async fn accept(
-    state: &AppState,
-    dispute: disputes::Model,
-    now: DateTime<Utc>,
-) -> Result<disputes::Model, AppError> {
-    if !answered_here(state, dispute.shop_id, dispute.test).await {
-        return Err(AppError::Conflict(BACK_OFFICE.into()));
+/// How far back the sweep looks for disputes: card networks let cardholders dispute for
+/// about 120 days.
+const SWEPT_BACK: chrono::Duration = chrono::Duration::days(120);
+
+/// Looks up every Stripe account's disputes of the last 120 days and applies what changed,
+/// so that none depends on a webhook arriving (one missed while the endpoint was down is
+/// found here). Answers how many disputes it read.
+pub async fn sweep(state: &AppState, now: DateTime<Utc>) -> Result<usize, AppError> {
+    use crate::domain::processor::{Mode, ProcessorKind};
+    use crate::external::acquirer::stripe::{api::Api, disputes::seen, wire::Expandable};
+    let mut read = 0;
+    for row in db::processors::of_kind(&state.db, ProcessorKind::Stripe).await? {
+        for mode in [Mode::Test, Mode::Live] {
+            let Some(account) = crate::services::processors::stripe_account(state, &row, mode)? else { continue };
+            let api =
+                Api { outbound: &state.operator_outbound, account: &account, timeout: state.config.processor_timeout };
+            let disputes = match api.disputes_since(now - SWEPT_BACK).await {
+                Ok(disputes) => disputes,
+                Err(reading) => {
+                    tracing::warn!(shop = row.shop_id, ?reading, "listing the Stripe account's disputes failed");
+                    continue;
+                }
+            };
+            read += disputes.len();
+            for dispute in disputes {
+                let Some(intent) = dispute.payment_intent.as_ref().and_then(Expandable::id) else { continue };
+                let found = db::payments::find_by_reference(&state.db, row.shop_id, intent).await?;
+                let Some(payment) = found.filter(|p| p.test == (mode == Mode::Test)) else { continue };
+                if let Some(seen) = seen(&dispute, now) {
+                    report(state, &payment, &seen, now).await?;
+                }
+            }
+        }
     }
-    if let Some(refusal) = rules::refuse_answer(dispute.status) {
-        return Err(AppError::Conflict(refusal));
-    }
-    let now = time_of(state, &dispute, now).await?;
-    let txn = state.db.begin().await?;
-    if !db::disputes::accept(&txn, &dispute, now).await? {
-        let current = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?;
-        let status = current.map_or(dispute.status, |d| d.status);
-        return Err(AppError::Conflict(
-            rules::refuse_answer(status).unwrap_or_else(|| "The dispute changed meanwhile".into()),
-        ));
-    }
-    let stored = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?.unwrap_or(dispute);
-    record(&txn, state, EventType::DisputeClosed, &stored).await?;
-    txn.commit().await?;
-    Ok(stored)
+    Ok(read)
 }

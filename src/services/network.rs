@@ -68,7 +68,7 @@ async fn after_payment(state: &AppState, payment: payments::Model, now: DateTime
                 let seen = simulated::opened(reference, true, "fraudulent", left, fee, now);
                 report::report(state, &payment, &seen, now).await?;
             }
-            Some(NetworkEvent::FraudWarning) => report::fraud_warning(state, &payment, FRAUD_TYPE, now).await?,
+            Some(NetworkEvent::FraudWarning) => report::fraud_warning(state, &payment, FRAUD_TYPE, true, now).await?,
             _ => {}
         }
     }

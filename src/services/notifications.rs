@@ -8,7 +8,9 @@
 //!   page's payment is asked of the processor at once, a renewal is looked up by the engine
 //!   right away;
 //! - a refund, capture or void made in the processor's back office is recorded as if made
-//!   here (a refund by the processor's id once: a second notification finds it).
+//!   here (a refund by the processor's id once: a second notification finds it);
+//! - a dispute (a chargeback) or an early fraud warning is applied through
+//!   [`crate::services::disputes`].
 
 use chrono::{DateTime, Utc};
 use sea_orm::TransactionTrait;
@@ -90,7 +92,7 @@ pub async fn bepaid(
 }
 
 /// The Stripe events paydesk acts on: what a merchant enables on the webhook endpoint.
-pub const STRIPE_EVENTS: [&str; 14] = [
+pub const STRIPE_EVENTS: [&str; 21] = [
     "checkout.session.completed",
     "checkout.session.async_payment_succeeded",
     "checkout.session.async_payment_failed",
@@ -105,6 +107,13 @@ pub const STRIPE_EVENTS: [&str; 14] = [
     "charge.refund.updated",
     "refund.created",
     "refund.updated",
+    "charge.dispute.created",
+    "charge.dispute.updated",
+    "charge.dispute.closed",
+    "charge.dispute.funds_withdrawn",
+    "charge.dispute.funds_reinstated",
+    "radar.early_fraud_warning.created",
+    "radar.early_fraud_warning.updated",
 ];
 
 /// How long a Stripe event is held by the delivery acting on it before another may.
@@ -232,6 +241,18 @@ fn stripe_notices(event: &stripe::Event) -> Vec<Notice> {
         kind if kind.starts_with("refund.") || kind == "charge.refund.updated" => {
             read(object).and_then(|r| refund_notice(&r)).into_iter().collect()
         }
+        kind if kind.starts_with("charge.dispute.") => {
+            let dispute = serde_json::from_value::<stripe::Dispute>(object.clone()).ok();
+            dispute.map(|d| Notice::Dispute(Box::new(d))).into_iter().collect()
+        }
+        kind if kind.starts_with("radar.early_fraud_warning.") => {
+            let Ok(warning) = serde_json::from_value::<stripe::EarlyFraudWarning>(object.clone()) else {
+                return vec![];
+            };
+            let intent = warning.payment_intent.as_ref().and_then(Expandable::id).map(str::to_string);
+            let fraud_type = warning.fraud_type.unwrap_or_else(|| "misc".into());
+            vec![Notice::FraudWarning { parent: intent, fraud_type, actionable: warning.actionable }]
+        }
         _ => vec![],
     }
 }
@@ -250,7 +271,7 @@ fn refund_notice(r: &stripe::Refund) -> Option<Notice> {
 }
 
 /// What a processor's notification says, in paydesk's terms.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Notice {
     /// A payment paydesk may be waiting for, by paydesk's own reference.
     Payment { reference: Option<String> },
@@ -260,6 +281,10 @@ enum Notice {
     OwnRefund { id: String },
     /// A capture or void made at the processor.
     Settled(Settled),
+    /// A dispute of a payment, as the processor has it now.
+    Dispute(Box<stripe::Dispute>),
+    /// An early fraud warning about the payment the processor knows as `parent`.
+    FraudWarning { parent: Option<String>, fraud_type: String, actionable: bool },
 }
 
 /// A capture or void (`void`) made at the processor of the authorization `parent`, notified
@@ -295,6 +320,19 @@ async fn act(
             back_office_refund(state, shop_id, test, parent, &id, amount, now).await
         }
         Notice::Settled(settled) => back_office_settle(state, shop_id, test, settled, now).await,
+        Notice::Dispute(dispute) => {
+            let parent = dispute.payment_intent.as_ref().and_then(Expandable::id).map(str::to_string);
+            let Some(payment) = parent_of(state, shop_id, test, parent).await? else { return Ok(Received::Taken) };
+            if let Some(seen) = crate::external::acquirer::stripe::disputes::seen(&dispute, now) {
+                crate::services::disputes::report(state, &payment, &seen, now).await?;
+            }
+            Ok(Received::Taken)
+        }
+        Notice::FraudWarning { parent, fraud_type, actionable } => {
+            let Some(payment) = parent_of(state, shop_id, test, parent).await? else { return Ok(Received::Taken) };
+            crate::services::disputes::fraud_warning(state, &payment, &fraud_type, actionable, now).await?;
+            Ok(Received::Taken)
+        }
         Notice::Payment { reference } => {
             let Some(reference) = &reference else { return Ok(Received::Taken) };
             let Some(payment) = db::payments::find_by_tracking(&state.db, shop_id, reference).await? else {

@@ -45,8 +45,9 @@ pub async fn start(state: AppState) -> Result<JobScheduler, JobSchedulerError> {
 /// Deletes what has outlived its use: expired sessions; idempotency keys older than
 /// `PAYDESK_IDEMPOTENCY_HOURS`; webhook deliveries and mails that ended longer ago than
 /// `PAYDESK_RETENTION_DAYS`, with their attempts; checkout attempts and subscriber-page
-/// tokens older than a day, and throttling failures older than any window; then refreshes
-/// SQLite's table statistics.
+/// tokens older than a day, and throttling failures older than any window; looks the
+/// processors' disputes up (in case a webhook was missed); then refreshes SQLite's table
+/// statistics.
 pub async fn prune(state: &AppState) {
     let day_ago = Utc::now() - chrono::TimeDelta::hours(24);
     let (kept, retained) = (Utc::now() - state.config.idempotency_kept, Utc::now() - state.config.retention);
@@ -64,6 +65,10 @@ pub async fn prune(state: &AppState) {
         ("subscriber page links and sessions", crate::db::portal::prune(db, day_ago).await),
         ("audit records", crate::db::audit::prune(db, Utc::now() - state.config.audit_kept).await),
     ];
+    match crate::services::disputes::sweep(state, Utc::now()).await {
+        Ok(count) => tracing::debug!(count, "swept the processors' disputes"),
+        Err(e) => tracing::warn!(error = %e, "sweeping the processors' disputes failed"),
+    }
     if let Err(e) = crate::db::optimize(db).await {
         tracing::warn!(error = %e, "gathering SQLite's table statistics failed");
     }

@@ -46,6 +46,7 @@ mod requests;
 mod scaleout;
 mod settling;
 mod stripe_browser;
+mod stripe_disputes;
 mod stripe_local;
 mod stripe_pay;
 mod subscriptions;

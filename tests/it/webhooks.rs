@@ -226,7 +226,7 @@ db_tests! {
         let delivered = settled(&app, &shop).await;
         let ids: Vec<String> = delivered.iter().map(|d| d["id"].as_str().unwrap().to_string()).collect();
         assert_eq!(ids.len(), 3);
-        // Two ended eight days ago; the third still waits for a retry planned that long ago.
+        // Two ended eight days ago; the third, last changed that long ago, still waits for a retry.
         let long_ago = paydesk::db::now_millis(chrono::Utc::now() - chrono::TimeDelta::days(8));
         let age = |id: &str| {
             webhook_deliveries::Entity::update_many()
@@ -237,8 +237,11 @@ db_tests! {
         for id in &ids {
             age(id).exec(&app.db).await.unwrap();
         }
+        // Its retry is due tomorrow, so the delivery worker leaves it alone meanwhile.
+        let tomorrow = paydesk::db::now_millis(chrono::Utc::now() + chrono::TimeDelta::days(1));
         webhook_deliveries::Entity::update_many()
             .col_expr(webhook_deliveries::Column::Status, Expr::value("pending"))
+            .col_expr(webhook_deliveries::Column::NextAttemptAt, Expr::value(tomorrow))
             .filter(webhook_deliveries::Column::Id.eq(ids[2].as_str()))
             .exec(&app.db)
             .await

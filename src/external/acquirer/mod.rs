@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use crate::domain::card::CardInput;
 pub use crate::domain::card::{Behaviour, CardRef, Outcome};
 use crate::domain::currency::Currency;
+use crate::domain::dispute::{Evidence, Seen};
 
 /// One charge.
 #[derive(Debug, Clone)]
@@ -147,6 +148,15 @@ pub trait Acquirer: Send + Sync {
     fn answers_disputes(&self) -> bool {
         false
     }
+    /// Sends the merchant's evidence of the dispute `reference` (the processor's id), and
+    /// submits it with `submit`. Repeating a call with the same `key` never acts twice.
+    async fn answer_dispute(&self, _reference: &str, _evidence: &Evidence, _submit: bool, _key: &str) -> DisputeAnswer {
+        DisputeAnswer::Done(None)
+    }
+    /// Accepts the dispute `reference`: the money stays with the cardholder.
+    async fn accept_dispute(&self, _reference: &str, _key: &str) -> DisputeAnswer {
+        DisputeAnswer::Done(None)
+    }
     /// The processor's test cards, as printed: one that goes through, one that is declined,
     /// one that asks for 3-D Secure (shown on test pages of a real processor).
     fn test_cards(&self) -> [&'static str; 3] {
@@ -173,6 +183,17 @@ pub trait Acquirer: Send + Sync {
     async fn hosted_outcome(&self, _token: &str) -> (Outcome, Option<CardRef>) {
         (Outcome::unknown(), None)
     }
+}
+
+/// What a call that answers a dispute came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DisputeAnswer {
+    /// Done: the dispute as the processor has it now, when it says.
+    Done(Option<Seen>),
+    /// The processor refused it (the dispute's state, or what was sent): why.
+    Refused(String),
+    /// Sent, with no answer: sending the same again is safe.
+    Unknown,
 }
 
 /// One payment on the acquirer's own card page.

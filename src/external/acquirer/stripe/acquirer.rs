@@ -14,9 +14,10 @@ use super::api::{Account, Api, encode};
 use super::status::{self, Operation, Reading, SessionReading};
 use super::wire::{CheckoutSession, Form, PaymentMethod, REFERENCE_KEY};
 use crate::domain::card::{CardInput, CardRef, Outcome};
+use crate::domain::dispute::Evidence;
 use crate::external::acquirer::{
-    Acquirer, CardRefused, ChargeRequest, Hosted, HostedRequest, IfUnsent, RefundRequest, SettleRequest, never_sent,
-    page_unavailable,
+    Acquirer, CardRefused, ChargeRequest, DisputeAnswer, Hosted, HostedRequest, IfUnsent, RefundRequest, SettleRequest,
+    never_sent, page_unavailable,
 };
 use crate::external::outbound::Outbound;
 
@@ -300,6 +301,18 @@ impl Acquirer for Stripe {
 
     fn hosted(&self) -> bool {
         self.hosted
+    }
+
+    fn answers_disputes(&self) -> bool {
+        true
+    }
+
+    async fn answer_dispute(&self, reference: &str, evidence: &Evidence, submit: bool, key: &str) -> DisputeAnswer {
+        self.api().answer_dispute(reference, evidence, submit, key).await
+    }
+
+    async fn accept_dispute(&self, reference: &str, key: &str) -> DisputeAnswer {
+        self.api().close_dispute(reference, key).await
     }
 
     fn test_cards(&self) -> [&'static str; 3] {

@@ -9,6 +9,7 @@
 
 pub mod acquirer;
 pub mod api;
+pub mod disputes;
 pub mod signature;
 pub mod status;
 pub mod wire;

@@ -320,3 +320,63 @@ pub struct EventData {
 pub fn reference_of(metadata: &Option<serde_json::Map<String, Value>>) -> Option<&str> {
     metadata.as_ref()?.get(REFERENCE_KEY)?.as_str()
 }
+
+/// A Dispute: a cardholder's bank taking a charge back, or asking about it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Dispute {
+    pub id: String,
+    pub amount: i64,
+    pub currency: String,
+    /// `warning_needs_response`, `warning_under_review`, `warning_closed`, `needs_response`,
+    /// `under_review`, `won`, `lost` (and `prevented` in later API versions).
+    pub status: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub payment_intent: Option<Expandable<Value>>,
+    #[serde(default)]
+    pub charge: Option<Expandable<Value>>,
+    #[serde(default)]
+    pub evidence_details: Option<EvidenceDetails>,
+    /// The money it moved: a withdrawal, and a reinstatement once won.
+    #[serde(default)]
+    pub balance_transactions: Vec<BalanceTransaction>,
+}
+
+/// When a dispute's evidence is due, and whether it was given.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct EvidenceDetails {
+    /// Unix seconds.
+    #[serde(default)]
+    pub due_by: Option<i64>,
+    #[serde(default)]
+    pub has_evidence: bool,
+    #[serde(default)]
+    pub past_due: bool,
+    #[serde(default)]
+    pub submission_count: i64,
+}
+
+/// Money moved on the account: negative when taken.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct BalanceTransaction {
+    pub amount: i64,
+    #[serde(default)]
+    pub fee: i64,
+    #[serde(default)]
+    pub currency: String,
+}
+
+/// An early fraud warning: the card's bank reported a charge as fraud.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct EarlyFraudWarning {
+    pub id: String,
+    #[serde(default)]
+    pub actionable: bool,
+    #[serde(default)]
+    pub fraud_type: Option<String>,
+    #[serde(default)]
+    pub payment_intent: Option<Expandable<Value>>,
+    #[serde(default)]
+    pub charge: Option<Expandable<Value>>,
+}
