@@ -236,11 +236,14 @@ pub async fn apply(
         changed = true;
     }
     if let Some(funds) = change.withdraw {
-        let took = Entity::update_many()
+        let mut update = Entity::update_many();
+        if let Some(fee) = seen.fee {
+            update = update.col_expr(Column::Fee, Expr::value(Some(fee)));
+        }
+        let took = update
             .col_expr(Column::FundsWithdrawnAt, Expr::value(Some(at)))
             .col_expr(Column::WithdrawnAmount, Expr::col(Column::WithdrawnAmount).add(funds.amount))
             .col_expr(Column::WithdrawnFee, Expr::col(Column::WithdrawnFee).add(funds.fee))
-            .col_expr(Column::Fee, Expr::value(Some(funds.fee)))
             .col_expr(Column::UpdatedAt, Expr::value(at))
             .filter(Column::Id.eq(dispute.id.as_str()))
             .filter(Column::FundsWithdrawnAt.is_null())

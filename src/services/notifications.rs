@@ -19,6 +19,7 @@ use crate::db::entities::payments;
 use crate::db::processors::Claim;
 use crate::db::{self};
 use crate::domain::audit::Actor;
+use crate::domain::dispute::Seen;
 use crate::domain::event::EventType;
 use crate::domain::processor::{Mode, ProcessorKind};
 use crate::domain::refund::RefundAsk;
@@ -85,7 +86,13 @@ pub async fn bepaid(
             let capture = (!void).then(|| t.uid.clone());
             Notice::Settled(Settled { parent: t.parent_uid, id: t.uid, amount: t.amount, void, capture })
         }
-        "refund" | "capture" | "void" => return Ok(Received::Taken),
+        "chargeback" if done => {
+            let reason = t.rest.get("reason").and_then(|r| r.as_str()).unwrap_or("general").to_string();
+            let seen =
+                crate::external::acquirer::bepaid::notification::chargeback(t.uid, t.amount.unwrap_or(0), reason);
+            Notice::Chargeback { parent: t.parent_uid, seen: Box::new(seen) }
+        }
+        "refund" | "capture" | "void" | "chargeback" => return Ok(Received::Taken),
         _ => Notice::Payment { reference: t.tracking_id },
     };
     act(state, shop_id, test, notice, now).await
@@ -283,6 +290,8 @@ enum Notice {
     Settled(Settled),
     /// A dispute of a payment, as the processor has it now.
     Dispute(Box<stripe::Dispute>),
+    /// A chargeback of the payment the processor knows as `parent`, read as a dispute.
+    Chargeback { parent: Option<String>, seen: Box<Seen> },
     /// An early fraud warning about the payment the processor knows as `parent`.
     FraudWarning { parent: Option<String>, fraud_type: String, actionable: bool },
 }
@@ -326,6 +335,11 @@ async fn act(
             if let Some(seen) = crate::external::acquirer::stripe::disputes::seen(&dispute, now) {
                 crate::services::disputes::report(state, &payment, &seen, now).await?;
             }
+            Ok(Received::Taken)
+        }
+        Notice::Chargeback { parent, seen } => {
+            let Some(payment) = parent_of(state, shop_id, test, parent).await? else { return Ok(Received::Taken) };
+            crate::services::disputes::report(state, &payment, &seen, now).await?;
             Ok(Received::Taken)
         }
         Notice::FraudWarning { parent, fraud_type, actionable } => {

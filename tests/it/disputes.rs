@@ -222,3 +222,32 @@ db_tests! {
         assert_invalid(status, &body, "cancel_disputed_subscriptions", &["must be true or false"]);
     }
 }
+
+db_tests! {
+    async fn a_bepaid_chargeback_is_recorded_once_and_answered_in_the_back_office(app) {
+        let (shop, gateway) = crate::bepaid_pay::bepaid_shop(&app).await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let sub = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await;
+        let payment = sub["last_transaction"]["id"].as_str().unwrap().to_string();
+        let charge = gateway.transactions().last().unwrap().uid.clone();
+        let uid = gateway.chargeback(&charge, 990);
+        let sent = join_all((0..3).map(|_| gateway.notify(&uid, false))).await;
+        assert!(sent.iter().all(|s| *s == 200), "{sent:?}");
+        assert_eq!(gateway.notify(&uid, true).await, 401, "a forged chargeback is refused");
+        let dispute = dispute_of(&app, &shop, &payment).await;
+        assert_eq!((dispute["stage"].clone(), dispute["status"].clone()), (json!("chargeback"), json!("lost")));
+        assert_eq!((dispute["amount"].clone(), dispute["withdrawn_amount"].clone()), (json!(990), json!(990)));
+        assert_eq!((dispute["reason"].clone(), dispute["fee"].clone()), (json!("fraud"), Value::Null));
+        assert_eq!(dispute["responds_here"], false);
+        let (_, paid) = app.get(&shop, &format!("/payments/{payment}")).await;
+        assert_eq!(paid["disputed_amount"], 990);
+        assert_eq!(events_of(&app, &shop, "dispute.created").await.len(), 1);
+        let canceled = get_sub(&app, &shop, sub["id"].as_str().unwrap()).await;
+        assert_eq!(canceled["cancel_reason"], "payment disputed");
+        let id = dispute["id"].as_str().unwrap();
+        let (status, body) = app.post(&shop, &format!("/disputes/{id}/close"), &json!({})).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert!(body["message"].as_str().unwrap().contains("back office"), "{body}");
+    }
+}

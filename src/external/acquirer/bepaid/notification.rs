@@ -9,6 +9,8 @@ use ring::signature::{RSA_PKCS1_2048_8192_SHA256, UnparsedPublicKey};
 use rsa::pkcs1::EncodeRsaPublicKey;
 use rsa::pkcs8::DecodePublicKey;
 
+use crate::domain::dispute::{DisputeStage, DisputeStatus, Funds, Seen};
+
 /// A processor's public key, ready to check signatures.
 #[derive(Clone)]
 pub struct PublicKey {
@@ -92,5 +94,24 @@ mod tests {
     fn what_is_not_a_public_key_is_refused() {
         assert_eq!(PublicKey::parse("hello").unwrap_err(), NotAKey);
         assert_eq!(PublicKey::parse("aGVsbG8=").unwrap_err(), NotAKey);
+    }
+}
+
+/// A chargeback bePaid notified (`type: chargeback`, successful): the money went back to the
+/// cardholder. bePaid has no dispute process of its own to follow, and no way to answer one
+/// through its API: the chargeback is read as a dispute already lost, its amount taken (the
+/// acquirer's fee, if any, is not told), to be contested with the acquirer through bePaid's
+/// back office.
+pub fn chargeback(uid: String, amount: i64, reason: String) -> Seen {
+    Seen {
+        reference: uid,
+        stage: DisputeStage::Chargeback,
+        status: DisputeStatus::Lost,
+        reason,
+        amount,
+        fee: None,
+        evidence_due_by: None,
+        withdrawn: Some(Funds { amount, fee: 0 }),
+        reinstated: None,
     }
 }

@@ -27,6 +27,10 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
+mod checkout;
+
+use checkout::*;
+
 /// The shop the double knows.
 pub const SHOP_ID: &str = "361";
 pub const SECRET: &str = "b8647b68898b084b836474ed8d61ffe117c9a01168d867f24953b776ddcb134d";
@@ -66,7 +70,7 @@ pub struct Tx {
     pub card: Option<(String, String, String)>,
     /// Who started a charge of a stored card (`additional_data.card_on_file.initiator`).
     pub initiator: Option<String>,
-    /// Why a refund was made.
+    /// Why a refund (or a chargeback) was made.
     pub reason: Option<String>,
 }
 
@@ -201,6 +205,28 @@ impl Gateway {
         record(&mut inner, &self.url, &format!("{kind}s"), &request).unwrap()
     }
 
+    /// A chargeback of the transaction `parent` received from the card's bank: its uid (the
+    /// test then notifies it, as bePaid posts every chargeback to the notification URL).
+    pub fn chargeback(&self, parent: &str, amount: i64) -> String {
+        let mut inner = self.inner.lock().unwrap();
+        let of = inner.transactions.iter().find(|t| t.uid == parent).unwrap().clone();
+        let uid = format!("cb-{}", inner.transactions.len() + 1);
+        inner.transactions.push(Tx {
+            uid: uid.clone(),
+            kind: "chargeback".into(),
+            parent_uid: Some(parent.into()),
+            amount,
+            reason: Some("fraud".into()),
+            notification_url: None,
+            redirect_url: None,
+            return_url: None,
+            card: None,
+            initiator: None,
+            ..of
+        });
+        uid
+    }
+
     /// The vault's token for a card number (stored now if it was not).
     pub fn token_of(&self, number: &str) -> String {
         vault(&mut self.inner.lock().unwrap(), number)
@@ -270,6 +296,9 @@ impl Tx {
             "test": true, "parent_uid": self.parent_uid, "redirect_url": self.redirect_url,
         });
         t[self.kind.as_str()] = json!({"status": self.status, "bank_code": self.bank_code, "message": self.message});
+        if let Some(reason) = &self.reason {
+            t["reason"] = json!(reason);
+        }
         if let Some((token, brand, last4)) = &self.card {
             t["credit_card"] =
                 json!({"token": token, "brand": brand, "last_4": last4, "exp_month": 12, "exp_year": 2030});
@@ -516,118 +545,4 @@ async fn by_tracking_id(State(g): State<Gateway>, Path(id): Path<String>, header
         1 => json_reply(200, &json!({"transaction": found[0]})),
         _ => json_reply(200, &json!({"transactions": found})),
     }
-}
-
-async fn new_checkout(State(g): State<Gateway>, headers: HeaderMap, body: Bytes) -> Response {
-    if !authorized(&headers) {
-        return json_reply(401, &json!({"message": "Unauthorized"}));
-    }
-    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let checkout = &request["checkout"];
-    let kind = checkout["transaction_type"].as_str().unwrap_or("");
-    if !["payment", "authorization", "tokenization"].contains(&kind) || checkout["settings"]["success_url"].is_null() {
-        let errors = json!({"checkout": {"transaction_type": ["is invalid"]}});
-        return json_reply(422, &json!({"response": {"message": "Checkout is invalid", "errors": errors}}));
-    }
-    let mut inner = g.inner.lock().unwrap();
-    let token = format!("{:064x}", (inner.checkouts.len() as u128 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let token = token[token.len() - 64..].to_string();
-    let mut order = checkout["order"].clone();
-    order["settings"] = checkout["settings"].clone();
-    let attempts_left = checkout["attempts"].as_u64().unwrap_or(1);
-    let made = Token { kind: kind.into(), order, finished: false, expired: false, made: None, attempts_left };
-    inner.checkouts.insert(token.clone(), made);
-    let redirect_url = format!("{}/checkout?token={token}", g.url);
-    json_reply(200, &json!({"checkout": {"token": token, "redirect_url": redirect_url}}))
-}
-
-async fn checkout_state(State(g): State<Gateway>, Path(token): Path<String>, headers: HeaderMap) -> Response {
-    if !authorized(&headers) {
-        return json_reply(401, &json!({"message": "Unauthorized"}));
-    }
-    let inner = g.inner.lock().unwrap();
-    let Some(checkout) = inner.checkouts.get(&token) else {
-        return json_reply(404, &json!({"message": "Record not found"}));
-    };
-    let mut state = json!({"token": token, "transaction_type": checkout.kind, "finished": checkout.finished,
-                           "order": checkout.order, "redirect_url": format!("{}/checkout?token={token}", g.url)});
-    if checkout.expired {
-        (state["expired"], state["status"], state["message"]) =
-            (json!(true), json!("error"), json!("Token is expired."));
-    }
-    if let Some(tx) = checkout.made.as_ref().and_then(|uid| inner.transactions.iter().find(|t| &t.uid == uid)) {
-        state["gateway_response"] = json!({ checkout.kind.clone(): {"uid": tx.uid, "status": tx.status,
-            "message": tx.message, "bank_code": tx.bank_code} });
-    }
-    json_reply(200, &json!({ "checkout": state }))
-}
-
-/// The page's HTML around `body`.
-fn html(title: &str, body: &str) -> Response {
-    let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
-         <body><main><h1>{title}</h1>{body}</main></body></html>"
-    );
-    axum::response::Html(page).into_response()
-}
-
-/// `GET /checkout?token=`: the processor's card page.
-async fn checkout_page(
-    State(g): State<Gateway>,
-    axum::extract::Query(q): axum::extract::Query<HashMap<String, String>>,
-) -> Response {
-    let token = q.get("token").cloned().unwrap_or_default();
-    let Some(order) = g.inner.lock().unwrap().checkouts.get(&token).map(|c| c.order.clone()) else {
-        return (StatusCode::NOT_FOUND, "no such checkout").into_response();
-    };
-    let declined = if q.contains_key("declined") { "<p id=\"declined\">Declined: try another card.</p>" } else { "" };
-    let body = format!(
-        "<p id=\"amount\">{} {}</p>{declined}<form method=\"post\" action=\"/checkout\">\
-         <input type=\"hidden\" name=\"token\" value=\"{token}\">\
-         <label for=\"number\">Card number</label><input id=\"number\" name=\"number\">\
-         <button type=\"submit\" id=\"pay\">Pay</button></form>",
-        order["amount"],
-        order["currency"].as_str().unwrap_or("")
-    );
-    html("bePaid checkout", &body)
-}
-
-/// `POST /checkout`: the customer's card on the processor's page.
-async fn checkout_pay(State(g): State<Gateway>, body: Bytes) -> Response {
-    let form: HashMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
-    let token = form.get("token").cloned().unwrap_or_default();
-    let Some(uid) = g.pay_checkout(&token, form.get("number").map(String::as_str).unwrap_or("")) else {
-        return axum::response::Redirect::to(&format!("/checkout?token={token}&declined=1")).into_response();
-    };
-    let tx = g.transactions().into_iter().find(|t| t.uid == uid).unwrap();
-    let closed = g.inner.lock().unwrap().checkouts.get(&token).is_some_and(|c| c.finished);
-    match (tx.status.as_str(), tx.redirect_url) {
-        ("successful", _) => axum::response::Redirect::to(&tx.return_url.unwrap_or_default()).into_response(),
-        (_, Some(bank)) => axum::response::Redirect::to(&bank).into_response(),
-        // The last card it took was declined: back to the shop's decline URL.
-        _ if closed => {
-            let order = g.checkout_order(&token);
-            let back = order["settings"]["decline_url"].as_str().unwrap_or_default().to_string();
-            axum::response::Redirect::to(&back).into_response()
-        }
-        _ => axum::response::Redirect::to(&format!("/checkout?token={token}&declined=1")).into_response(),
-    }
-}
-
-/// `GET /process/{uid}`: the bank's 3-D Secure check.
-async fn process_page(Path(uid): Path<String>) -> Response {
-    let body = format!(
-        "<p>Confirm the payment with your bank.</p><form method=\"post\" action=\"/process/{uid}\">\
-         <button type=\"submit\" name=\"result\" value=\"ok\" id=\"confirm\">Confirm</button>\
-         <button type=\"submit\" name=\"result\" value=\"fail\" id=\"fail\">Fail</button></form>"
-    );
-    html("3-D Secure", &body)
-}
-
-/// `POST /process/{uid}`: the check done; back to where the transaction said.
-async fn process_finish(State(g): State<Gateway>, Path(uid): Path<String>, body: Bytes) -> Response {
-    let ok = url::form_urlencoded::parse(&body).any(|(k, v)| k == "result" && v == "ok");
-    g.finish_3ds(&uid, ok);
-    let back = g.transactions().into_iter().find(|t| t.uid == uid).and_then(|t| t.return_url).unwrap_or_default();
-    axum::response::Redirect::to(&back).into_response()
 }
