@@ -52,6 +52,25 @@ impl std::fmt::Debug for PublicKey {
     }
 }
 
+/// A chargeback bePaid notified (`type: chargeback`, successful): the money went back to the
+/// cardholder. bePaid has no dispute process of its own to follow, and no way to answer one
+/// through its API: the chargeback is read as a dispute already lost, its amount taken (the
+/// acquirer's fee, if any, is not told), to be contested with the acquirer through bePaid's
+/// back office.
+pub fn chargeback(uid: String, amount: i64, reason: String) -> Seen {
+    Seen {
+        reference: uid,
+        stage: DisputeStage::Chargeback,
+        status: DisputeStatus::Lost,
+        reason,
+        amount,
+        fee: None,
+        evidence_due_by: None,
+        withdrawn: Some(Funds { amount, fee: 0 }),
+        reinstated: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use ring::rand::SystemRandom;
@@ -94,24 +113,5 @@ mod tests {
     fn what_is_not_a_public_key_is_refused() {
         assert_eq!(PublicKey::parse("hello").unwrap_err(), NotAKey);
         assert_eq!(PublicKey::parse("aGVsbG8=").unwrap_err(), NotAKey);
-    }
-}
-
-/// A chargeback bePaid notified (`type: chargeback`, successful): the money went back to the
-/// cardholder. bePaid has no dispute process of its own to follow, and no way to answer one
-/// through its API: the chargeback is read as a dispute already lost, its amount taken (the
-/// acquirer's fee, if any, is not told), to be contested with the acquirer through bePaid's
-/// back office.
-pub fn chargeback(uid: String, amount: i64, reason: String) -> Seen {
-    Seen {
-        reference: uid,
-        stage: DisputeStage::Chargeback,
-        status: DisputeStatus::Lost,
-        reason,
-        amount,
-        fee: None,
-        evidence_due_by: None,
-        withdrawn: Some(Funds { amount, fee: 0 }),
-        reinstated: None,
     }
 }
