@@ -151,6 +151,27 @@ pub fn advance(current: Option<Current>, seen: &Seen) -> Change {
     Change { moved, withdraw, reinstate }
 }
 
+/// How long is left to answer a dispute, as the dashboard counts it down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DueIn {
+    /// Whole days left (at least one).
+    Days(i64),
+    /// Less than a day: whole hours left (0 in the last hour).
+    Hours(i64),
+    /// The due date passed.
+    Past,
+}
+
+/// How long is left at `now` until `due_by`.
+pub fn due_in(due_by: DateTime<Utc>, now: DateTime<Utc>) -> DueIn {
+    let left = due_by - now;
+    match () {
+        _ if left <= Duration::zero() => DueIn::Past,
+        _ if left < Duration::days(1) => DueIn::Hours(left.num_hours()),
+        _ => DueIn::Days(left.num_days()),
+    }
+}
+
 /// The evidence fields a dispute takes, as text (Stripe's names).
 pub const EVIDENCE_FIELDS: &[&str] = &[
     "access_activity_log",
@@ -400,6 +421,16 @@ mod tests {
         assert_eq!(merged.keys().collect::<Vec<_>>(), ["service_date", "shipping_carrier"]);
         let long = Evidence::from([("uncategorized_text".into(), "x".repeat(EVIDENCE_MAX))]);
         assert!(merge_evidence(&long, &Evidence::from([("customer_name".into(), "A".into())])).is_err());
+    }
+
+    #[test]
+    fn the_time_left_is_counted_in_days_then_hours() {
+        let due = at("2026-12-05T10:00:00Z");
+        assert_eq!(due_in(due, at("2026-11-28T09:00:00Z")), DueIn::Days(7));
+        assert_eq!(due_in(due, at("2026-12-04T09:59:00Z")), DueIn::Days(1));
+        assert_eq!(due_in(due, at("2026-12-04T10:30:00Z")), DueIn::Hours(23));
+        assert_eq!(due_in(due, at("2026-12-05T09:30:00Z")), DueIn::Hours(0));
+        assert_eq!(due_in(due, due), DueIn::Past);
     }
 
     #[test]

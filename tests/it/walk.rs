@@ -169,6 +169,13 @@ db_tests! {
         let with = |status: &str| payments.as_array().unwrap().iter().find(|p| p["status"] == status).cloned().unwrap();
         let (payment, authorized) = (&with("succeeded"), &with("authorized"));
         let (_, hook) = app.post(&shop, "/webhook_endpoints", &json!({"url": "https://merchant.example/hooks", "enabled_events": ["*"]})).await;
+        // A payment the card network disputes a few minutes later.
+        let disputed = app.product(&shop, &test_product_body()).await;
+        app.pay(disputed["id"].as_str().unwrap(), "4000000000000259", &[]).await;
+        let later = chrono::Utc::now() + chrono::Duration::minutes(3);
+        paydesk::services::network::run(&app.state, None, later).await.unwrap();
+        let (_, disputes) = app.get(&shop, "/disputes").await;
+        let dispute = format!("/dashboard/disputes/{}", disputes[0]["id"].as_str().unwrap());
 
         let b = Browser::start().await;
         // Hosted pages.
@@ -210,6 +217,7 @@ db_tests! {
             ("/dashboard/customers", "customers".into()),
             ("/dashboard/customers/new", "customer-new".into()),
             ("/dashboard/payments", "payments".into()),
+            ("/dashboard/disputes", "disputes".into()),
             ("/dashboard/subscriptions", "subscriptions".into()),
             ("/dashboard/coupons", "coupons".into()),
             ("/dashboard/webhooks", "webhooks".into()),
@@ -241,6 +249,7 @@ db_tests! {
             (format!("/dashboard/subscriptions/{}", running["id"].as_str().unwrap()), "subscription-trial"),
             (format!("/dashboard/subscriptions/{}", paused["id"].as_str().unwrap()), "subscription-paused"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
+            (dispute.clone(), "dispute"),
             ("/dashboard/nothing-here".to_string(), "dashboard-not-found"),
         ];
         for (path, name) in objects {
@@ -268,6 +277,11 @@ db_tests! {
         b.press("form[action$='/void'] button[type=submit]").await;
         assert!(b.has("[data-testid=confirm]").await);
         b.check("void-confirm", &mut found).await;
+        // Accepting a dispute asks first.
+        b.client.goto(&format!("{base}{dispute}")).await.unwrap();
+        b.press("form[action$='/accept'] button[type=submit]").await;
+        assert!(b.has("[data-testid=confirm]").await);
+        b.check("dispute-accept-confirm", &mut found).await;
         // A webhook endpoint's secret: rotating asks first, then shows the new one once.
         b.client.goto(&format!("{base}/dashboard/webhooks/{}", hook["id"].as_str().unwrap())).await.unwrap();
         b.press("form[action$='/rotate'] button[type=submit]").await;
@@ -316,6 +330,8 @@ db_tests! {
             ("/dashboard/customers/new".into(), "customer-new"),
             (format!("/dashboard/customers/{}", customer["id"].as_str().unwrap()), "customer"),
             ("/dashboard/payments".into(), "payments"),
+            ("/dashboard/disputes".into(), "disputes"),
+            (dispute.clone(), "dispute"),
             ("/dashboard/payments?q=nothing-like-this".into(), "payments-none"),
             (format!("/dashboard/payments/{}", payment["id"].as_str().unwrap()), "payment"),
             (format!("/dashboard/payments/{}", authorized["id"].as_str().unwrap()), "payment-authorized"),

@@ -25,6 +25,7 @@ mod audit;
 mod coupons;
 mod csv;
 mod customers;
+mod disputes;
 mod form;
 mod list;
 mod mails;
@@ -74,6 +75,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(plans::router())
         .merge(customers::router())
         .merge(payments::router())
+        .merge(disputes::router())
         .merge(subscriptions::router())
         .merge(settings::router())
         .merge(team::router())
@@ -159,6 +161,7 @@ const NAV: &[(&str, &str, &str)] = &[
     ("/dashboard/plans", k("Plans"), "plans"),
     ("/dashboard/customers", k("Customers"), "customers"),
     ("/dashboard/payments", k("Payments"), "payments"),
+    ("/dashboard/disputes", k("Disputes"), "disputes"),
     ("/dashboard/subscriptions", k("Subscriptions"), "subscriptions"),
     ("/dashboard/coupons", k("Coupons"), "coupons"),
     ("/dashboard/webhooks", k("Webhooks"), "webhooks"),

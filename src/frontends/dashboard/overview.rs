@@ -85,6 +85,8 @@ struct OverviewPage {
     test_chart: bool,
     states: Vec<(String, i64)>,
     payments: Vec<super::tables::PaymentRow>,
+    /// The open disputes, those due soonest first.
+    rows: Vec<super::disputes::Row>,
 }
 
 async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
@@ -112,6 +114,7 @@ async fn overview(State(state): State<AppState>, m: Merchant) -> Page {
         test_chart: live.daily.is_empty() && !test.daily.is_empty(),
         states,
         payments,
+        rows: super::disputes::rows(&m, &db::disputes::open_by_due(&state.db, m.shop.id, 5).await?),
     };
     ok(&page)
 }

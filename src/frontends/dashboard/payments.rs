@@ -247,6 +247,8 @@ struct ShowPage {
     voided: Option<String>,
     holdable: bool,
     refunded: String,
+    /// What disputes took back.
+    disputed: String,
     /// The refund form, while something is left to refund.
     refund: Option<RefundForm>,
     refunds: Vec<RefundRow>,
@@ -299,6 +301,7 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
         voided: p.voided_at.map(|t| local(t, m.tz)),
         holdable: p.status == PaymentStatus::Authorized,
         refunded: m.money(p.refunded_amount, p.currency),
+        disputed: m.money(p.disputed_amount + p.dispute_fees, p.currency),
         refund,
         refunds: refunds.iter().map(|r| refund_row(r, m)).collect(),
         chrome: m.chrome("payments").await,

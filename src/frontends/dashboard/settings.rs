@@ -24,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .route("/dashboard/settings/rotate", post(rotate))
         .route("/dashboard/settings/key", get(new_key))
         .route("/dashboard/settings/notifications", post(notifications))
+        .route("/dashboard/settings/disputes", post(disputes))
 }
 
 #[derive(Template)]
@@ -51,6 +52,8 @@ struct SettingsPage {
     notifications_authenticated: bool,
     /// The payment processor's name (a key of the dashboard's words).
     processor: &'static str,
+    /// What disputes and fraud warnings do (checkboxes).
+    disputes_form: FormView,
 }
 
 impl SettingsPage {
@@ -83,6 +86,10 @@ impl SettingsPage {
             }),
             rotate_error: false,
             two_step_required: m.shop.two_step_required,
+            disputes_form: FormView::filled(vec![
+                ("cancel_disputed_subscriptions", m.shop.dispute_cancels.to_string()),
+                ("refund_fraud_warnings", m.shop.fraud_warning_refunds.to_string()),
+            ]),
         })
     }
 }
@@ -186,5 +193,24 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
     let audit = m.audit("shop.updated");
     crate::services::shops::set_notification_url(&state, m.shop.id, url, &audit, Utc::now()).await?;
     m.flash(m.t("Notification settings saved.")).await;
+    see_other("/dashboard/settings")
+}
+
+/// What disputes and early fraud warnings do: each choice written only if it changed.
+async fn disputes(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
+    m.check(form.get("csrf"))?;
+    let cancels = form.get("cancel_disputed_subscriptions") == Some("true");
+    let refunds = form.get("refund_fraud_warnings") == Some("true");
+    if cancels != m.shop.dispute_cancels {
+        let audit = m.audit("shop.updated");
+        let write = crate::db::shops::set_dispute_cancels(&state.db, m.shop.id, cancels, &audit, Utc::now());
+        crate::services::shops::changing(&state, m.shop.id, write).await?;
+    }
+    if refunds != m.shop.fraud_warning_refunds {
+        let audit = m.audit("shop.updated");
+        let write = crate::db::shops::set_fraud_warning_refunds(&state.db, m.shop.id, refunds, &audit, Utc::now());
+        crate::services::shops::changing(&state, m.shop.id, write).await?;
+    }
+    m.flash(m.t("Dispute settings saved.")).await;
     see_other("/dashboard/settings")
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod accounts;
 mod audit;
+mod disputes;
 mod language;
 mod lockout;
 mod notices;

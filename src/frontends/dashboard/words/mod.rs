@@ -19,6 +19,7 @@ use crate::domain::vocab::{DashboardLanguage, Language};
 
 mod catalog;
 mod common;
+mod disputes;
 mod money;
 mod people;
 mod settings;
@@ -150,7 +151,9 @@ impl Words {
     pub fn t_in<'a>(self, kind: &str, english: &'a str) -> &'a str {
         let key = format!("{kind}:{english}");
         match self {
-            Words::En => common::EN.iter().find(|(k, _)| *k == key).map_or(english, |(_, said)| said),
+            Words::En => {
+                common::EN.iter().chain(disputes::EN).find(|(k, _)| *k == key).map_or(english, |(_, said)| said)
+            }
             Words::Ru => catalog().get(key.as_str()).copied().unwrap_or_else(|| self.t_data(english)),
         }
     }
@@ -268,13 +271,14 @@ fn fill(template: &str, args: &[&(dyn Display + Sync)]) -> String {
 }
 
 /// Every part's Russian, by English key.
-fn parts() -> [&'static [(&'static str, &'static str)]; 15] {
+fn parts() -> [&'static [(&'static str, &'static str)]; 17] {
     let [shop, team, webhooks, processor, mails] = settings::RU;
     [
         common::RU,
         catalog::RU,
         people::RU,
         money::RU,
+        disputes::RU,
         shop,
         team,
         webhooks,
@@ -284,6 +288,7 @@ fn parts() -> [&'static [(&'static str, &'static str)]; 15] {
         catalog::DATA,
         people::DATA,
         money::DATA,
+        disputes::DATA,
         settings::DATA,
         common::RULES,
     ]

@@ -3,7 +3,10 @@
 /// The texts of the overview, payments and refunds pages, by their English.
 pub const RU: &[(&str, &str)] = &[
     // The overview.
-    ("Revenue is what payments took, net of refunds.", "Выручка — это сумма принятых платежей за вычетом возвратов."),
+    (
+        "Revenue is what payments took, net of refunds and of what disputes took back.",
+        "Выручка — это сумма принятых платежей за вычетом возвратов и того, что забрали споры.",
+    ),
     ("Today", "Сегодня"),
     ("This month", "В этом месяце"),
     ("Test mode: {}", "Тестовый режим: {}"),
