@@ -10,8 +10,7 @@ use sea_orm::{
     QueryOrder, QuerySelect, TransactionTrait,
 };
 
-use super::entities::{audit_events, audit_heads, users};
-use super::mails::NewMail;
+use super::entities::{audit_events, audit_heads};
 use crate::domain::access::Role;
 use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Outcome, Record, chain_hash};
 use crate::domain::ids::{AUDIT_EVENT, new_id};
@@ -77,31 +76,8 @@ pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc
 /// transaction: the actor too (whoever holds their session may not be them), but not the
 /// user an account lock is about, who gets the mail with the link that opens it.
 async fn notify_owners(txn: &impl ConnectionTrait, entry: &Entry, id: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
-    let owners = users::Entity::find()
-        .filter(users::Column::ShopId.eq(entry.shop_id))
-        .filter(users::Column::Role.eq(Role::Owner))
-        .filter(users::Column::InviteHash.is_null())
-        .all(txn)
-        .await?;
     let locked = entry.object.as_ref().filter(|_| entry.action == "user.locked").map(|(_, id)| id.as_str());
-    let mails = owners
-        .into_iter()
-        .filter(|owner| Some(owner.id.as_str()) != locked)
-        .map(|owner| NewMail {
-            shop_id: entry.shop_id,
-            customer_id: None,
-            kind: MailKind::SecurityNotice,
-            object_id: id.to_string(),
-            event_id: None,
-            dedupe_key: format!("{id}:{}", owner.id),
-            test: false,
-            to_address: Some(owner.email),
-            // The instance's address, named when the notice is written.
-            sender: String::new(),
-            rendered: None,
-        })
-        .collect();
-    super::mails::enqueue(txn, mails, now).await
+    super::mails::to_owners(txn, entry.shop_id, MailKind::SecurityNotice, id, locked, now).await
 }
 
 /// Records, in `txn`, `action` on `object` of shop `shop_id` by whoever the request acts for

@@ -307,7 +307,7 @@ pub async fn list(
 /// Deletes the mails to a shop's own users still queued from before `before`: an instance
 /// that sends no mail queues them all the same, and they are not news any more.
 pub async fn prune_stale_staff(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
-    let staff = [MailKind::SecurityNotice, MailKind::AccountLocked];
+    let staff = [MailKind::SecurityNotice, MailKind::AccountLocked, MailKind::DisputeOpened];
     let deleted = mails::Entity::delete_many()
         .filter(mails::Column::Kind.is_in(staff))
         .filter(mails::Column::Status.eq(MailStatus::Queued))
@@ -322,4 +322,43 @@ pub async fn prune_stale_staff(db: &impl ConnectionTrait, before: DateTime<Utc>)
 /// attempts; answers how many mails went.
 pub async fn prune_ended(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
     super::outbox::prune(db, ("mails", MailStatus::Queued.as_str()), ("mail_attempts", "mail_id"), before).await
+}
+
+/// Queues a mail of `kind` about `object_id` to each owner of the shop who joined, but
+/// `except` (a user id), in the caller's transaction; each owner's mail once, whoever queues
+/// it again.
+pub async fn to_owners(
+    txn: &impl ConnectionTrait,
+    shop_id: i64,
+    kind: MailKind,
+    object_id: &str,
+    except: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    use super::entities::users;
+    use crate::domain::access::Role;
+    let owners = users::Entity::find()
+        .filter(users::Column::ShopId.eq(shop_id))
+        .filter(users::Column::Role.eq(Role::Owner))
+        .filter(users::Column::InviteHash.is_null())
+        .all(txn)
+        .await?;
+    let mails = owners
+        .into_iter()
+        .filter(|owner| Some(owner.id.as_str()) != except)
+        .map(|owner| NewMail {
+            shop_id,
+            customer_id: None,
+            kind,
+            object_id: object_id.to_string(),
+            event_id: None,
+            dedupe_key: format!("{object_id}:{}", owner.id),
+            test: false,
+            to_address: Some(owner.email),
+            // The instance's address, named when the mail is written.
+            sender: String::new(),
+            rendered: None,
+        })
+        .collect();
+    enqueue(txn, mails, now).await
 }

@@ -19,6 +19,8 @@ words! {
         RenewalReminder = "renewal_reminder", CardExpiring = "card_expiring",
         CancellationConfirmed = "cancellation_confirmed", PortalLink = "portal_link",
         SecurityNotice = "security_notice", AccountLocked = "account_locked",
+        // To the shop's owners: a cardholder disputed a payment.
+        DisputeOpened = "dispute_opened",
     }
 }
 
@@ -32,7 +34,7 @@ words! {
 impl MailKind {
     /// Whether mails of this kind go to the shop's own users rather than its customers.
     pub fn to_staff(self) -> bool {
-        matches!(self, MailKind::SecurityNotice | MailKind::AccountLocked)
+        matches!(self, MailKind::SecurityNotice | MailKind::AccountLocked | MailKind::DisputeOpened)
     }
 
     /// The kinds a merchant turns on or off, in the order the dashboard lists them.

@@ -13,6 +13,7 @@ use crate::db::entities::{disputes, payments, shops};
 use crate::db::{self};
 use crate::domain::dispute::{self as rules, EvidenceAsk, Seen};
 use crate::domain::event::EventType;
+use crate::domain::mail::MailKind;
 use crate::domain::refund::RefundAsk;
 use crate::external::acquirer::{Acquirer, DisputeAnswer};
 use crate::services::events;
@@ -87,6 +88,10 @@ pub async fn report(
         record(&txn, state, kind, &stored, here).await?;
         if opened && let Some(shop) = &shop {
             cancel_disputed(&txn, state, shop, payment).await?;
+        }
+        if opened && state.config.smtp.is_some() {
+            // Sent now, whatever the dispute's time (a test clock's, the card network's step).
+            db::mails::to_owners(&txn, payment.shop_id, MailKind::DisputeOpened, &stored.id, None, Utc::now()).await?;
         }
         txn.commit().await?;
         return Ok(stored);

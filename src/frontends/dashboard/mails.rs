@@ -40,6 +40,7 @@ pub fn kind_label(kind: MailKind) -> &'static str {
         MailKind::PortalLink => k("Link to the subscriber page"),
         MailKind::SecurityNotice => k("Security notice to the shop's owners"),
         MailKind::AccountLocked => k("Account locked, with the link that opens it"),
+        MailKind::DisputeOpened => k("A payment disputed, to the shop's owners"),
     }
 }
 

@@ -161,6 +161,7 @@ async fn attempt(
 async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<db::mails::Rendered, String>, AppError> {
     match mail.kind {
         rules::MailKind::SecurityNotice => staff::notice(state, mail).await,
+        rules::MailKind::DisputeOpened => staff::dispute(state, mail).await,
         _ => letters::render(state, mail).await,
     }
 }

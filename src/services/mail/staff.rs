@@ -1,6 +1,6 @@
 //! Mails to the shop's own users, in the language each reads the dashboard in: a security
-//! notice of a change to the shop's access or money, to every owner, and the link that opens
-//! an account wrong passwords locked, to its user. They come from the instance's address and
+//! notice of a change to the shop's access or money, and a new dispute, to every owner; and
+//! the link that opens an account wrong passwords locked, to its user. They come from the instance's address and
 //! cannot be turned off.
 
 use chrono::{DateTime, Utc};
@@ -39,6 +39,16 @@ struct StaffTexts {
     system: &'static str,
     /// What each notified action did, by its name.
     actions: [(&'static str, &'static str); 15],
+    dispute_subject: &'static str,
+    dispute_heading: &'static str,
+    dispute_body: &'static str,
+    dispute_action: &'static str,
+    dispute_after: &'static str,
+    dispute_back_office: &'static str,
+    dispute_canceled: &'static str,
+    payment: &'static str,
+    reason: &'static str,
+    due: &'static str,
 }
 
 const EN: StaffTexts = StaffTexts {
@@ -78,6 +88,16 @@ const EN: StaffTexts = StaffTexts {
         ("two_step.reset", "a user's two-step login was reset"),
         ("shop.updated", "the shop's addresses or security settings changed"),
     ],
+    dispute_subject: "{shop}: a payment of {amount} was disputed",
+    dispute_heading: "A payment was disputed",
+    dispute_body: "The cardholder's bank disputed a payment of {amount} to {shop}. Until the dispute is decided, the bank keeps the money, and the processor may charge a dispute fee.",
+    dispute_action: "Open the dispute",
+    dispute_after: "Answer with evidence before the due date, or accept the dispute if the cardholder is right. An unanswered dispute is lost.",
+    dispute_back_office: "This processor takes no answer through paydesk: to contest the chargeback, respond in the processor's back office.",
+    dispute_canceled: "paydesk cancelled the subscriptions paid with this card, so that it is not charged again.",
+    payment: "Payment",
+    reason: "Reason",
+    due: "Answer by",
 };
 
 const RU: StaffTexts = StaffTexts {
@@ -117,6 +137,16 @@ const RU: StaffTexts = StaffTexts {
         ("two_step.reset", "двухэтапный вход пользователя сброшен"),
         ("shop.updated", "изменены адреса или настройки безопасности магазина"),
     ],
+    dispute_subject: "{shop}: оспорен платёж на {amount}",
+    dispute_heading: "Платёж оспорен",
+    dispute_body: "Банк держателя карты оспорил платёж на {amount} в магазин {shop}. Пока спор не решён, деньги остаются у банка, а процессинг может взять комиссию за спор.",
+    dispute_action: "Открыть спор",
+    dispute_after: "Ответьте доказательствами до срока или примите спор, если держатель карты прав. Спор без ответа проигрывается.",
+    dispute_back_office: "Этот процессинг не принимает ответы через paydesk: чтобы оспорить чарджбэк, ответьте в личном кабинете процессинга.",
+    dispute_canceled: "paydesk отменил подписки, оплачиваемые этой картой, чтобы с неё больше не списывать.",
+    payment: "Платёж",
+    reason: "Причина",
+    due: "Ответить до",
 };
 
 fn texts(language: DashboardLanguage) -> &'static StaffTexts {
@@ -254,4 +284,52 @@ fn shown(value: &Value) -> String {
         Value::String(text) => text.chars().take(200).collect(),
         other => other.to_string().chars().take(200).collect(),
     }
+}
+
+/// Renders the mail that tells an owner of a new dispute, in their language; `Ok(Err(why))`
+/// when there is nothing to send any more.
+pub async fn dispute(state: &AppState, mail: &mails::Model) -> Result<Result<Rendered, String>, AppError> {
+    use crate::db::entities::{disputes, payments};
+    let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+    let Some(d) = db::find::<disputes::Entity>(&state.db, shop.id, &mail.object_id).await? else {
+        return Ok(Err("the dispute is gone".into()));
+    };
+    let to = mail.to_address.clone().unwrap_or_default();
+    let language = match db::users::by_email(&state.db, &to).await? {
+        Some(user) if user.shop_id == shop.id => user.language,
+        _ => return Ok(Err("the owner is no longer a user of the shop".into())),
+    };
+    let t = texts(language);
+    let locale = match language {
+        DashboardLanguage::Ru => crate::domain::vocab::Language::Ru,
+        DashboardLanguage::En => crate::domain::vocab::Language::En,
+    };
+    let amount = crate::web::locale::money(d.amount, d.currency, locale);
+    let values = [("shop", shop.name.as_str()), ("amount", amount.as_str())];
+    let mut letter = letter(t, &shop, fill(t.dispute_subject, &values), t.dispute_heading.to_string());
+    letter.paragraphs.push(fill(t.dispute_body, &values));
+    let payment = db::find::<payments::Entity>(&state.db, shop.id, &d.payment_id).await?;
+    let card = payment.as_ref().map(|p| format!(", {}", p.card_label())).unwrap_or_default();
+    letter.facts.push((t.payment.to_string(), format!("{}{card}", d.payment_id)));
+    letter.facts.push((t.reason.to_string(), d.reason.replace('_', " ")));
+    if let Some(due) = d.evidence_due_by {
+        letter.facts.push((t.due.to_string(), moment(due)));
+    }
+    let here = crate::services::disputes::answered_here(state, d.shop_id, d.test).await;
+    letter.action =
+        Some((t.dispute_action.to_string(), format!("{}/dashboard/disputes/{}", state.config.base_url, d.id)));
+    letter.after.push(if here { t.dispute_after } else { t.dispute_back_office }.to_string());
+    if d.subscription_id.is_some() && shop.dispute_cancels {
+        letter.after.push(t.dispute_canceled.to_string());
+    }
+    let (html_body, text_body) = letter.render()?;
+    Ok(Ok(Rendered {
+        customer_id: None,
+        message_id: Some(crate::domain::mail::message_id(&mail.id, &state.config.mail_from)),
+        to_address: to,
+        language: letter.lang.to_string(),
+        subject: letter.subject,
+        text_body,
+        html_body,
+    }))
 }

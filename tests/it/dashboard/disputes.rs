@@ -91,3 +91,29 @@ db_tests! {
         assert!(ru.html.contains("на рассмотрении") && ru.html.contains("мошенничество"), "{}", ru.html);
     }
 }
+
+backend_tests! {
+    async fn each_owner_is_mailed_once_of_a_new_dispute_in_their_language(backend) {
+        use crate::doubles::smtp::Smtp;
+        use crate::mails::{address, flush, mailing_app};
+        let server = Smtp::shared().await;
+        let app = mailing_app(backend, server.url()).await;
+        let ann = address("ann");
+        let owner = sign_up(&app, "Books", &ann).await;
+        assert_eq!(owner.post("/dashboard/settings/language", &[("language", "ru")]).await.status, StatusCode::SEE_OTHER);
+        let shop = api_shop(&owner).await;
+        let (_, id) = disputed(&app, &shop).await;
+        // The network runs again: the dispute is not opened twice, nor mailed twice.
+        paydesk::services::network::run(&app.state, None, chrono::Utc::now() + chrono::Duration::minutes(4)).await.unwrap();
+        flush(&app).await;
+        let got = server.wait_for(&ann, 2).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        flush(&app).await;
+        let disputes: Vec<_> = server.received(&ann).into_iter().filter(|m| m.subject.contains("оспорен")).collect();
+        assert_eq!(disputes.len(), 1, "{:?}", got.iter().map(|m| &m.subject).collect::<Vec<_>>());
+        let mail = &disputes[0];
+        assert!(mail.subject.contains("Books") && mail.subject.contains("9,90"), "{}", mail.subject);
+        assert!(mail.text.contains(&format!("/dashboard/disputes/{id}")), "{}", mail.text);
+        assert!(mail.text.contains("fraudulent") && mail.text.contains("Ответить до"), "{}", mail.text);
+    }
+}
