@@ -197,3 +197,60 @@ pub async fn interrupted(
         .all(db)
         .await
 }
+
+/// Records that a refund recorded as made failed after all, if it is still recorded as made:
+/// its amount goes back to what its payment may still refund, and the payment's status
+/// follows (`succeeded` when nothing else was refunded). Whether this call recorded it.
+pub async fn fail_made(
+    db: &impl ConnectionTrait,
+    refund: &Model,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let at = super::now_millis(now);
+    let failed = Entity::update_many()
+        .col_expr(Column::Status, Expr::value(RefundStatus::Failed.as_str()))
+        .col_expr(Column::FailureCode, Expr::value(Some("refund_failed")))
+        .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())))
+        .col_expr(Column::UpdatedAt, Expr::value(at))
+        .filter(Column::Id.eq(refund.id.as_str()))
+        .filter(Column::Status.eq(RefundStatus::Succeeded))
+        .exec(db)
+        .await?
+        .rows_affected
+        == 1;
+    if failed {
+        use payments::Column as P;
+        // Every expression reads the row as it was: the refunded amount with this refund.
+        let none_left = Expr::col(P::RefundedAmount).sub(refund.amount).lte(0);
+        let status =
+            Expr::case(none_left, PaymentStatus::Succeeded.as_str()).finally(PaymentStatus::PartiallyRefunded.as_str());
+        payments::Entity::update_many()
+            .col_expr(P::RefundedAmount, Expr::col(P::RefundedAmount).sub(refund.amount))
+            .col_expr(P::Status, status.into())
+            .col_expr(P::UpdatedAt, Expr::value(at))
+            .filter(P::Id.eq(refund.payment_id.as_str()))
+            .filter(P::Status.is_in([PaymentStatus::PartiallyRefunded, PaymentStatus::Refunded]))
+            .exec(db)
+            .await?;
+    }
+    Ok(failed)
+}
+
+/// Refunds still `pending` that began before `began_before` and were last looked at before
+/// `looked_before`: their answer was lost past the window a resend is safe in.
+pub async fn unknown_since(
+    db: &impl ConnectionTrait,
+    began_before: DateTime<Utc>,
+    looked_before: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::Status.eq(RefundStatus::Pending))
+        .filter(Column::CreatedAt.lt(super::now_millis(began_before)))
+        .filter(Column::UpdatedAt.lt(super::now_millis(looked_before)))
+        .order_by_asc(Column::UpdatedAt)
+        .limit(limit)
+        .all(db)
+        .await
+}

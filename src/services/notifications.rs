@@ -267,8 +267,15 @@ fn stripe_notices(event: &stripe::Event) -> Vec<Notice> {
 /// A refund: one of paydesk's own (it carries paydesk's reference), which Stripe may have
 /// finished since it answered; or one made in Stripe's dashboard, once it succeeded.
 fn refund_notice(r: &stripe::Refund) -> Option<Notice> {
-    if let Some(own) = stripe::reference_of(&r.metadata) {
-        return Some(Notice::OwnRefund { id: own.to_string() });
+    let own = stripe::reference_of(&r.metadata).map(str::to_string);
+    // Failed after it was accepted (Stripe could not give the money back after all).
+    if matches!(r.status.as_deref(), Some("failed" | "canceled")) {
+        let reason = r.failure_reason.as_deref().unwrap_or("unknown").replace('_', " ");
+        let message = format!("The refund failed after the processor accepted it: {reason}.");
+        return Some(Notice::RefundFailed { own, reference: r.id.clone(), message });
+    }
+    if let Some(own) = own {
+        return Some(Notice::OwnRefund { id: own });
     }
     if r.status.as_deref() != Some("succeeded") {
         return None;
@@ -286,6 +293,9 @@ enum Notice {
     Refund { parent: Option<String>, id: String, amount: i64 },
     /// paydesk's own refund `id` moved at the processor: if it still waits, it is asked again.
     OwnRefund { id: String },
+    /// A refund (paydesk's own `own`, or one the processor knows as `reference`) failed at the
+    /// processor, possibly after it was recorded as made.
+    RefundFailed { own: Option<String>, reference: String, message: String },
     /// A capture or void made at the processor.
     Settled(Settled),
     /// A dispute of a payment, as the processor has it now.
@@ -325,6 +335,22 @@ async fn act(
             crate::services::refunds::settle_pending(state, shop_id, &id, now).await?;
             Ok(Received::Taken)
         }
+        Notice::RefundFailed { own, reference, message } => {
+            let found = match &own {
+                Some(id) => db::find::<crate::db::entities::refunds::Entity>(&state.db, shop_id, id).await?,
+                None => db::refunds::find_by_reference(&state.db, shop_id, &reference).await?,
+            };
+            match found {
+                Some(refund) if refund.status == RefundStatus::Pending => {
+                    crate::services::refunds::settle_pending(state, shop_id, &refund.id, now).await?;
+                }
+                Some(refund) if refund.status == RefundStatus::Succeeded => {
+                    crate::services::refunds::failed_later(state, refund, &message, now).await?;
+                }
+                _ => {}
+            }
+            Ok(Received::Taken)
+        }
         Notice::Refund { parent, id, amount } => {
             back_office_refund(state, shop_id, test, parent, &id, amount, now).await
         }
@@ -355,6 +381,14 @@ async fn act(
             if payment.test != test {
                 // Signed by the other mode's key: not this payment's account.
                 return Ok(Received::Forged);
+            }
+            if payment.status == PaymentStatus::Failed {
+                // Ended here at the hour, and maybe paid at the processor after all.
+                let late = crate::services::billing::late_success(state, payment, now).await?;
+                if late.give_back {
+                    give_back_late(state, late.payment, now).await?;
+                }
+                return Ok(Received::Taken);
             }
             if payment.status != PaymentStatus::Processing {
                 return Ok(Received::Taken);
@@ -467,4 +501,38 @@ async fn back_office_settle(
     }
     txn.commit().await?;
     Ok(Received::Taken)
+}
+
+/// Why a payment given back at once after it went through late.
+const TOO_LATE: &str = "Paid after the payment had ended: what it paid for was no longer held for it";
+
+/// Gives the money of a payment that went through too late back: a refund (once, under an id
+/// of the payment's own), or the hold released.
+pub async fn give_back_late(
+    state: &AppState,
+    paid: payments::Model,
+    now: DateTime<Utc>,
+) -> Result<payments::Model, AppError> {
+    match paid.status {
+        PaymentStatus::Authorized => {
+            crate::services::payments::void(state, paid.shop_id, &paid.id, now).await?;
+        }
+        _ => {
+            let ask = crate::domain::refund::RefundAsk {
+                amount: None,
+                reason: Some(TOO_LATE.into()),
+                id: Some(late_refund_id(&paid.id)),
+            };
+            crate::services::refunds::refund(state, paid.shop_id, &paid.id, ask, now).await?;
+        }
+    }
+    Ok(db::find_public::<payments::Entity>(&state.db, &paid.id).await?.unwrap_or(paid))
+}
+
+/// The one refund id a late payment's refund has.
+fn late_refund_id(payment_id: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("late:{payment_id}"));
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{}{hex}", crate::domain::ids::REFUND)
 }

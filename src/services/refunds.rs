@@ -24,9 +24,12 @@ const INTERRUPTED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
 
 /// How long after it began a refund is sent again under its key: processors keep a key's
 /// answer for a day (bePaid's `RequestID`), and past that a resend could refund twice. One
-/// still unknown then stays `pending` (its hold kept) until the processor's notification of
-/// it, or the merchant's look in the processor's back office.
+/// still unknown then is only looked up (its hold kept meanwhile), and one the processor has
+/// no record of failed: it never arrived.
 const RESENT_WITHIN: chrono::TimeDelta = chrono::TimeDelta::hours(23);
+
+/// How often a refund still unknown past [`RESENT_WITHIN`] is looked up.
+const LOOKED_UP_EVERY: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
 
 /// Refunds the shop's payment `payment_id` as asked; answers the refund as recorded
 /// (`succeeded`, or `failed` when the acquirer refused).
@@ -77,7 +80,7 @@ async fn refund_now(
             Err(e) => return Err(e.into()),
         };
         txn.commit().await?;
-        return finish(state, &payment, refund, now).await;
+        return finish(state, &payment, refund, false, now).await;
     }
 }
 
@@ -96,11 +99,13 @@ fn refused(refusal: Refusal) -> AppError {
     }
 }
 
-/// Asks the acquirer for a pending refund and records its answer.
+/// Asks the acquirer for a pending refund (with `look_only`, only looks it up: it is never
+/// sent again) and records its answer.
 async fn finish(
     state: &AppState,
     payment: &payments::Model,
     refund: refunds::Model,
+    look_only: bool,
     now: DateTime<Utc>,
 ) -> Result<refunds::Model, AppError> {
     let request = RefundRequest {
@@ -111,6 +116,7 @@ async fn finish(
         reason: refund.reason.as_deref().unwrap_or_default(),
     };
     let outcome = match crate::services::processors::usable(state, payment.shop_id, payment.test).await {
+        Ok(Some(acquirer)) if look_only => acquirer.find_refund(&payment.card(), request).await,
         Ok(Some(acquirer)) => acquirer.refund(&payment.card(), request).await,
         Err(AppError::Db(e)) => return Err(e.into()),
         // Not known until the processor can be asked: the sweeper asks again later.
@@ -143,7 +149,7 @@ pub async fn settle_pending(state: &AppState, shop_id: i64, id: &str, now: DateT
     }
     let payment = db::find::<payments::Entity>(&state.db, shop_id, &refund.payment_id).await?;
     let payment = payment.ok_or_else(|| AppError::Internal(format!("refund {} has no payment", refund.id)))?;
-    finish(state, &payment, refund, now).await?;
+    finish(state, &payment, refund, false, now).await?;
     Ok(())
 }
 
@@ -154,8 +160,38 @@ pub async fn resume_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<
     for refund in stale {
         let payment = db::find::<payments::Entity>(&state.db, refund.shop_id, &refund.payment_id).await?;
         let payment = payment.ok_or_else(|| AppError::Internal(format!("refund {} has no payment", refund.id)))?;
-        let refund = finish(state, &payment, refund, now).await?;
+        let refund = finish(state, &payment, refund, false, now).await?;
         tracing::info!(refund = %refund.id, status = %refund.status, "finished an interrupted refund");
     }
+    // Past the window a resend is safe in, a refund still unknown is looked up (every ten
+    // minutes) until the processor tells how it ended, or that it never arrived.
+    let unknown = db::refunds::unknown_since(&state.db, now - RESENT_WITHIN, now - LOOKED_UP_EVERY, 100).await?;
+    for refund in unknown {
+        let payment = db::find::<payments::Entity>(&state.db, refund.shop_id, &refund.payment_id).await?;
+        let payment = payment.ok_or_else(|| AppError::Internal(format!("refund {} has no payment", refund.id)))?;
+        let refund = finish(state, &payment, refund, true, now).await?;
+        tracing::info!(refund = %refund.id, status = %refund.status, "looked up a refund whose answer was lost");
+    }
     Ok(count)
+}
+
+/// A refund the processor accepted and then could not make (Stripe's `refund.updated` with
+/// `failed`): it is recorded as failed once, its amount is refundable again on its payment,
+/// and `refund.failed` tells the merchant.
+pub async fn failed_later(
+    state: &AppState,
+    refund: refunds::Model,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let txn = state.db.begin().await?;
+    if !db::refunds::fail_made(&txn, &refund, message, now).await? {
+        return Ok(());
+    }
+    if let Some(failed) = db::find_public::<refunds::Entity>(&txn, &refund.id).await? {
+        events::record(&txn, &state.config, vec![events::refund(EventType::RefundFailed, &failed)]).await?;
+    }
+    txn.commit().await?;
+    tracing::warn!(refund = %refund.id, "a refund failed after the processor accepted it");
+    Ok(())
 }

@@ -24,6 +24,7 @@ mod engine;
 mod events;
 mod idempotency;
 mod isolation;
+mod late_outcomes;
 mod layout;
 mod left_the_page;
 mod lists;

@@ -14,7 +14,7 @@ use crate::helpers::*;
 use crate::stripe_pay::stripe_shop;
 
 /// A payment of a new product with 4242: its id and its PaymentIntent's.
-async fn pay_one(app: &TestApp, shop: &Shop, stripe: &StripeDouble) -> (String, String) {
+pub async fn pay_one(app: &TestApp, shop: &Shop, stripe: &StripeDouble) -> (String, String) {
     let product = new_product(app, shop, json!({})).await;
     let id = product["id"].as_str().unwrap();
     assert_eq!(app.pay(id, "4242424242424242", &[]).await.status, StatusCode::SEE_OTHER);
@@ -24,7 +24,7 @@ async fn pay_one(app: &TestApp, shop: &Shop, stripe: &StripeDouble) -> (String, 
 }
 
 /// Sends the event `kind` about `object` to the shop's endpoint `times` at once.
-async fn notify(app: &TestApp, shop: &Shop, stripe: &StripeDouble, kind: &str, object: Value, times: usize) {
+pub async fn notify(app: &TestApp, shop: &Shop, stripe: &StripeDouble, kind: &str, object: Value, times: usize) {
     let url = format!("{}/notifications/stripe/{}", app.base, shop.id);
     let event = stripe.event(kind, object);
     let now = Utc::now().timestamp();

@@ -140,3 +140,44 @@ pub async fn warn_fraud(
         .await?;
     Ok(warned.rows_affected == 1)
 }
+
+/// Records that a payment paydesk ended (failed `payment_expired` or `payment_canceled`) went
+/// through after all, with the processor's `reference` and the card its page took: succeeded
+/// (held, without `capture`), once. Whether this call recorded it.
+pub async fn revive(
+    db: &impl ConnectionTrait,
+    id: &str,
+    reference: &str,
+    capture: bool,
+    card: Option<&CardRef>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    let now = crate::db::now_millis(now);
+    let none: Option<String> = None;
+    let status = if capture { PaymentStatus::Succeeded } else { PaymentStatus::Authorized };
+    let mut update = Entity::update_many()
+        .col_expr(Column::Status, Expr::value(status.as_str()))
+        .col_expr(Column::AcquirerReference, Expr::value(Some(reference.to_string())))
+        .col_expr(Column::FailureCode, Expr::value(none.clone()))
+        .col_expr(Column::FailureMessage, Expr::value(none))
+        .col_expr(Column::UpdatedAt, Expr::value(now));
+    if capture {
+        update = update.col_expr(Column::CapturedAt, Expr::value(Some(now)));
+    }
+    if let Some(card) = card {
+        update = update
+            .col_expr(Column::CardToken, Expr::value(card.token.clone()))
+            .col_expr(Column::CardBrand, Expr::value(card.brand.clone()))
+            .col_expr(Column::CardLast4, Expr::value(card.last4.clone()))
+            .col_expr(Column::CardExpMonth, Expr::value(card.exp_month))
+            .col_expr(Column::CardExpYear, Expr::value(card.exp_year))
+            .col_expr(Column::CardHolder, Expr::value(card.holder.clone()));
+    }
+    let revived = update
+        .filter(Column::Id.eq(id))
+        .filter(Column::Status.eq(PaymentStatus::Failed))
+        .filter(Column::FailureCode.is_in(["payment_expired", "payment_canceled"]))
+        .exec(db)
+        .await?;
+    Ok(revived.rows_affected == 1)
+}

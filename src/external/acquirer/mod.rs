@@ -83,6 +83,14 @@ pub fn never_sent() -> Outcome {
     }
 }
 
+/// A refund the processor has no record of: it never arrived, and nothing was given back.
+pub fn never_refunded() -> Outcome {
+    Outcome::Declined {
+        code: "refund_failed",
+        message: "The refund never reached the payment processor: nothing was given back.".into(),
+    }
+}
+
 /// A capture or a void of a held authorization.
 #[derive(Debug, Clone)]
 pub struct SettleRequest<'a> {
@@ -132,6 +140,13 @@ pub trait Acquirer: Send + Sync {
     /// Gives back `amount` of a captured charge to `card`. Repeating a request with the same
     /// key never refunds twice.
     async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome;
+    /// Looks up the refund asked before under `request.idempotency_key`, without asking for
+    /// it again (past the processor's replay window a resend could refund twice): how it
+    /// ended, [`never_refunded`] when the processor has no such refund, or unknown when it
+    /// cannot tell.
+    async fn find_refund(&self, _card: &CardRef, _request: RefundRequest<'_>) -> Outcome {
+        Outcome::unknown()
+    }
     /// The origins (`https://host`) this acquirer sends customers to: its card page, its
     /// bank checks. A hosted form that leads there must be allowed to.
     fn customer_origins(&self) -> Vec<String> {

@@ -8,7 +8,7 @@ use chrono::Datelike;
 
 use super::{
     Acquirer, Behaviour, CardRef, CardRefused, ChargeRequest, IfUnsent, Outcome, RefundRequest, SettleRequest,
-    never_sent,
+    never_refunded, never_sent,
 };
 use crate::domain::card::{CardInput, NetworkEvent};
 use crate::domain::ids::random_hex;
@@ -137,6 +137,10 @@ impl Acquirer for SimulatedAcquirer {
         Outcome::Approved { reference: request.reference.to_string() }
     }
 
+    async fn find_refund(&self, _card: &CardRef, request: RefundRequest<'_>) -> Outcome {
+        self.refund_answered(request.idempotency_key).unwrap_or_else(never_refunded)
+    }
+
     async fn refund(&self, card: &CardRef, request: RefundRequest<'_>) -> Outcome {
         let mut answered = self.answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let answer = || match Behaviour::from_token(&card.token) {
@@ -147,6 +151,14 @@ impl Acquirer for SimulatedAcquirer {
             _ => Outcome::Approved { reference: format!("sim_re_{}", random_hex(8)) },
         };
         answered.entry(format!("refund:{}", request.idempotency_key)).or_insert_with(answer).clone()
+    }
+}
+
+impl SimulatedAcquirer {
+    /// The answer given to the refund asked under `key`, if it was asked.
+    fn refund_answered(&self, key: &str) -> Option<Outcome> {
+        let answered = self.answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        answered.get(&format!("refund:{key}")).cloned()
     }
 }
 

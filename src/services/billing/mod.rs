@@ -33,7 +33,7 @@ pub use clocks::advance_clock;
 use clocks::*;
 use due::*;
 pub use due::{charge_claimed, start, take_card};
-pub use pages::{charge_of, leave, record_answer, settle, settle_interrupted};
+pub use pages::{Late, charge_of, late_success, leave, record_answer, settle, settle_interrupted};
 pub use record::resume_reason;
 use record::*;
 

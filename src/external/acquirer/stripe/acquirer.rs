@@ -17,7 +17,7 @@ use crate::domain::card::{CardInput, CardRef, Outcome};
 use crate::domain::dispute::Evidence;
 use crate::external::acquirer::{
     Acquirer, CardRefused, ChargeRequest, DisputeAnswer, Hosted, HostedRequest, IfUnsent, RefundRequest, SettleRequest,
-    never_sent, page_unavailable,
+    never_refunded, never_sent, page_unavailable,
 };
 use crate::external::outbound::Outbound;
 
@@ -278,6 +278,14 @@ impl Acquirer for Stripe {
             .maybe("metadata[reason]", Some(request.reason).filter(|r| !r.trim().is_empty()));
         let key = format!("{}:refund", request.idempotency_key);
         child_outcome(self.api().post("/v1/refunds", &form, &key, Operation::Refund).await, "refund_failed")
+    }
+
+    async fn find_refund(&self, _card: &CardRef, request: RefundRequest<'_>) -> Outcome {
+        match self.api().find_refund(request.reference, request.idempotency_key).await {
+            Ok(Some(found)) => child_outcome(status::refund(&found), "refund_failed"),
+            Ok(None) => never_refunded(),
+            Err(_) => Outcome::unknown(),
+        }
     }
 
     async fn close_hosted(&self, token: &str) -> bool {

@@ -3,7 +3,10 @@
 //! answer, the customer leaving the processor's page) settled by a lookup, never charged
 //! again; and ([`opening`]) the subscription such a page opens or pays.
 
+mod late;
 mod opening;
+
+pub use late::{Late, late_success};
 
 use super::*;
 use opening::Opening;

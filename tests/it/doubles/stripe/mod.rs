@@ -70,6 +70,8 @@ pub struct Refund {
     pub payment_intent: String,
     pub amount: i64,
     pub metadata: HashMap<String, String>,
+    /// Why it failed after it was accepted (the card's account closed, say).
+    pub failed: Option<String>,
 }
 
 /// One Checkout Session.
@@ -214,8 +216,26 @@ impl StripeDouble {
         let id = next_id(&mut inner, "re");
         let pi = inner.intents.iter_mut().find(|i| i.id == intent).unwrap();
         pi.refunded += amount;
-        inner.refunds.push(Refund { id: id.clone(), payment_intent: intent.into(), amount, metadata: HashMap::new() });
+        inner.refunds.push(Refund {
+            id: id.clone(),
+            payment_intent: intent.into(),
+            amount,
+            metadata: HashMap::new(),
+            failed: None,
+        });
         id
+    }
+
+    /// The refund `id` fails after it was accepted (`expired_or_canceled_card`): the refund
+    /// as Stripe's `refund.updated` carries it.
+    pub fn fail_refund(&self, id: &str) -> Value {
+        let mut inner = self.inner.lock().unwrap();
+        let r = inner.refunds.iter_mut().find(|r| r.id == id).unwrap();
+        r.failed = Some("expired_or_canceled_card".into());
+        let (intent, amount) = (r.payment_intent.clone(), r.amount);
+        let failed = refund_json(r);
+        inner.intents.iter_mut().find(|i| i.id == intent).unwrap().refunded -= amount;
+        failed
     }
 
     /// A capture made in Stripe's dashboard.
@@ -492,8 +512,13 @@ fn write(inner: &mut Inner, base: &str, path: &str, form: &[(String, String)]) -
             }
             pi.refunded += amount;
             let id = next_id(inner, "re");
-            let refund =
-                Refund { id: id.clone(), payment_intent: intent.into(), amount, metadata: nested(form, "metadata") };
+            let refund = Refund {
+                id: id.clone(),
+                payment_intent: intent.into(),
+                amount,
+                metadata: nested(form, "metadata"),
+                failed: None,
+            };
             inner.refunds.push(refund.clone());
             (200, refund_json(&refund))
         }
@@ -689,7 +714,8 @@ fn intent_json(inner: &Inner, pi: &Intent, expand: bool) -> Value {
 }
 
 fn refund_json(r: &Refund) -> Value {
-    json!({"id": r.id, "object": "refund", "amount": r.amount, "status": "succeeded",
+    let status = if r.failed.is_some() { "failed" } else { "succeeded" };
+    json!({"id": r.id, "object": "refund", "amount": r.amount, "status": status, "failure_reason": r.failed,
            "payment_intent": r.payment_intent, "charge": format!("ch_{}", r.payment_intent), "metadata": r.metadata})
 }
 
