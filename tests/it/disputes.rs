@@ -147,6 +147,22 @@ db_tests! {
         assert_eq!(dispute_of(&app, &shop, &payment).await["status"], "accepted", "stays accepted past its due date");
     }
 
+    async fn revenue_counts_a_disputes_money_as_gone_and_a_won_ones_amount_as_back(app) {
+        let shop = app.shop("Books").await;
+        let net = || async { paydesk::db::payments::taken_since(&app.db, shop.id, None).await.unwrap().iter().map(|t| t.0).sum::<i64>() };
+        let payment = paid_with(&app, &shop, DISPUTED).await;
+        assert_eq!(net().await, 990);
+        network_in(&app, 3).await;
+        assert_eq!(net().await, 990 - 990 - 1500, "the amount and the fee are gone");
+        let id = dispute_of(&app, &shop, &payment).await["id"].as_str().unwrap().to_string();
+        let (status, _) = app.post(&shop, &format!("/disputes/{id}"), &json!({"evidence": {"product_description": "A book"}})).await;
+        assert_eq!(status, StatusCode::OK);
+        network_in(&app, 10).await;
+        assert_eq!(net().await, 990 - 1500, "won: the amount is back, the fee is not");
+        paydesk::db::summaries::compact(&app.db).await.unwrap();
+        assert_eq!(net().await, 990 - 1500, "the same once the summaries are folded");
+    }
+
     async fn losing_evidence_loses_and_an_unanswered_dispute_expires(app) {
         let shop = app.shop("Books").await;
         let lost = paid_with(&app, &shop, DISPUTED).await;

@@ -107,7 +107,7 @@ db_tests! {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("id,created_at,amount,currency,status,test,paid_for,customer_email"));
-        assert!(lines[1].starts_with(&format!("{carl},")) && lines[1].contains(",9.90,EUR,failed,true,Mug,,,visa,0019,Ann Lee,0.00,card_declined,"), "a declined card made no customer: {text}");
+        assert!(lines[1].starts_with(&format!("{carl},")) && lines[1].contains(",9.90,EUR,failed,true,Mug,,,visa,0019,Ann Lee,0.00,0.00,card_declined,"), "a declined card made no customer: {text}");
         let all = m.client.get(format!("{}/dashboard/payments/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
         assert!(all.contains(",\"Poster, large\",bob@example.com,"), "a comma is quoted: {all}");
         let other = sign_up(&app, "Other", "other@books.test").await;
