@@ -364,7 +364,15 @@ async fn act(
             Ok(Received::Taken)
         }
         Notice::Chargeback { parent, seen } => {
-            let Some(payment) = parent_of(state, shop_id, test, parent).await? else { return Ok(Received::Taken) };
+            let found = parent_of(state, shop_id, test, parent.clone()).await?;
+            let found = match (found, parent) {
+                (Some(payment), _) => Some(payment),
+                // Not a payment paydesk knows by that uid (a child of it, say): the gateway
+                // is asked which payment of paydesk's it belongs to.
+                (None, Some(uid)) => chargeback_parent(state, shop_id, test, &uid).await?,
+                (None, None) => None,
+            };
+            let Some(payment) = found else { return Ok(Received::Taken) };
             crate::services::disputes::report(state, &payment, &seen, now).await?;
             Ok(Received::Taken)
         }
@@ -535,4 +543,22 @@ fn late_refund_id(payment_id: &str) -> String {
     let digest = sha2::Sha256::digest(format!("late:{payment_id}"));
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     format!("{}{hex}", crate::domain::ids::REFUND)
+}
+
+/// The payment a bePaid transaction `uid` belongs to, asked of the gateway: its tracking id
+/// is paydesk's reference.
+async fn chargeback_parent(
+    state: &AppState,
+    shop_id: i64,
+    test: bool,
+    uid: &str,
+) -> Result<Option<payments::Model>, AppError> {
+    use crate::external::acquirer::bepaid::gateway::Gateway;
+    let Some(row) = db::processors::find(&state.db, shop_id).await? else { return Ok(None) };
+    let mode = if test { Mode::Test } else { Mode::Live };
+    let Some(account) = crate::services::processors::account(state, &row, mode)? else { return Ok(None) };
+    let gateway = Gateway { outbound: &state.outbound, account: &account, timeout: state.config.processor_timeout };
+    let Some(tracking) = gateway.transaction(uid).await.and_then(|t| t.tracking_id) else { return Ok(None) };
+    let found = db::payments::find_by_tracking(&state.db, shop_id, &tracking).await?;
+    Ok(found.filter(|p| p.test == test))
 }

@@ -265,5 +265,27 @@ db_tests! {
         let (status, body) = app.post(&shop, &format!("/disputes/{id}/close"), &json!({})).await;
         assert_eq!(status, StatusCode::CONFLICT, "{body}");
         assert!(body["message"].as_str().unwrap().contains("back office"), "{body}");
+
+        // A chargeback of a payment paydesk does not know by the notified uid: the gateway is
+        // asked which payment the uid belongs to.
+        let product = crate::bepaid_pay::new_product(&app, &shop, json!({})).await;
+        let pid = product["id"].as_str().unwrap();
+        app.pay(pid, cards::SUCCESS, &[]).await;
+        let other = crate::bepaid_pay::payment_of(&app, &shop, pid).await["id"].as_str().unwrap().to_string();
+        let charge = gateway.transactions().last().unwrap().uid.clone();
+        {
+            use paydesk::db::entities::payments;
+            use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+            payments::Entity::update_many()
+                .col_expr(payments::Column::AcquirerReference, Expr::value(Option::<String>::None))
+                .filter(payments::Column::Id.eq(other.as_str()))
+                .exec(&app.db)
+                .await
+                .unwrap();
+        }
+        let uid = gateway.chargeback(&charge, 400);
+        assert_eq!(gateway.notify(&uid, false).await, 200);
+        let partial = dispute_of(&app, &shop, &other).await;
+        assert_eq!((partial["amount"].clone(), partial["status"].clone()), (json!(400), json!("lost")));
     }
 }

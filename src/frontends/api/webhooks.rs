@@ -213,8 +213,15 @@ async fn update_shop(
     let r = Reader::new(&body);
     let mut errors = Errors::default();
     let url = r.sent("notification_url").then(|| crate::domain::product::read_url(&r, "notification_url", &mut errors));
-    let cancels = r.boolean("cancel_disputed_subscriptions", &mut errors);
-    let refunds = r.boolean("refund_fraud_warnings", &mut errors);
+    let mut choice = |field: &str| match r.sent(field) && r.value(field).is_none() {
+        true => {
+            errors.add(field, crate::domain::input::msg::NOT_A_BOOLEAN);
+            None
+        }
+        false => r.boolean(field, &mut errors),
+    };
+    let cancels = choice("cancel_disputed_subscriptions");
+    let refunds = choice("refund_fraud_warnings");
     errors.into_result(|| ()).map_err(AppError::from)?;
     if let Some(url) = url {
         public_url(url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
