@@ -76,7 +76,8 @@ const TAKEN: &str = "('succeeded', 'partially_refunded', 'refunded')";
 /// (`dispute_history`), and on the payment what disputes took back from the merchant now
 /// (amount and fees, counted out of the revenue totals like refunds), its dispute and an
 /// early fraud warning. The simulated processor's card network acts on payments and
-/// disputes at `network_at`. Per shop: whether a dispute cancels its subscription (on by
+/// disputes at `network_at`. A payment paydesk ended at the hour is looked up once more at
+/// its `recheck_at` (indexed for failed payments). Per shop: whether a dispute cancels its subscription (on by
 /// default) and whether an early fraud warning refunds the payment (off by default).
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
@@ -96,6 +97,12 @@ impl MigrationTrait for Migration {
             manager.alter_table(Table::alter().table(P::Table).add_column(&mut column).to_owned()).await?;
         }
         manager.create_index(index("ix_payments_network", P::Table, &[P::NetworkAt])).await?;
+        // Payments paydesk ended at the hour are looked up once more later (a late bank check).
+        let db = manager.get_connection();
+        db.execute_unprepared(
+            "CREATE INDEX ix_payments_ended_recheck ON payments (recheck_at) WHERE status = 'failed'",
+        )
+        .await?;
         let shop_columns = [
             ColumnDef::new(Shops::DisputeCancels).boolean().not_null().default(true).to_owned(),
             ColumnDef::new(Shops::FraudWarningRefunds).boolean().not_null().default(false).to_owned(),
@@ -174,6 +181,7 @@ impl MigrationTrait for Migration {
             manager.alter_table(Table::alter().table(Shops::Table).drop_column(column).to_owned()).await?;
         }
         manager.drop_index(Index::drop().name("ix_payments_network").table(Payments::Table).to_owned()).await?;
+        manager.drop_index(Index::drop().name("ix_payments_ended_recheck").table(Payments::Table).to_owned()).await?;
         use Payments as P;
         for column in [
             P::NetworkAt,

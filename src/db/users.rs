@@ -154,8 +154,10 @@ pub async fn accept_invite(
     origin: &Origin,
     now: DateTime<Utc>,
 ) -> Result<Option<users::Model>, DbErr> {
+    // Read before the transaction, whose first statement writes: SQLite cannot turn a read
+    // into a write once another connection wrote meanwhile (it answers "database is locked").
+    let Some(user) = invited(db, invite_hash, now).await? else { return Ok(None) };
     let txn = db.begin().await?;
-    let Some(user) = invited(&txn, invite_hash, now).await? else { return Ok(None) };
     let result = users::Entity::update_many()
         .col_expr(users::Column::PasswordHash, Expr::value(password_hash))
         .col_expr(users::Column::Language, Expr::value(language))

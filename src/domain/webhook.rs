@@ -241,6 +241,9 @@ pub fn bepaid_body(
 ) -> serde_json::Value {
     use serde_json::{Value, json};
     let event = Value::String(format!("{}.{}", kind.action(), kind.object()));
+    if kind.object() == "dispute" {
+        return json!({ "transaction": chargeback(object), "event": event });
+    }
     if kind.object() != "payment" {
         let mut body = object.clone();
         if let Value::Object(map) = &mut body {
@@ -285,9 +288,43 @@ pub fn bepaid_body(
     json!({ "transaction": tx, "event": event })
 }
 
+/// A dispute as bePaid notifies a chargeback: a transaction of `type: chargeback` whose
+/// `parent_uid` is the payment, `status` `successful` once money was taken back (else
+/// `incomplete`), with the dispute's own fields beside bePaid's.
+fn chargeback(dispute: &serde_json::Value) -> serde_json::Value {
+    let mut tx = dispute.clone();
+    let taken = dispute["withdrawn_amount"].as_i64().unwrap_or(0) > 0;
+    if let serde_json::Value::Object(map) = &mut tx {
+        map.insert("uid".into(), dispute["id"].clone());
+        map.insert("type".into(), "chargeback".into());
+        map.insert("parent_uid".into(), dispute["payment_id"].clone());
+        map.insert("dispute_status".into(), dispute["status"].clone());
+        map.insert("status".into(), if taken { "successful" } else { "incomplete" }.into());
+        map.insert("message".into(), dispute["reason"].clone());
+    }
+    tx
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dispute_is_notified_as_bepaid_notifies_a_chargeback() {
+        let dispute = serde_json::json!({"id": "dsp_1", "payment_id": "pay_1", "status": "needs_response",
+                                         "reason": "fraudulent", "amount": 990, "withdrawn_amount": 2490});
+        let body = bepaid_body(EventType::DisputeCreated, &dispute, None);
+        assert_eq!(body["event"], "created.dispute");
+        let tx = &body["transaction"];
+        assert_eq!(
+            (tx["type"].as_str(), tx["uid"].as_str(), tx["parent_uid"].as_str()),
+            (Some("chargeback"), Some("dsp_1"), Some("pay_1"))
+        );
+        assert_eq!(
+            (tx["status"].as_str(), tx["dispute_status"].as_str()),
+            (Some("successful"), Some("needs_response"))
+        );
+    }
 
     #[test]
     fn the_signature_matches_the_reference_example() {

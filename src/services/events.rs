@@ -196,8 +196,8 @@ fn delivery(
 }
 
 /// Where each event's bePaid notification goes: a product payment's to its product's
-/// `notification_url`, a subscription's to its own; else to the shop's default; none for
-/// other events, or without any URL.
+/// `notification_url`, a subscription's to its own; else (and a dispute's) to the shop's
+/// default; none for other events, or without any URL.
 async fn notification_urls(
     db: &impl ConnectionTrait,
     events: &[events::Model],
@@ -205,7 +205,7 @@ async fn notification_urls(
 ) -> Result<Vec<Option<String>>, DbErr> {
     let notified = |e: &events::Model, d: &serde_json::Value| match e.kind.object() {
         "payment" => d["product_id"].as_str().is_some(),
-        "subscription" => true,
+        "subscription" | "dispute" => true,
         _ => false,
     };
     if !events.iter().zip(data).any(|(e, d)| notified(e, d)) {
@@ -226,6 +226,7 @@ async fn notification_urls(
             }
             let own = match e.kind.object() {
                 "payment" => d["product_id"].as_str().and_then(|id| products.get(id).cloned().flatten()),
+                "dispute" => None,
                 _ => d["notification_url"].as_str().map(str::to_string),
             };
             own.or_else(|| defaults.get(&e.shop_id).cloned().flatten())

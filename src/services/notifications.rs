@@ -562,3 +562,24 @@ async fn chargeback_parent(
     let found = db::payments::find_by_tracking(&state.db, shop_id, &tracking).await?;
     Ok(found.filter(|p| p.test == test))
 }
+
+/// Looks each payment paydesk ended at the hour (or when its customer left the processor's
+/// page) up once more, some hours later, in case the processor charged it after all and no
+/// notification said so: such a payment is recorded as a late one. Answers how many it
+/// looked up.
+pub async fn recheck_ended(state: &AppState, now: DateTime<Utc>) -> Result<usize, AppError> {
+    let due = db::payments::ended_due(&state.db, now, 100).await?;
+    let mut looked = 0;
+    for payment in due {
+        let Some(was) = payment.recheck_at else { continue };
+        if !db::payments::take_look(&state.db, &payment.id, was).await? {
+            continue;
+        }
+        looked += 1;
+        let late = crate::services::billing::late_success(state, payment, now).await?;
+        if late.give_back {
+            give_back_late(state, late.payment, now).await?;
+        }
+    }
+    Ok(looked)
+}

@@ -89,6 +89,11 @@ async fn run_billing(state: &AppState) {
         Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
     }
     let ran = billing::run_due(state, Utc::now()).await;
+    match crate::services::notifications::recheck_ended(state, Utc::now()).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "looked ended payments up once more"),
+        Err(e) => tracing::error!(error = %e, "looking ended payments up failed"),
+    }
     match crate::services::network::run(state, None, Utc::now()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "the simulated card network acted"),

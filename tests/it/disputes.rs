@@ -289,3 +289,31 @@ db_tests! {
         assert_eq!((partial["amount"].clone(), partial["status"].clone()), (json!(400), json!("lost")));
     }
 }
+
+db_tests! {
+    async fn dispute_events_reach_webhooks_and_bepaid_style_notifications(app) {
+        use crate::webhooks::{Receiver, endpoint, settled};
+        let shop = app.shop("Books").await;
+        let (hooks, notified) = (Receiver::start().await, Receiver::start().await);
+        endpoint(&app, &shop, &hooks.url, json!(["dispute.*"])).await;
+        let (status, _) = app.put(&shop, "/shop", &json!({"notification_url": notified.url})).await;
+        assert_eq!(status, StatusCode::OK);
+        let payment = paid_with(&app, &shop, DISPUTED).await;
+        network_in(&app, 3).await;
+        let deliveries = settled(&app, &shop).await;
+        assert!(deliveries.iter().all(|d| d["status"] == "delivered"), "{deliveries:?}");
+        let bodies: Vec<Value> = hooks.received().iter().map(|r| serde_json::from_slice(&r.body).unwrap()).collect();
+        let types: Vec<&str> = bodies.iter().map(|b| b["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["dispute.created"], "{bodies:?}");
+        assert_eq!(bodies[0]["data"]["object"]["payment_id"], payment.as_str());
+        let chargebacks: Vec<Value> = notified
+            .received()
+            .iter()
+            .map(|r| serde_json::from_slice::<Value>(&r.body).unwrap())
+            .filter(|b| b["event"] == "created.dispute")
+            .collect();
+        let [chargeback] = chargebacks.try_into().unwrap();
+        let tx = &chargeback["transaction"];
+        assert_eq!((tx["type"].clone(), tx["parent_uid"].clone(), tx["status"].clone()), (json!("chargeback"), json!(payment), json!("successful")));
+    }
+}

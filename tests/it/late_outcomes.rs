@@ -133,3 +133,26 @@ db_tests! {
         assert_eq!(quantity(&app, &shop, last_id).await, 0, "the unit stays with its buyer");
     }
 }
+
+db_tests! {
+    async fn a_late_bank_check_that_no_notification_tells_is_found_by_the_look_hours_later(app) {
+        use crate::bepaid_pay::{bepaid_shop, new_product, payment_of, quantity, sweep};
+        let (shop, gateway) = bepaid_shop(&app).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        app.pay(id, "4012000000001097", &[]).await;
+        let charge = gateway.transactions().last().unwrap().uid.clone();
+        sweep(&app, 61).await;
+        assert_eq!(payment_of(&app, &shop, id).await["failure_code"], "payment_expired");
+        gateway.finish_3ds(&charge, true);
+        // Not yet: the look comes hours after the payment ended.
+        let soon = paydesk::services::notifications::recheck_ended(&app.state, Utc::now() + Duration::hours(2)).await.unwrap();
+        assert_eq!(soon, 0);
+        let later = Utc::now() + Duration::hours(8);
+        let looked = futures::future::join_all((0..3).map(|_| paydesk::services::notifications::recheck_ended(&app.state, later))).await;
+        assert_eq!(looked.into_iter().map(Result::unwrap).sum::<usize>(), 1, "looked up once");
+        assert_eq!(payment_of(&app, &shop, id).await["status"], "succeeded");
+        assert_eq!(quantity(&app, &shop, id).await, 4);
+        assert_eq!(paydesk::services::notifications::recheck_ended(&app.state, later).await.unwrap(), 0);
+    }
+}

@@ -4,6 +4,13 @@
 
 use super::*;
 
+/// The failure codes of payments paydesk ended itself while the customer might still pay
+/// (the hour of the bank's check or the processor's page ran out; the customer left the page).
+pub const ENDED_BY_PAYDESK: [&str; 2] = ["payment_expired", "payment_canceled"];
+
+/// How long after paydesk ended such a payment it looks it up once more.
+pub const LOOK_AGAIN_AFTER: chrono::Duration = chrono::Duration::hours(6);
+
 /// The status the acquirer's answer gives a payment (`capture`: the money is taken at once);
 /// `None` while it is not known.
 pub(super) fn status_of(outcome: &Outcome, capture: bool) -> Option<PaymentStatus> {
@@ -68,6 +75,11 @@ pub(super) async fn answer(
             update = update
                 .col_expr(Column::FailureCode, Expr::value(Some(code.to_string())))
                 .col_expr(Column::FailureMessage, Expr::value(Some(message.to_string())));
+            // Ended by paydesk while the customer might still pay: looked up once more later.
+            if ENDED_BY_PAYDESK.contains(code) {
+                let later = crate::db::now_millis(now + LOOK_AGAIN_AFTER);
+                update = update.col_expr(Column::RecheckAt, Expr::value(Some(later)));
+            }
         }
         Outcome::Pending { reference, redirect_url } => {
             let next = crate::domain::pending::next_lookup(asked, now);
@@ -176,8 +188,33 @@ pub async fn revive(
     let revived = update
         .filter(Column::Id.eq(id))
         .filter(Column::Status.eq(PaymentStatus::Failed))
-        .filter(Column::FailureCode.is_in(["payment_expired", "payment_canceled"]))
+        .filter(Column::FailureCode.is_in(ENDED_BY_PAYDESK))
         .exec(db)
         .await?;
     Ok(revived.rows_affected == 1)
+}
+
+/// Payments paydesk ended while the customer might still pay, due for their one more lookup
+/// at `now`.
+pub async fn ended_due(db: &impl ConnectionTrait, now: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
+    use sea_orm::QuerySelect;
+    Entity::find()
+        .filter(Column::Status.eq(PaymentStatus::Failed))
+        .filter(Column::RecheckAt.lte(crate::db::now_millis(now)))
+        .filter(Column::FailureCode.is_in(ENDED_BY_PAYDESK))
+        .limit(limit)
+        .all(db)
+        .await
+}
+
+/// Takes an ended payment's one more lookup (due at `was`): whether this call took it.
+pub async fn take_look(db: &impl ConnectionTrait, id: &str, was: DateTime<Utc>) -> Result<bool, DbErr> {
+    let none: Option<DateTime<Utc>> = None;
+    let taken = Entity::update_many()
+        .col_expr(Column::RecheckAt, Expr::value(none))
+        .filter(Column::Id.eq(id))
+        .filter(Column::RecheckAt.eq(was))
+        .exec(db)
+        .await?;
+    Ok(taken.rows_affected == 1)
 }

@@ -6,9 +6,6 @@
 
 use super::*;
 
-/// The failure codes of payments paydesk ended itself while the customer might still pay.
-const ENDED_BY_PAYDESK: [&str; 2] = ["payment_expired", crate::external::acquirer::LEFT_THE_PAGE];
-
 /// A payment looked up again after paydesk ended it.
 #[derive(Debug)]
 pub struct Late {
@@ -23,7 +20,7 @@ pub struct Late {
 /// what it paid for if that can still be had. Anything else is left as it is.
 pub async fn late_success(state: &AppState, payment: payments::Model, now: DateTime<Utc>) -> Result<Late, AppError> {
     let ended_here = payment.status == PaymentStatus::Failed
-        && payment.failure_code.as_deref().is_some_and(|code| ENDED_BY_PAYDESK.contains(&code));
+        && payment.failure_code.as_deref().is_some_and(|code| db::payments::ENDED_BY_PAYDESK.contains(&code));
     let unchanged = |payment| Ok(Late { payment, give_back: false });
     if !ended_here {
         return unchanged(payment);
