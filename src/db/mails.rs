@@ -307,7 +307,8 @@ pub async fn list(
 /// Deletes the mails to a shop's own users still queued from before `before`: an instance
 /// that sends no mail queues them all the same, and they are not news any more.
 pub async fn prune_stale_staff(db: &impl ConnectionTrait, before: DateTime<Utc>) -> Result<u64, DbErr> {
-    let staff = [MailKind::SecurityNotice, MailKind::AccountLocked, MailKind::DisputeOpened];
+    let staff =
+        [MailKind::SecurityNotice, MailKind::AccountLocked, MailKind::DisputeOpened, MailKind::RefundFailedLater];
     let deleted = mails::Entity::delete_many()
         .filter(mails::Column::Kind.is_in(staff))
         .filter(mails::Column::Status.eq(MailStatus::Queued))

@@ -21,6 +21,8 @@ words! {
         SecurityNotice = "security_notice", AccountLocked = "account_locked",
         // To the shop's owners: a cardholder disputed a payment.
         DisputeOpened = "dispute_opened",
+        // To the shop's owners: a refund failed after the processor had accepted it.
+        RefundFailedLater = "refund_failed_later",
     }
 }
 
@@ -34,7 +36,10 @@ words! {
 impl MailKind {
     /// Whether mails of this kind go to the shop's own users rather than its customers.
     pub fn to_staff(self) -> bool {
-        matches!(self, MailKind::SecurityNotice | MailKind::AccountLocked | MailKind::DisputeOpened)
+        matches!(
+            self,
+            MailKind::SecurityNotice | MailKind::AccountLocked | MailKind::DisputeOpened | MailKind::RefundFailedLater
+        )
     }
 
     /// The kinds a merchant turns on or off, in the order the dashboard lists them.

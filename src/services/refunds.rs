@@ -191,6 +191,10 @@ pub async fn failed_later(
     if let Some(failed) = db::find_public::<refunds::Entity>(&txn, &refund.id).await? {
         events::record(&txn, &state.config, vec![events::refund(EventType::RefundFailed, &failed)]).await?;
     }
+    if state.config.smtp.is_some() {
+        let kind = crate::domain::mail::MailKind::RefundFailedLater;
+        db::mails::to_owners(&txn, refund.shop_id, kind, &refund.id, None, Utc::now()).await?;
+    }
     txn.commit().await?;
     tracing::warn!(refund = %refund.id, "a refund failed after the processor accepted it");
     Ok(())

@@ -156,3 +156,37 @@ db_tests! {
         assert_eq!(paydesk::services::notifications::recheck_ended(&app.state, later).await.unwrap(), 0);
     }
 }
+
+backend_tests! {
+    async fn the_owners_are_mailed_once_of_a_refund_that_failed_after_it_was_accepted(backend) {
+        use crate::doubles::smtp::Smtp;
+        use crate::doubles::stripe::{SECRET, StripeDouble, WEBHOOK_SECRET};
+        use crate::mails::{address, flush};
+        let server = Smtp::shared().await;
+        let stripe = StripeDouble::start().await;
+        let args = paydesk::config::ConfigArgs {
+            stripe_api_url: Some(stripe.url.clone()),
+            processor_timeout_seconds: Some("2".into()),
+            smtp_url: Some(server.url()),
+            ..Default::default()
+        };
+        let app = TestApp::spawn_with(backend, args).await;
+        let ann = address("ann");
+        let owner = crate::dashboard::sign_up(&app, "Books", &ann).await;
+        let shop = crate::dashboard::api_shop(&owner).await;
+        let body = json!({"kind": "stripe", "card_entry": "paydesk_page", "test": {"secret_key": SECRET, "webhook_secret": WEBHOOK_SECRET}});
+        assert_eq!(app.put(&shop, "/shop/processor", &body).await.0, StatusCode::OK);
+        let (payment, _) = pay_one(&app, &shop, &stripe).await;
+        let (_, refund) = app.post(&shop, &format!("/payments/{payment}/refund"), &json!({"amount": 400})).await;
+        assert_eq!(refund["status"], "succeeded", "{refund}");
+        let failed = stripe.fail_refund(&stripe.refunds().last().unwrap().id.clone());
+        notify(&app, &shop, &stripe, "refund.updated", failed, 3).await;
+        flush(&app).await;
+        server.wait_for(&ann, 3).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        flush(&app).await;
+        let mails: Vec<_> = server.received(&ann).into_iter().filter(|m| m.subject.contains("refund of")).collect();
+        assert_eq!(mails.len(), 1, "{:?}", server.received(&ann).iter().map(|m| m.subject.clone()).collect::<Vec<_>>());
+        assert!(mails[0].subject.contains("€4.00") && mails[0].text.contains(&format!("/dashboard/payments/{payment}")), "{}", mails[0].text);
+    }
+}

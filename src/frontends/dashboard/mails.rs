@@ -41,6 +41,7 @@ pub fn kind_label(kind: MailKind) -> &'static str {
         MailKind::SecurityNotice => k("Security notice to the shop's owners"),
         MailKind::AccountLocked => k("Account locked, with the link that opens it"),
         MailKind::DisputeOpened => k("A payment disputed, to the shop's owners"),
+        MailKind::RefundFailedLater => k("A refund failed after it was accepted, to the shop's owners"),
     }
 }
 

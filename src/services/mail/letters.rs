@@ -93,7 +93,9 @@ pub async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<Rend
         MailKind::Receipt => receipt(state, &shop, tz, mail).await?,
         MailKind::RefundReceipt => refund(state, &shop, tz, mail).await?,
         MailKind::PortalLink | MailKind::AccountLocked => Err("a mail written when it was queued".to_string()),
-        MailKind::SecurityNotice | MailKind::DisputeOpened => Err("a mail to the shop's users".to_string()),
+        MailKind::SecurityNotice | MailKind::DisputeOpened | MailKind::RefundFailedLater => {
+            Err("a mail to the shop's users".to_string())
+        }
         _ => subscription(state, &shop, tz, mail).await?,
     };
     let (mut letter, customer) = match outcome {
@@ -416,7 +418,9 @@ pub fn preview(shop: &shops::Model, kind: MailKind, language: Language, test: bo
         MailKind::CardExpiring => (t.card_subject, t.card_heading, t.card_body),
         MailKind::CancellationConfirmed => (t.ending_subject, t.ending_heading, t.ending_body),
         MailKind::PortalLink => (t.link_subject, t.link_heading, t.link_body),
-        MailKind::SecurityNotice | MailKind::AccountLocked | MailKind::DisputeOpened => return None,
+        MailKind::SecurityNotice | MailKind::AccountLocked | MailKind::DisputeOpened | MailKind::RefundFailedLater => {
+            return None;
+        }
     };
     let mut letter = Letter::new(t, shop, test, fill(subject, &values), heading);
     letter.paragraphs.push(fill(body, &values));

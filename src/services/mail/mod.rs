@@ -162,6 +162,7 @@ async fn render(state: &AppState, mail: &mails::Model) -> Result<Result<db::mail
     match mail.kind {
         rules::MailKind::SecurityNotice => staff::notice(state, mail).await,
         rules::MailKind::DisputeOpened => staff::dispute(state, mail).await,
+        rules::MailKind::RefundFailedLater => staff::refund_failed(state, mail).await,
         _ => letters::render(state, mail).await,
     }
 }

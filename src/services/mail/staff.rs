@@ -1,5 +1,6 @@
 //! Mails to the shop's own users, in the language each reads the dashboard in: a security
-//! notice of a change to the shop's access or money, and a new dispute, to every owner; and
+//! notice of a change to the shop's access or money, a new dispute and a refund that failed
+//! after it was accepted, to every owner; and
 //! the link that opens an account wrong passwords locked, to its user. They come from the instance's address and
 //! cannot be turned off.
 
@@ -49,6 +50,11 @@ struct StaffTexts {
     payment: &'static str,
     reason: &'static str,
     due: &'static str,
+    refund_subject: &'static str,
+    refund_heading: &'static str,
+    refund_body: &'static str,
+    refund_action: &'static str,
+    refund_after: &'static str,
 }
 
 const EN: StaffTexts = StaffTexts {
@@ -98,6 +104,11 @@ const EN: StaffTexts = StaffTexts {
     payment: "Payment",
     reason: "Reason",
     due: "Answer by",
+    refund_subject: "{shop}: a refund of {amount} failed",
+    refund_heading: "A refund failed after it was accepted",
+    refund_body: "The payment processor accepted a refund of {amount} and then could not make it: the customer did not get the money back.",
+    refund_action: "Open the payment",
+    refund_after: "The amount can be refunded again from the payment's page, or given back another way. Tell the customer.",
 };
 
 const RU: StaffTexts = StaffTexts {
@@ -147,6 +158,11 @@ const RU: StaffTexts = StaffTexts {
     payment: "Платёж",
     reason: "Причина",
     due: "Ответить до",
+    refund_subject: "{shop}: возврат {amount} не прошёл",
+    refund_heading: "Возврат не прошёл после того, как его приняли",
+    refund_body: "Процессинг принял возврат {amount}, но потом не смог его провести: клиент деньги не получил.",
+    refund_action: "Открыть платёж",
+    refund_after: "Сумму можно вернуть снова со страницы платежа или вернуть деньги другим способом. Сообщите клиенту.",
 };
 
 fn texts(language: DashboardLanguage) -> &'static StaffTexts {
@@ -322,6 +338,47 @@ pub async fn dispute(state: &AppState, mail: &mails::Model) -> Result<Result<Ren
     if d.subscription_id.is_some() && shop.dispute_cancels {
         letter.after.push(t.dispute_canceled.to_string());
     }
+    let (html_body, text_body) = letter.render()?;
+    Ok(Ok(Rendered {
+        customer_id: None,
+        message_id: Some(crate::domain::mail::message_id(&mail.id, &state.config.mail_from)),
+        to_address: to,
+        language: letter.lang.to_string(),
+        subject: letter.subject,
+        text_body,
+        html_body,
+    }))
+}
+
+/// Renders the mail that tells an owner a refund failed after the processor accepted it, in
+/// their language; `Ok(Err(why))` when there is nothing to send any more.
+pub async fn refund_failed(state: &AppState, mail: &mails::Model) -> Result<Result<Rendered, String>, AppError> {
+    use crate::db::entities::refunds;
+    let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+    let Some(refund) = db::find::<refunds::Entity>(&state.db, shop.id, &mail.object_id).await? else {
+        return Ok(Err("the refund is gone".into()));
+    };
+    let to = mail.to_address.clone().unwrap_or_default();
+    let language = match db::users::by_email(&state.db, &to).await? {
+        Some(user) if user.shop_id == shop.id => user.language,
+        _ => return Ok(Err("the owner is no longer a user of the shop".into())),
+    };
+    let t = texts(language);
+    let locale = match language {
+        DashboardLanguage::Ru => crate::domain::vocab::Language::Ru,
+        DashboardLanguage::En => crate::domain::vocab::Language::En,
+    };
+    let amount = crate::web::locale::money(refund.amount, refund.currency, locale);
+    let values = [("shop", shop.name.as_str()), ("amount", amount.as_str())];
+    let mut letter = letter(t, &shop, fill(t.refund_subject, &values), t.refund_heading.to_string());
+    letter.paragraphs.push(fill(t.refund_body, &values));
+    letter.facts.push((t.payment.to_string(), refund.payment_id.clone()));
+    if let Some(why) = &refund.failure_message {
+        letter.facts.push((t.reason.to_string(), why.clone()));
+    }
+    let url = format!("{}/dashboard/payments/{}", state.config.base_url, refund.payment_id);
+    letter.action = Some((t.refund_action.to_string(), url));
+    letter.after.push(t.refund_after.to_string());
     let (html_body, text_body) = letter.render()?;
     Ok(Ok(Rendered {
         customer_id: None,

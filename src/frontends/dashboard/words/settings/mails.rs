@@ -60,5 +60,9 @@ pub const RU: &[(&str, &str)] = &[
     ("Subscribers no longer pause on their page.", "Подписчики больше не приостанавливают подписку на своей странице."),
     ("Security notice to the shop's owners", "Уведомление о безопасности владельцам магазина"),
     ("A payment disputed, to the shop's owners", "Оспоренный платёж, владельцам магазина"),
+    (
+        "A refund failed after it was accepted, to the shop's owners",
+        "Возврат не прошёл после того, как его приняли, владельцам магазина",
+    ),
     ("Account locked, with the link that opens it", "Учётная запись заблокирована, со ссылкой для разблокировки"),
 ];
