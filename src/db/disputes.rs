@@ -76,11 +76,6 @@ pub async fn find_by_reference(
     Entity::find().filter(Column::ShopId.eq(shop_id)).filter(Column::Reference.eq(reference)).one(db).await
 }
 
-/// The disputes of a payment, oldest first.
-pub async fn of_payment(db: &impl ConnectionTrait, payment_id: &str) -> Result<Vec<Model>, DbErr> {
-    Entity::find().filter(Column::PaymentId.eq(payment_id)).order_by_asc(Column::Seq).all(db).await
-}
-
 /// A dispute's history, oldest first.
 pub async fn history(db: &impl ConnectionTrait, dispute_id: &str) -> Result<Vec<history::Model>, DbErr> {
     history::Entity::find()

@@ -48,6 +48,14 @@ pub fn hash_token(token: &str) -> String {
     Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// An id with the given prefix derived from `seed` (the first 8 bytes of its SHA-256, as
+/// lowercase hex): the same seed always names the same thing, so what it names is made once.
+pub fn derived_id(prefix: &str, seed: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let hex: String = Sha256::digest(seed.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}{hex}")
+}
+
 /// `bytes` random bytes from the operating system's generator, as lowercase hex.
 pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];

@@ -42,21 +42,21 @@ pub async fn report(
     seen: &Seen,
     now: DateTime<Utc>,
 ) -> Result<disputes::Model, AppError> {
+    // Read before the transactions, whose first statement writes (SQLite takes its write lock
+    // at once then, instead of failing to upgrade a read).
+    let shop = db::shops::find(&state.db, payment.shop_id).await?;
+    let acquirer = crate::services::processors::usable(state, payment.shop_id, payment.test).await?;
+    let here = acquirer.as_ref().is_some_and(|acquirer| acquirer.answers_disputes());
+    // The simulated card network acts on a dispute it opened next at its due date.
+    let simulated = acquirer.is_some_and(|acquirer| acquirer.is_simulated());
+    let network_at = seen.evidence_due_by.filter(|_| simulated && !seen.status.is_closed());
     for _ in 0..RETRIES {
-        // Read before the transaction, whose first statement writes (SQLite takes its write
-        // lock at once then, instead of failing to upgrade a read).
         let found = db::disputes::find_by_reference(&state.db, payment.shop_id, &seen.reference).await?;
         if let Some(dispute) = &found
             && rules::advance(Some(dispute.current()), seen).is_empty()
         {
             return Ok(dispute.clone());
         }
-        let network_at = match found {
-            None => simulated_network_at(state, payment, seen).await?,
-            Some(_) => None,
-        };
-        let shop = db::shops::find(&state.db, payment.shop_id).await?;
-        let here = answered_here(state, payment.shop_id, payment.test).await;
         let txn = state.db.begin().await?;
         let (dispute, change, opened) = match found {
             Some(dispute) => {
@@ -97,17 +97,6 @@ pub async fn report(
         return Ok(stored);
     }
     Err(AppError::Conflict("The dispute kept changing while it was being updated: try again".into()))
-}
-
-/// Where the simulated card network acts on a dispute it opened next: at its due date.
-async fn simulated_network_at(
-    state: &AppState,
-    payment: &payments::Model,
-    seen: &Seen,
-) -> Result<Option<DateTime<Utc>>, AppError> {
-    let acquirer = crate::services::processors::usable(state, payment.shop_id, payment.test).await?;
-    let simulated = acquirer.is_some_and(|acquirer| acquirer.is_simulated());
-    Ok(seen.evidence_due_by.filter(|_| simulated && !seen.status.is_closed()))
 }
 
 /// Records an event about a dispute, with its history, in the caller's transaction.
@@ -218,10 +207,7 @@ fn still_actionable(payment: &payments::Model) -> bool {
 
 /// The one refund id an early fraud warning's refund of a payment has.
 fn fraud_refund_id(payment_id: &str) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(format!("early_fraud_warning:{payment_id}"));
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{}{hex}", crate::domain::ids::REFUND)
+    crate::domain::ids::derived_id(crate::domain::ids::REFUND, &format!("early_fraud_warning:{payment_id}"))
 }
 
 /// Sends the merchant's evidence of a dispute (staged, or submitted with `submit`) to its
@@ -320,11 +306,11 @@ async fn follow(
 
 /// The processor key of an answer: the same evidence sent again goes under the same key.
 fn answer_key(dispute: &disputes::Model, evidence: &rules::Evidence, submit: bool) -> String {
-    use sha2::Digest;
     let text = serde_json::to_string(evidence).unwrap_or_default();
-    let digest = sha2::Sha256::digest(format!("{}:{submit}:{text}", dispute.submission_count));
-    let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-    format!("{}:answer:{hex}", dispute.id)
+    crate::domain::ids::derived_id(
+        &format!("{}:answer:", dispute.id),
+        &format!("{}:{submit}:{text}", dispute.submission_count),
+    )
 }
 
 /// The time of a dispute: its subscription's test clock's, else `now`.

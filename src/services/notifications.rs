@@ -539,10 +539,7 @@ pub async fn give_back_late(
 
 /// The one refund id a late payment's refund has.
 fn late_refund_id(payment_id: &str) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(format!("late:{payment_id}"));
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{}{hex}", crate::domain::ids::REFUND)
+    crate::domain::ids::derived_id(crate::domain::ids::REFUND, &format!("late:{payment_id}"))
 }
 
 /// The payment a bePaid transaction `uid` belongs to, asked of the gateway: its tracking id

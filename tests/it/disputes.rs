@@ -34,7 +34,7 @@ async fn paid_with(app: &TestApp, shop: &Shop, number: &str) -> String {
 }
 
 /// The payment's only dispute.
-async fn dispute_of(app: &TestApp, shop: &Shop, payment: &str) -> Value {
+pub async fn dispute_of(app: &TestApp, shop: &Shop, payment: &str) -> Value {
     let (status, list) = app.get(shop, &format!("/disputes?payment={payment}")).await;
     assert_eq!(status, StatusCode::OK, "{list}");
     let [dispute] = list.as_array().unwrap().clone().try_into().unwrap();

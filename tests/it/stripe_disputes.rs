@@ -9,6 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::bepaid_pay::{events_of, new_product, payment_of};
+use crate::disputes::dispute_of;
 use crate::doubles::stripe::{Fault, StripeDouble, WEBHOOK_SECRET};
 use crate::helpers::*;
 use crate::stripe_pay::stripe_shop;
@@ -34,12 +35,6 @@ pub async fn notify(app: &TestApp, shop: &Shop, stripe: &StripeDouble, kind: &st
     if sent.contains(&503) {
         assert_eq!(stripe.send(&url, &event, WEBHOOK_SECRET, now).await, 200);
     }
-}
-
-async fn dispute_of(app: &TestApp, shop: &Shop, payment: &str) -> Value {
-    let (_, list) = app.get(shop, &format!("/disputes?payment_id={payment}")).await;
-    let [dispute] = list.as_array().unwrap().clone().try_into().unwrap_or_else(|l| panic!("one dispute: {l:?}"));
-    dispute
 }
 
 backend_tests! {

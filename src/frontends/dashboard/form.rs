@@ -12,7 +12,6 @@ use crate::domain::currency::{self, Currency};
 use crate::domain::errors::humanize;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
-use sha2::{Digest, Sha256};
 
 /// A posted `application/x-www-form-urlencoded` body.
 #[derive(Debug, Default, Clone)]
@@ -272,7 +271,5 @@ pub fn new_once() -> String {
 /// thing; `None` when `once` is not one of [`new_once`]'s.
 pub fn once_id(prefix: &str, shop_id: i64, object_id: &str, once: Option<&str>) -> Option<String> {
     let once = once.filter(|once| once.len() == 32 && once.bytes().all(|b| b.is_ascii_hexdigit()))?;
-    let digest = Sha256::digest(format!("{shop_id}:{object_id}:{once}").as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    Some(format!("{prefix}{hex}"))
+    Some(crate::domain::ids::derived_id(prefix, &format!("{shop_id}:{object_id}:{once}")))
 }

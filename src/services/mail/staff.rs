@@ -213,17 +213,52 @@ pub fn account_locked(
     letter
 }
 
+/// The shop a staff mail is from, and the owner it goes to with the language they read;
+/// `Err(why)` when the owner is no longer a user of the shop.
+async fn owner(
+    state: &AppState,
+    mail: &mails::Model,
+) -> Result<Result<(std::sync::Arc<shops::Model>, String, DashboardLanguage), String>, AppError> {
+    let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
+    let to = mail.to_address.clone().unwrap_or_default();
+    match db::users::by_email(&state.db, &to).await? {
+        Some(user) if user.shop_id == shop.id => Ok(Ok((shop, to, user.language))),
+        _ => Ok(Err("the owner is no longer a user of the shop".into())),
+    }
+}
+
+/// A staff mail's letter, written to `to` from the instance's address.
+fn written(state: &AppState, mail: &mails::Model, to: String, letter: Letter) -> Result<Rendered, AppError> {
+    let (html_body, text_body) = letter.render()?;
+    Ok(Rendered {
+        customer_id: None,
+        message_id: Some(crate::domain::mail::message_id(&mail.id, &state.config.mail_from)),
+        to_address: to,
+        language: letter.lang.to_string(),
+        subject: letter.subject,
+        text_body,
+        html_body,
+    })
+}
+
+/// Money as an owner reading `language` writes it.
+fn money(amount: i64, currency: crate::domain::currency::Currency, language: DashboardLanguage) -> String {
+    let locale = match language {
+        DashboardLanguage::Ru => crate::domain::vocab::Language::Ru,
+        DashboardLanguage::En => crate::domain::vocab::Language::En,
+    };
+    crate::web::locale::money(amount, currency, locale)
+}
+
 /// Renders a security notice queued for one owner: what its audit record tells, in the
 /// owner's language; `Ok(Err(why))` when there is nothing to send any more.
 pub async fn notice(state: &AppState, mail: &mails::Model) -> Result<Result<Rendered, String>, AppError> {
-    let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
     let Some(record) = db::audit::find(&state.db, mail.shop_id, &mail.object_id).await? else {
         return Ok(Err("the audit record is gone".into()));
     };
-    let to = mail.to_address.clone().unwrap_or_default();
-    let language = match db::users::by_email(&state.db, &to).await? {
-        Some(user) if user.shop_id == shop.id => user.language,
-        _ => return Ok(Err("the owner is no longer a user of the shop".into())),
+    let (shop, to, language) = match owner(state, mail).await? {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
     };
     // A user is named by their address, which the owner knows them by (a removed user's is
     // in the record, and in the one of their invitation).
@@ -246,16 +281,7 @@ pub async fn notice(state: &AppState, mail: &mails::Model) -> Result<Result<Rend
     if let Some(object) = object {
         letter.facts.insert(1, (texts(language).what.to_string(), object));
     }
-    let (html_body, text_body) = letter.render()?;
-    Ok(Ok(Rendered {
-        customer_id: None,
-        message_id: Some(crate::domain::mail::message_id(&mail.id, &state.config.mail_from)),
-        to_address: to,
-        language: letter.lang.to_string(),
-        subject: letter.subject,
-        text_body,
-        html_body,
-    }))
+    Ok(Ok(written(state, mail, to, letter)?))
 }
 
 fn notice_letter(t: &StaffTexts, shop: &shops::Model, record: &Record, base_url: &str) -> Letter {
@@ -306,21 +332,15 @@ fn shown(value: &Value) -> String {
 /// when there is nothing to send any more.
 pub async fn dispute(state: &AppState, mail: &mails::Model) -> Result<Result<Rendered, String>, AppError> {
     use crate::db::entities::{disputes, payments};
-    let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
-    let Some(d) = db::find::<disputes::Entity>(&state.db, shop.id, &mail.object_id).await? else {
+    let Some(d) = db::find::<disputes::Entity>(&state.db, mail.shop_id, &mail.object_id).await? else {
         return Ok(Err("the dispute is gone".into()));
     };
-    let to = mail.to_address.clone().unwrap_or_default();
-    let language = match db::users::by_email(&state.db, &to).await? {
-        Some(user) if user.shop_id == shop.id => user.language,
-        _ => return Ok(Err("the owner is no longer a user of the shop".into())),
+    let (shop, to, language) = match owner(state, mail).await? {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
     };
     let t = texts(language);
-    let locale = match language {
-        DashboardLanguage::Ru => crate::domain::vocab::Language::Ru,
-        DashboardLanguage::En => crate::domain::vocab::Language::En,
-    };
-    let amount = crate::web::locale::money(d.amount, d.currency, locale);
+    let amount = money(d.amount, d.currency, language);
     let values = [("shop", shop.name.as_str()), ("amount", amount.as_str())];
     let mut letter = letter(t, &shop, fill(t.dispute_subject, &values), t.dispute_heading.to_string());
     letter.paragraphs.push(fill(t.dispute_body, &values));
@@ -338,37 +358,22 @@ pub async fn dispute(state: &AppState, mail: &mails::Model) -> Result<Result<Ren
     if d.subscription_id.is_some() && shop.dispute_cancels {
         letter.after.push(t.dispute_canceled.to_string());
     }
-    let (html_body, text_body) = letter.render()?;
-    Ok(Ok(Rendered {
-        customer_id: None,
-        message_id: Some(crate::domain::mail::message_id(&mail.id, &state.config.mail_from)),
-        to_address: to,
-        language: letter.lang.to_string(),
-        subject: letter.subject,
-        text_body,
-        html_body,
-    }))
+    Ok(Ok(written(state, mail, to, letter)?))
 }
 
 /// Renders the mail that tells an owner a refund failed after the processor accepted it, in
 /// their language; `Ok(Err(why))` when there is nothing to send any more.
 pub async fn refund_failed(state: &AppState, mail: &mails::Model) -> Result<Result<Rendered, String>, AppError> {
     use crate::db::entities::refunds;
-    let shop = crate::services::shops::find(state, mail.shop_id).await?.ok_or(AppError::NotFound("Shop"))?;
-    let Some(refund) = db::find::<refunds::Entity>(&state.db, shop.id, &mail.object_id).await? else {
+    let Some(refund) = db::find::<refunds::Entity>(&state.db, mail.shop_id, &mail.object_id).await? else {
         return Ok(Err("the refund is gone".into()));
     };
-    let to = mail.to_address.clone().unwrap_or_default();
-    let language = match db::users::by_email(&state.db, &to).await? {
-        Some(user) if user.shop_id == shop.id => user.language,
-        _ => return Ok(Err("the owner is no longer a user of the shop".into())),
+    let (shop, to, language) = match owner(state, mail).await? {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
     };
     let t = texts(language);
-    let locale = match language {
-        DashboardLanguage::Ru => crate::domain::vocab::Language::Ru,
-        DashboardLanguage::En => crate::domain::vocab::Language::En,
-    };
-    let amount = crate::web::locale::money(refund.amount, refund.currency, locale);
+    let amount = money(refund.amount, refund.currency, language);
     let values = [("shop", shop.name.as_str()), ("amount", amount.as_str())];
     let mut letter = letter(t, &shop, fill(t.refund_subject, &values), t.refund_heading.to_string());
     letter.paragraphs.push(fill(t.refund_body, &values));
@@ -379,14 +384,5 @@ pub async fn refund_failed(state: &AppState, mail: &mails::Model) -> Result<Resu
     let url = format!("{}/dashboard/payments/{}", state.config.base_url, refund.payment_id);
     letter.action = Some((t.refund_action.to_string(), url));
     letter.after.push(t.refund_after.to_string());
-    let (html_body, text_body) = letter.render()?;
-    Ok(Ok(Rendered {
-        customer_id: None,
-        message_id: Some(crate::domain::mail::message_id(&mail.id, &state.config.mail_from)),
-        to_address: to,
-        language: letter.lang.to_string(),
-        subject: letter.subject,
-        text_body,
-        html_body,
-    }))
+    Ok(Ok(written(state, mail, to, letter)?))
 }
