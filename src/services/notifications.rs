@@ -368,8 +368,12 @@ async fn act(
             let found = match (found, parent) {
                 (Some(payment), _) => Some(payment),
                 // Not a payment paydesk knows by that uid (a child of it, say): the gateway
-                // is asked which payment of paydesk's it belongs to.
-                (None, Some(uid)) => chargeback_parent(state, shop_id, test, &uid).await?,
+                // is asked which payment of paydesk's it belongs to. A gateway that cannot
+                // answer now is asked again when bePaid sends the notification again.
+                (None, Some(uid)) => match chargeback_parent(state, shop_id, test, &uid).await? {
+                    Ok(found) => found,
+                    Err(()) => return Ok(Received::Later),
+                },
                 (None, None) => None,
             };
             let Some(payment) = found else { return Ok(Received::Taken) };
@@ -543,21 +547,22 @@ fn late_refund_id(payment_id: &str) -> String {
 }
 
 /// The payment a bePaid transaction `uid` belongs to, asked of the gateway: its tracking id
-/// is paydesk's reference.
+/// is paydesk's reference. `Err(())` when the gateway could not answer.
 async fn chargeback_parent(
     state: &AppState,
     shop_id: i64,
     test: bool,
     uid: &str,
-) -> Result<Option<payments::Model>, AppError> {
+) -> Result<Result<Option<payments::Model>, ()>, AppError> {
     use crate::external::acquirer::bepaid::gateway::Gateway;
-    let Some(row) = db::processors::find(&state.db, shop_id).await? else { return Ok(None) };
+    let Some(row) = db::processors::find(&state.db, shop_id).await? else { return Ok(Ok(None)) };
     let mode = if test { Mode::Test } else { Mode::Live };
-    let Some(account) = crate::services::processors::account(state, &row, mode)? else { return Ok(None) };
+    let Some(account) = crate::services::processors::account(state, &row, mode)? else { return Ok(Ok(None)) };
     let gateway = Gateway { outbound: &state.outbound, account: &account, timeout: state.config.processor_timeout };
-    let Some(tracking) = gateway.transaction(uid).await.and_then(|t| t.tracking_id) else { return Ok(None) };
+    let Ok(transaction) = gateway.transaction(uid).await else { return Ok(Err(())) };
+    let Some(tracking) = transaction.and_then(|t| t.tracking_id) else { return Ok(Ok(None)) };
     let found = db::payments::find_by_tracking(&state.db, shop_id, &tracking).await?;
-    Ok(found.filter(|p| p.test == test))
+    Ok(Ok(found.filter(|p| p.test == test)))
 }
 
 /// Looks each payment paydesk ended at the hour (or when its customer left the processor's

@@ -284,6 +284,14 @@ db_tests! {
                 .unwrap();
         }
         let uid = gateway.chargeback(&charge, 400);
+        // While the gateway cannot be asked, the notification is not taken: bePaid sends it again.
+        let away = json!({"gateway_url": "http://127.0.0.1:9"});
+        assert_eq!(app.put(&shop, "/shop/processor", &away).await.0, StatusCode::OK);
+        assert_eq!(gateway.notify(&uid, false).await, 503);
+        let (_, none) = app.get(&shop, &format!("/disputes?payment={other}")).await;
+        assert_eq!(none, json!([]), "nothing guessed");
+        let back = json!({"gateway_url": gateway.url});
+        assert_eq!(app.put(&shop, "/shop/processor", &back).await.0, StatusCode::OK);
         assert_eq!(gateway.notify(&uid, false).await, 200);
         let partial = dispute_of(&app, &shop, &other).await;
         assert_eq!((partial["amount"].clone(), partial["status"].clone()), (json!(400), json!("lost")));

@@ -110,15 +110,20 @@ impl Gateway<'_> {
     /// The card a transaction was made with (a Checkout query names the transaction, not
     /// its card); `None` when the gateway does not answer it.
     pub async fn card_of(&self, uid: &str) -> Option<Card> {
-        self.transaction(uid).await?.credit_card
+        self.transaction(uid).await.ok()??.credit_card
     }
 
-    /// The transaction `uid` as the gateway has it; `None` when it does not answer it.
-    pub async fn transaction(&self, uid: &str) -> Option<super::wire::Transaction> {
+    /// The transaction `uid` as the gateway has it: `Ok(None)` when the gateway says it has
+    /// none (404), `Err` when it could not be asked or its answer not read.
+    pub async fn transaction(&self, uid: &str) -> Result<Option<super::wire::Transaction>, ()> {
         let url = format!("{}/transactions/{}", self.account.gateway_url, encode(uid));
-        let reply = self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await.ok()?;
-        let answer = serde_json::from_slice::<super::wire::Answer>(&reply.body).ok()?;
-        answer.into_transactions().pop()
+        let reply =
+            self.outbound.call(Method::GET, &url, &self.headers(None), None, self.timeout).await.map_err(|_| ())?;
+        if reply.status == 404 {
+            return Ok(None);
+        }
+        let answer = serde_json::from_slice::<super::wire::Answer>(&reply.body).map_err(|_| ())?;
+        Ok(answer.into_transactions().pop())
     }
 
     /// Opens a Checkout token: the processor's own page takes the card. Answers the token and
