@@ -38,6 +38,7 @@ mod m20261128_000032_sessions;
 mod m20261128_000033_audit;
 mod m20261128_000034_lockout;
 mod m20261128_000035_disputes;
+mod m20261128_000036_jobs;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -81,6 +82,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000033_audit::Migration),
             Box::new(m20261128_000034_lockout::Migration),
             Box::new(m20261128_000035_disputes::Migration),
+            Box::new(m20261128_000036_jobs::Migration),
         ]
     }
 }

@@ -1,6 +1,7 @@
 //! The `paydesk` command: serve, migrate, create a shop or a dashboard user. It lives in the
 //! library, so the binary compiles nothing of its own.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::app;
@@ -23,8 +24,33 @@ struct Cli {
 enum Command {
     /// Apply pending migrations, then serve HTTP (the default).
     Serve,
-    /// Apply pending migrations and exit.
-    Migrate,
+    /// Apply pending migrations and exit (an SQLite database gets a snapshot first).
+    Migrate {
+        /// Change nothing: list the pending migrations and print the SQL each runs, rehearsed
+        /// on this database in a transaction that is rolled back.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Take a snapshot of the database while it serves: a checked copy, its manifest and the
+    /// key its secrets open with; prints where it went as JSON.
+    Backup {
+        /// The folder of snapshots (default PAYDESK_BACKUP_DIR).
+        #[arg(long)]
+        to: Option<PathBuf>,
+        /// Write the key file here rather than inside the snapshot (default
+        /// PAYDESK_BACKUP_KEY_DIR).
+        #[arg(long)]
+        key_to: Option<PathBuf>,
+    },
+    /// Restore a snapshot to the database of DATABASE_URL, which must not be in use: the
+    /// snapshot and its key are checked first, and a database it replaces is set aside.
+    Restore {
+        /// The snapshot's folder (`paydesk-20261128T170000Z`).
+        snapshot: PathBuf,
+        /// The snapshot's key file, when it was kept apart.
+        #[arg(long)]
+        key: Option<PathBuf>,
+    },
     /// Manage shops.
     Shop {
         #[command(subcommand)]
@@ -101,7 +127,10 @@ pub async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    crate::external::telemetry::init_logs(config.log_format);
+    match &cli.command {
+        Some(Command::Migrate { dry_run: true }) => crate::external::telemetry::capture_statements(),
+        _ => crate::external::telemetry::init_logs(config.log_format),
+    }
     match run(cli.command.unwrap_or(Command::Serve), config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -114,9 +143,27 @@ pub async fn main() -> ExitCode {
 async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error::Error>> {
     match command {
         Command::Serve => app::serve(config).await,
-        Command::Migrate => {
-            app::open_database(&config).await?;
-            tracing::info!("migrations applied");
+        Command::Migrate { dry_run: false } => {
+            let applied = app::migrate(&config).await?;
+            tracing::info!(count = applied.len(), "migrations applied");
+            Ok(())
+        }
+        Command::Migrate { dry_run: true } => {
+            let db = crate::db::connect_logged(&config.database_url).await?;
+            let lock = crate::db::migration_lock(&db).await?;
+            if let Some(line) = crate::db::schema::standing(&db).await?.newer() {
+                return Err(line.into());
+            }
+            let (standing, rehearsed) =
+                crate::db::schema::rehearse(&db, crate::external::telemetry::take_statements).await?;
+            drop(lock);
+            print!("{}", review(&standing, &rehearsed));
+            Ok(())
+        }
+        Command::Backup { to, key_to } => backup(&config, to, key_to).await,
+        Command::Restore { snapshot, key } => {
+            let restored = crate::services::backup::restore(&config, &snapshot, key.as_deref(), Utc::now()).await?;
+            println!("{restored}");
             Ok(())
         }
         Command::Shop { command: ShopCommand::Create { name, url } } => {
@@ -193,6 +240,72 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             Ok(())
         }
     }
+}
+
+/// `paydesk backup`: a manual snapshot, kept until the operator deletes it.
+async fn backup(
+    config: &Config,
+    to: Option<PathBuf>,
+    key_to: Option<PathBuf>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use crate::services::backup::{Options, take};
+    let Some(dir) = to.or_else(|| config.backups.dir.clone()) else {
+        return Err("say where the snapshot goes: --to DIR (or PAYDESK_BACKUP_DIR)".into());
+    };
+    if config.kek == crate::config::KekSource::Ephemeral {
+        return Err("an in-memory database has nothing to back up".into());
+    }
+    if let Some(file) = crate::config::sqlite_file(&config.database_url)
+        && !file.exists()
+    {
+        return Err(format!("there is no database at {}", file.display()).into());
+    }
+    let db = crate::db::connect(&config.database_url, 1).await?;
+    if let Some(line) = crate::db::schema::standing(&db).await?.newer() {
+        return Err(line.into());
+    }
+    let key = crate::external::vault::read_key(&config.kek)?;
+    let key_dir = key_to.or_else(|| config.backups.key_dir.clone());
+    let options = Options { dir, key_dir, reason: crate::domain::backup::Reason::Manual };
+    let taken = take(&db, &config.database_url, &key, &options, Utc::now()).await;
+    db.close().await.ok();
+    let taken = taken?;
+    let m = &taken.manifest;
+    let out = json!({
+        "snapshot": taken.path.display().to_string(),
+        "key": taken.key.display().to_string(),
+        "taken_at": m.taken_at,
+        "schema": m.schema,
+        "bytes": m.bytes,
+        "sha256": m.sha256,
+        "rows": m.tables.values().sum::<i64>(),
+        "tables": m.tables,
+    });
+    println!("{out}");
+    Ok(())
+}
+
+/// What `paydesk migrate --dry-run` prints: SQL, with what it is in comments.
+fn review(standing: &crate::domain::schema::Standing, rehearsed: &[crate::db::schema::Rehearsed]) -> String {
+    let at = standing.version.as_deref().unwrap_or("an empty database");
+    let mut out = format!("-- paydesk {}: the database is at {at}", env!("CARGO_PKG_VERSION"));
+    if rehearsed.is_empty() {
+        out.push_str("; no migration is pending.\n");
+        return out;
+    }
+    out.push_str(&format!(
+        "; {} migration(s) pending.\n-- Rehearsed on this database in a transaction that was rolled back: nothing \
+         was changed.\n",
+        rehearsed.len()
+    ));
+    for migration in rehearsed {
+        out.push_str(&format!("\n-- {} (ran in {} ms)\n", migration.name, migration.elapsed.as_millis()));
+        for statement in &migration.statements {
+            out.push_str(statement.trim_end_matches(';'));
+            out.push_str(";\n");
+        }
+    }
+    out
 }
 
 /// An entry of a shop's audit trail: `action` of the operator, by the command `command`.

@@ -151,13 +151,40 @@ async fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "public, max-age=3600")], body)
 }
 
-/// Opens the database and applies pending migrations (on PostgreSQL under an advisory lock:
-/// instances starting together migrate one after the other).
-pub async fn open_database(config: &Config) -> Result<DatabaseConnection, sea_orm::DbErr> {
-    db::migrate(&config.database_url).await?;
+/// Opens the database and applies pending migrations (see [`migrate`]).
+pub async fn open_database(config: &Config) -> Result<DatabaseConnection, Box<dyn std::error::Error>> {
+    migrate(config).await?;
     let db = db::connect(&config.database_url, config.db_connections).await?;
     db::optimize(&db).await?;
     Ok(db)
+}
+
+/// Applies pending migrations, each in its own transaction, and returns their names. A
+/// database a newer paydesk migrated is refused with one line; an SQLite database gets a
+/// snapshot first (`PAYDESK_BACKUP_DIR`). Over one connection of their own, because SQLite
+/// checks a schema change against the schema its connection last read (a trigger created on
+/// one connection right after another dropped it "already exists"); on PostgreSQL under the
+/// advisory lock of [`db::migration_lock`], so instances starting together migrate one after
+/// the other.
+pub async fn migrate(config: &Config) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let db = db::connect(&config.database_url, 1).await?;
+    let lock = db::migration_lock(&db).await?;
+    let standing = db::schema::standing(&db).await?;
+    if let Some(line) = standing.newer() {
+        return Err(line.into());
+    }
+    if standing.version.is_some() && !standing.pending.is_empty() {
+        crate::services::backup::before_migrating(&db, config, chrono::Utc::now())
+            .await
+            .map_err(|e| format!("the snapshot before migrating failed, so nothing was migrated: {e}"))?;
+    }
+    let applied = db::schema::apply_pending(&db).await?;
+    if let (Some(from), Some(to)) = (&standing.version, applied.last()) {
+        tracing::info!(from = %from, to = %to, count = applied.len(), "migrated the database");
+    }
+    drop(lock);
+    db.close().await?;
+    Ok(applied)
 }
 
 /// Migrates, then serves HTTP until Ctrl-C or SIGTERM.
@@ -206,6 +233,8 @@ impl Drop for AbortOnDrop {
 /// flight, the running billing batch and the delivery batch finish (each wait bounded by
 /// `PAYDESK_SHUTDOWN_SECONDS`), and returns.
 pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    // Held while serving: `paydesk restore` refuses a PostgreSQL schema that is served.
+    let _served = db::backup::hold_in_use(&state.db).await.map_err(std::io::Error::other)?;
     let deliveries = crate::services::webhooks::start(state.clone());
     let _stop_deliveries = AbortOnDrop(deliveries);
     let _stop_mails = state.mailer.is_some().then(|| AbortOnDrop(crate::services::mail::start(state.clone())));

@@ -1,9 +1,11 @@
 //! Configuration: read once at start from flags and environment variables, checked, then
 //! passed around inside `AppState`. A bad value stops start-up with one clear line.
 
+mod backups;
 mod proxies;
 mod smtp;
 
+pub use backups::*;
 pub use proxies::*;
 pub use smtp::*;
 
@@ -101,6 +103,19 @@ pub struct ConfigArgs {
     /// of the base URL).
     #[arg(long, env = "PAYDESK_MAIL_FROM", global = true)]
     pub mail_from: Option<String>,
+    /// Where snapshots of the database go (default: `FILE.backups` beside an SQLite
+    /// database; none on PostgreSQL). Best on another disk.
+    #[arg(long, env = "PAYDESK_BACKUP_DIR", global = true)]
+    pub backup_dir: Option<String>,
+    /// Where the snapshots' key files go, kept apart from them (default: inside each snapshot).
+    #[arg(long, env = "PAYDESK_BACKUP_KEY_DIR", global = true)]
+    pub backup_key_dir: Option<String>,
+    /// Hours between scheduled snapshots (default 24), or `off`.
+    #[arg(long, env = "PAYDESK_BACKUP_HOURS", global = true)]
+    pub backup_hours: Option<String>,
+    /// Scheduled and pre-migration snapshots kept, the newest (default 7).
+    #[arg(long, env = "PAYDESK_BACKUP_KEEP", global = true)]
+    pub backup_keep: Option<String>,
 }
 
 /// Checked configuration.
@@ -154,6 +169,8 @@ pub struct Config {
     pub smtp: Option<Smtp>,
     /// The sender of shops that name none.
     pub mail_from: String,
+    /// Snapshots of the database.
+    pub backups: Backups,
 }
 
 /// How log lines are written.
@@ -196,12 +213,13 @@ pub fn parse_kek(text: &str) -> Option<[u8; 32]> {
 
 /// Where the KEK of `database_url` comes from when none is given.
 fn default_kek(database_url: &str) -> Option<KekSource> {
-    let rest = database_url.strip_prefix("sqlite://").or_else(|| database_url.strip_prefix("sqlite:"))?;
-    let file = rest.split('?').next().unwrap_or("");
-    if file.is_empty() || file.contains(":memory:") || rest.contains("mode=memory") {
-        return Some(KekSource::Ephemeral);
+    if !database_url.starts_with("sqlite:") {
+        return None;
     }
-    Some(KekSource::File(std::path::PathBuf::from(format!("{file}.kek"))))
+    Some(match sqlite_file(database_url) {
+        Some(file) => KekSource::File(std::path::PathBuf::from(format!("{}.kek", file.display()))),
+        None => KekSource::Ephemeral,
+    })
 }
 
 /// The default database: a file in the working directory, created on first use.
@@ -344,7 +362,9 @@ impl Config {
             }
             Some(other) => return Err(bad("PAYDESK_MAIL_FROM", other, "is not an e-mail address")),
         };
+        let backups = Backups::from_args(args, &database_url)?;
         Ok(Config {
+            backups,
             smtp,
             mail_from,
             api_auth_failures,

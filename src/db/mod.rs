@@ -15,6 +15,7 @@ use sea_orm::{
 };
 
 pub mod audit;
+pub mod backup;
 pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;
@@ -22,6 +23,7 @@ pub mod disputes;
 pub mod entities;
 pub mod events;
 pub mod idempotency;
+pub mod jobs;
 pub mod mails;
 mod outbox;
 pub mod payments;
@@ -30,6 +32,7 @@ pub mod portal;
 pub mod processors;
 pub mod products;
 pub mod refunds;
+pub mod schema;
 pub mod sessions;
 pub mod shops;
 mod sqlite_lower;
@@ -41,25 +44,22 @@ pub mod two_step;
 pub mod users;
 pub mod webhooks;
 
-/// Applies pending migrations over a connection of their own, on PostgreSQL under the
-/// advisory lock of [`migration_lock`]. One connection, because SQLite checks a schema change
-/// against the schema its connection last read: a trigger created on one connection right
-/// after another connection dropped it "already exists".
-pub async fn migrate(url: &str) -> Result<(), DbErr> {
-    use migration::{Migrator, MigratorTrait};
-    let db = connect(url, 1).await?;
-    let lock = migration_lock(&db).await?;
-    Migrator::up(&db, None).await?;
-    drop(lock);
-    db.close().await
-}
-
 /// Opens the database at `url`: SQLite in WAL mode with foreign keys and a busy timeout,
 /// or PostgreSQL, with at most `connections` connections.
 ///
 /// Connections are not pinged on every checkout (sqlx's default, a round trip per query):
 /// only one idle for more than [`PING_AFTER_IDLE`] is checked before use.
 pub async fn connect(url: &str, connections: u32) -> Result<DatabaseConnection, DbErr> {
+    connect_with(url, connections, false).await
+}
+
+/// Like [`connect`], one connection whose statements the driver logs (at debug level) for
+/// `paydesk migrate --dry-run` to gather.
+pub async fn connect_logged(url: &str) -> Result<DatabaseConnection, DbErr> {
+    connect_with(url, 1, true).await
+}
+
+async fn connect_with(url: &str, connections: u32, logged: bool) -> Result<DatabaseConnection, DbErr> {
     let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
     if url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(url)
@@ -80,7 +80,11 @@ pub async fn connect(url: &str, connections: u32) -> Result<DatabaseConnection, 
             .map_err(fail)?;
         Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
     } else {
-        let options = PgConnectOptions::from_str(url).map_err(fail)?.disable_statement_logging();
+        // The driver logs each statement at debug level unless told not to.
+        let mut options = PgConnectOptions::from_str(url).map_err(fail)?;
+        if !logged {
+            options = options.disable_statement_logging();
+        }
         let pool = PgPoolOptions::new()
             .max_connections(connections)
             .test_before_acquire(false)

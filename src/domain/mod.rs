@@ -4,6 +4,7 @@
 pub mod access;
 pub mod account;
 pub mod audit;
+pub mod backup;
 pub mod billing;
 pub mod card;
 pub mod checkout;
@@ -27,6 +28,7 @@ pub mod processor;
 pub mod product;
 pub mod refund;
 pub mod revenue;
+pub mod schema;
 pub mod session;
 pub mod subscription;
 pub mod throttle;

@@ -21,6 +21,55 @@ pub fn init_logs(format: LogFormat) {
     }
 }
 
+/// Statements the database driver ran, gathered by [`capture_statements`].
+static STATEMENTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Instead of logging, gathers every SQL statement the database driver runs (for
+/// `paydesk migrate --dry-run`); [`take_statements`] hands them over.
+pub fn capture_statements() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let gather = tracing_subscriber::filter::Targets::new().with_target("sqlx::query", tracing::Level::TRACE);
+    tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(Statements, gather)).init();
+}
+
+/// The statements gathered since the last call.
+pub fn take_statements() -> Vec<String> {
+    std::mem::take(&mut *STATEMENTS.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+struct Statements;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Statements {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        #[derive(Default)]
+        struct Fields {
+            summary: String,
+            statement: String,
+        }
+        impl tracing::field::Visit for Fields {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                match field.name() {
+                    "summary" => self.summary = value.to_string(),
+                    "db.statement" => self.statement = value.to_string(),
+                    _ => {}
+                }
+            }
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if matches!(field.name(), "summary" | "db.statement") {
+                    self.record_str(field, &format!("{value:?}"));
+                }
+            }
+        }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let sql = if fields.statement.trim().is_empty() { fields.summary } else { fields.statement };
+        if !sql.trim().is_empty() {
+            STATEMENTS.lock().unwrap_or_else(|e| e.into_inner()).push(sql.trim().to_string());
+        }
+    }
+}
+
 /// Upper bounds of the latency histograms, in seconds.
 const SECONDS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 /// Upper bounds of the charges-per-run histogram.

@@ -39,11 +39,7 @@ impl Vault {
     /// SQLite database (created with a new random key on first use), or a key for this run
     /// only (an in-memory database).
     pub fn load(source: &KekSource) -> Result<Vault, String> {
-        match source {
-            KekSource::Given(key) => Ok(Vault::new(key)),
-            KekSource::File(path) => Ok(Vault::new(&key_file(path)?)),
-            KekSource::Ephemeral => Ok(Vault::new(&random_key())),
-        }
+        Ok(Vault::new(&read_key(source)?))
     }
 
     /// Seals `secret` for the record named `context` (`shop:12:secret`).
@@ -78,6 +74,34 @@ impl Vault {
     }
 }
 
+/// The key of `source` itself (what a snapshot carries): the given key, or the one in the
+/// key file (made on first use), or a new one for an in-memory database.
+pub fn read_key(source: &KekSource) -> Result<[u8; 32], String> {
+    match source {
+        KekSource::Given(key) => Ok(*key),
+        KekSource::File(path) => key_file(path),
+        KekSource::Ephemeral => Ok(random_key()),
+    }
+}
+
+/// Writes `key` as a key file at `path` (readable by the owner only), which must not exist.
+pub fn write_key_file(path: &Path, key: &[u8; 32]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    writeln!(file, "{}", STANDARD.encode(key))?;
+    file.sync_all()
+}
+
+/// The key in the key file at `path`.
+pub fn read_key_file(path: &Path) -> Result<[u8; 32], String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    crate::config::parse_kek(text.trim()).ok_or_else(|| format!("{shown} does not hold a base64 key of 32 bytes"))
+}
+
 fn random_key() -> [u8; 32] {
     let mut key = [0u8; 32];
     SystemRandom::new().fill(&mut key).expect("the operating system's random generator");
@@ -103,8 +127,7 @@ fn key_file(path: &Path) -> Result<[u8; 32], String> {
             Err(e) => return Err(format!("cannot create the key-encryption key file {shown}: {e}")),
         }
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    crate::config::parse_kek(text.trim()).ok_or_else(|| format!("{shown} does not hold a base64 key of 32 bytes"))
+    read_key_file(path)
 }
 
 #[cfg(test)]

@@ -19,7 +19,8 @@ use crate::external::vault::Vault;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
-fn secret_context(digest: &str) -> String {
+/// What a shop's API secret is sealed for.
+pub fn secret_context(digest: &str) -> String {
     format!("shop-secret:{digest}")
 }
 

@@ -6,6 +6,7 @@
 //! network that makes them for test cards ([`network`]), password hashing ([`passwords`]) and the timed jobs ([`scheduler`]).
 
 pub mod audit;
+pub mod backup;
 pub mod billing;
 pub mod catalog;
 pub mod coupons;

@@ -3,7 +3,8 @@
 //! overview's summaries (`db::summaries::compact`); every hour it prunes expired sessions,
 //! idempotency keys, finished webhook deliveries and mails, checkout attempts and throttling
 //! records, and refreshes SQLite's table
-//! statistics (`db::optimize`). Several instances may all run it: claims keep each charge to
+//! statistics (`db::optimize`); at second 30 of every minute it takes the scheduled snapshot
+//! of the database when it is due. Several instances may all run it: claims keep each charge to
 //! one of them.
 
 use chrono::Utc;
@@ -17,6 +18,8 @@ use crate::web::state::AppState;
 
 /// When the engine runs: at second 0 of every minute.
 pub const EVERY_MINUTE: &str = "0 * * * * *";
+/// When a scheduled snapshot is looked for: at second 30 of every minute.
+pub const HALF_MINUTE: &str = "30 * * * * *";
 /// When expired sessions are deleted: at minute 17 of every hour.
 pub const HOURLY: &str = "0 17 * * * *";
 
@@ -35,6 +38,13 @@ pub async fn start(state: AppState) -> Result<JobScheduler, JobSchedulerError> {
         .add(Job::new_async(HOURLY, move |_, _| {
             let state = prune_state.clone();
             Box::pin(async move { prune(&state).await })
+        })?)
+        .await?;
+    let backup_state = state.clone();
+    scheduler
+        .add(Job::new_async(HALF_MINUTE, move |_, _| {
+            let state = backup_state.clone();
+            Box::pin(async move { snapshot(&state).await })
         })?)
         .await?;
     scheduler.start().await?;
@@ -77,6 +87,15 @@ pub async fn prune(state: &AppState) {
             Ok(count) => tracing::debug!(count, "pruned {what}"),
             Err(e) => tracing::warn!(error = %e, "pruning {what} failed"),
         }
+    }
+}
+
+/// Takes the scheduled snapshot of the database when it is due (`PAYDESK_BACKUP_HOURS`).
+async fn snapshot(state: &AppState) {
+    match crate::services::backup::scheduled(state, Utc::now()).await {
+        Ok(Some(taken)) => tracing::info!(snapshot = %taken.path.display(), "took the scheduled snapshot"),
+        Ok(None) => {}
+        Err(e) => tracing::error!(error = %e, "the scheduled snapshot failed; tried again in ten minutes"),
     }
 }
 

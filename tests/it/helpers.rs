@@ -124,6 +124,15 @@ impl TestApp {
             Backend::Sqlite => format!("sqlite://{}?mode=rwc", dir.path().join("paydesk.db").display()),
             Backend::Postgres => postgres_schema().await,
         };
+        Self::spawn_in(backend, dir, database_url, args).await
+    }
+
+    /// Serves the app over the database at `database_url` (migrated first), as [`TestApp::spawn_with`].
+    pub async fn spawn_at(backend: Backend, database_url: &str, args: ConfigArgs) -> TestApp {
+        Self::spawn_in(backend, tempfile::tempdir().unwrap(), database_url.to_string(), args).await
+    }
+
+    async fn spawn_in(backend: Backend, dir: tempfile::TempDir, database_url: String, args: ConfigArgs) -> TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let config = Config::from_args(&ConfigArgs {

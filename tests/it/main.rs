@@ -6,6 +6,7 @@ mod helpers;
 
 mod access_browser;
 mod auth;
+mod backup;
 mod bepaid;
 mod bepaid_browser;
 mod bepaid_pay;

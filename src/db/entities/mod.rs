@@ -10,6 +10,7 @@ pub mod dispute_history;
 pub mod disputes;
 pub mod events;
 pub mod idempotency_keys;
+pub mod jobs;
 pub mod mail_attempts;
 pub mod mails;
 pub mod payment_totals;
