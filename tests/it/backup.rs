@@ -49,14 +49,29 @@ fn refusal(output: &Output) -> String {
 async fn fresh_target(app: &TestApp, dir: &Path) -> String {
     match app.backend {
         Backend::Sqlite => format!("sqlite://{}?mode=rwc", dir.join("restored/paydesk.db").display()),
-        Backend::Postgres => {
-            let name = format!("paydesk_r_{}", paydesk::domain::ids::random_hex(6));
-            app.db.execute_unprepared(&format!("CREATE DATABASE {name}")).await.unwrap();
-            let mut url = url::Url::parse(&app.database_url).unwrap();
-            url.set_path(&format!("/{name}"));
-            url.to_string()
-        }
+        Backend::Postgres => spare_postgres(app).await,
     }
+}
+
+/// A new PostgreSQL database whose search path names `app`'s schema (databases left by
+/// earlier runs are dropped first).
+pub async fn spare_postgres(app: &TestApp) -> String {
+    static OLD_DROPPED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    OLD_DROPPED
+        .get_or_init(|| async {
+            let sql = "SELECT datname FROM pg_database WHERE datname LIKE 'paydesk_r_%'";
+            let old = app.db.query_all(sea_orm::Statement::from_string(app.db.get_database_backend(), sql)).await;
+            for row in old.unwrap_or_default() {
+                let name: String = row.try_get("", "datname").unwrap();
+                app.db.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.ok();
+            }
+        })
+        .await;
+    let name = format!("paydesk_r_{}", paydesk::domain::ids::random_hex(6));
+    app.db.execute_unprepared(&format!("CREATE DATABASE {name}")).await.unwrap();
+    let mut url = url::Url::parse(&app.database_url).unwrap();
+    url.set_path(&format!("/{name}"));
+    url.to_string()
 }
 
 /// A shop with a little of everything: products, a paid and a refunded payment, customers,
@@ -395,4 +410,44 @@ fn copy_dir(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap().flatten() {
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
+}
+
+/// docs/backups.md promises that every release can be upgraded instance by instance: a
+/// migration's `up` only adds (tables, columns with a default or none, indexes, triggers,
+/// rows), so that the version before keeps working on the migrated schema.
+#[test]
+fn migrations_only_add_so_that_instances_upgrade_one_at_a_time() {
+    const TAKES_AWAY: [&str; 8] = [
+        "drop_table(",
+        "drop_column(",
+        "rename_column(",
+        "modify_column(",
+        "rename_table(",
+        "DROP TABLE",
+        "DROP COLUMN",
+        "RENAME",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listed = std::fs::read_to_string(root.join("docs/backups.md")).unwrap();
+    let dir = root.join("migration/src");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('m') {
+            continue;
+        }
+        checked += 1;
+        if listed.contains(&format!("| `{}` |", name.trim_end_matches(".rs"))) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let up = text.split("async fn up").nth(1).expect("an up").split("async fn down").next().unwrap();
+        for word in TAKES_AWAY {
+            assert!(
+                !up.contains(word),
+                "{name}: its up takes away ({word}); say in docs/backups.md that it needs every instance stopped"
+            );
+        }
+    }
+    assert_eq!(checked, paydesk::db::schema::known().len());
 }

@@ -4,7 +4,9 @@
 //! address the docs use. After a command, `# STATUS BODY` (or `# BODY` for a command that is
 //! not curl) is what it must answer: the status, and the fields shown (`…` in a string
 //! matches any text; `, …]` lets an array go on; objects may always have more). A block whose
-//! first line is `# not run: why` is only shown. Outside parties are the in-repo doubles.
+//! first line is `# not run: why` is only shown. Outside parties are the in-repo doubles. A
+//! database the docs restore to (`sqlite://restored/…`) is, on PostgreSQL, a spare database
+//! whose search path names the instance's schema.
 
 use std::path::{Path, PathBuf};
 
@@ -300,7 +302,9 @@ fn script(steps: &[Step], dir: &Path) -> String {
         "set -o pipefail\n\
          curl() {\n  local args=()\n  for a in \"$@\"; do\n    a=\"${a//http:\\/\\/127.0.0.1:3000/$PD_BASE}\"\n    \
          a=\"${a//https:\\/\\/gateway.bepaid.by/$PD_GATEWAY}\"\n    a=\"${a//https:\\/\\/checkout.bepaid.by/$PD_CHECKOUT}\"\n    \
-         args+=(\"$a\")\n  done\n  command curl -w '%{stderr}@@STATUS %{http_code}\\n' \"${args[@]}\"\n}\n",
+         args+=(\"$a\")\n  done\n  command curl -w '%{stderr}@@STATUS %{http_code}\\n' \"${args[@]}\"\n}\n\
+         paydesk() {\n  if [ -n \"$PD_SPARE\" ] && [ \"${DATABASE_URL#sqlite://restored/}\" != \"$DATABASE_URL\" ]; then\n    \
+         DATABASE_URL=\"$PD_SPARE\" command paydesk \"$@\"\n  else\n    command paydesk \"$@\"\n  fi\n}\n",
     );
     for (n, step) in steps.iter().enumerate() {
         script.push_str(&format!("{{\n{}}} > {d}/{n}.out 2> {d}/{n}.err\necho $? > {d}/{n}.rc\n", step.command));
@@ -338,6 +342,9 @@ async fn run_page(app: &TestApp, page: &Path, bepaid: &BepaidDouble) -> Result<u
         .env("PD_BASE", &app.base)
         .env("PD_GATEWAY", bepaid_urls(bepaid).0)
         .env("PD_CHECKOUT", bepaid_urls(bepaid).1);
+    if matches!(app.backend, Backend::Postgres) {
+        command.env("PD_SPARE", crate::backup::spare_postgres(app).await);
+    }
     let ran = tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap();
     if ran.status.code() == Some(124) {
         return Err(format!("{}: the examples ran over 5 minutes", page.display()));
