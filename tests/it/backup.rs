@@ -305,7 +305,95 @@ db_tests! {
     }
 }
 
+/// The payment a pay page's answer names (its receipt, or the return URL's `payment_id`).
+fn paid_id(page: &Page) -> Option<String> {
+    let at = page.location().find("pay_")?;
+    Some(page.location()[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect())
+}
+
 backend_tests! {
+    async fn a_snapshot_taken_during_a_burst_of_payments_and_renewals_keeps_every_answered_payment_and_billing_resumes_once(backend) {
+        let short = || ConfigArgs { lease_seconds: Some("2".into()), ..Default::default() };
+        let app = TestApp::spawn_with(backend, short()).await;
+        let shop = app.shop("Busy").await;
+        let mut body = test_product_body();
+        body["quantity"] = json!("1000");
+        let product = app.product(&shop, &body).await;
+        let product = product["id"].as_str().unwrap().to_string();
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-10T10:00:00Z").await;
+        let mut subscriptions = Vec::new();
+        for _ in 0..8 {
+            subscriptions.push(subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await["id"].as_str().unwrap().to_string());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let paid = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let payers: Vec<_> = (0..4)
+            .map(|_| {
+                let (app, product, paid) = (app.pointed_at(app.base.clone()), product.clone(), paid.clone());
+                tokio::spawn(async move {
+                    let mut answered = Vec::new();
+                    for _ in 0..8 {
+                        let page = app.pay(&product, cards::SUCCESS, &[]).await;
+                        answered.push((std::time::Instant::now(), paid_id(&page).expect("a payment")));
+                        paid.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    answered
+                })
+            })
+            .collect();
+        let renewals = {
+            let (app, shop, clock) = (app.pointed_at(app.base.clone()), shop.clone(), clock.clone());
+            tokio::spawn(async move {
+                let path = format!("/test_clocks/{clock}/advance");
+                app.post(&shop, &path, &json!({"frozen_time": "2026-03-11T10:00:00Z"})).await
+            })
+        };
+        // In the middle of the burst.
+        while paid.load(std::sync::atomic::Ordering::SeqCst) < 6 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let began = std::time::Instant::now();
+        let url = app.database_url.clone();
+        let to = dir.path().join("snapshots");
+        let taken = tokio::task::spawn_blocking(move || pd(&url, &["backup", "--to", to.to_str().unwrap()])).await.unwrap();
+        let taken = printed(&taken);
+        let mut answered = Vec::new();
+        for payer in payers {
+            answered.extend(payer.await.unwrap());
+        }
+        let (status, advanced) = renewals.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{advanced}");
+        let before: Vec<&String> = answered.iter().filter(|(at, _)| *at < began).map(|(_, id)| id).collect();
+        assert!(!before.is_empty(), "payments were answered before the snapshot began");
+
+        let target = fresh_target(&app, dir.path()).await;
+        printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]));
+        let again = TestApp::spawn_at(backend, &target, short()).await;
+        for id in &before {
+            let (status, payment) = again.get(&shop, &format!("/payments/{id}")).await;
+            assert_eq!(status, StatusCode::OK, "{id}, answered before the snapshot, is in it");
+            assert_eq!(payment["status"], "succeeded");
+        }
+        // The restored engine finishes the advance the snapshot caught (or makes it anew).
+        let mut ready = false;
+        for _ in 0..100 {
+            let (status, body) = again.post(&shop, &format!("/test_clocks/{clock}/advance"),
+                                            &json!({"frozen_time": "2026-03-11T10:00:00Z"})).await;
+            if status == StatusCode::OK && body["status"] == "ready" {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(ready, "the clock advance went on on the restored instance");
+        crate::crash::charged_once_each(&again, &shop, &subscriptions, 0).await;
+        for id in &subscriptions {
+            let (_, sub) = again.get(&shop, &format!("/subscriptions/{id}")).await;
+            assert_eq!(sub["paid_billing_cycles"], 3, "{id}: January, February and March, each once");
+        }
+    }
+
     async fn migrate_dry_run_prints_the_pending_sql_and_changes_nothing_and_migrating_takes_a_snapshot_first(backend) {
         use migration::MigratorTrait;
         let dir = tempfile::tempdir().unwrap();
