@@ -52,5 +52,6 @@ mod stripe_disputes;
 mod stripe_local;
 mod stripe_pay;
 mod subscriptions;
+mod upgrade;
 mod walk;
 mod webhooks;

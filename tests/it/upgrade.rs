@@ -1,0 +1,252 @@
+//! Upgrades from every earlier schema: a database at each earlier migration step, holding
+//! what that version could hold, migrates to the newest schema with every row still there
+//! and meaning the same.
+//!
+//! What each version holds is taken from a reference: an instance on the newest schema,
+//! filled through the API (shops with sealed secrets, products, payments and a refund,
+//! customers, subscriptions active and cancelled on a test clock, a webhook endpoint, the
+//! events, webhook deliveries and subscriber mails all this made). At each step, the reference's rows
+//! are copied into the tables and columns that step has (the totals its triggers keep are
+//! left to them), then the database is migrated and compared with the reference.
+
+use std::collections::BTreeSet;
+
+use migration::MigratorTrait;
+use paydesk::config::ConfigArgs;
+use reqwest::StatusCode;
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use serde_json::{Value, json};
+
+use crate::backup::{answers, fill};
+use crate::helpers::*;
+
+/// Tables the triggers of payments and subscriptions keep: compared by their sums.
+const KEPT_BY_TRIGGERS: [&str; 2] = ["payment_totals", "subscription_counts"];
+
+/// The columns of `table`, by name.
+async fn columns(db: &DatabaseConnection, table: &str) -> BTreeSet<String> {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        sea_orm::DatabaseBackend::Postgres => format!(
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = '{table}'"
+        ),
+        _ => format!("SELECT name FROM pragma_table_info('{table}')"),
+    };
+    let rows = db.query_all(Statement::from_string(backend, sql)).await.unwrap();
+    rows.iter().map(|r| r.try_get_by_index::<String>(0).unwrap()).collect()
+}
+
+async fn exec(db: &DatabaseConnection, sql: &str) {
+    db.execute(Statement::from_string(db.get_database_backend(), sql.to_string()))
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+async fn count(db: &DatabaseConnection, sql: &str) -> i64 {
+    let row = db.query_one(Statement::from_string(db.get_database_backend(), sql.to_string())).await.unwrap();
+    row.unwrap().try_get_by_index::<i64>(0).unwrap()
+}
+
+/// Where the reference's tables are seen from a database being filled: an attached SQLite
+/// file, or the reference's PostgreSQL schema.
+fn reference_prefix(reference: &TestApp) -> String {
+    match reference.backend {
+        Backend::Sqlite => "ref".into(),
+        Backend::Postgres => reference.database_url.rsplit("search_path%3D").next().unwrap().to_string(),
+    }
+}
+
+/// A new database of `backend` migrated to `steps` migrations, over one connection that
+/// sees the reference's tables.
+async fn at_step(
+    backend: Backend,
+    reference: &TestApp,
+    dir: &std::path::Path,
+    steps: usize,
+) -> (String, DatabaseConnection) {
+    let url = match backend {
+        Backend::Sqlite => format!("sqlite://{}?mode=rwc", dir.join(format!("step{steps}.db")).display()),
+        Backend::Postgres => postgres_schema().await,
+    };
+    let db = paydesk::db::connect(&url, 1).await.unwrap();
+    migration::Migrator::up(&db, Some(steps as u32)).await.unwrap();
+    if let Backend::Sqlite = backend {
+        let file = paydesk::config::sqlite_file(&reference.database_url).unwrap();
+        exec(&db, &format!("ATTACH DATABASE '{}' AS ref", file.display())).await;
+    }
+    (url, db)
+}
+
+/// Copies the reference's rows into the tables and columns `db` has; the tables copied.
+async fn copy_reference(db: &DatabaseConnection, reference: &TestApp) -> Vec<(String, Vec<String>)> {
+    let from = reference_prefix(reference);
+    let mut tables = paydesk::db::backup::tables(db).await.unwrap();
+    tables.retain(|t| t != "seaql_migrations" && !KEPT_BY_TRIGGERS.contains(&t.as_str()));
+    // Shops first: the others name them.
+    tables.sort_by_key(|t| (t != "shops", t.clone()));
+    let mut copied = Vec::new();
+    for table in tables {
+        let theirs = columns(&reference.db, &table).await;
+        let common: Vec<String> = columns(db, &table).await.intersection(&theirs).cloned().collect();
+        if theirs.is_empty() || common.is_empty() {
+            continue;
+        }
+        let list = common.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+        exec(db, &format!("INSERT INTO \"{table}\" ({list}) SELECT {list} FROM {from}.\"{table}\"")).await;
+        copied.push((table, common));
+    }
+    if let sea_orm::DatabaseBackend::Postgres = db.get_database_backend() {
+        // Sequences go on after the copied rows, as they would have.
+        for (table, common) in &copied {
+            for key in ["seq", "id"].iter().filter(|k| common.iter().any(|c| c == *k)) {
+                let sql = format!("SELECT pg_get_serial_sequence('\"{table}\"', '{key}')");
+                let row = db.query_one(Statement::from_string(db.get_database_backend(), sql)).await.unwrap();
+                let Some(sequence) = row.and_then(|r| r.try_get_by_index::<Option<String>>(0).unwrap()) else {
+                    continue;
+                };
+                let sql = format!(
+                    "SELECT setval('{sequence}', coalesce((SELECT max(\"{key}\") FROM \"{table}\"), 0) + 1, false)"
+                );
+                exec(db, &sql).await;
+            }
+        }
+    }
+    copied
+}
+
+/// Rows of `table` that differ, in `common` columns, between `db` and the reference.
+async fn missing(db: &DatabaseConnection, reference: &TestApp, table: &str, common: &[String]) -> i64 {
+    let list = common.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+    let from = reference_prefix(reference);
+    let ours = format!("SELECT {list} FROM \"{table}\"");
+    let theirs = format!("SELECT {list} FROM {from}.\"{table}\"");
+    count(db, &format!("SELECT COUNT(*) FROM ({ours} EXCEPT {theirs}) d")).await
+        + count(db, &format!("SELECT COUNT(*) FROM ({theirs} EXCEPT {ours}) d")).await
+}
+
+/// The totals the triggers keep, summed per shop.
+async fn totals(db: &DatabaseConnection, prefix: &str) -> Vec<i64> {
+    let mut sums = Vec::new();
+    for sql in [
+        format!("SELECT CAST(coalesce(SUM(net), 0) AS BIGINT) FROM {prefix}payment_totals"),
+        format!("SELECT CAST(coalesce(SUM(payments), 0) AS BIGINT) FROM {prefix}payment_totals"),
+        format!(
+            "SELECT CAST(coalesce(SUM(subscriptions), 0) AS BIGINT) FROM {prefix}subscription_counts \
+             WHERE state = 'active'"
+        ),
+    ] {
+        sums.push(count(db, &sql).await);
+    }
+    sums
+}
+
+backend_tests! {
+    async fn a_database_of_every_earlier_schema_upgrades_with_its_rows_meaning_the_same(backend) {
+        let smtp = crate::doubles::smtp::Smtp::shared().await;
+        let args = ConfigArgs { smtp_url: Some(smtp.url()), mail_from: Some("shop@mail.example".into()), ..Default::default() };
+        let reference = TestApp::spawn_with(backend, args).await;
+        let shop = reference.shop("Upgraded").await;
+        fill(&reference, &shop).await;
+        // The reference stands still once each delivery was tried and each mail sent: its
+        // workers stop.
+        for _ in 0..200 {
+            let tried = count(&reference.db, "SELECT COUNT(DISTINCT delivery_id) FROM webhook_attempts").await;
+            let unsent = count(&reference.db, "SELECT COUNT(*) FROM mails WHERE status = 'queued'").await;
+            if tried >= count(&reference.db, "SELECT COUNT(*) FROM webhook_deliveries").await && unsent == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let (status, clocks) = reference.get(&shop, "/test_clocks").await;
+        assert_eq!(status, StatusCode::OK);
+        // The shop's key pair is made when first asked for.
+        assert_eq!(reference.get(&shop, "/shop").await.0, StatusCode::OK);
+        let clock = clocks[0]["id"].as_str().unwrap().to_string();
+        reference.state.lifecycle.stop();
+        reference.state.lifecycle.drained().await;
+        let known = paydesk::db::schema::known();
+        let dir = tempfile::tempdir().unwrap();
+        let reference_totals = totals(&reference.db, "").await;
+        assert!(count(&reference.db, "SELECT COUNT(*) FROM mails").await > 0, "the reference has mails");
+        // What the newest paydesk answers on a copy of every table whole, first.
+        let mut expected = Vec::new();
+        for steps in std::iter::once(known.len()).chain(1..known.len()) {
+            let step = &known[steps - 1];
+            let (url, db) = at_step(backend, &reference, dir.path(), steps).await;
+            let copied = copy_reference(&db, &reference).await;
+            // Migrated as the newest paydesk migrates at start, and compared before any
+            // worker of an instance touches it.
+            paydesk::db::schema::apply_pending(&db).await.unwrap_or_else(|e| panic!("from {step}: {e}"));
+            for (table, common) in &copied {
+                assert_eq!(missing(&db, &reference, table, common).await, 0, "from {step}: {table} changed");
+            }
+            let has = |table: &str| copied.iter().any(|(t, _)| t == table);
+            if has("payments") && steps >= 13 {
+                assert_eq!(totals(&db, "").await, reference_totals, "from {step}: the totals");
+            }
+            db.close().await.ok();
+            let upgraded = TestApp::spawn_at(backend, &url, ConfigArgs::default()).await;
+            assert!(paydesk::db::schema::standing(&upgraded.db).await.unwrap().pending.is_empty());
+            // The API answers the same objects where the version had their table, and the same
+            // answer where it had all their columns.
+            let got: std::collections::BTreeMap<String, Value> = answers(&upgraded, &shop).await.into_iter().collect();
+            if steps == known.len() {
+                expected = got.clone().into_iter().collect();
+            }
+            for (path, want) in &expected {
+                let table = path.trim_start_matches('/').split('/').next().unwrap();
+                let table = if table == "shop" { "shops" } else { table };
+                let Some((_, common)) = copied.iter().find(|(t, _)| t == table) else { continue };
+                let body = got.get(path).unwrap_or_else(|| panic!("from {step}: {path} is gone"));
+                if common.len() == columns(&reference.db, table).await.len() {
+                    assert_eq!(differences(want, body, ""), Vec::<String>::new(), "from {step}: {path}");
+                }
+            }
+            // Sealed secrets open.
+            if has("shops") && columns(&upgraded.db, "shops").await.contains("secret_sealed") && steps >= 10 {
+                let row = paydesk::db::shops::find(&upgraded.db, shop.id).await.unwrap().unwrap();
+                let secret = paydesk::services::keys::api_secret(&upgraded.state.vault, &row);
+                assert_eq!(secret.as_deref(), Some(shop.secret.as_str()), "from {step}: the shop's secret opens");
+            }
+            // Billing goes on from where it was: the next month is charged once.
+            if has("subscriptions") && has("test_clocks") {
+                let (status, body) = upgraded
+                    .post(&shop, &format!("/test_clocks/{clock}/advance"), &json!({"frozen_time": "2026-02-11T10:00:00Z"}))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "from {step}: {body}");
+                let (_, subs) = upgraded.get(&shop, "/subscriptions").await;
+                for sub in subs.as_array().unwrap() {
+                    let cycles = if sub["state"] == "active" { 2 } else { 1 };
+                    assert_eq!(sub["paid_billing_cycles"], cycles, "from {step}: {}", sub["id"]);
+                    let (_, paid) = upgraded.get(&shop, &format!("/payments?subscription={}", sub["id"].as_str().unwrap())).await;
+                    assert_eq!(paid.as_array().unwrap().len() as i64, cycles, "from {step}: one charge per period");
+                }
+            }
+            upgraded.db.clone().close().await.ok();
+        }
+    }
+}
+
+/// The paths where `got` differs from `want`.
+fn differences(want: &Value, got: &Value, at: &str) -> Vec<String> {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => {
+            let keys: BTreeSet<&String> = w.keys().chain(g.keys()).collect();
+            keys.into_iter()
+                .flat_map(|k| {
+                    differences(
+                        w.get(k).unwrap_or(&Value::Null),
+                        g.get(k).unwrap_or(&Value::Null),
+                        &format!("{at}.{k}"),
+                    )
+                })
+                .collect()
+        }
+        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => {
+            w.iter().zip(g).enumerate().flat_map(|(i, (w, g))| differences(w, g, &format!("{at}[{i}]"))).collect()
+        }
+        _ if want == got => Vec::new(),
+        _ => vec![format!("{at}: {want} became {got}")],
+    }
+}
