@@ -49,8 +49,7 @@ pub async fn tables(db: &impl ConnectionTrait) -> Result<Vec<String>, DbErr> {
     let backend = db.get_database_backend();
     let sql = match backend {
         DatabaseBackend::Postgres => {
-            "SELECT table_name::text FROM information_schema.tables \
-             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1"
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
         }
         _ => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY 1",
     };
@@ -75,8 +74,8 @@ async fn has_column(db: &impl ConnectionTrait, table: &str, column: &str) -> Res
     let backend = db.get_database_backend();
     let sql = match backend {
         DatabaseBackend::Postgres => {
-            "SELECT COUNT(*) FROM information_schema.columns \
-             WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2"
+            "SELECT COUNT(*) FROM pg_attribute \
+             WHERE attrelid = to_regclass(quote_ident($1)) AND attname = $2 AND attnum > 0 AND NOT attisdropped"
         }
         _ => "SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?",
     };
