@@ -53,25 +53,34 @@ async fn fresh_target(app: &TestApp, dir: &Path) -> String {
     }
 }
 
-/// A new PostgreSQL database whose search path names `app`'s schema (databases left by
-/// earlier runs are dropped first).
+/// A new PostgreSQL database whose search path names `app`'s schema.
 pub async fn spare_postgres(app: &TestApp) -> String {
+    let mut url = new_postgres_database().await;
+    url.set_query(url::Url::parse(&app.database_url).unwrap().query());
+    url.to_string()
+}
+
+/// A new PostgreSQL database of the tests' server (those left by earlier runs are dropped
+/// first, before any of this run is made).
+pub async fn new_postgres_database() -> url::Url {
     static OLD_DROPPED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    let admin = paydesk::db::connect(&postgres_url(), 1).await.unwrap();
     OLD_DROPPED
         .get_or_init(|| async {
             let sql = "SELECT datname FROM pg_database WHERE datname LIKE 'paydesk_r_%'";
-            let old = app.db.query_all(sea_orm::Statement::from_string(app.db.get_database_backend(), sql)).await;
+            let old = admin.query_all(sea_orm::Statement::from_string(admin.get_database_backend(), sql)).await;
             for row in old.unwrap_or_default() {
                 let name: String = row.try_get("", "datname").unwrap();
-                app.db.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.ok();
+                admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.ok();
             }
         })
         .await;
     let name = format!("paydesk_r_{}", paydesk::domain::ids::random_hex(6));
-    app.db.execute_unprepared(&format!("CREATE DATABASE {name}")).await.unwrap();
-    let mut url = url::Url::parse(&app.database_url).unwrap();
+    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.unwrap();
+    admin.close().await.ok();
+    let mut url = url::Url::parse(&postgres_url()).unwrap();
     url.set_path(&format!("/{name}"));
-    url.to_string()
+    url
 }
 
 /// A shop with a little of everything: products, a paid and a refunded payment, customers,
@@ -538,4 +547,36 @@ fn migrations_only_add_so_that_instances_upgrade_one_at_a_time() {
         }
     }
     assert_eq!(checked, paydesk::db::schema::known().len());
+}
+
+/// The usual PostgreSQL set-up: paydesk in the `public` schema of its own database. A
+/// snapshot restores to a new database (whose empty `public` it replaces) and over the
+/// database it was taken of once nothing serves it (whose `public` it sets aside).
+#[tokio::test]
+async fn a_postgres_snapshot_of_the_public_schema_restores_to_a_new_database_and_over_its_own() {
+    let mut urls = Vec::new();
+    for _ in 0..2 {
+        urls.push(new_postgres_database().await.to_string());
+    }
+    let (own, new) = (&urls[0], &urls[1]);
+    let shop = printed(&pd(own, &["shop", "create", "--name", "Public"]));
+    let dir = tempfile::tempdir().unwrap();
+    let taken = printed(&pd(own, &["backup", "--to", dir.path().to_str().unwrap()]));
+    let snapshot = taken["snapshot"].as_str().unwrap();
+    printed(&pd(own, &["shop", "create", "--name", "After the snapshot"]));
+
+    let restored = printed(&pd(new, &["restore", snapshot]));
+    assert_eq!(restored["set_aside"], json!([]), "a new database's empty public is replaced");
+    let again = printed(&pd(own, &["restore", snapshot]));
+    let aside = again["set_aside"][0].as_str().unwrap();
+    assert!(aside.starts_with("schema public_before_restore_"), "{again}");
+    for url in [own, new] {
+        let app = TestApp::spawn_at(Backend::Postgres, url, ConfigArgs::default()).await;
+        let shop = Shop { id: shop["shop_id"].as_i64().unwrap(), secret: shop["secret_key"].as_str().unwrap().into() };
+        let (status, me) = app.get(&shop, "/shop").await;
+        assert_eq!((status, me["name"].as_str()), (StatusCode::OK, Some("Public")), "{url}");
+        let shops = paydesk::db::backup::counts(&app.db).await.unwrap()["shops"];
+        assert_eq!(shops, 1, "{url}: the shop made after the snapshot is not in it");
+        app.state.lifecycle.stop();
+    }
 }

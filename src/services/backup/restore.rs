@@ -220,14 +220,21 @@ async fn pg_restore(
             "the schema {schema} is served by a running paydesk: stop every instance, then restore; nothing was changed"
         )));
     }
-    let mut aside = None;
-    if current.is_some() && !q::tables(db).await?.is_empty() {
-        let name = format!("{schema}_before_restore_{}", now.format("%Y%m%d%H%M%S"));
-        q::rename_schema(db, &schema, &name).await?;
-        aside = Some(name);
-    }
     let listed = files::run("pg_restore", vec!["--list".into(), file.display().to_string()]).await?;
     let creates_schema = listed.lines().any(|line| line.contains(&format!(" SCHEMA - {schema} ")));
+    let mut aside = None;
+    let mut emptied = false;
+    if current.is_some() {
+        // An empty schema the dump makes again (a new database's `public`) goes; one that
+        // holds anything is set aside.
+        if q::tables(db).await?.is_empty() && creates_schema && q::drop_empty_schema(db, &schema).await.is_ok() {
+            emptied = true;
+        } else {
+            let name = format!("{schema}_before_restore_{}", now.format("%Y%m%d%H%M%S"));
+            q::rename_schema(db, &schema, &name).await?;
+            aside = Some(name);
+        }
+    }
     let created = !creates_schema && q::search_schema(db).await?.is_none();
     if created {
         q::create_schema(db, &schema).await?;
@@ -243,6 +250,9 @@ async fn pg_restore(
     if let Err(problem) = files::run("pg_restore", args).await {
         if created {
             q::drop_empty_schema(db, &schema).await.ok();
+        }
+        if emptied {
+            q::create_schema(db, &schema).await.ok();
         }
         if let Some(aside) = &aside {
             q::rename_schema(db, aside, &schema).await.ok();
