@@ -156,6 +156,7 @@ pub async fn open_database(config: &Config) -> Result<DatabaseConnection, Box<dy
     migrate(config).await?;
     let db = db::connect(&config.database_url, config.db_connections).await?;
     db::optimize(&db).await?;
+    crate::services::backup::check_key(&db, config).await?;
     Ok(db)
 }
 

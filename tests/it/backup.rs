@@ -580,3 +580,22 @@ async fn a_postgres_snapshot_of_the_public_schema_restores_to_a_new_database_and
         app.state.lifecycle.stop();
     }
 }
+
+/// A lost key file is never silently replaced: paydesk refuses to start until the database's
+/// key is back (README's recovery copies it from a snapshot).
+#[tokio::test]
+async fn a_database_whose_key_file_is_missing_is_refused_until_the_key_is_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("paydesk.db").display());
+    let keyed = |args: &[&str]| command(&url).env_remove("PAYDESK_KEY_ENCRYPTION_KEY").args(args).output().unwrap();
+    printed(&keyed(&["shop", "create", "--name", "Kept"]));
+    let taken = printed(&keyed(&["backup", "--to", dir.path().join("snapshots").to_str().unwrap()]));
+    let key = dir.path().join("paydesk.db.kek");
+    std::fs::remove_file(&key).unwrap();
+    let said = refusal(&keyed(&["shop", "create", "--name", "Sealed under a new key"]));
+    assert!(said.contains("is missing") && said.contains("paydesk.db.kek"), "{said}");
+    assert!(!key.exists(), "no new key was made");
+    let snapshot = PathBuf::from(taken["snapshot"].as_str().unwrap());
+    std::fs::copy(snapshot.join("paydesk.kek"), &key).unwrap();
+    printed(&keyed(&["shop", "create", "--name", "Back"]));
+}

@@ -229,6 +229,28 @@ pub async fn scheduled(state: &AppState, now: DateTime<Utc>) -> Result<Option<Ta
     }
 }
 
+/// Refuses a database whose sealed secrets would be sealed under a new key: its key file is
+/// missing (paydesk would make a new one). A key that is there but does not open them is
+/// logged as an error: every use of a sealed secret will fail.
+pub async fn check_key(db: &DatabaseConnection, config: &Config) -> Result<(), Problem> {
+    let Some((digest, sealed)) = crate::db::backup::sealed_secret(db).await? else { return Ok(()) };
+    if let crate::config::KekSource::File(path) = &config.kek
+        && !path.exists()
+    {
+        return Err(Problem(format!(
+            "the key file {} is missing, and this database has secrets sealed under it: put the database's key \
+             back there (a snapshot's paydesk.kek); only if no copy exists, make a new one there yourself, knowing \
+             that the sealed secrets are lost (docs/backups.md)",
+            path.display()
+        )));
+    }
+    let vault = Vault::load(&config.kek).map_err(Problem)?;
+    if vault.open(&sealed, &crate::services::keys::secret_context(&digest)).is_err() {
+        tracing::error!("the key-encryption key does not open this database's sealed secrets: put its key back");
+    }
+    Ok(())
+}
+
 /// The snapshot an SQLite database gets before its migrations are applied (kept like the
 /// scheduled ones); nothing for PostgreSQL or an in-memory database.
 pub async fn before_migrating(db: &DatabaseConnection, config: &Config, now: DateTime<Utc>) -> Result<(), Problem> {
