@@ -1,0 +1,177 @@
+//! Faults: backups and migrations killed midway, a snapshot taken during a burst of payments
+//! and renewals, and scheduled snapshots taken by one of several at once.
+
+use super::*;
+
+db_tests! {
+    async fn a_backup_killed_midway_leaves_nothing_that_looks_complete(app) {
+        let shop = app.shop("Backups").await;
+        fill(&app, &shop).await;
+        let dir = tempfile::tempdir().unwrap();
+        let to = dir.path().to_str().unwrap();
+        let mut finished = 0;
+        for delay in [0u64, 1, 3, 6, 10, 20, 40, 80, 160] {
+            let mut child = command(&app.database_url).args(["backup", "--to", to])
+                .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            child.kill().ok();
+            if child.wait().unwrap().success() {
+                finished += 1;
+            }
+        }
+        // A backup killed after its rename is complete though it did not say so.
+        let complete = paydesk::services::backup::list(dir.path());
+        assert!(complete.len() >= finished, "the backups that finished are complete");
+        for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("paydesk-") {
+                let manifest = &complete.iter().find(|(n, _)| *n == name).expect("a complete snapshot").1;
+                let copy = std::fs::read(entry.path().join(&manifest.file)).unwrap();
+                assert_eq!(copy.len() as u64, manifest.bytes, "{name} is whole");
+                let sum = sha2::Sha256::digest(&copy);
+                assert_eq!(paydesk::domain::backup::hex(&sum), manifest.sha256, "{name} is whole");
+            } else {
+                assert!(name.starts_with(".paydesk-") && name.contains(".partial-"), "{name} is hidden as partial");
+            }
+        }
+        let taken = printed(&pd(&app.database_url, &["backup", "--to", to]));
+        let target = fresh_target(&app, dir.path()).await;
+        printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]));
+    }
+}
+
+backend_tests! {
+    async fn a_snapshot_taken_during_a_burst_of_payments_and_renewals_keeps_every_answered_payment_and_billing_resumes_once(backend) {
+        let short = || ConfigArgs { lease_seconds: Some("2".into()), ..Default::default() };
+        let app = TestApp::spawn_with(backend, short()).await;
+        let shop = app.shop("Busy").await;
+        let mut body = test_product_body();
+        body["quantity"] = json!("1000");
+        let product = app.product(&shop, &body).await;
+        let product = product["id"].as_str().unwrap().to_string();
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-10T10:00:00Z").await;
+        let mut subscriptions = Vec::new();
+        for _ in 0..8 {
+            subscriptions.push(subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await["id"].as_str().unwrap().to_string());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let paid = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let payers: Vec<_> = (0..4)
+            .map(|_| {
+                let (app, product, paid) = (app.pointed_at(app.base.clone()), product.clone(), paid.clone());
+                tokio::spawn(async move {
+                    let mut answered = Vec::new();
+                    for _ in 0..8 {
+                        let page = app.pay(&product, cards::SUCCESS, &[]).await;
+                        answered.push((std::time::Instant::now(), paid_id(&page).expect("a payment")));
+                        paid.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    answered
+                })
+            })
+            .collect();
+        let renewals = {
+            let (app, shop, clock) = (app.pointed_at(app.base.clone()), shop.clone(), clock.clone());
+            tokio::spawn(async move {
+                let path = format!("/test_clocks/{clock}/advance");
+                app.post(&shop, &path, &json!({"frozen_time": "2026-03-11T10:00:00Z"})).await
+            })
+        };
+        // In the middle of the burst.
+        while paid.load(std::sync::atomic::Ordering::SeqCst) < 6 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let began = std::time::Instant::now();
+        let url = app.database_url.clone();
+        let to = dir.path().join("snapshots");
+        let taken = tokio::task::spawn_blocking(move || pd(&url, &["backup", "--to", to.to_str().unwrap()])).await.unwrap();
+        let taken = printed(&taken);
+        let mut answered = Vec::new();
+        for payer in payers {
+            answered.extend(payer.await.unwrap());
+        }
+        let (status, advanced) = renewals.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{advanced}");
+        let before: Vec<&String> = answered.iter().filter(|(at, _)| *at < began).map(|(_, id)| id).collect();
+        assert!(!before.is_empty(), "payments were answered before the snapshot began");
+
+        let target = fresh_target(&app, dir.path()).await;
+        printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]));
+        let again = TestApp::spawn_at(backend, &target, short()).await;
+        for id in &before {
+            let (status, payment) = again.get(&shop, &format!("/payments/{id}")).await;
+            assert_eq!(status, StatusCode::OK, "{id}, answered before the snapshot, is in it");
+            assert_eq!(payment["status"], "succeeded");
+        }
+        // The restored engine finishes the advance the snapshot caught (or makes it anew).
+        let mut ready = false;
+        for _ in 0..100 {
+            let (status, body) = again.post(&shop, &format!("/test_clocks/{clock}/advance"),
+                                            &json!({"frozen_time": "2026-03-11T10:00:00Z"})).await;
+            if status == StatusCode::OK && body["status"] == "ready" {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(ready, "the clock advance went on on the restored instance");
+        crate::crash::charged_once_each(&again, &shop, &subscriptions, 0).await;
+        for id in &subscriptions {
+            let (_, sub) = again.get(&shop, &format!("/subscriptions/{id}")).await;
+            assert_eq!(sub["paid_billing_cycles"], 3, "{id}: January, February and March, each once");
+        }
+    }
+
+
+    async fn a_migration_killed_midway_leaves_a_database_the_next_start_migrates(backend) {
+        for delay in [2u64, 5, 10, 20, 40] {
+            let dir = tempfile::tempdir().unwrap();
+            let url = match backend {
+                Backend::Sqlite => format!("sqlite://{}?mode=rwc", dir.path().join("paydesk.db").display()),
+                Backend::Postgres => postgres_schema().await,
+            };
+            let mut child = command(&url).arg("migrate").stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()).spawn().unwrap();
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            child.kill().ok();
+            child.wait().unwrap();
+            let output = pd(&url, &["migrate"]);
+            assert!(output.status.success(), "after a kill at {delay} ms: {}", String::from_utf8_lossy(&output.stderr));
+            let app = TestApp::spawn_at(backend, &url, ConfigArgs::default()).await;
+            let shop = app.shop("After").await;
+            app.product(&shop, &product_body()).await;
+        }
+    }
+
+
+    async fn scheduled_snapshots_are_taken_by_one_instance_at_a_time_and_the_oldest_pruned(backend) {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ConfigArgs {
+            backup_dir: Some(dir.path().display().to_string()),
+            backup_hours: Some("24".into()),
+            backup_keep: Some("2".into()),
+            ..Default::default()
+        };
+        let app = TestApp::spawn_with(backend, args).await;
+        let shop = app.shop("Backups").await;
+        app.product(&shop, &product_body()).await;
+        printed(&pd(&app.database_url, &["backup", "--to", dir.path().to_str().unwrap()]));
+        let now = Utc::now();
+        let runs = futures::future::join_all(
+            (0..4).map(|_| paydesk::services::backup::scheduled(&app.state, now))).await;
+        let taken: Vec<_> = runs.into_iter().filter_map(Result::unwrap).collect();
+        assert_eq!(taken.len(), 1, "one instance takes it");
+        let later = paydesk::services::backup::scheduled(&app.state, now + TimeDelta::hours(23)).await.unwrap();
+        assert!(later.is_none(), "not due again yet");
+        for day in 1..=3 {
+            let at = now + TimeDelta::hours(24 * day) + TimeDelta::minutes(1);
+            assert!(paydesk::services::backup::scheduled(&app.state, at).await.unwrap().is_some(), "day {day}");
+        }
+        let kept = paydesk::services::backup::list(dir.path());
+        let reasons: Vec<_> = kept.iter().map(|(_, m)| format!("{:?}", m.reason)).collect();
+        assert_eq!(reasons, ["Manual", "Scheduled", "Scheduled"], "the newest two scheduled and the manual one");
+        assert!(kept[2].1.taken_at > kept[1].1.taken_at);
+        assert_eq!(kept[2].1.tables["products"], 1);
+    }
+}
