@@ -161,6 +161,14 @@ async fn to_sqlite(
     if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
         files::make_dir(parent)?;
     }
+    // The copy first, beside the target: a disk too full for it fails with the target untouched.
+    let restoring = files::with_suffix(&target, &format!(".restoring-{}", crate::domain::ids::random_hex(4)));
+    let copied =
+        std::fs::copy(file, &restoring).map_err(files::io(&restoring, "write")).and_then(|_| files::sync(&restoring));
+    if let Err(problem) = copied {
+        std::fs::remove_file(&restoring).ok();
+        return Err(Problem(format!("{problem}; nothing was changed")));
+    }
     let stamp = now.format("%Y%m%dT%H%M%SZ");
     let mut set_aside = Vec::new();
     for suffix in ["", "-wal", "-shm"] {
@@ -185,9 +193,6 @@ async fn to_sqlite(
         }
         _ => "PAYDESK_KEY_ENCRYPTION_KEY".into(),
     };
-    let restoring = files::with_suffix(&target, &format!(".restoring-{}", crate::domain::ids::random_hex(4)));
-    std::fs::copy(file, &restoring).map_err(files::io(&restoring, "write"))?;
-    files::sync(&restoring)?;
     files::rename(&restoring, &target)?;
     Ok(Done { target: target.display().to_string(), set_aside, key: key_shown })
 }
