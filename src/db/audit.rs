@@ -102,7 +102,7 @@ pub async fn record_alone(
     entry: &Entry,
     now: DateTime<Utc>,
 ) -> Result<String, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let id = record(&txn, entry, now).await?;
     txn.commit().await?;
     Ok(id)

@@ -80,7 +80,7 @@ pub async fn insert(
     f: &CouponFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let at = now;
     let now = super::now_millis(now);
     let (percent, amount, currency) = match f.off {

@@ -32,7 +32,7 @@ pub async fn insert(
     f: CustomerFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let fields = crate::domain::audit::changes(&serde_json::json!({}), &f.audited(), &[]);
     let created = new_row(shop_id, f, now).insert(&txn).await?;
     super::audit::record_acting(&txn, shop_id, "customer.created", ("customer", &created.id), fields, now).await?;
@@ -72,7 +72,7 @@ pub async fn update(
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
     use sea_orm::sea_query::Expr;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let Some(before) = Entity::find().filter(Column::ShopId.eq(shop_id)).filter(Column::Id.eq(id)).one(&txn).await?
     else {
         return Ok(false);

@@ -46,7 +46,7 @@ pub async fn insert(
     f: &PlanFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let at = now;
     let now = super::now_millis(now);
     let created = ActiveModel {

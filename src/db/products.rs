@@ -38,7 +38,7 @@ pub async fn insert(
     fields: &ProductFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let at = now;
     let now = super::now_millis(now);
     let mut row = ActiveModel {
@@ -122,7 +122,7 @@ pub async fn update(
             update = update.col_expr(Column::Quantity, Expr::col(Column::Quantity).add(delta));
         }
     }
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let result = update
         .filter(Column::Id.eq(read.id.as_str()))
         .filter(Column::Infinite.eq(was.infinite))

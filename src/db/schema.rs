@@ -64,6 +64,7 @@ pub async fn apply_pending(db: &DatabaseConnection) -> Result<Vec<String>, DbErr
         if !standing.pending.iter().any(|name| name == migration.name()) {
             continue;
         }
+        #[allow(clippy::disallowed_methods)] // before the table super::begin writes exists
         let txn = db.begin().await?;
         // The record first: a write, so the transaction holds SQLite's write lock from its
         // first statement, and the claim another process migrating at once loses.
@@ -109,6 +110,7 @@ pub async fn rehearse(
     db: &DatabaseConnection,
     statements: impl Fn() -> Vec<String>,
 ) -> Result<(Standing, Vec<Rehearsed>), DbErr> {
+    #[allow(clippy::disallowed_methods)] // before the table super::begin writes exists
     let txn = db.begin().await?;
     Migrator::install(&txn).await?;
     // A write first, so that SQLite takes its write lock now rather than fail to upgrade a

@@ -116,7 +116,7 @@ pub async fn update_settings(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<Option<shops::Model>, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let Some(shop) = taken(&txn, shop_id).await? else { return Ok(None) };
     // Only what the merchant changed is written: another user's edit of another setting stays.
     let mut row = shop.clone().into_active_model();
@@ -152,7 +152,7 @@ pub async fn rotate_secret(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let rotated = shops::Entity::update_many()
         .col_expr(shops::Column::SecretDigest, Expr::value(secret.digest))
         .col_expr(shops::Column::SecretSealed, Expr::value(Some(secret.sealed)))
@@ -199,7 +199,7 @@ async fn set(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let Some(before) = taken(&txn, shop_id).await? else { return Ok(()) };
     shops::Entity::update_many()
         .col_expr(setting.column, Expr::value(json_to_sql(&value)))

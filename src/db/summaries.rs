@@ -24,7 +24,7 @@ const SUMMARIES: [Summary; 2] = [
 /// changes written meanwhile wait for the next run); on SQLite the one writer does both
 /// steps in one transaction.
 pub async fn compact(db: &impl TransactionTrait) -> Result<u64, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let backend = txn.get_database_backend();
     let mut folded = 0;
     for Summary { table, keys, sums } in SUMMARIES {

@@ -29,7 +29,7 @@ pub async fn insert(
     frozen_time: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let at = now;
     let audited = serde_json::json!({"name": name, "frozen_time": frozen_time.to_rfc3339()});
     let now = super::now_millis(now);

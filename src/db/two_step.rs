@@ -23,7 +23,7 @@ pub async fn enable(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let done = users::Entity::update_many()
         .col_expr(users::Column::TotpSealed, Expr::value(sealed))
         .col_expr(users::Column::TotpLastStep, Expr::value(step))
@@ -52,7 +52,7 @@ pub async fn renew_codes(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     replace_codes(&txn, user_id, digests, now).await?;
     let changes = vec![Change::secret("recovery_codes", true)];
     super::audit::record(&txn, &audit.clone().on("user", user_id).changing(changes), now).await?;
@@ -85,7 +85,7 @@ pub async fn disable(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let done = users::Entity::update_many()
         .col_expr(users::Column::TotpSealed, Expr::value(Option::<String>::None))
         .col_expr(users::Column::TotpLastStep, Expr::value(Option::<i64>::None))

@@ -41,7 +41,7 @@ pub async fn sign_up(
     now: DateTime<Utc>,
 ) -> Result<(shops::Model, users::Model), NewUserError> {
     let SignUpRows { shop_name, secret, email, password_hash, language } = new;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let shop = super::shops::create(&txn, shop_name, None, secret, now).await?;
     let mut row = new_row(shop.id, email, password_hash, Role::Owner, now);
     row.language = Set(language);
@@ -64,7 +64,7 @@ pub async fn insert(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<users::Model, NewUserError> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let user = insert_row(&txn, new_row(shop_id, email, password_hash, role, now)).await?;
     super::audit::record(&txn, &joined(audit, &user), now).await?;
     txn.commit().await?;
@@ -100,7 +100,7 @@ pub async fn invite(
     let mut row = new_row(shop_id, invitation.email, invitation.placeholder_hash, invitation.role, now);
     row.invite_hash = Set(Some(invitation.invite_hash));
     row.invite_expires_at = Set(Some(super::now_millis(invitation.expires_at)));
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let user = insert_row(&txn, row).await?;
     super::audit::record(&txn, &joined(audit, &user), now).await?;
     txn.commit().await?;
@@ -157,7 +157,7 @@ pub async fn accept_invite(
     // Read before the transaction, whose first statement writes: SQLite cannot turn a read
     // into a write once another connection wrote meanwhile (it answers "database is locked").
     let Some(user) = invited(db, invite_hash, now).await? else { return Ok(None) };
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let result = users::Entity::update_many()
         .col_expr(users::Column::PasswordHash, Expr::value(password_hash))
         .col_expr(users::Column::Language, Expr::value(language))
@@ -203,7 +203,7 @@ pub async fn change_member(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<MemberChanged, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     // A write first: it takes the shop's users for this transaction (rows locked on
     // PostgreSQL, the write lock on SQLite), so the counts below cannot change under it.
     users::Entity::update_many()
@@ -274,7 +274,7 @@ pub async fn set_password(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<users::Model, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let entry = audit.clone().on("user", &user.id).changing(vec![Change::secret("password", true)]);
     let mut row = user.into_active_model();
     row.password_hash = Set(password_hash);
@@ -314,7 +314,7 @@ pub async fn lock(
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
     let (until, unlock_hash) = lock;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let result = users::Entity::update_many()
         .col_expr(users::Column::LockedUntil, Expr::value(Some(super::now_millis(until))))
         .col_expr(users::Column::UnlockHash, Expr::value(Some(unlock_hash)))
@@ -353,7 +353,7 @@ pub async fn unlock(
     origin: &Origin,
     now: DateTime<Utc>,
 ) -> Result<Option<users::Model>, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let Some(user) = locked_by(&txn, unlock_hash, now).await? else { return Ok(None) };
     let result = users::Entity::update_many()
         .col_expr(users::Column::LockedUntil, Expr::value(Option::<DateTime<Utc>>::None))

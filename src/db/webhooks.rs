@@ -72,7 +72,7 @@ pub async fn insert_endpoint(
 ) -> Result<endpoints::Model, DbErr> {
     let at = now;
     let now = super::now_millis(now);
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let endpoint = endpoints::ActiveModel {
         seq: NotSet,
         id: Set(id),
@@ -129,7 +129,7 @@ pub async fn update_endpoint(
         }
     }
     row.updated_at = Set(super::now_millis(now));
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let after = row.update(&txn).await?;
     record(&txn, audit, Some(&before), Some(&after), now).await?;
     txn.commit().await?;
@@ -143,7 +143,7 @@ pub async fn delete_endpoint(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     deliveries::Entity::delete_many()
         .filter(deliveries::Column::EndpointId.eq(endpoint.id.as_str()))
         .filter(deliveries::Column::Status.eq(DeliveryStatus::Pending))
@@ -175,7 +175,7 @@ pub async fn rotate_secret(
     row.previous_secret_until = Set(Some(super::now_millis(overlap_until)));
     row.secret_sealed = Set(new_sealed);
     row.updated_at = Set(super::now_millis(now));
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let after = row.update(&txn).await?;
     record(&txn, audit, Some(&before), Some(&after), now).await?;
     txn.commit().await?;

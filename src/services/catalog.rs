@@ -4,7 +4,6 @@
 //! recorded with it; a change to what already is changes nothing and records nothing.
 
 use chrono::Utc;
-use sea_orm::TransactionTrait;
 
 use crate::db::entities::{plans, products};
 use crate::db::events::NewEvent;
@@ -43,7 +42,7 @@ async fn set_archived<E: Archivable>(
     event: impl Fn(&E::Model) -> NewEvent,
 ) -> Result<Option<E::Model>, AppError> {
     let now = Utc::now();
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let changed = db::set_archived::<E>(&txn, shop_id, id, archive.then_some(now), now).await?;
     let found = db::find::<E>(&txn, shop_id, id).await?;
     if let Some(row) = found.as_ref().filter(|_| changed) {
@@ -56,7 +55,7 @@ async fn set_archived<E: Archivable>(
 /// Gives the shop's plan a new title and page language (`plan.updated` when either changed);
 /// answers it as it then is.
 pub async fn update_plan(state: &AppState, shop_id: i64, id: &str, edit: &PlanEdit) -> Result<plans::Model, AppError> {
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let changed = db::plans::update(&txn, shop_id, id, edit, Utc::now()).await?;
     let plan = db::find::<plans::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Plan"))?;
     if changed {

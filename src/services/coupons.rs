@@ -4,7 +4,6 @@
 //! be taken twice.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
 
 use crate::db::entities::{coupons, plans, subscriptions};
 use crate::db::{self};
@@ -39,7 +38,7 @@ pub async fn create(
 /// whether it changed it.
 pub async fn archive(state: &AppState, shop_id: i64, id: &str) -> Result<bool, AppError> {
     let now = Utc::now();
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let changed = db::set_archived::<coupons::Entity>(&txn, shop_id, id, Some(now), now).await?;
     if changed {
         let change = vec![crate::domain::audit::Change::of("archived_at", None::<String>, now.to_rfc3339())];
@@ -84,7 +83,7 @@ pub async fn apply(state: &AppState, sub: &subscriptions::Model, code: &str) -> 
     let coupon = usable(state, &plan, code, "coupon", now).await?;
     // Read before the transaction: a request holding one connection never waits for another.
     let at = crate::services::subscriptions::now_of(state, sub).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if !db::coupons::redeem(&txn, &coupon.id, now).await? {
         return Err(AppError::Validation(Errors::one("coupon", "has been used up")));
     }
@@ -102,7 +101,7 @@ pub async fn apply(state: &AppState, sub: &subscriptions::Model, code: &str) -> 
 /// changes nothing.
 pub async fn remove(state: &AppState, sub: &subscriptions::Model) -> Result<subscriptions::Model, AppError> {
     let at = crate::services::subscriptions::now_of(state, sub).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let Some(removed) = db::subscriptions::remove_discount(&txn, sub, at).await? else {
         drop(txn);
         return db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id)

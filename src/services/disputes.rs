@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, TransactionTrait};
+use sea_orm::ConnectionTrait;
 
 use crate::db::entities::{disputes, payments, shops};
 use crate::db::{self};
@@ -57,7 +57,7 @@ pub async fn report(
         {
             return Ok(dispute.clone());
         }
-        let txn = state.db.begin().await?;
+        let txn = crate::db::begin(&state.db).await?;
         let (dispute, change, opened) = match found {
             Some(dispute) => {
                 let change = rules::advance(Some(dispute.current()), seen);
@@ -174,7 +174,7 @@ pub async fn fraud_warning(
     actionable: bool,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if db::payments::warn_fraud(&txn, &payment.id, fraud_type, now).await? {
         let warned = db::find_public::<payments::Entity>(&txn, &payment.id).await?;
         if let Some(warned) = warned {
@@ -193,7 +193,7 @@ pub async fn fraud_warning(
         Ok(_) | Err(AppError::Conflict(_)) => {}
         Err(e) => return Err(e),
     }
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     cancel_disputed(&txn, state, &shop, &payment).await?;
     txn.commit().await?;
     Ok(())
@@ -226,7 +226,7 @@ pub async fn answer(
     let told = acquirer.answer_dispute(&dispute.reference, &evidence, ask.submit, &key).await;
     let seen = answered(told)?;
     let now = time_of(state, &dispute, now).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if !db::disputes::answer(&txn, &dispute, &evidence, ask.submit, now).await? {
         return Err(AppError::Conflict("The dispute changed meanwhile: read it again and resend".into()));
     }
@@ -251,7 +251,7 @@ pub async fn accept(
     let told = acquirer.accept_dispute(&dispute.reference, &format!("{}:accept", dispute.id)).await;
     let seen = answered(told)?;
     let now = time_of(state, &dispute, now).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if !db::disputes::accept(&txn, &dispute, now).await? {
         let current = db::find_public::<disputes::Entity>(&txn, &dispute.id).await?;
         let status = current.map_or(dispute.status, |d| d.status);

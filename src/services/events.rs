@@ -127,7 +127,7 @@ pub async fn fan_out(db: &(impl ConnectionTrait + TransactionTrait), limit: u64)
         return Ok(0);
     }
     let deliveries = targets(db, &events).await?;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     db::webhooks::enqueue(&txn, deliveries, Utc::now()).await?;
     db::events::mark_fanned_out(&txn, events.iter().map(|e| e.id.clone()).collect()).await?;
     txn.commit().await?;

@@ -46,7 +46,7 @@ pub async fn create_shop(
 ) -> Result<CreatedShop, DbErr> {
     use crate::domain::audit::{Actor, Change, Entry, Origin};
     let (secret_key, stored) = new_secret(vault);
-    let txn = db.begin().await?;
+    let txn = crate::db::begin(db).await?;
     let shop = db::shops::create(&txn, name, url, stored, now).await?;
     let origin = Origin { user_agent: Some("paydesk shop create".into()), ..Origin::default() };
     let changes = vec![Change::of("name", None::<String>, name), Change::of("url", None::<String>, &shop.url)];

@@ -13,7 +13,6 @@
 //!   [`crate::services::disputes`].
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
 
 use crate::db::entities::payments;
 use crate::db::processors::Claim;
@@ -457,7 +456,7 @@ async fn back_office_refund(
         return Ok(Received::Later);
     }
     let ask = RefundAsk { amount: Some(amount), reason: Some(BACK_OFFICE_REFUND.into()), id: None };
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let Some(refund) = db::refunds::begin(&txn, &payment, &ask, amount, now).await? else {
         txn.rollback().await?;
         tracing::warn!(payment = %payment.id, uid, "a back-office refund is more than paydesk shows left");
@@ -495,7 +494,7 @@ async fn back_office_settle(
         true => (PaymentStatus::Voided, EventType::PaymentVoided),
         false => (PaymentStatus::Succeeded, EventType::PaymentCaptured),
     };
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if !db::payments::transition(&txn, shop_id, &payment.id, PaymentStatus::Authorized, to, now).await? {
         return Ok(Received::Taken);
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{DbErr, TransactionTrait};
+use sea_orm::DbErr;
 use tracing::Instrument;
 
 use crate::db::entities::{payments, plans, products, subscriptions};
@@ -178,7 +178,7 @@ async fn open_card_page(
 
 /// Takes one unit of a finite product; selling the last one is the `product.sold_out` event.
 async fn take_unit(state: &AppState, product: &products::Model) -> Result<bool, DbErr> {
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if !db::products::reserve_unit(&txn, &product.id).await? {
         return Ok(false);
     }
@@ -498,7 +498,7 @@ async fn settle_now(
         db::payments::transition(&state.db, shop_id, id, to, from, now).await?;
         return Err(refused);
     }
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if to == PaymentStatus::Voided
         && let Some(product_id) = &payment.product_id
     {

@@ -4,7 +4,7 @@
 //! tells whether the address is known.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use sea_orm::{DbErr, TransactionTrait};
+use sea_orm::DbErr;
 
 use crate::db::entities::{customers, portal_tokens};
 use crate::db::mails::{NewMail, Rendered};
@@ -70,7 +70,7 @@ pub async fn mint(
     now: DateTime<Utc>,
 ) -> Result<(String, DateTime<Utc>), DbErr> {
     let opening = Opening { shop_id: customer.shop_id, customer_id: &customer.id, language, return_url };
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let minted = links::mint(&txn, &state.config, &opening, links::ASKED, now).await?;
     let change = vec![crate::domain::audit::Change::of("expires_at", None::<String>, minted.1.to_rfc3339())];
     let object = ("customer", customer.id.as_str());

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
 
 use crate::db::entities::shop_processors::Model;
 use crate::db::processors::{StoredAccount, StoredChange};
@@ -63,21 +62,25 @@ pub async fn change(
             errors.add(field, "must use https: the shop's secret key travels with every request");
         }
     }
+    // The simulation uses no account: those sent with it are ignored, unchecked, and the
+    // stored ones stay as they are for going back.
+    let simulated = kind == ProcessorKind::Simulated;
+    let mut account = |mode: Mode, a: Option<Option<AccountChange>>| {
+        let a = a.filter(|_| !simulated)?;
+        Some(a.map(|a| stored(state, current.as_ref(), shop_id, kind, mode, a, &mut errors)))
+    };
+    let (test, live) = (account(Mode::Test, change.test), account(Mode::Live, change.live));
     let stored = StoredChange {
         kind: change.kind,
         card_entry: change.card_entry,
         gateway_url: change.gateway_url,
         checkout_url: change.checkout_url,
-        test: change
-            .test
-            .map(|a| a.map(|a| stored(state, current.as_ref(), shop_id, kind, Mode::Test, a, &mut errors))),
-        live: change
-            .live
-            .map(|a| a.map(|a| stored(state, current.as_ref(), shop_id, kind, Mode::Live, a, &mut errors))),
+        test,
+        live,
         fresh_accounts,
     };
     errors.into_result(|| ()).map_err(AppError::from)?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let row = db::processors::apply(&txn, shop_id, &stored, now).await?;
     processor::check(row.kind, parts(&row, Mode::Test), parts(&row, Mode::Live)).map_err(AppError::from)?;
     let changes = audit::changes(&audited(current.as_ref()), &audited(Some(&row)), SECRETS);

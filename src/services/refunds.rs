@@ -7,7 +7,6 @@
 //! authorization, which never took the money, does give the unit back.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
 use tracing::Instrument;
 
 use crate::db::{self, entities::payments, entities::refunds};
@@ -63,7 +62,7 @@ async fn refund_now(
         let payment =
             db::find::<payments::Entity>(&state.db, shop_id, payment_id).await?.ok_or(AppError::NotFound("Payment"))?;
         let amount = payment.refundable().amount_to_refund(ask.amount).map_err(refused)?;
-        let txn = state.db.begin().await?;
+        let txn = crate::db::begin(&state.db).await?;
         let refund = match db::refunds::begin(&txn, &payment, &ask, amount, now).await {
             Ok(Some(refund)) => refund,
             Ok(None) => {
@@ -122,7 +121,7 @@ async fn finish(
         // Not known until the processor can be asked: the sweeper asks again later.
         Ok(None) | Err(_) => Outcome::unknown(),
     };
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let (refund, recorded) = db::refunds::finish(&txn, &refund, &outcome, now).await?;
     if recorded {
         let mut happened = Vec::new();
@@ -184,7 +183,7 @@ pub async fn failed_later(
     message: &str,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if !db::refunds::fail_made(&txn, &refund, message, now).await? {
         return Ok(());
     }

@@ -2,7 +2,6 @@
 //! charge is made at once with the customer present; the engine makes the rest.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
 
 use crate::db::entities::{customers, plans, subscriptions, test_clocks};
 use crate::db::subscriptions::NewSubscription;
@@ -78,7 +77,7 @@ pub async fn create(
         additional_data: request.additional_data,
         progress: begin(&Terms::from(&plan.fields())),
     };
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let sub = match db::subscriptions::insert(&txn, new, now).await {
         Ok(sub) => sub,
         // The same chosen id sent twice at once: the other request started it.
@@ -149,7 +148,7 @@ pub async fn cancel(
         return Err(ended(sub.state));
     }
     let now = now_of(state, &sub).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     match db::subscriptions::cancel(&txn, &sub, reason, false, now).await? {
         Some((canceled, row)) => {
             let line = crate::services::events::Line { row, sub: canceled.clone(), charge: None };
@@ -173,7 +172,7 @@ pub async fn cancel_at_period_end(
     reason: Option<String>,
 ) -> Result<(), AppError> {
     let now = now_of(state, sub).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if let Some(marked) = db::subscriptions::cancel_at_period_end(&txn, sub, reason, now).await? {
         crate::services::events::record_about(
             &txn,
@@ -198,7 +197,7 @@ pub async fn cancel_at_period_end(
 /// Asked again, it changes nothing; `409` once the subscription has ended.
 pub async fn keep(state: &AppState, sub: &subscriptions::Model) -> Result<(), AppError> {
     let now = now_of(state, sub).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if let Some(kept) = db::subscriptions::withdraw_cancellation(&txn, sub, now).await? {
         crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionCancellationWithdrawn, &kept)
             .await?;
@@ -218,7 +217,7 @@ pub async fn keep(state: &AppState, sub: &subscriptions::Model) -> Result<(), Ap
 /// next charges use it (`subscription.card_updated`). `409` once it has ended.
 pub async fn replace_card(state: &AppState, sub: &subscriptions::Model, card: &CardRef) -> Result<(), AppError> {
     let now = now_of(state, sub).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let Some(updated) = db::subscriptions::replace_card(&txn, sub, card, now).await? else {
         return Err(AppError::Conflict("The subscription has ended".into()));
     };
@@ -263,7 +262,7 @@ pub async fn pause(
     if sub.cancel_at_period_end {
         return Err(AppError::Conflict("The subscription ends with its period: withdraw that cancel first".into()));
     }
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if ask.at_period_end && sub.state != SubState::Paused {
         let Some(marked) = db::subscriptions::pause_at_period_end(&txn, sub, ask.resume, now).await? else {
             let message =
@@ -309,7 +308,7 @@ pub async fn resume(
 ) -> Result<subscriptions::Model, AppError> {
     let now = now_of(state, sub).await?;
     if sub.pause_at_period_end && sub.state != SubState::Paused {
-        let txn = state.db.begin().await?;
+        let txn = crate::db::begin(&state.db).await?;
         if let Some(kept) = db::subscriptions::withdraw_pause(&txn, sub, now).await? {
             crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionPauseWithdrawn, &kept)
                 .await?;
@@ -338,7 +337,7 @@ pub async fn resume(
     let token = crate::domain::ids::random_hex(12);
     let charge_now = progress.renew_at.is_some_and(|at| at <= now);
     let claim = charge_now.then(|| (token.as_str(), Utc::now() + state.config.lease));
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let by = db::subscriptions::Resumer::Merchant;
     let Some(resumed) = db::subscriptions::resume(&txn, sub, by, (&progress, anchor), claim, now).await? else {
         drop(txn);
@@ -502,7 +501,7 @@ pub async fn change_plan(
     let preview = preview_change(state, sub, ask).await?;
     let now = now_of(state, sub).await?;
     let change_id = crate::domain::ids::random_hex(12);
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if preview.at == ChangeAt::PeriodEnd {
         let (kind, changed) = match preview.withdraws {
             true => {

@@ -15,7 +15,6 @@ use axum::http::{HeaderName, header};
 use base64::Engine;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use sea_orm::TransactionTrait;
 
 use crate::db::entities::{events, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
 use crate::db::webhooks::Attempted;
@@ -168,7 +167,7 @@ const GONE: u16 = 410;
 
 /// Records the attempts of a batch in one transaction, and notes how each endpoint fared.
 async fn record(state: &AppState, token: &str, attempted: Vec<(deliveries::Model, Attempted)>) -> Result<(), AppError> {
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     for (delivery, attempted) in &attempted {
         let held = db::webhooks::record_attempt(&txn, delivery, token, attempted).await?;
         if held && let Some(endpoint_id) = &delivery.endpoint_id {
@@ -301,7 +300,7 @@ pub async fn redeliver(
     endpoint: Option<&endpoints::Model>,
 ) -> Result<usize, AppError> {
     let event = db::find::<events::Entity>(&state.db, shop_id, event_id).await?.ok_or(AppError::NotFound("Event"))?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let count = crate::services::events::redeliver(&txn, &event, endpoint).await?;
     let changes = vec![
         Change::of("endpoint", None::<String>, endpoint.map(|e| e.id.as_str())),

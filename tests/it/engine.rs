@@ -2,6 +2,7 @@
 //! subscription twice, and a run after downtime charges what was missed once.
 
 use chrono::{Duration, Utc};
+use paydesk::config::ConfigArgs;
 use paydesk::db::subscriptions::NewSubscription;
 use paydesk::domain::billing::{Progress, State};
 use paydesk::services::billing::run_due;
@@ -107,10 +108,14 @@ db_tests! {
     }
 }
 
-/// Counts the acquirer's charge calls per idempotency key.
+/// Counts the acquirer's charge calls per idempotency key; a gated one holds its first charge
+/// (telling `entered`) until `release`.
 struct Counting {
     inner: paydesk::external::acquirer::simulated::SimulatedAcquirer,
     calls: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    gated: std::sync::atomic::AtomicBool,
+    entered: tokio::sync::Notify,
+    release: tokio::sync::Notify,
 }
 
 #[async_trait::async_trait]
@@ -131,6 +136,10 @@ impl paydesk::external::acquirer::Acquirer for Counting {
         request: paydesk::external::acquirer::ChargeRequest<'_>,
     ) -> paydesk::external::acquirer::Outcome {
         *self.calls.lock().unwrap().entry(request.idempotency_key.to_string()).or_default() += 1;
+        if self.gated.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.entered.notify_one();
+            self.release.notified().await;
+        }
         self.inner.charge(card, request).await
     }
     async fn capture(
@@ -158,6 +167,9 @@ fn counting(app: &TestApp) -> (AppState, std::sync::Arc<Counting>) {
     let acquirer = std::sync::Arc::new(Counting {
         inner: paydesk::external::acquirer::simulated::SimulatedAcquirer::new(false),
         calls: Default::default(),
+        gated: Default::default(),
+        entered: Default::default(),
+        release: Default::default(),
     });
     let mut state = app.state.clone();
     state.acquirer = acquirer.clone();
@@ -207,6 +219,94 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
     let outcome = state.acquirer.charge(&card, request).await;
     if answered {
         paydesk::db::payments::record_outcome(&app.db, payment, &outcome, now).await.unwrap();
+    }
+}
+
+/// When the subscription's claim ends, as stored.
+async fn claimed_until(app: &TestApp, id: &str) -> Option<chrono::DateTime<Utc>> {
+    use paydesk::db::entities::subscriptions;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let sub =
+        subscriptions::Entity::find().filter(subscriptions::Column::Id.eq(id)).one(&app.db).await.unwrap().unwrap();
+    sub.claimed_until
+}
+
+fn short_leases() -> ConfigArgs {
+    ConfigArgs { lease_seconds: Some("2".into()), scheduler: Some("off".into()), ..Default::default() }
+}
+
+backend_tests! {
+    /// A run dated after downtime renews its claims in real time while it charges; a second
+    /// run of the same date then finds the subscription taken, however long the charge takes.
+    async fn a_claim_renewed_while_charging_is_not_taken_by_another_run(backend) {
+        let app = TestApp::spawn_with(backend, short_leases()).await;
+        let shop = app.shop("Gym").await;
+        let ids = due_subscriptions(&app, &shop, 1).await;
+        let (state, acquirer) = counting(&app);
+        acquirer.gated.store(true, std::sync::atomic::Ordering::SeqCst);
+        let at = Utc::now() + Duration::days(70);
+        let first = tokio::spawn({
+            let state = state.clone();
+            async move { run_due(&state, at).await }
+        });
+        acquirer.entered.notified().await;
+        let taken = claimed_until(&app, &ids[0]).await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while claimed_until(&app, &ids[0]).await == taken {
+            assert!(std::time::Instant::now() < deadline, "the claim is renewed while the charge waits");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let mut other = second_instance(&app).await;
+        other.acquirer = acquirer.clone();
+        let second = run_due(&other, at).await.unwrap();
+        acquirer.release.notify_one();
+        let first = first.await.unwrap().unwrap();
+        assert_eq!((first.charged, second.charged), (1, 0));
+        let calls = acquirer.calls.lock().unwrap().clone();
+        assert_eq!(calls, [(format!("{}:1:1", ids[0]), 1)].into(), "one call for the missed periods");
+        let (_, sub) = app.get(&shop, &format!("/subscriptions/{}", ids[0])).await;
+        assert_eq!((sub["paid_billing_cycles"].clone(), sub["state"].clone()), (json!(2), json!("active")));
+    }
+
+    /// Runs after downtime on a machine busy with other work (every core spinning), several
+    /// at once with short leases: one charge per subscription and period.
+    async fn runs_beside_a_busy_machine_charge_each_period_once(backend) {
+        let app = TestApp::spawn_with(backend, short_leases()).await;
+        let shop = app.shop("Gym").await;
+        let count = 120;
+        let ids = due_subscriptions(&app, &shop, count).await;
+        let (state, acquirer) = counting(&app);
+        let mut others = Vec::new();
+        for _ in 0..2 {
+            let mut other = second_instance(&app).await;
+            other.acquirer = acquirer.clone();
+            others.push(other);
+        }
+        let busy = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let spinners: Vec<_> = (0..std::thread::available_parallelism().map_or(2, |n| n.get()) * 2)
+            .map(|_| {
+                let busy = busy.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while busy.load(std::sync::atomic::Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                    }
+                })
+            })
+            .collect();
+        let at = Utc::now() + Duration::days(70);
+        let (a, b, c) = tokio::join!(run_due(&state, at), run_due(&others[0], at), run_due(&others[1], at));
+        busy.store(false, std::sync::atomic::Ordering::Relaxed);
+        spinners.into_iter().for_each(|s| s.join().unwrap());
+        let charged = a.unwrap().charged + b.unwrap().charged + c.unwrap().charged;
+        assert_eq!(charged, count, "one charge per subscription");
+        let calls = acquirer.calls.lock().unwrap().clone();
+        assert_eq!(calls.len(), count);
+        assert!(calls.values().all(|&n| n == 1), "{calls:?}");
+        for id in &ids {
+            let (_, sub) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+            assert_eq!(sub["paid_billing_cycles"], 2, "{sub}");
+        }
     }
 }
 

@@ -12,6 +12,7 @@ mod bepaid_browser;
 mod bepaid_pay;
 mod browser;
 mod cli;
+mod concurrent_writes;
 mod coupons;
 mod crash;
 mod customers;

@@ -348,7 +348,7 @@ pub async fn attach(
     customer_id: &str,
     billing_key: &str,
 ) -> Result<bool, DbErr> {
-    let savepoint = db.begin().await?;
+    let savepoint = crate::db::begin(db).await?;
     let attached = Entity::update_many()
         .col_expr(Column::SubscriptionId, Expr::value(Some(subscription_id)))
         .col_expr(Column::CustomerId, Expr::value(Some(customer_id)))

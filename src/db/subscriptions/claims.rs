@@ -100,15 +100,21 @@ pub async fn still_billing(
     Ok(found.into_iter().collect())
 }
 
-/// Claims up to `limit` real-time subscriptions due at `now` for `lease` (and those whose first
+/// Claims up to `limit` real-time subscriptions due by `due_by` until `lease_until` (and those whose first
 /// charge a stopped request left unfinished, once its claim ran out): of several engines
 /// (or overlapping runs), each row goes to one. PostgreSQL skips rows another engine is
 /// claiming; SQLite runs each UPDATE as one write transaction.
 ///
 /// The two kinds are claimed by two statements, each walking its part of the index of due
 /// subscriptions (one statement with an `OR` of both read every real-time subscription).
+///
+/// Whether another claim ran out is judged at `now`, the real time that claims are taken and
+/// renewed in; a run dated later (after downtime, or in a test) only sees more rows due. Judged
+/// at the run's time, a lease its holder had just renewed looked long gone, and a second worker
+/// took the subscription it was charging.
 pub async fn claim_due(
     db: &impl ConnectionTrait,
+    due_by: DateTime<Utc>,
     now: DateTime<Utc>,
     limit: u64,
     token: &str,
@@ -131,7 +137,7 @@ pub async fn claim_due(
             p[3]
         ),
     ];
-    let now = crate::db::now_millis(now);
+    let (due_by, now) = (crate::db::now_millis(due_by), crate::db::now_millis(now));
     let mut claimed = 0;
     for kind in kinds {
         if claimed >= limit {
@@ -139,14 +145,15 @@ pub async fn claim_due(
         }
         let sql = format!(
             "UPDATE subscriptions SET claim_token = {}, claimed_until = {} WHERE seq IN (\
-             SELECT seq FROM subscriptions WHERE test_clock_id IS NULL AND {kind} \
-             AND (claimed_until IS NULL OR claimed_until < {}) ORDER BY renew_at LIMIT {}{lock})",
+             SELECT seq FROM subscriptions WHERE test_clock_id IS NULL \
+             AND (claimed_until IS NULL OR claimed_until < {}) AND {kind} ORDER BY renew_at LIMIT {}{lock})",
             p[0],
             p[1],
             p[2],
             limit - claimed
         );
-        let values = vec![token.into(), crate::db::now_millis(lease_until).into(), now.into(), now.into()];
+        // In the order of the text: SQLite's `?` are bound by place.
+        let values = vec![token.into(), crate::db::now_millis(lease_until).into(), now.into(), due_by.into()];
         claimed += db.execute(Statement::from_sql_and_values(backend, sql, values)).await?.rows_affected();
     }
     Entity::find().filter(Column::ClaimToken.eq(token)).order_by_asc(Column::RenewAt).all(db).await

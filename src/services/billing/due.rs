@@ -45,7 +45,7 @@ pub async fn take_card(
     now: DateTime<Utc>,
 ) -> Result<Option<subscriptions::Model>, DbErr> {
     let token = random_hex(12);
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let Some(sub) = claim_card(&txn, state, sub, card, &token, now).await? else { return Ok(None) };
     txn.commit().await?;
     let (_, mut billed) = bill(state, vec![sub], now, true, &token).await?;

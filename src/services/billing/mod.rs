@@ -186,12 +186,14 @@ async fn claim_and_bill(state: &AppState, now: DateTime<Utc>) -> Result<Report, 
     let mut report = Report::default();
     loop {
         let token = random_hex(12);
-        let lease = now.max(Utc::now()) + state.config.lease;
+        // Leases are real time, whatever the run's: they are renewed and judged in it.
+        let wall = Utc::now();
+        let lease = wall + state.config.lease;
         // A stopping instance finishes the batch it holds and claims no more.
         if state.lifecycle.is_stopping() {
             return Ok(report);
         }
-        let batch = db::subscriptions::claim_due(&state.db, now, BATCH, &token, lease).await?;
+        let batch = db::subscriptions::claim_due(&state.db, now, wall, BATCH, &token, lease).await?;
         if batch.is_empty() {
             return Ok(report);
         }

@@ -12,7 +12,7 @@ pub(super) async fn record(
     token: &str,
     now: DateTime<Utc>,
 ) -> Result<(Report, Vec<subscriptions::Model>), DbErr> {
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let (report, saved, charged) = record_in(&txn, state, charges, answers, ending, token, now).await?;
     txn.commit().await?;
     for payment in &charged {

@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use sea_orm::TransactionTrait;
 
 use crate::db::entities::mails;
 use crate::db::mails::Attempted;
@@ -194,7 +193,7 @@ async fn sender_of(state: &AppState, mail: &mails::Model) -> Result<(String, Str
 
 /// Records an attempt, then logs it.
 async fn record(state: &AppState, token: &str, mail: &mails::Model, attempted: &Attempted) -> Result<(), AppError> {
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     db::mails::record_attempt(&txn, mail, token, attempted).await?;
     txn.commit().await?;
     crate::external::telemetry::mail(attempted.status.as_str());

@@ -6,7 +6,7 @@
 //! period begins, not every minute.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use sea_orm::{DbErr, TransactionTrait};
+use sea_orm::DbErr;
 
 use crate::db::entities::plans;
 use crate::db::mails::NewMail;
@@ -87,7 +87,7 @@ pub async fn sweep(state: &AppState, clock_id: Option<&str>, now: DateTime<Utc>)
             next.push((sub.id.clone(), again));
         }
         queued += mails.len();
-        let txn = state.db.begin().await?;
+        let txn = crate::db::begin(&state.db).await?;
         db::mails::enqueue(&txn, mails, Utc::now()).await?;
         db::subscriptions::set_remind_at(&txn, &next).await?;
         txn.commit().await?;

@@ -41,7 +41,7 @@ pub async fn late_success(state: &AppState, payment: payments::Model, now: DateT
     let ChargeOutcome::Approved { reference } = outcome else { return unchanged(payment) };
     let at = time_of_payment(state, &payment, now).await?;
     let capture = payment.transaction_type == TransactionType::Payment;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if !db::payments::revive(&txn, &payment.id, &reference, capture, card.as_ref(), at).await? {
         // Recorded by another notification or lookup a moment before.
         txn.rollback().await?;

@@ -131,7 +131,7 @@ pub async fn record_answer(
         ChargeOutcome::Pending { .. } => now,
         _ => time_of_payment(state, &payment, now).await?,
     };
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     if let Some(card) = &card {
         db::payments::set_card(&txn, &payment.id, card).await?;
     }

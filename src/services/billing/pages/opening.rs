@@ -154,7 +154,7 @@ pub(super) async fn wake(state: &AppState, held: Option<String>) -> Result<(), D
 /// recorded it did not (a payment recorded by an earlier version).
 pub(super) async fn open_paid(state: &AppState, payment: payments::Model, now: DateTime<Utc>) -> Result<(), DbErr> {
     let now = time_of_payment(state, &payment, now).await?;
-    let txn = state.db.begin().await?;
+    let txn = crate::db::begin(&state.db).await?;
     let paid = match name_customer(&txn, &payment, now).await? {
         Some(named) => named,
         None => payment,
