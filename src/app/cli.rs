@@ -150,13 +150,18 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
         }
         Command::Migrate { dry_run: true } => {
             let db = crate::db::connect_logged(&config.database_url).await?;
-            let lock = crate::db::migration_lock(&db).await?;
-            if let Some(line) = crate::db::schema::standing(&db).await?.newer() {
-                return Err(line.into());
+            let rehearsed = async {
+                let lock = crate::db::migration_lock(&db).await?;
+                if let Some(line) = crate::db::schema::standing(&db).await?.newer() {
+                    return Err(line.into());
+                }
+                let rehearsed = crate::db::schema::rehearse(&db, crate::external::telemetry::take_statements).await?;
+                drop(lock);
+                Ok::<_, Box<dyn std::error::Error>>(rehearsed)
             }
-            let (standing, rehearsed) =
-                crate::db::schema::rehearse(&db, crate::external::telemetry::take_statements).await?;
-            drop(lock);
+            .await;
+            crate::db::close(db).await;
+            let (standing, rehearsed) = rehearsed?;
             print!("{}", review(&standing, &rehearsed));
             Ok(())
         }
@@ -176,9 +181,11 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 Some(None) => return Err("--url must be an absolute http:// or https:// URL".into()),
                 normalised => normalised.flatten(),
             };
-            let db = app::open_database(&config).await?;
             let vault = crate::external::vault::Vault::load(&config.kek)?;
-            let created = crate::services::keys::create_shop(&db, &vault, name, url, Utc::now()).await?;
+            let created = with_database(&config, |db| async move {
+                Ok(crate::services::keys::create_shop(&db, &vault, name, url, Utc::now()).await?)
+            })
+            .await?;
             let out = json!({
                 "shop_id": created.shop.id,
                 "secret_key": created.secret_key,
@@ -188,8 +195,9 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             Ok(())
         }
         Command::Audit { command: AuditCommand::Verify { shop_id } } => {
-            let db = app::open_database(&config).await?;
-            let checked = crate::services::audit::verify_all(&db, shop_id).await?;
+            let checked =
+                with_database(&config, |db| async move { Ok(crate::services::audit::verify_all(&db, shop_id).await?) })
+                    .await?;
             for shop in &checked {
                 println!("{}", json!(shop));
             }
@@ -199,13 +207,16 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             }
         }
         Command::User { command: UserCommand::ResetTwoStep { email } } => {
-            let db = app::open_database(&config).await?;
             let email = crate::domain::account::normalise_email(&email);
-            let Some(user) = crate::db::users::by_email(&db, &email).await? else {
-                return Err(format!("there is no user {email}").into());
-            };
-            let audit = operator(user.shop_id, "two_step.reset", "user reset-two-step");
-            let reset = crate::db::two_step::disable(&db, &user.id, &audit, Utc::now()).await?;
+            let (user, reset) = with_database(&config, |db| async move {
+                let Some(user) = crate::db::users::by_email(&db, &email).await? else {
+                    return Err(format!("there is no user {email}").into());
+                };
+                let audit = operator(user.shop_id, "two_step.reset", "user reset-two-step");
+                let reset = crate::db::two_step::disable(&db, &user.id, &audit, Utc::now()).await?;
+                Ok((user, reset))
+            })
+            .await?;
             tracing::info!(shop_id = user.shop_id, reset, "two-step login of a user reset on the command line");
             println!(
                 "{}",
@@ -229,17 +240,34 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             let (Some(email), Some(password)) = (email, password) else {
                 return Err(errors.message().into());
             };
-            let db = app::open_database(&config).await?;
-            if crate::db::shops::find(&db, shop_id).await?.is_none() {
-                return Err(format!("there is no shop {shop_id}").into());
-            }
-            let hash = crate::services::passwords::hash(password).await?;
-            let audit = operator(shop_id, "user.created", "user create");
-            let user = crate::db::users::insert(&db, shop_id, &email, hash, role, &audit, Utc::now()).await?;
+            let user = with_database(&config, |db| async move {
+                if crate::db::shops::find(&db, shop_id).await?.is_none() {
+                    return Err(format!("there is no shop {shop_id}").into());
+                }
+                let hash = crate::services::passwords::hash(password).await?;
+                let audit = operator(shop_id, "user.created", "user create");
+                Ok(crate::db::users::insert(&db, shop_id, &email, hash, role, &audit, Utc::now()).await?)
+            })
+            .await?;
             println!("{}", json!({"user_id": user.id, "shop_id": shop_id, "email": user.email, "role": user.role}));
             Ok(())
         }
     }
+}
+
+/// Runs `work` on the database, opened (and migrated), then closes it whatever `work`
+/// answered: on SQLite the write-ahead log goes into the database file (see [`crate::db::close`]).
+async fn with_database<T, Fut>(
+    config: &Config,
+    work: impl FnOnce(sea_orm::DatabaseConnection) -> Fut,
+) -> Result<T, Box<dyn std::error::Error>>
+where
+    Fut: Future<Output = Result<T, Box<dyn std::error::Error>>>,
+{
+    let db = app::open_database(config).await?;
+    let done = work(db.clone()).await;
+    crate::db::close(db).await;
+    done
 }
 
 /// `paydesk backup`: a manual snapshot, kept until the operator deletes it.
@@ -264,11 +292,11 @@ async fn backup(
     if let Some(line) = crate::db::schema::standing(&db).await?.newer() {
         return Err(line.into());
     }
-    let key = crate::external::vault::read_key(&config.kek)?;
+    let key = crate::external::vault::snapshot_key(&config.kek)?;
     let key_dir = key_to.or_else(|| config.backups.key_dir.clone());
-    let options = Options { dir, key_dir, reason: crate::domain::backup::Reason::Manual };
+    let options = Options::new(dir, key_dir, crate::domain::backup::Reason::Manual, &config.backups);
     let taken = take(&db, &config.database_url, &key, &options, Utc::now()).await;
-    db.close().await.ok();
+    crate::db::close(db).await;
     let taken = taken?;
     let m = &taken.manifest;
     let out = json!({

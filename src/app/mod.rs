@@ -184,7 +184,7 @@ pub async fn migrate(config: &Config) -> Result<Vec<String>, Box<dyn std::error:
         tracing::info!(from = %from, to = %to, count = applied.len(), "migrated the database");
     }
     drop(lock);
-    db.close().await?;
+    db::close(db).await;
     Ok(applied)
 }
 
@@ -212,10 +212,12 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         shutdown_signal().await;
         lifecycle.stop();
     });
+    let db = state.db.clone();
     run(listener, state).await?;
     if let Some(mut scheduler) = scheduler {
         scheduler.shutdown().await.ok();
     }
+    db::close(db).await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -17,6 +17,8 @@ pub struct Backups {
     pub every: Option<chrono::TimeDelta>,
     /// Scheduled and pre-migration snapshots kept (the newest).
     pub keep: usize,
+    /// How long a snapshot may take: past it, it stops, keeps nothing and says so.
+    pub timeout: std::time::Duration,
 }
 
 impl Backups {
@@ -35,7 +37,9 @@ impl Backups {
             raw => Some(chrono::TimeDelta::hours(whole("PAYDESK_BACKUP_HOURS", raw, 24, 1..=8760)? as i64)),
         };
         let keep = whole("PAYDESK_BACKUP_KEEP", args.backup_keep.as_deref(), 7, 1..=1000)?;
-        Ok(Backups { every: every.filter(|_| dir.is_some()), dir, key_dir, keep })
+        let minutes = whole("PAYDESK_BACKUP_TIMEOUT_MINUTES", args.backup_timeout_minutes.as_deref(), 30, 1..=1440)?;
+        let timeout = std::time::Duration::from_secs(60 * minutes as u64);
+        Ok(Backups { every: every.filter(|_| dir.is_some()), dir, key_dir, keep, timeout })
     }
 }
 

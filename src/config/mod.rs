@@ -116,6 +116,9 @@ pub struct ConfigArgs {
     /// Scheduled and pre-migration snapshots kept, the newest (default 7).
     #[arg(long, env = "PAYDESK_BACKUP_KEEP", global = true)]
     pub backup_keep: Option<String>,
+    /// Minutes a snapshot may take before it stops and fails (default 30).
+    #[arg(long, env = "PAYDESK_BACKUP_TIMEOUT_MINUTES", global = true)]
+    pub backup_timeout_minutes: Option<String>,
 }
 
 /// Checked configuration.

@@ -150,6 +150,21 @@ pub async fn begin(db: &impl TransactionTrait) -> Result<DatabaseTransaction, Db
 /// A write of SQLite's that changes nothing, to a table every migrated database has.
 const TAKE_WRITE_LOCK: &str = "UPDATE seaql_migrations SET applied_at = applied_at WHERE 1 = 0";
 
+/// Closes the pool, waiting at most 10 s for connections still in use. On SQLite it first
+/// moves the committed pages of the write-ahead log into the database file and empties the
+/// log, so that the file alone is whole; the last connection to close removes the `-wal` and
+/// `-shm` files.
+pub async fn close(db: DatabaseConnection) {
+    if db.get_database_backend() == sea_orm::DatabaseBackend::Sqlite
+        && let Err(e) = db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await
+    {
+        tracing::warn!(error = %e, "the write-ahead log could not be checkpointed");
+    }
+    if tokio::time::timeout(Duration::from_secs(10), db.close()).await.is_err() {
+        tracing::warn!("connections still in use after 10 s: closing without them");
+    }
+}
+
 /// How long a pooled connection may sit idle before it is pinged on checkout.
 pub const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 

@@ -74,9 +74,18 @@ impl Vault {
     }
 }
 
-/// The key of `source` itself (what a snapshot carries): the given key, or the one in the
-/// key file (made on first use), or a new one for an in-memory database.
-pub fn read_key(source: &KekSource) -> Result<[u8; 32], String> {
+/// The key a snapshot carries: the given key, or the one in the key file, which must exist (a
+/// new key made now would open none of the database's secrets, and paydesk would start with it).
+pub fn snapshot_key(source: &KekSource) -> Result<[u8; 32], String> {
+    match source {
+        KekSource::File(path) => read_key_file(path),
+        other => read_key(other),
+    }
+}
+
+/// The key of `source` itself: the given key, or the one in the key file (made on first
+/// use), or a new one for an in-memory database.
+fn read_key(source: &KekSource) -> Result<[u8; 32], String> {
     match source {
         KekSource::Given(key) => Ok(*key),
         KekSource::File(path) => key_file(path),

@@ -209,3 +209,61 @@ async fn instances_starting_together_on_postgres_migrate_once() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// SQLite only (PostgreSQL has no files of its own here): every command closes the database,
+/// moving the write-ahead log into the file, so that the file alone is whole and no `-wal` or
+/// `-shm` file stays behind; a served instance does the same when it stops cleanly.
+#[tokio::test]
+async fn every_command_and_a_clean_stop_leave_the_database_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("paydesk.db");
+    let url = format!("sqlite://{}?mode=rwc", file.display());
+    let beside = |suffix: &str| dir.path().join(format!("paydesk.db{suffix}"));
+    let no_log = |after: &str| {
+        for suffix in ["-wal", "-shm"] {
+            assert!(!beside(suffix).exists(), "{suffix} left after {after}");
+        }
+    };
+    let ran = |args: &[&str]| {
+        let output = paydesk(&url).args(args).output().unwrap();
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        output
+    };
+    ran(&["migrate"]);
+    no_log("migrate");
+    ran(&["migrate", "--dry-run"]);
+    no_log("migrate --dry-run");
+    let created: Value = serde_json::from_slice(&ran(&["shop", "create", "--name", "Files"]).stdout).unwrap();
+    no_log("shop create");
+    ran(&["audit", "verify"]);
+    no_log("audit verify");
+
+    let port = free_port();
+    let mut child = paydesk(&url).env("PAYDESK_LISTEN", format!("127.0.0.1:{port}")).arg("serve").spawn().unwrap();
+    let shop =
+        Shop { id: created["shop_id"].as_i64().unwrap(), secret: created["secret_key"].as_str().unwrap().into() };
+    let client = reqwest::Client::new();
+    let mut stored = None;
+    for _ in 0..300 {
+        let request = client.post(format!("http://127.0.0.1:{port}/products")).basic_auth(shop.id, Some(&shop.secret));
+        if let Ok(response) = request.json(&product_body()).send().await {
+            stored = Some(response.status());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(stored, Some(StatusCode::CREATED));
+    assert!(std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "it stops");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    no_log("a clean stop");
+    // The file alone, copied elsewhere, holds the product.
+    let alone = tempfile::tempdir().unwrap();
+    std::fs::copy(&file, alone.path().join("paydesk.db")).unwrap();
+    let db = paydesk::db::connect(&format!("sqlite://{}", alone.path().join("paydesk.db").display()), 1).await.unwrap();
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    assert_eq!(paydesk::db::entities::products::Entity::find().count(&db).await.unwrap(), 1);
+}

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 /// Where a test's database lives.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
     Postgres,

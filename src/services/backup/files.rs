@@ -3,6 +3,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
@@ -107,18 +108,66 @@ pub fn sqlite_in_use(path: &Path) -> Result<bool, Problem> {
     Ok(false)
 }
 
+/// All that `pipe` gives until it closes.
+fn read_all(pipe: Option<&mut impl std::io::Read>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Some(pipe) = pipe {
+        pipe.read_to_end(&mut bytes).ok();
+    }
+    bytes
+}
+
+/// Holds the folder `dir` (a lock the system lets go when the process ends, however it
+/// ends) until the answer is dropped.
+pub fn hold(dir: &Path) -> Result<std::fs::File, Problem> {
+    let file = std::fs::File::open(dir).map_err(io(dir, "open"))?;
+    file.try_lock().map_err(|e| Problem(format!("cannot lock {}: {e}", dir.display())))?;
+    Ok(file)
+}
+
+/// Whether something holds the folder `dir` (see [`hold`]); a folder that cannot be asked is
+/// taken as held.
+pub fn held(dir: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(dir) else { return true };
+    file.try_lock().is_err()
+}
+
 /// Elsewhere the check cannot be made: the operator is trusted to have stopped paydesk.
 #[cfg(not(unix))]
 pub fn sqlite_in_use(_path: &Path) -> Result<bool, Problem> {
     Ok(false)
 }
 
-/// Runs a program to its end; its standard error on failure, in the problem.
-pub async fn run(program: &str, args: Vec<String>) -> Result<String, Problem> {
+/// Runs a program to its end, killed at `deadline` if one is given; its standard error on
+/// failure, in the problem.
+pub async fn run(program: &str, args: Vec<String>, deadline: Option<Instant>) -> Result<String, Problem> {
     let name = program.to_string();
-    let ran = tokio::task::spawn_blocking(move || std::process::Command::new(&name).args(&args).output())
-        .await
-        .map_err(|e| Problem(format!("{program} did not finish: {e}")))?;
+    let ran = tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new(&name)
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        // Its output is read beside it, so that a full pipe never stops it.
+        let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
+        let read_out = std::thread::spawn(move || read_all(out.as_mut()));
+        let read_err = std::thread::spawn(move || read_all(err.as_mut()));
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                child.kill().ok();
+                break child.wait()?;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let joined = |t: std::thread::JoinHandle<Vec<u8>>| t.join().unwrap_or_default();
+        Ok::<_, std::io::Error>(std::process::Output { status, stdout: joined(read_out), stderr: joined(read_err) })
+    })
+    .await
+    .map_err(|e| Problem(format!("{program} did not finish: {e}")))?;
     let output = match ran {
         Ok(output) => output,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -3,8 +3,8 @@
 //!
 //! A snapshot is taken into a hidden folder `.paydesk-….partial-…`, checked, given its
 //! manifest last, and only then renamed to `paydesk-20261128T170000Z`: a snapshot killed
-//! midway leaves a hidden partial folder (deleted by a later snapshot), never one that looks
-//! complete.
+//! midway leaves a hidden partial folder (deleted by a later snapshot once nothing holds it),
+//! never one that looks complete. A snapshot stops at its bound, `PAYDESK_BACKUP_TIMEOUT_MINUTES`.
 
 mod files;
 mod postgres;
@@ -12,6 +12,7 @@ mod restore;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseConnection};
@@ -42,6 +43,25 @@ pub struct Options {
     /// Where its key file goes instead of inside it.
     pub key_dir: Option<PathBuf>,
     pub reason: Reason,
+    /// How long it may take (`PAYDESK_BACKUP_TIMEOUT_MINUTES`): past it, it stops and keeps
+    /// nothing.
+    pub timeout: Duration,
+}
+
+impl Options {
+    /// A snapshot into `dir` (its key into `key_dir`) for `reason`, bounded as `backups` says.
+    pub fn new(dir: PathBuf, key_dir: Option<PathBuf>, reason: Reason, backups: &crate::config::Backups) -> Options {
+        Options { dir, key_dir, reason, timeout: backups.timeout }
+    }
+}
+
+/// The problem of a snapshot or restore stopped at its bound.
+fn timed_out(timeout: Duration) -> Problem {
+    let minutes = timeout.as_secs() / 60;
+    let bound = if minutes > 0 { format!("{minutes} minutes") } else { format!("{} seconds", timeout.as_secs()) };
+    Problem(format!(
+        "it did not finish within {bound} (PAYDESK_BACKUP_TIMEOUT_MINUTES) and was stopped; nothing was kept"
+    ))
 }
 
 /// A snapshot taken.
@@ -66,8 +86,12 @@ struct Copied {
     secret: Option<(String, String)>,
 }
 
-/// A partial snapshot older than this is left over from one that was killed.
+/// A partial snapshot older than this is left over, even when it cannot say that nothing
+/// holds it (a file system without locks).
 const LEFTOVER: TimeDelta = TimeDelta::hours(6);
+
+/// A partial snapshot older than this that no snapshot holds (its lock) is left over.
+const UNHELD: Duration = Duration::from_secs(60);
 
 /// Takes a snapshot of `db` (at `database_url`) whose secrets open with `key`, as of `now`.
 pub async fn take(
@@ -77,14 +101,25 @@ pub async fn take(
     options: &Options,
     now: DateTime<Utc>,
 ) -> Result<Taken, Problem> {
+    let deadline = Instant::now() + options.timeout;
     files::make_dir(&options.dir)?;
     remove_leftovers(&options.dir);
     let partial = options.dir.join(format!(".{}.partial-{}", plan::name(now, 0), crate::domain::ids::random_hex(4)));
     files::make_dir(&partial)?;
-    let taken = finish(db, database_url, key, options, now, &partial).await;
+    // Held until this snapshot ends, however it ends: a partial folder nothing holds is left over.
+    let held = files::hold(&partial)?;
+    // SQLite's statements stop themselves at the deadline; the bound covers the rest (a dump,
+    // a disk that does not answer).
+    let bounded =
+        tokio::time::timeout(options.timeout, finish(db, database_url, key, options, now, &partial, deadline));
+    let taken = match bounded.await {
+        Ok(taken) if taken.is_ok() || Instant::now() < deadline => taken,
+        _ => Err(timed_out(options.timeout)),
+    };
     if taken.is_err() {
         std::fs::remove_dir_all(&partial).ok();
     }
+    drop(held);
     taken
 }
 
@@ -95,10 +130,11 @@ async fn finish(
     options: &Options,
     now: DateTime<Utc>,
     partial: &Path,
+    deadline: Instant,
 ) -> Result<Taken, Problem> {
     let copied = match db.get_database_backend() {
-        DatabaseBackend::Postgres => postgres::dump(db, database_url, partial).await?,
-        _ => sqlite::copy(db, partial).await?,
+        DatabaseBackend::Postgres => postgres::dump(db, database_url, partial, deadline).await?,
+        _ => sqlite::copy(db, partial, deadline).await?,
     };
     let probe =
         copied.secret.map(|(digest, sealed)| Probe { context: crate::services::keys::secret_context(&digest), sealed });
@@ -158,16 +194,18 @@ fn free_name(dir: &Path, now: DateTime<Utc>) -> String {
     (1..).map(|nth| plan::name(now, nth)).find(|name| !dir.join(name).exists()).expect("a free name")
 }
 
-/// Deletes partial snapshots left by ones that were killed.
+/// Deletes partial snapshots left by ones that were killed or failed: those no snapshot holds
+/// any more (after a minute, the time a new one takes to hold its own), and any older than
+/// [`LEFTOVER`].
 fn remove_leftovers(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|at| at.elapsed().is_ok_and(|age| age > LEFTOVER.to_std().unwrap_or_default()));
-        if name.starts_with(&format!(".{}", plan::PREFIX)) && name.contains(".partial-") && old {
+        if !(name.starts_with(&format!(".{}", plan::PREFIX)) && name.contains(".partial-")) {
+            continue;
+        }
+        let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|at| at.elapsed().ok()).unwrap_or_default();
+        if age > LEFTOVER.to_std().unwrap_or_default() || (age > UNHELD && !files::held(&entry.path())) {
             std::fs::remove_dir_all(entry.path()).ok();
         }
     }
@@ -214,8 +252,8 @@ pub async fn scheduled(state: &AppState, now: DateTime<Utc>) -> Result<Option<Ta
     if !crate::db::jobs::take(&state.db, JOB, &holder, now - every, now + TimeDelta::hours(1), now).await? {
         return Ok(None);
     }
-    let options = Options { dir: dir.clone(), key_dir: backups.key_dir.clone(), reason: Reason::Scheduled };
-    let key = crate::external::vault::read_key(&state.config.kek).map_err(Problem)?;
+    let options = Options::new(dir.clone(), backups.key_dir.clone(), Reason::Scheduled, backups);
+    let key = crate::external::vault::snapshot_key(&state.config.kek).map_err(Problem)?;
     match take(&state.db, &state.config.database_url, &key, &options, now).await {
         Ok(taken) => {
             crate::db::jobs::done(&state.db, JOB, &holder, now).await?;
@@ -258,9 +296,8 @@ pub async fn before_migrating(db: &DatabaseConnection, config: &Config, now: Dat
     if db.get_database_backend() != DatabaseBackend::Sqlite {
         return Ok(());
     }
-    let key = crate::external::vault::read_key(&config.kek).map_err(Problem)?;
-    let options =
-        Options { dir: dir.clone(), key_dir: config.backups.key_dir.clone(), reason: Reason::BeforeMigrating };
+    let key = crate::external::vault::snapshot_key(&config.kek).map_err(Problem)?;
+    let options = Options::new(dir.clone(), config.backups.key_dir.clone(), Reason::BeforeMigrating, &config.backups);
     let taken = take(db, &config.database_url, &key, &options, now).await?;
     tracing::info!(snapshot = %taken.path.display(), "took a snapshot before migrating");
     prune(dir, config.backups.key_dir.as_deref(), config.backups.keep);

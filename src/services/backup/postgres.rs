@@ -2,6 +2,7 @@
 //! the same exported snapshot as the transaction that counts its rows.
 
 use std::path::Path;
+use std::time::Instant;
 
 use sea_orm::DatabaseConnection;
 
@@ -13,7 +14,12 @@ use crate::db::backup as q;
 pub const FILE: &str = "paydesk.dump";
 
 /// Dumps `db`'s schema into `partial/paydesk.dump` and checks that `pg_restore` reads it.
-pub(super) async fn dump(db: &DatabaseConnection, database_url: &str, partial: &Path) -> Result<Copied, Problem> {
+pub(super) async fn dump(
+    db: &DatabaseConnection,
+    database_url: &str,
+    partial: &Path,
+    deadline: Instant,
+) -> Result<Copied, Problem> {
     let path = partial.join(FILE);
     let (txn, snapshot) = q::export_snapshot(db).await?;
     let schema = q::current_schema(&txn).await?;
@@ -28,11 +34,11 @@ pub(super) async fn dump(db: &DatabaseConnection, database_url: &str, partial: &
         format!("--file={}", path.display()),
         format!("--dbname={database_url}"),
     ];
-    let dumped = files::run("pg_dump", args).await;
+    let dumped = files::run("pg_dump", args, Some(deadline)).await;
     txn.commit().await?;
     dumped?;
     files::private(&path)?;
-    files::run("pg_restore", vec!["--list".into(), path.display().to_string()]).await?;
+    files::run("pg_restore", vec!["--list".into(), path.display().to_string()], Some(deadline)).await?;
     Ok(Copied {
         file: FILE,
         check: "pg_restore --list: ok".into(),

@@ -43,9 +43,12 @@ pub async fn restore(
         (Some(path), _) => path.to_path_buf(),
         (None, Some(name)) => snapshot.join(name),
         (None, None) => {
-            return Err(Problem(
-                "this snapshot's key file was kept apart: give it with --key FILE (paydesk-….kek)".into(),
-            ));
+            let name =
+                snapshot.file_name().map_or_else(|| snapshot.display().to_string(), |n| n.to_string_lossy().into());
+            return Err(Problem(format!(
+                "this snapshot's key file was kept apart: give it with --key FILE (the file {name}.kek, where --key-to \
+                 or PAYDESK_BACKUP_KEY_DIR put it)"
+            )));
         }
     };
     let key = vault::read_key_file(&key_path).map_err(Problem)?;
@@ -135,7 +138,11 @@ async fn to_sqlite(
     let Some(target) = sqlite_file(&config.database_url) else {
         return Err(Problem("DATABASE_URL names no database file to restore to".into()));
     };
-    let (check, migrations, tables, secret) = sqlite::inspect(file).await?;
+    let timeout = config.backups.timeout;
+    let deadline = std::time::Instant::now() + timeout;
+    let inspected = sqlite::inspect(file, deadline).await;
+    let (check, migrations, tables, secret) =
+        inspected.map_err(|e| if std::time::Instant::now() >= deadline { super::timed_out(timeout) } else { e })?;
     if check != "ok" {
         return Err(Problem(format!(
             "{} fails SQLite's integrity check: {}",
@@ -198,7 +205,7 @@ async fn to_sqlite(
 }
 
 async fn to_postgres(config: &Config, manifest: &Manifest, file: &Path, now: DateTime<Utc>) -> Result<Done, Problem> {
-    files::run("pg_restore", vec!["--list".into(), file.display().to_string()]).await?;
+    files::run("pg_restore", vec!["--list".into(), file.display().to_string()], None).await?;
     let db = crate::db::connect(&config.database_url, 2).await?;
     let done = pg_restore(&db, config, manifest, file, now).await;
     db.close().await.ok();
@@ -225,7 +232,7 @@ async fn pg_restore(
             "the schema {schema} is served by a running paydesk: stop every instance, then restore; nothing was changed"
         )));
     }
-    let listed = files::run("pg_restore", vec!["--list".into(), file.display().to_string()]).await?;
+    let listed = files::run("pg_restore", vec!["--list".into(), file.display().to_string()], None).await?;
     let creates_schema = listed.lines().any(|line| line.contains(&format!(" SCHEMA - {schema} ")));
     let mut aside = None;
     let mut emptied = false;
@@ -252,7 +259,7 @@ async fn pg_restore(
         format!("--dbname={}", config.database_url),
         file.display().to_string(),
     ];
-    if let Err(problem) = files::run("pg_restore", args).await {
+    if let Err(problem) = files::run("pg_restore", args, None).await {
         if created {
             q::drop_empty_schema(db, &schema).await.ok();
         }

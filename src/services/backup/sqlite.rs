@@ -2,6 +2,7 @@
 //! the copy on its own.
 
 use std::path::Path;
+use std::time::Instant;
 
 use sea_orm::DatabaseConnection;
 
@@ -13,11 +14,11 @@ use crate::db::backup as q;
 pub const FILE: &str = "paydesk.db";
 
 /// Copies `db` into `partial/paydesk.db` and checks the copy.
-pub(super) async fn copy(db: &DatabaseConnection, partial: &Path) -> Result<Copied, Problem> {
+pub(super) async fn copy(db: &DatabaseConnection, partial: &Path, deadline: Instant) -> Result<Copied, Problem> {
     let path = partial.join(FILE);
-    q::vacuum_into(db, &path).await?;
+    q::vacuum_into(db, &path, deadline).await?;
     files::private(&path)?;
-    let (check, migrations, tables, secret) = inspect(&path).await?;
+    let (check, migrations, tables, secret) = inspect(&path, deadline).await?;
     if check != "ok" {
         return Err(Problem(format!("the copy failed SQLite's integrity check: {}", check.replace('\n', "; "))));
     }
@@ -28,8 +29,9 @@ pub(super) async fn copy(db: &DatabaseConnection, partial: &Path) -> Result<Copi
 /// a sealed secret.
 pub(super) async fn inspect(
     path: &Path,
+    deadline: Instant,
 ) -> Result<(String, Vec<String>, std::collections::BTreeMap<String, i64>, Option<(String, String)>), Problem> {
-    let copy = q::open_copy(path).await?;
+    let copy = q::open_copy(path, deadline).await?;
     let read = async {
         let check = q::integrity_check(&copy).await?;
         Ok::<_, sea_orm::DbErr>((

@@ -34,9 +34,63 @@ db_tests! {
                 assert!(name.starts_with(".paydesk-") && name.contains(".partial-"), "{name} is hidden as partial");
             }
         }
+        // The next snapshot deletes the partial folders nothing holds any more (once a minute
+        // old: the time a new one takes to hold its own), and keeps one a snapshot holds.
+        let partials: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().contains(".partial-")).collect();
+        let held = dir.path().join(".paydesk-20261205T000000Z.partial-held");
+        std::fs::create_dir(&held).unwrap();
+        let holding = std::fs::File::open(&held).unwrap();
+        holding.try_lock().unwrap();
+        for partial in partials.iter().chain([&held]) {
+            let backdated = std::process::Command::new("touch").args(["-d", "2 minutes ago"]).arg(partial).status().unwrap();
+            assert!(backdated.success());
+        }
         let taken = printed(&pd(&app.database_url, &["backup", "--to", to]));
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains(".partial-")).collect();
+        assert_eq!(left, [".paydesk-20261205T000000Z.partial-held"], "of {} left over", partials.len());
+        drop(holding);
         let target = fresh_target(&app, dir.path()).await;
         printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]));
+    }
+
+    async fn a_backup_past_its_bound_stops_says_so_and_keeps_nothing(app) {
+        let shop = app.shop("Backups").await;
+        fill(&app, &shop).await;
+        let dir = tempfile::tempdir().unwrap();
+        let key = paydesk::external::vault::snapshot_key(&app.state.config.kek).unwrap();
+        let options = paydesk::services::backup::Options {
+            dir: dir.path().into(),
+            key_dir: None,
+            reason: paydesk::domain::backup::Reason::Manual,
+            timeout: Duration::ZERO,
+        };
+        let stopped = paydesk::services::backup::take(&app.db, &app.database_url, &key, &options, Utc::now()).await;
+        assert_eq!(stopped.unwrap_err().to_string(),
+                   "it did not finish within 0 seconds (PAYDESK_BACKUP_TIMEOUT_MINUTES) and was stopped; nothing was kept");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no snapshot, no partial folder");
+
+        if app.backend == Backend::Sqlite {
+            // SQLite itself stops the copy and the check at the deadline (no thread is left
+            // working after the bound), and checks the copy with a cache of its size.
+            let rows = "CREATE TABLE bulk AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 20000) \
+                        SELECT x, hex(randomblob(16)) AS y FROM n";
+            app.db.execute_unprepared(rows).await.unwrap();
+            let copy = dir.path().join("copy.db");
+            let past = std::time::Instant::now();
+            let copied = paydesk::db::backup::vacuum_into(&app.db, &copy, past).await;
+            assert!(copied.unwrap_err().to_string().contains("interrupted"));
+            let later = std::time::Instant::now() + Duration::from_secs(3600);
+            std::fs::remove_file(&copy).ok();
+            paydesk::db::backup::vacuum_into(&app.db, &copy, later).await.unwrap();
+            let opened = paydesk::db::backup::open_copy(&copy, later).await.unwrap();
+            let size_kib = (std::fs::metadata(&copy).unwrap().len() / 1024) as i64;
+            assert!(paydesk::db::backup::cache_kib(&opened).await.unwrap() >= size_kib.max(2048));
+            assert_eq!(paydesk::db::backup::integrity_check(&opened).await.unwrap(), "ok");
+            let stopped = paydesk::db::backup::open_copy(&copy, past).await.unwrap();
+            assert!(paydesk::db::backup::integrity_check(&stopped).await.unwrap_err().to_string().contains("interrupted"));
+        }
     }
 }
 
