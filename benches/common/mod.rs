@@ -63,6 +63,7 @@ pub async fn seed(state: &AppState, n: usize, plan_body: serde_json::Value, rene
         card_exp_month: Set(Some(12)),
         card_exp_year: Set(Some(2040)),
         card_holder: Set(Some("Bench".into())),
+        card_fingerprint: Set(None),
         started_at: Set(Some(anchor)),
         trial_ends_at: Set(None),
         anchor_at: Set(Some(anchor)),

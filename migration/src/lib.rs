@@ -39,6 +39,7 @@ mod m20261128_000033_audit;
 mod m20261128_000034_lockout;
 mod m20261128_000035_disputes;
 mod m20261128_000036_jobs;
+mod m20261205_000037_card_fingerprints;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -83,6 +84,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000034_lockout::Migration),
             Box::new(m20261128_000035_disputes::Migration),
             Box::new(m20261128_000036_jobs::Migration),
+            Box::new(m20261205_000037_card_fingerprints::Migration),
         ]
     }
 }

@@ -181,8 +181,11 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 Some(None) => return Err("--url must be an absolute http:// or https:// URL".into()),
                 normalised => normalised.flatten(),
             };
-            let vault = crate::external::vault::Vault::load(&config.kek)?;
+            let kek = &config.kek;
             let created = with_database(&config, |db| async move {
+                // After opening the database: a missing key file of sealed secrets is refused
+                // there, never made anew here.
+                let vault = crate::external::vault::Vault::load(kek)?;
                 Ok(crate::services::keys::create_shop(&db, &vault, name, url, Utc::now()).await?)
             })
             .await?;

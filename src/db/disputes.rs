@@ -67,6 +67,27 @@ pub async fn open_by_due(db: &impl ConnectionTrait, shop_id: i64, limit: u64) ->
         .await
 }
 
+/// Whether a dispute of the shop's test or live payments stands against the card known by
+/// `fingerprint` (see [`DisputeStatus::STANDING`]).
+pub async fn card_disputed(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    test: bool,
+    fingerprint: &str,
+) -> Result<bool, DbErr> {
+    let found = Entity::find()
+        .select_only()
+        .column(Column::Seq)
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::CardFingerprint.eq(fingerprint))
+        .filter(Column::Test.eq(test))
+        .filter(Column::Status.is_in(DisputeStatus::STANDING))
+        .into_tuple::<i64>()
+        .one(db)
+        .await?;
+    Ok(found.is_some())
+}
+
 /// The shop's dispute its processor knows by `reference`.
 pub async fn find_by_reference(
     db: &impl ConnectionTrait,
@@ -138,6 +159,7 @@ pub async fn open(
         payment_id: Set(payment.id.clone()),
         subscription_id: Set(payment.subscription_id.clone()),
         customer_id: Set(payment.customer_id.clone()),
+        card_fingerprint: Set(payment.card_fingerprint.clone()),
         test: Set(payment.test),
         reference: Set(seen.reference.clone()),
         stage: Set(seen.stage),

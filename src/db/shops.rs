@@ -298,34 +298,65 @@ pub async fn set_subscriber_pause(
     set(db, shop_id, setting, json!(allowed), audit, now).await
 }
 
-/// Whether a dispute of a subscription's payment cancels the subscription at once.
-pub async fn set_dispute_cancels(
-    db: &(impl ConnectionTrait + TransactionTrait),
-    shop_id: i64,
-    cancels: bool,
-    audit: &Entry,
-    now: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    let setting = Setting {
-        column: shops::Column::DisputeCancels,
-        field: "cancel_disputed_subscriptions",
-        of: |s| json!(s.dispute_cancels),
-    };
-    set(db, shop_id, setting, json!(cancels), audit, now).await
+/// What the shop does about disputes and fraud warnings: yes-or-no choices, each named in the
+/// API and the dashboard's form as [`DisputeChoice::field`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisputeChoice {
+    /// A dispute of a subscription's payment cancels the subscriptions on its card at once.
+    Cancels,
+    /// A card a dispute stands against is refused for new payments and subscriptions.
+    RefusesCards,
+    /// An actionable early fraud warning refunds its payment.
+    WarningRefunds,
 }
 
-/// Whether an actionable early fraud warning refunds its payment.
-pub async fn set_fraud_warning_refunds(
+impl DisputeChoice {
+    pub const ALL: [DisputeChoice; 3] =
+        [DisputeChoice::Cancels, DisputeChoice::RefusesCards, DisputeChoice::WarningRefunds];
+
+    /// Its name in the API and the dashboard.
+    pub fn field(self) -> &'static str {
+        self.setting().field
+    }
+
+    /// The shop's choice.
+    pub fn of(self, shop: &shops::Model) -> bool {
+        match self {
+            DisputeChoice::Cancels => shop.dispute_cancels,
+            DisputeChoice::RefusesCards => shop.refuse_disputed_cards,
+            DisputeChoice::WarningRefunds => shop.fraud_warning_refunds,
+        }
+    }
+
+    fn setting(self) -> Setting {
+        match self {
+            DisputeChoice::Cancels => Setting {
+                column: shops::Column::DisputeCancels,
+                field: "cancel_disputed_subscriptions",
+                of: |s| json!(s.dispute_cancels),
+            },
+            DisputeChoice::RefusesCards => Setting {
+                column: shops::Column::RefuseDisputedCards,
+                field: "refuse_disputed_cards",
+                of: |s| json!(s.refuse_disputed_cards),
+            },
+            DisputeChoice::WarningRefunds => Setting {
+                column: shops::Column::FraudWarningRefunds,
+                field: "refund_fraud_warnings",
+                of: |s| json!(s.fraud_warning_refunds),
+            },
+        }
+    }
+}
+
+/// Sets one of the shop's dispute choices, recorded as `audit`.
+pub async fn set_dispute_choice(
     db: &(impl ConnectionTrait + TransactionTrait),
     shop_id: i64,
-    refunds: bool,
+    choice: DisputeChoice,
+    value: bool,
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let setting = Setting {
-        column: shops::Column::FraudWarningRefunds,
-        field: "refund_fraud_warnings",
-        of: |s| json!(s.fraud_warning_refunds),
-    };
-    set(db, shop_id, setting, json!(refunds), audit, now).await
+    set(db, shop_id, choice.setting(), json!(value), audit, now).await
 }

@@ -44,6 +44,9 @@ pub struct CardRef {
     pub exp_month: i32,
     pub exp_year: i32,
     pub holder: String,
+    /// What identifies the card whatever its token (a new one each time it is entered):
+    /// its processor's fingerprint, prefixed with the processor (`sim_`, `stripe_`, `bepaid_`).
+    pub fingerprint: Option<String>,
 }
 
 /// How a charge, capture, void or refund ended, as far as is known.

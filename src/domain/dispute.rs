@@ -44,6 +44,17 @@ impl DisputeStatus {
         !matches!(self, DisputeStatus::NeedsResponse | DisputeStatus::UnderReview)
     }
 
+    /// The statuses in which a dispute stands against its card: open, or ended with the
+    /// money taken back (lost, accepted, expired). A won dispute, or an inquiry that ended
+    /// without a chargeback, leaves the card as good as before.
+    pub const STANDING: [DisputeStatus; 5] = [
+        DisputeStatus::NeedsResponse,
+        DisputeStatus::UnderReview,
+        DisputeStatus::Lost,
+        DisputeStatus::Accepted,
+        DisputeStatus::Expired,
+    ];
+
     /// How far along its stage a status is: reports that would move a dispute back are
     /// ignored.
     fn rank(self) -> u8 {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use sea_orm::ConnectionTrait;
+use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::db::entities::{disputes, payments, shops};
 use crate::db::{self};
@@ -15,7 +15,7 @@ use crate::domain::dispute::{self as rules, EvidenceAsk, Seen};
 use crate::domain::event::EventType;
 use crate::domain::mail::MailKind;
 use crate::domain::refund::RefundAsk;
-use crate::external::acquirer::{Acquirer, DisputeAnswer};
+use crate::external::acquirer::{Acquirer, CardRef, CardRefused, DisputeAnswer};
 use crate::services::events;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -86,6 +86,11 @@ pub async fn report(
             _ => EventType::DisputeUpdated,
         };
         record(&txn, state, kind, &stored, here).await?;
+        // One first reported already over (a chargeback recorded as lost at once) is closed
+        // too: whoever waits for the outcome hears it.
+        if opened && stored.status.is_closed() {
+            record(&txn, state, EventType::DisputeClosed, &stored, here).await?;
+        }
         if opened && let Some(shop) = &shop {
             cancel_disputed(&txn, state, shop, payment).await?;
         }
@@ -137,8 +142,20 @@ pub async fn answered_here(state: &AppState, shop_id: i64, test: bool) -> bool {
     usable.is_ok_and(|acquirer| acquirer.is_some_and(|acquirer| acquirer.answers_disputes()))
 }
 
+/// Why the shop refuses `card` for its test or live payments: a dispute stands against it
+/// (see [`rules::DisputeStatus::STANDING`]) and the shop refuses such cards (the default).
+pub async fn refusal(state: &AppState, shop_id: i64, test: bool, card: &CardRef) -> Result<Option<CardRefused>, DbErr> {
+    let Some(fingerprint) = card.fingerprint.as_deref() else { return Ok(None) };
+    if !db::disputes::card_disputed(&state.db, shop_id, test, fingerprint).await? {
+        return Ok(None);
+    }
+    let refuses = db::shops::find(&state.db, shop_id).await?.is_none_or(|shop| shop.refuse_disputed_cards);
+    Ok(refuses.then_some(CardRefused::Disputed))
+}
+
 /// Cancels, if the shop chose so (the default), every open subscription of the shop paid
-/// with the disputed payment's card, its own first: the card is never charged again.
+/// with the disputed payment's card (the same card whatever its token: its fingerprint),
+/// its own first: the card is never charged again.
 async fn cancel_disputed(
     txn: &impl ConnectionTrait,
     state: &AppState,
@@ -148,9 +165,7 @@ async fn cancel_disputed(
     if !shop.dispute_cancels {
         return Ok(());
     }
-    let subs =
-        db::subscriptions::paid_with(txn, payment.shop_id, payment.subscription_id.as_deref(), &payment.card_token)
-            .await?;
+    let subs = db::subscriptions::paid_with(txn, payment, payment.subscription_id.as_deref()).await?;
     let mut lines = Vec::new();
     for sub in subs {
         let now = db::test_clocks::time_of(txn, sub.shop_id, sub.test_clock_id.as_deref(), Utc::now()).await?;

@@ -16,7 +16,7 @@ use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
 use crate::domain::event::EventType;
 use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
-use crate::external::acquirer::{Acquirer, CardRef, HostedRequest, Outcome, SettleRequest};
+use crate::external::acquirer::{Acquirer, CardRef, CardRefused, HostedRequest, Outcome, SettleRequest};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -86,7 +86,7 @@ pub async fn pay_product(
         return Err(PayError::Expired);
     }
     let acquirer = acquirer_for(state, product.shop_id, product.test).await?;
-    let card = card_for(&*acquirer, &checkout, product.test).await?;
+    let card = card_for(state, product.shop_id, &*acquirer, &checkout, product.test).await?;
     if !product.infinite && !take_unit(state, product).await? {
         return Err(PayError::SoldOut);
     }
@@ -126,14 +126,25 @@ pub async fn pay_product(
 }
 
 /// The card typed on paydesk's page, stored by the acquirer; none (an empty card, filled in
-/// when the payment goes through) when the customer types it on the processor's page.
-async fn card_for(acquirer: &dyn Acquirer, checkout: &Checkout, test: bool) -> Result<CardRef, PayError> {
+/// when the payment goes through) when the customer types it on the processor's page. A card
+/// a dispute with the shop stands against is refused.
+async fn card_for(
+    state: &AppState,
+    shop_id: i64,
+    acquirer: &dyn Acquirer,
+    checkout: &Checkout,
+    test: bool,
+) -> Result<CardRef, PayError> {
+    let refused = |refused: CardRefused| PayError::Invalid(Errors::one("card_number", refused.to_string()));
     match (&checkout.card, acquirer.hosted()) {
         (_, true) => Ok(CardRef::default()),
-        (Some(card), false) => acquirer.tokenize(card, test).await.map_err(|refused| {
-            let errors = Errors::one("card_number", refused.to_string());
-            PayError::Invalid(errors)
-        }),
+        (Some(card), false) => {
+            let card = acquirer.tokenize(card, test).await.map_err(refused)?;
+            match crate::services::disputes::refusal(state, shop_id, test, &card).await? {
+                Some(refusal) => Err(refused(refusal)),
+                None => Ok(card),
+            }
+        }
         // The page was shown without card fields, and the shop now takes cards on its own
         // page: the customer is asked for one.
         (None, false) => Err(PayError::Invalid(Errors::one("card_number", crate::domain::input::msg::BLANK))),
@@ -215,7 +226,7 @@ pub async fn subscribe(
         return Err(blank_email());
     }
     let acquirer = acquirer_for(state, plan.shop_id, plan.test).await?;
-    let card = card_for(&*acquirer, &checkout, plan.test).await?;
+    let card = card_for(state, plan.shop_id, &*acquirer, &checkout, plan.test).await?;
     let terms = billing_rules::Terms::from(&plan.fields());
     let progress = billing_rules::begin(&terms);
     let billing_rules::Due::Charge { amount, period, .. } = billing_rules::due(&terms, &progress) else {
@@ -278,7 +289,7 @@ pub async fn pay_subscription(
     if acquirer.hosted() {
         return card_page_for(state, &*acquirer, plan, sub, &checkout, now).await;
     }
-    let card = card_for(&*acquirer, &checkout, sub.test).await?;
+    let card = card_for(state, sub.shop_id, &*acquirer, &checkout, sub.test).await?;
     let (shop_id, id) = (sub.shop_id, sub.id.clone());
     let started = match sub.started_at {
         // Back to confirm a renewal the bank asked them for: the charge is made now.

@@ -12,7 +12,7 @@ use crate::domain::event::EventType;
 use crate::domain::plan_change::{ChangeAt, Proration, Refusal};
 use crate::domain::subscription::{CustomerRef, SubscriptionRequest};
 use crate::domain::webhook::public_url;
-use crate::external::acquirer::CardRef;
+use crate::external::acquirer::{CardRef, CardRefused};
 use crate::services::payments::{PayError, acquirer_for};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -133,7 +133,12 @@ pub async fn tokenize(
         Err(PayError::Db(e)) => return Err(e.into()),
         Err(e) => return Err(AppError::Internal(e.to_string())),
     };
-    acquirer.tokenize(card, test).await.map_err(|refused| invalid("card.number", &refused.to_string()))
+    let refused = |refused: CardRefused| invalid("card.number", &refused.to_string());
+    let card = acquirer.tokenize(card, test).await.map_err(refused)?;
+    match crate::services::disputes::refusal(state, shop_id, test, &card).await? {
+        Some(refusal) => Err(refused(refusal)),
+        None => Ok(card),
+    }
 }
 
 /// Cancels the merchant's subscription at its own time (its clock's in test mode); 409 if

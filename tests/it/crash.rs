@@ -159,6 +159,7 @@ db_tests! {
             exp_month: 12,
             exp_year: 2040,
             holder: "Ann Lee".into(),
+            fingerprint: None,
         };
         let new = paydesk::db::payments::NewPayment {
             shop_id: shop.id,

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::bepaid_pay::events_of;
 use crate::helpers::*;
-use crate::subscriptions::{advance, clock, get_sub, plan, subscribe};
+use crate::subscriptions::{advance, card_json, clock, get_sub, plan, subscribe};
 
 const DISPUTED: &str = "4000000000000259";
 const INQUIRED: &str = "4000000000001976";
@@ -163,6 +163,32 @@ db_tests! {
         assert_eq!(net().await, 990 - 1500, "the same once the summaries are folded");
     }
 
+    async fn a_card_a_dispute_stands_against_is_refused_by_its_shop_until_the_dispute_is_won(app) {
+        let shop = app.shop("Books").await;
+        let payment = paid_with(&app, &shop, DISPUTED).await;
+        network_in(&app, 3).await;
+        let id = dispute_of(&app, &shop, &payment).await["id"].as_str().unwrap().to_string();
+        let product = app.product(&shop, &test_product_body()).await;
+        let product = product["id"].as_str().unwrap();
+        let page = app.pay(product, DISPUTED, &[]).await;
+        assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(page.html.contains("a payment with it is disputed"), "{}", page.html);
+        let plan = plan(&app, &shop, json!({})).await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json(DISPUTED)});
+        let (status, refused) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+        assert!(refused["errors"]["card.number"][0].as_str().unwrap().contains("disputed"));
+        // Another shop knows nothing of it.
+        let other = app.shop("Games").await;
+        paid_with(&app, &other, DISPUTED).await;
+        // Won: taken again.
+        let (status, _) = app.post(&shop, &format!("/disputes/{id}"), &json!({"evidence": {"product_description": "A book"}})).await;
+        assert_eq!(status, StatusCode::OK);
+        network_in(&app, 10).await;
+        assert_eq!(dispute_of(&app, &shop, &payment).await["status"], "won");
+        assert_eq!(app.post(&shop, "/subscriptions", &body).await.0, StatusCode::CREATED);
+    }
+
     async fn losing_evidence_loses_and_an_unanswered_dispute_expires(app) {
         let shop = app.shop("Books").await;
         let lost = paid_with(&app, &shop, DISPUTED).await;
@@ -259,6 +285,7 @@ db_tests! {
         let (_, paid) = app.get(&shop, &format!("/payments/{payment}")).await;
         assert_eq!(paid["disputed_amount"], 990);
         assert_eq!(events_of(&app, &shop, "dispute.created").await.len(), 1);
+        assert_eq!(events_of(&app, &shop, "dispute.closed").await.len(), 1, "recorded lost at once: closed too");
         let canceled = get_sub(&app, &shop, sub["id"].as_str().unwrap()).await;
         assert_eq!(canceled["cancel_reason"], "payment disputed");
         let id = dispute["id"].as_str().unwrap();
@@ -270,7 +297,10 @@ db_tests! {
         // asked which payment the uid belongs to.
         let product = crate::bepaid_pay::new_product(&app, &shop, json!({})).await;
         let pid = product["id"].as_str().unwrap();
-        app.pay(pid, cards::SUCCESS, &[]).await;
+        // The charged-back card (known by the gateway's stamp) is refused; another is taken.
+        let refused = app.pay(pid, cards::SUCCESS, &[]).await;
+        assert!(refused.html.contains("a payment with it is disputed"), "{}", refused.html);
+        app.pay(pid, "5555555555554444", &[]).await;
         let other = crate::bepaid_pay::payment_of(&app, &shop, pid).await["id"].as_str().unwrap().to_string();
         let charge = gateway.transactions().last().unwrap().uid.clone();
         {

@@ -25,6 +25,7 @@ pub async fn due_subscriptions(app: &TestApp, shop: &Shop, count: usize) -> Vec<
         exp_month: 12,
         exp_year: 2040,
         holder: "Ann Lee".into(),
+        fingerprint: None,
     };
     let now = Utc::now();
     let anchor = now - Duration::days(31) - Duration::hours(1);

@@ -140,3 +140,53 @@ backend_tests! {
         assert_eq!(stripe.refunds().len(), 1);
     }
 }
+
+backend_tests! {
+    /// The same card typed twice has two tokens at Stripe and one fingerprint: a dispute of a
+    /// payment of one subscription ends the other, and the card is refused for new payments
+    /// and subscriptions until the dispute is won (or the shop says otherwise).
+    async fn a_disputed_card_is_known_by_its_fingerprint_whatever_its_token(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        let plan = crate::subscriptions::plan(&app, &shop, json!({})).await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(),
+                          "card": crate::subscriptions::card_json("4242424242424242")});
+        let mut subs = Vec::new();
+        for _ in 0..2 {
+            let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+            assert_eq!((status, sub["state"].as_str()), (StatusCode::CREATED, Some("active")), "{sub}");
+            subs.push(sub["id"].as_str().unwrap().to_string());
+        }
+        let intent = stripe.intents()[0].id.clone();
+        let opened = stripe.open_dispute(&intent, false);
+        notify(&app, &shop, &stripe, "charge.dispute.created", opened.clone(), 1).await;
+        for id in &subs {
+            let (_, sub) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+            assert_eq!(sub["state"], "canceled", "{sub}");
+        }
+
+        let (status, refused) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+        assert_eq!(refused["errors"]["card.number"][0],
+                   "cannot be used with this shop: a payment with it is disputed. Please use another card");
+        let product = new_product(&app, &shop, json!({})).await;
+        let page = app.pay(product["id"].as_str().unwrap(), "4242424242424242", &[]).await;
+        assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(page.html.contains("a payment with it is disputed"), "{}", page.html);
+        let (_, payments) = app.get(&shop, &format!("/payments?product={}", product["id"].as_str().unwrap())).await;
+        assert_eq!(payments, json!([]), "nothing was charged");
+
+        // The merchant may take disputed cards.
+        let (status, settings) = app.put(&shop, "/shop", &json!({"refuse_disputed_cards": false})).await;
+        assert_eq!((status, settings["refuse_disputed_cards"].clone()), (StatusCode::OK, json!(false)));
+        let (status, taken) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{taken}");
+        assert_eq!(app.put(&shop, "/shop", &json!({"refuse_disputed_cards": true})).await.0, StatusCode::OK);
+        assert_eq!(app.post(&shop, "/subscriptions", &body).await.0, StatusCode::UNPROCESSABLE_ENTITY);
+
+        // Won: the card is as good as before.
+        let dp = opened["id"].as_str().unwrap();
+        notify(&app, &shop, &stripe, "charge.dispute.closed", stripe.decide_dispute(dp, "won"), 1).await;
+        let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+    }
+}

@@ -14,6 +14,8 @@ pub struct Model {
     pub payment_id: String,
     pub subscription_id: Option<String>,
     pub customer_id: Option<String>,
+    /// The disputed payment's card, as its processor identifies it across entries.
+    pub card_fingerprint: Option<String>,
     pub test: bool,
     /// The processor's id of the dispute (unique per shop).
     pub reference: String,

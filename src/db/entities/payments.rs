@@ -27,6 +27,8 @@ pub struct Model {
     pub card_exp_month: i32,
     pub card_exp_year: i32,
     pub card_holder: String,
+    /// What identifies the card across entries (its processor's fingerprint).
+    pub card_fingerprint: Option<String>,
     pub acquirer_reference: Option<String>,
     /// The processor's reference of the capture of a held payment, where it has one of its
     /// own (bePaid): refunds are made against it.

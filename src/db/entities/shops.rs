@@ -37,6 +37,8 @@ pub struct Model {
     /// Whether an actionable early fraud warning refunds its payment (and cancels its
     /// subscription).
     pub fraud_warning_refunds: bool,
+    /// A card with a dispute that stands (open, or lost) is refused for new payments.
+    pub refuse_disputed_cards: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

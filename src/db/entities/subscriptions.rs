@@ -28,6 +28,8 @@ pub struct Model {
     pub card_exp_month: Option<i32>,
     pub card_exp_year: Option<i32>,
     pub card_holder: Option<String>,
+    /// What identifies the card across entries (its processor's fingerprint).
+    pub card_fingerprint: Option<String>,
     pub started_at: Option<DateTimeUtc>,
     /// When its trial ends, as its plan said when it started (a plan change keeps it); `null`
     /// without a trial, or for a subscription started before paydesk kept it.

@@ -113,6 +113,7 @@ pub async fn set_card(db: &impl ConnectionTrait, id: &str, card: &CardRef) -> Re
         .col_expr(Column::CardExpMonth, Expr::value(card.exp_month))
         .col_expr(Column::CardExpYear, Expr::value(card.exp_year))
         .col_expr(Column::CardHolder, Expr::value(card.holder.clone()))
+        .col_expr(Column::CardFingerprint, Expr::value(card.fingerprint.clone()))
         .filter(Column::Id.eq(id))
         .filter(Column::Status.eq(PaymentStatus::Processing))
         .exec(db)
@@ -183,7 +184,8 @@ pub async fn revive(
             .col_expr(Column::CardLast4, Expr::value(card.last4.clone()))
             .col_expr(Column::CardExpMonth, Expr::value(card.exp_month))
             .col_expr(Column::CardExpYear, Expr::value(card.exp_year))
-            .col_expr(Column::CardHolder, Expr::value(card.holder.clone()));
+            .col_expr(Column::CardHolder, Expr::value(card.holder.clone()))
+            .col_expr(Column::CardFingerprint, Expr::value(card.fingerprint.clone()));
     }
     let revived = update
         .filter(Column::Id.eq(id))

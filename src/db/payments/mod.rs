@@ -218,6 +218,7 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         status: Set(PaymentStatus::Processing),
         test: Set(new.test),
         card_token: Set(new.card.token.clone()),
+        card_fingerprint: Set(new.card.fingerprint.clone()),
         card_brand: Set(new.card.brand.clone()),
         card_last4: Set(new.card.last4.clone()),
         card_exp_month: Set(new.card.exp_month),
@@ -302,6 +303,7 @@ impl Model {
             exp_month: self.card_exp_month,
             exp_year: self.card_exp_year,
             holder: self.card_holder.clone(),
+            fingerprint: self.card_fingerprint.clone(),
         }
     }
 

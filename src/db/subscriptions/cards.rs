@@ -11,6 +11,7 @@ pub(super) fn set_card_columns(row: &mut ActiveModel, card: &CardRef) {
     row.card_exp_month = Set(Some(card.exp_month));
     row.card_exp_year = Set(Some(card.exp_year));
     row.card_holder = Set(Some(card.holder.clone()));
+    row.card_fingerprint = Set(card.fingerprint.clone());
 }
 
 /// Sets the card and the start of billing on a row about to be written.

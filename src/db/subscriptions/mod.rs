@@ -144,6 +144,7 @@ pub async fn insert(db: &impl ConnectionTrait, new: NewSubscription, now: DateTi
         notification_url: Set(new.notification_url),
         additional_data: Set(new.additional_data),
         card_token: Set(None),
+        card_fingerprint: Set(None),
         card_brand: Set(None),
         card_last4: Set(None),
         card_exp_month: Set(None),
@@ -275,6 +276,7 @@ impl Model {
             exp_month: self.card_exp_month?,
             exp_year: self.card_exp_year?,
             holder: self.card_holder.clone().unwrap_or_default(),
+            fingerprint: self.card_fingerprint.clone(),
         })
     }
 }
@@ -329,26 +331,30 @@ pub async fn of_customer(
         .await
 }
 
-/// The shop's open subscriptions paid with the card `token`, and `id` if it is open: what a
-/// dispute of a payment with that card ends.
+/// The shop's open subscriptions paid with the card of `payment` (of its mode: test or live),
+/// whatever their token (the card's fingerprint; its token for cards kept before
+/// fingerprints), and `id` if it is open: what a dispute of the payment ends.
 pub async fn paid_with(
     db: &impl ConnectionTrait,
-    shop_id: i64,
+    payment: &super::entities::payments::Model,
     id: Option<&str>,
-    token: &str,
 ) -> Result<Vec<Model>, DbErr> {
     let mut which = Condition::any();
     if let Some(id) = id {
         which = which.add(Column::Id.eq(id));
     }
-    if !token.is_empty() {
-        which = which.add(Column::CardToken.eq(token));
+    if !payment.card_token.is_empty() {
+        which = which.add(Column::CardToken.eq(payment.card_token.as_str()));
+    }
+    if let Some(fingerprint) = &payment.card_fingerprint {
+        which = which.add(Column::CardFingerprint.eq(fingerprint.as_str()));
     }
     if which.is_empty() {
         return Ok(Vec::new());
     }
     Entity::find()
-        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::ShopId.eq(payment.shop_id))
+        .filter(Column::Test.eq(payment.test))
         .filter(Column::State.is_in(State::OPEN))
         .filter(which)
         .order_by_asc(Column::Seq)

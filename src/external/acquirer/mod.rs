@@ -121,6 +121,10 @@ pub enum CardRefused {
     /// The processor could not be asked (nothing was charged); the customer may try again.
     #[error("could not be checked by the payment processor just now: please try again in a minute")]
     Unavailable,
+    /// A payment with the card is disputed with the shop (see `DisputeStatus::STANDING`),
+    /// and the shop refuses such cards.
+    #[error("cannot be used with this shop: a payment with it is disputed. Please use another card")]
+    Disputed,
 }
 
 /// Moves money. Implementations must be safe to call from many requests at once.

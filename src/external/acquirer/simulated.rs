@@ -54,6 +54,14 @@ pub const NETWORK_CARDS: &[(&str, NetworkEvent, &str)] = &[
 
 /// The simulated acquirer: deterministic by card number, no network, no money. Like a real
 /// acquirer it answers a repeated idempotency key with the first answer.
+/// What identifies a simulated card across entries, derived from its number (as a processor
+/// does): the same number gives the same fingerprint, and the number cannot be read back.
+pub fn fingerprint(number: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("paydesk simulated card fingerprint:{number}"));
+    format!("sim_{}", crate::domain::backup::hex(&digest[..12]))
+}
+
 pub struct SimulatedAcquirer {
     /// The operator allows live (non-test) payments through the simulation.
     allow_live: bool,
@@ -118,6 +126,7 @@ impl Acquirer for SimulatedAcquirer {
             exp_month: card.exp_month as i32,
             exp_year: card.exp_year,
             holder: card.holder.clone(),
+            fingerprint: Some(fingerprint(card.number())),
         })
     }
 

@@ -2,6 +2,7 @@
 //! (what was sent, with its attempts), `POST /events/{id}/redeliver`, and `/shop` (the
 //! shop's notification settings and the public key that checks its notifications).
 
+use crate::db::shops::DisputeChoice;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -200,7 +201,7 @@ async fn shop(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 ///
 /// Sets `notification_url`, where bePaid notifications go when the object names none
 /// (`null` clears it), and what disputes and early fraud warnings do
-/// (`cancel_disputed_subscriptions`, `refund_fraud_warnings`).
+/// (`cancel_disputed_subscriptions`, `refuse_disputed_cards`, `refund_fraud_warnings`).
 #[utoipa::path(method(post, put), path = "/shop", tag = "Webhooks",
     request_body = Option<schemas::webhooks::ShopUpdate>,
     responses((status = 200, description = "The shop", body = ShopView)))]
@@ -220,23 +221,19 @@ async fn update_shop(
         }
         false => r.boolean(field, &mut errors),
     };
-    let cancels = choice("cancel_disputed_subscriptions");
-    let refunds = choice("refund_fraud_warnings");
+    let choices: Vec<_> = DisputeChoice::ALL.into_iter().map(|c| (c, choice(c.field()))).collect();
     errors.into_result(|| ()).map_err(AppError::from)?;
     if let Some(url) = url {
         public_url(url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
         let audit = by_key(shop.id, origin.clone(), "shop.updated");
         crate::services::shops::set_notification_url(&state, shop.id, url, &audit, Utc::now()).await?;
     }
-    if let Some(cancels) = cancels.filter(|c| *c != shop.dispute_cancels) {
-        let audit = by_key(shop.id, origin.clone(), "shop.updated");
-        let write = db::shops::set_dispute_cancels(&state.db, shop.id, cancels, &audit, Utc::now());
-        crate::services::shops::changing(&state, shop.id, write).await?;
-    }
-    if let Some(refunds) = refunds.filter(|r| *r != shop.fraud_warning_refunds) {
-        let audit = by_key(shop.id, origin, "shop.updated");
-        let write = db::shops::set_fraud_warning_refunds(&state.db, shop.id, refunds, &audit, Utc::now());
-        crate::services::shops::changing(&state, shop.id, write).await?;
+    for (choice, value) in choices {
+        if let Some(value) = value.filter(|v| *v != choice.of(&shop)) {
+            let audit = by_key(shop.id, origin.clone(), "shop.updated");
+            let write = db::shops::set_dispute_choice(&state.db, shop.id, choice, value, &audit, Utc::now());
+            crate::services::shops::changing(&state, shop.id, write).await?;
+        }
     }
     let shop = crate::services::shops::find(&state, shop.id).await?.ok_or(AppError::NotFound("Shop"))?;
     shop_view(&state, shop).await
@@ -256,6 +253,7 @@ async fn shop_view(
         url: shop.url.clone(),
         notification_url: shop.notification_url.clone(),
         cancel_disputed_subscriptions: shop.dispute_cancels,
+        refuse_disputed_cards: shop.refuse_disputed_cards,
         refund_fraud_warnings: shop.fraud_warning_refunds,
     }))
 }

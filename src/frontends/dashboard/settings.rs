@@ -1,6 +1,7 @@
 //! Shop settings: name, shop URL, display time zone; the API credentials with key
 //! rotation; where notifications go. The shop's users have their own page (`team`).
 
+use crate::db::shops::DisputeChoice;
 use askama::Template;
 use axum::Router;
 use axum::extract::State;
@@ -86,10 +87,9 @@ impl SettingsPage {
             }),
             rotate_error: false,
             two_step_required: m.shop.two_step_required,
-            disputes_form: FormView::filled(vec![
-                ("cancel_disputed_subscriptions", m.shop.dispute_cancels.to_string()),
-                ("refund_fraud_warnings", m.shop.fraud_warning_refunds.to_string()),
-            ]),
+            disputes_form: FormView::filled(
+                DisputeChoice::ALL.into_iter().map(|c| (c.field(), c.of(&m.shop).to_string())).collect(),
+            ),
         })
     }
 }
@@ -199,17 +199,13 @@ async fn notifications(State(state): State<AppState>, m: Merchant, form: PostedF
 /// What disputes and early fraud warnings do: each choice written only if it changed.
 async fn disputes(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    let cancels = form.get("cancel_disputed_subscriptions") == Some("true");
-    let refunds = form.get("refund_fraud_warnings") == Some("true");
-    if cancels != m.shop.dispute_cancels {
-        let audit = m.audit("shop.updated");
-        let write = crate::db::shops::set_dispute_cancels(&state.db, m.shop.id, cancels, &audit, Utc::now());
-        crate::services::shops::changing(&state, m.shop.id, write).await?;
-    }
-    if refunds != m.shop.fraud_warning_refunds {
-        let audit = m.audit("shop.updated");
-        let write = crate::db::shops::set_fraud_warning_refunds(&state.db, m.shop.id, refunds, &audit, Utc::now());
-        crate::services::shops::changing(&state, m.shop.id, write).await?;
+    for choice in DisputeChoice::ALL {
+        let value = form.get(choice.field()) == Some("true");
+        if value != choice.of(&m.shop) {
+            let audit = m.audit("shop.updated");
+            let write = crate::db::shops::set_dispute_choice(&state.db, m.shop.id, choice, value, &audit, Utc::now());
+            crate::services::shops::changing(&state, m.shop.id, write).await?;
+        }
     }
     m.flash(m.t("Dispute settings saved.")).await;
     see_other("/dashboard/settings")

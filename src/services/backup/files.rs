@@ -143,7 +143,17 @@ pub fn sqlite_in_use(_path: &Path) -> Result<bool, Problem> {
 pub async fn run(program: &str, args: Vec<String>, deadline: Option<Instant>) -> Result<String, Problem> {
     let name = program.to_string();
     let ran = tokio::task::spawn_blocking(move || {
-        let mut child = std::process::Command::new(&name)
+        let mut command = std::process::Command::new(&name);
+        // Dies with paydesk: a killed snapshot leaves no dump writing into its folder.
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe, and nothing else runs between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = command
             .args(&args)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())

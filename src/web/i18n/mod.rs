@@ -321,6 +321,14 @@ impl Texts {
                 false => "The payment processor could not check this card just now. Please try again in a minute.",
                 true => "Платёжный провайдер не смог проверить карту. Попробуйте ещё раз через минуту.",
             },
+            ("card_number", m) if m.starts_with("cannot be used with this shop") => match ru {
+                false => {
+                    "This card cannot be used with this shop: a payment with it is disputed. Please use another card."
+                }
+                true => {
+                    "Эту карту нельзя использовать в этом магазине: платёж по ней оспорен. Используйте другую карту."
+                }
+            },
             ("card_number", msg::BLANK) => match ru {
                 false => "Enter the card number as printed on the card.",
                 true => "Введите номер карты так, как он напечатан на карте.",

@@ -146,6 +146,9 @@ pub struct ShopView {
     /// Whether a dispute of a subscription's payment cancels the subscription at once, so
     /// its card is never charged again (on by default).
     pub cancel_disputed_subscriptions: bool,
+    /// Whether a card a dispute stands against (open, or lost, accepted or expired: not won)
+    /// is refused for new payments and subscriptions of the shop (on by default).
+    pub refuse_disputed_cards: bool,
     /// Whether an early fraud warning about a payment that can still be refunded (and has no
     /// dispute) refunds it and cancels its subscription (off by default).
     pub refund_fraud_warnings: bool,

@@ -11,6 +11,8 @@ use crate::helpers::*;
 /// A test payment with the dispute card, disputed by the card network: its id and the
 /// dispute's.
 async fn disputed(app: &TestApp, shop: &Shop) -> (String, String) {
+    // The dispute card again, though a dispute stands against it.
+    assert_eq!(app.put(shop, "/shop", &serde_json::json!({"refuse_disputed_cards": false})).await.0, StatusCode::OK);
     let product = app.product(shop, &test_product_body()).await;
     let id = product["id"].as_str().unwrap();
     app.pay(id, "4000000000000259", &[]).await;

@@ -87,6 +87,7 @@ impl Acquirer for Bepaid {
         };
         match self.gateway().store_card(&new).await {
             Ok(stored) => Ok(CardRef {
+                fingerprint: fingerprint(&stored),
                 token: stored.token.unwrap_or_default(),
                 brand: card.brand().to_string(),
                 last4: card.last4().to_string(),
@@ -249,7 +250,13 @@ fn card_of(card: &Card) -> Option<CardRef> {
         exp_month: card.exp_month.unwrap_or(0) as i32,
         exp_year: card.exp_year.unwrap_or(0),
         holder: card.holder.clone().unwrap_or_default(),
+        fingerprint: fingerprint(card),
     })
+}
+
+/// What identifies the card across entries: the gateway's `stamp` (a hash of its number).
+fn fingerprint(card: &Card) -> Option<String> {
+    card.stamp.as_deref().filter(|s| !s.is_empty()).map(|stamp| format!("bepaid_{stamp}"))
 }
 
 /// What a charge's reading means; `again`: the charge was sent before, so a gateway that

@@ -83,6 +83,9 @@ pub struct Card {
     pub exp_month: Option<u32>,
     #[serde(default)]
     pub exp_year: Option<i32>,
+    /// The gateway's hash of the card's number: the same for every entry of the card.
+    #[serde(default)]
+    pub stamp: Option<String>,
 }
 
 /// The acquirer's answer inside a transaction.

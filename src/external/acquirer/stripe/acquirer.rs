@@ -161,6 +161,7 @@ fn card_ref(pm: &PaymentMethod, customer: Option<&str>) -> CardRef {
         exp_month: card.exp_month.unwrap_or(0),
         exp_year: card.exp_year.unwrap_or(0),
         holder: pm.billing_details.as_ref().and_then(|b| b.name.clone()).unwrap_or_default(),
+        fingerprint: card.fingerprint.map(|f| format!("stripe_{f}")),
     }
 }
 

@@ -162,6 +162,9 @@ pub struct CardDetails {
     pub exp_month: Option<i32>,
     #[serde(default)]
     pub exp_year: Option<i32>,
+    /// The same for every entry of the same card number (in one Stripe account).
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

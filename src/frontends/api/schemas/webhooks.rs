@@ -64,6 +64,10 @@ pub struct ShopUpdate {
     /// Whether a dispute of a subscription's payment cancels the subscription at once.
     #[schema(nullable = false)]
     cancel_disputed_subscriptions: Option<FlexibleBoolean>,
+    /// Whether a card a dispute stands against (open, lost, accepted or expired) is refused
+    /// for new payments and subscriptions.
+    #[schema(nullable = false)]
+    refuse_disputed_cards: Option<FlexibleBoolean>,
     /// Whether an actionable early fraud warning refunds its payment and cancels its
     /// subscription.
     #[schema(nullable = false)]

@@ -18,6 +18,10 @@ pub const RU: &[(&str, &str)] = &[
         "Сразу отменять оспоренную подписку и больше не списывать с её карты (рекомендуется)",
     ),
     (
+        "Refuse a disputed card for new payments and subscriptions while the dispute stands (recommended)",
+        "Не принимать оспоренную карту для новых платежей и подписок, пока спор в силе (рекомендуется)",
+    ),
+    (
         "Refund a payment the card's bank warns is fraud, and cancel its subscription, before it becomes a dispute",
         "Возвращать платёж, о котором банк карты предупредил как о мошенническом, и отменять его подписку, пока не \
          начался спор",

@@ -697,7 +697,14 @@ fn method_json(inner: &Inner, id: &str) -> Value {
     let (number, customer) = inner.methods[id].clone();
     json!({"id": id, "object": "payment_method", "type": "card", "customer": customer,
            "billing_details": {"name": "Ann Lee"},
-           "card": {"brand": "visa", "last4": &number[number.len().saturating_sub(4)..], "exp_month": 12, "exp_year": 2034}})
+           "card": {"brand": "visa", "last4": &number[number.len().saturating_sub(4)..], "exp_month": 12, "exp_year": 2034,
+                    "fingerprint": fingerprint(&number)}})
+}
+
+/// Stripe's fingerprint of a card number: the same for every entry of it.
+fn fingerprint(number: &str) -> String {
+    use sha1::Digest;
+    format!("{:x}", sha1::Sha1::digest(number.as_bytes()))[..16].to_string()
 }
 
 fn intent_json(inner: &Inner, pi: &Intent, expand: bool) -> Value {
