@@ -12,7 +12,7 @@ use sea_orm::{
 
 use super::entities::{audit_events, audit_heads};
 use crate::domain::access::Role;
-use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Outcome, Record, chain_hash};
+use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Record, chain_hash};
 use crate::domain::ids::{AUDIT_EVENT, new_id};
 use crate::domain::mail::MailKind;
 
@@ -45,7 +45,7 @@ pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc
         shop_id: Set(shop),
         seq: Set(head.seq),
         at: Set(at),
-        actor_kind: Set(entry.actor.kind.as_str().into()),
+        actor_kind: Set(entry.actor.kind),
         actor_id: Set(entry.actor.id.clone()),
         actor_label: Set(entry.actor.label.clone()),
         actor_role: Set(entry.actor.role.map(|r| r.as_str().into())),
@@ -56,7 +56,7 @@ pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc
         object_type: Set(entry.object.as_ref().map(|o| o.0.clone())),
         object_id: Set(entry.object.as_ref().map(|o| o.1.clone())),
         changes: Set(changes),
-        outcome: Set(entry.outcome.as_str().into()),
+        outcome: Set(entry.outcome),
         prev_hash: Set(head.hash),
         hash: Set(hash.clone()),
     };
@@ -128,7 +128,7 @@ pub async fn list(
     let mut condition = Condition::all();
     if let Some(actor) = &filter.actor {
         condition = condition.add(match ActorKind::parse(actor) {
-            Some(kind) if kind != ActorKind::User => C::ActorKind.eq(kind.as_str()),
+            Some(kind) if kind != ActorKind::User => C::ActorKind.eq(kind),
             _ => C::ActorId.eq(actor.as_str()),
         });
     }
@@ -208,7 +208,7 @@ fn from_row(row: audit_events::Model) -> Record {
     let entry = Entry {
         shop_id: row.shop_id,
         actor: Actor {
-            kind: ActorKind::parse(&row.actor_kind).unwrap_or(ActorKind::System),
+            kind: row.actor_kind,
             id: row.actor_id,
             label: row.actor_label,
             role: row.actor_role.as_deref().and_then(Role::parse),
@@ -217,7 +217,7 @@ fn from_row(row: audit_events::Model) -> Record {
         action: row.action,
         object: row.object_type.map(|t| (t, row.object_id.unwrap_or_default())),
         changes,
-        outcome: Outcome::parse(&row.outcome).unwrap_or(Outcome::Failure),
+        outcome: row.outcome,
     };
     Record { id: row.id, seq: row.seq, at: row.at, entry, prev_hash: row.prev_hash, hash: row.hash }
 }

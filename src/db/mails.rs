@@ -156,26 +156,6 @@ pub async fn settings_of(
         .collect())
 }
 
-/// Saves a shop's mail settings and sender.
-pub async fn save_settings(
-    db: &impl ConnectionTrait,
-    shop_id: i64,
-    settings: &MailSettings,
-    mail_from: Option<String>,
-    now: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    shops::Entity::update_many()
-        .col_expr(shops::Column::MailOff, Expr::value(settings.off_to_db()))
-        .col_expr(shops::Column::ReminderDays, Expr::value(Some(settings.reminder_days)))
-        .col_expr(shops::Column::ReminderAllPeriods, Expr::value(settings.reminder_all_periods))
-        .col_expr(shops::Column::MailFrom, Expr::value(mail_from))
-        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(shops::Column::Id.eq(shop_id))
-        .exec(db)
-        .await?;
-    Ok(())
-}
-
 /// Claims up to `limit` mails due by `due_by` for `token` until `lease_until`, unless another
 /// worker holds a claim that has not run out at `now`; answers the claimed ones.
 pub async fn claim_due(

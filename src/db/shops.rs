@@ -1,5 +1,6 @@
 //! Shops and their API credentials.
 
+use crate::domain::mail::MailSettings;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -215,6 +216,40 @@ async fn set(
             after: value,
         }]);
         super::audit::record(&txn, &entry, now).await?;
+    }
+    txn.commit().await
+}
+
+/// Saves the shop's e-mail settings (which e-mails go, the renewal reminders' lead, the
+/// sender address) and records what changed as `audit`, in one transaction.
+pub async fn set_mails(
+    db: &(impl ConnectionTrait + TransactionTrait),
+    shop_id: i64,
+    settings: &MailSettings,
+    mail_from: Option<String>,
+    audit: &Entry,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let audited = |off: &str, days: Option<i32>, all: bool, from: &Option<String>| {
+        json!({"mails_off": off, "reminder_days": days, "reminder_all_periods": all, "mail_from": from})
+    };
+    let txn = crate::db::begin(db).await?;
+    let Some(before) = taken(&txn, shop_id).await? else { return Ok(()) };
+    let off = settings.off_to_db();
+    shops::Entity::update_many()
+        .col_expr(shops::Column::MailOff, Expr::value(off.clone()))
+        .col_expr(shops::Column::ReminderDays, Expr::value(Some(settings.reminder_days)))
+        .col_expr(shops::Column::ReminderAllPeriods, Expr::value(settings.reminder_all_periods))
+        .col_expr(shops::Column::MailFrom, Expr::value(mail_from.clone()))
+        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(shops::Column::Id.eq(shop_id))
+        .exec(&txn)
+        .await?;
+    let was = audited(&before.mail_off, before.reminder_days, before.reminder_all_periods, &before.mail_from);
+    let is = audited(&off, Some(settings.reminder_days), settings.reminder_all_periods, &mail_from);
+    let changes = crate::domain::audit::changes(&was, &is, &[]);
+    if !changes.is_empty() {
+        super::audit::record(&txn, &audit.clone().on("shop", shop_id.to_string()).changing(changes), now).await?;
     }
     txn.commit().await
 }

@@ -369,7 +369,7 @@ pub async fn unlock(
     let entry =
         Entry::new(user.shop_id, Actor::user(&user.id, &user.email, user.role), origin.clone(), "user.unlocked")
             .on("user", &user.id)
-            .changing(vec![Change::of("locked_until", user.locked_until.map(|t| t.to_rfc3339()), None::<String>)]);
+            .changing(vec![Change::of("locked_until", user.locked_until.map(Change::moment), None::<String>)]);
     super::audit::record(&txn, &entry, now).await?;
     txn.commit().await?;
     Ok(Some(user))

@@ -96,6 +96,11 @@ impl Change {
         Change { field: field.into(), before: json!(before), after: json!(after) }
     }
 
+    /// A moment as a change records it: to the second, in UTC (`2026-12-05T10:00:00Z`).
+    pub fn moment(at: chrono::DateTime<chrono::Utc>) -> String {
+        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    }
+
     /// A secret `field` changed (whether it had one before).
     pub fn secret(field: &str, had: bool) -> Change {
         Change { field: field.into(), before: if had { json!(SECRET) } else { Value::Null }, after: json!(SECRET) }

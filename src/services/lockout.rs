@@ -41,7 +41,7 @@ pub async fn failed(
     let entry =
         Entry::new(user.shop_id, Actor::system(), origin.clone(), "user.locked").on("user", &user.id).changing(vec![
             Change::of("wrong_passwords", None::<u32>, LOCKOUT.max),
-            Change::of("locked_until", None::<String>, until.to_rfc3339()),
+            Change::of("locked_until", None::<String>, Change::moment(until)),
         ]);
     let locked = db::users::lock(&state.db, &user.id, (until, hash_token(&token)), mail, &entry, now).await?;
     if locked {

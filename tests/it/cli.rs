@@ -259,7 +259,9 @@ async fn every_command_and_a_clean_stop_leave_the_database_file_whole() {
         assert!(std::time::Instant::now() < deadline, "it stops");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    no_log("a clean stop");
+    // A background job still running when the pool closed may keep the log's file, emptied.
+    let wal = std::fs::metadata(beside("-wal")).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(wal, 0, "the log went into the file on a clean stop");
     // The file alone, copied elsewhere, holds the product.
     let alone = tempfile::tempdir().unwrap();
     std::fs::copy(&file, alone.path().join("paydesk.db")).unwrap();

@@ -58,6 +58,8 @@ backend_tests! {
         let mut body = product_body();
         body["visible_fields"] = json!(["email"]);
         body["test"] = json!(true);
+        // A page in a language the mails are not written in: the mail is English, its date too.
+        body["language"] = json!("de");
         let (status, product) = app.post(&shop, "/products", &body).await;
         assert_eq!(status, StatusCode::CREATED, "{product}");
         let to = address("ann");
@@ -71,6 +73,8 @@ backend_tests! {
         assert_eq!(receipt.to, to);
         assert!(receipt.text.contains("Corner Books received your payment of €9.90 for Gift card."), "{}", receipt.text);
         assert!(receipt.text.contains("This is a test mail"), "{}", receipt.text);
+        let month = chrono::Utc::now().format("%B").to_string();
+        assert!(receipt.text.contains(&month), "the date in English: {}", receipt.text);
         assert!(receipt.html.contains("€9.90") && receipt.html.contains("<h1"), "{}", receipt.html);
         assert_eq!(receipt.headers.get("auto-submitted").map(String::as_str), Some("auto-generated"));
         assert!(receipt.message_id.starts_with("<mail_") && receipt.message_id.ends_with(">"), "{}", receipt.message_id);
@@ -134,7 +138,9 @@ backend_tests! {
             off: vec![paydesk::domain::mail::MailKind::Receipt],
             ..Default::default()
         };
-        paydesk::db::mails::save_settings(&app.db, shop.id, &settings, None, chrono::Utc::now()).await.unwrap();
+        use paydesk::domain::audit::{Actor, Entry, Origin};
+        let audit = Entry::new(shop.id, Actor::operator(), Origin::default(), "shop.updated");
+        paydesk::db::shops::set_mails(&app.db, shop.id, &settings, None, &audit, chrono::Utc::now()).await.unwrap();
         let plan = plan(&app, &shop, json!({})).await;
         let clock = clock(&app, &shop, "2026-03-01T10:00:00Z").await;
         let to = address("sam");
@@ -499,6 +505,20 @@ backend_tests! {
         assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
         let page = m.get("/dashboard/settings/mails").await;
         assert!(page.html.contains("value=\"hello@books.example\"") && page.html.contains("value=\"10\""), "{}", page.html);
+        // The change is in the audit trail, the sender with it; saving the same again adds nothing.
+        let trail = || async {
+            let (_, records) = app.get(&shop, "/audit_events?limit=100").await;
+            records.as_array().unwrap().iter().filter(|r| r["action"] == "shop.updated").cloned().collect::<Vec<_>>()
+        };
+        let records = trail().await;
+        assert_eq!(records.len(), 1, "{records:?}");
+        let changed: Vec<(&str, &Value)> =
+            records[0]["changes"].as_array().unwrap().iter().map(|c| (c["field"].as_str().unwrap(), &c["after"])).collect();
+        assert!(changed.contains(&("mail_from", &json!("hello@books.example"))), "{changed:?}");
+        assert!(changed.contains(&("mails_off", &json!("receipt"))), "{changed:?}");
+        assert!(changed.contains(&("reminder_days", &json!(10))), "{changed:?}");
+        assert_eq!(m.post("/dashboard/settings/mails", &good).await.status, StatusCode::SEE_OTHER);
+        assert_eq!(trail().await.len(), 1, "nothing changed the second time");
         // A preview of each kind, in both languages.
         for kind in paydesk::domain::mail::MailKind::CHOSEN {
             for language in ["en", "ru"] {

@@ -1,5 +1,7 @@
 use sea_orm::entity::prelude::*;
 
+use crate::domain::audit::{ActorKind, Outcome};
+
 /// One action of a shop's audit trail (see `domain::audit`): never updated, deleted only
 /// when older than the retention.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -11,7 +13,7 @@ pub struct Model {
     /// The record's place in its shop's chain, from 1.
     pub seq: i64,
     pub at: DateTimeUtc,
-    pub actor_kind: String,
+    pub actor_kind: ActorKind,
     pub actor_id: Option<String>,
     pub actor_label: Option<String>,
     pub actor_role: Option<String>,
@@ -25,7 +27,7 @@ pub struct Model {
     /// The fields changed, as a JSON array of `{field, before, after}`.
     #[sea_orm(column_type = "Text")]
     pub changes: String,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub prev_hash: String,
     pub hash: String,
 }

@@ -120,7 +120,9 @@ async fn save(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
         let page = view(&state, &m, &settings, FormView::sent(&form, errors, m.words)).await;
         return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     }
-    db::mails::save_settings(&state.db, m.shop.id, &settings, from.map(str::to_string), Utc::now()).await?;
+    let audit = m.audit("shop.updated");
+    let write = db::shops::set_mails(&state.db, m.shop.id, &settings, from.map(str::to_string), &audit, Utc::now());
+    crate::services::shops::changing(&state, m.shop.id, write).await?;
     m.flash(m.t("E-mail settings saved.")).await;
     see_other("/dashboard/settings/mails")
 }

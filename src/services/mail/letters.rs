@@ -202,7 +202,7 @@ async fn receipt(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mails::Mo
         letter.paragraphs.push(fill(t.receipt_body, &values));
         letter.facts.push((t.amount.into(), amount.clone()));
         letter.facts.push((t.order.into(), order.clone()));
-        letter.facts.push((t.date.into(), crate::web::locale::date_time(payment.created_at, tz, language)));
+        letter.facts.push((t.date.into(), crate::web::locale::date_time(payment.created_at, tz, p.language)));
         if !payment.card_last4.is_empty() {
             letter.facts.push((t.card.into(), payment.card_label()));
         }
@@ -237,7 +237,7 @@ async fn refund(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mails::Mod
     letter.paragraphs.push(fill(t.refund_body, &values));
     letter.facts.push((t.amount.into(), amount.clone()));
     letter.facts.push((t.order.into(), order));
-    letter.facts.push((t.date.into(), crate::web::locale::date_time(refund.created_at, tz, language)));
+    letter.facts.push((t.date.into(), crate::web::locale::date_time(refund.created_at, tz, p.language)));
     letter.facts.push((t.payment.into(), payment.id.clone()));
     Ok(Ok((letter, customer)))
 }
