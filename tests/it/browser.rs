@@ -14,6 +14,12 @@ use crate::helpers::*;
 /// processes that want a core, and the other tests mostly wait on the network.
 static AT_ONCE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
+/// How long WebDriver lets a script run (axe-core's run, with `execute_async`, takes well over
+/// WebDriver's default 30 s on a busy machine) and a page load: generous, so that only a script
+/// or a page that never finishes fails a test.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(600);
+const PAGE_LOAD_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// A headless Chromium driven over WebDriver; the driver process ends with it.
 pub struct Browser {
     pub client: Client,
@@ -46,6 +52,7 @@ impl Browser {
         // and the start) is started again on another; on a busy machine one may take a while
         // to listen.
         for _ in 0..3 {
+            let patience = Patience::start();
             let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let mut driver = Command::new("chromedriver")
                 .arg(format!("--port={port}"))
@@ -53,17 +60,26 @@ impl Browser {
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("chromedriver is needed for the browser tests: apt-get install chromium chromium-driver");
-            for _ in 0..300 {
+            loop {
                 // chromedriver speaks plain HTTP on loopback: no TLS stack needed.
                 let connected = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
                     .capabilities(capabilities.clone())
                     .connect(&format!("http://127.0.0.1:{port}"))
                     .await;
                 match connected {
-                    Ok(client) => return Browser { client, driver, _profile: profile, _turn: turn },
+                    Ok(client) => {
+                        // Explicit limits, not WebDriver's defaults (implicit waits stay off).
+                        let timeouts = fantoccini::wd::TimeoutConfiguration::new(
+                            Some(SCRIPT_TIMEOUT),
+                            Some(PAGE_LOAD_TIMEOUT),
+                            None,
+                        );
+                        client.update_timeouts(timeouts).await.expect("WebDriver takes the timeouts");
+                        return Browser { client, driver, _profile: profile, _turn: turn };
+                    }
                     Err(e) => last_error = e.to_string(),
                 }
-                if driver.try_wait().ok().flatten().is_some() {
+                if driver.try_wait().ok().flatten().is_some() || patience.spent() {
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -95,7 +111,7 @@ impl Browser {
 
     /// Waits until `css` matches, and returns its text.
     pub async fn text_of(&self, css: &str) -> String {
-        let element = self.client.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css(css)).await;
+        let element = self.client.wait().at_most(PATIENCE).for_element(Locator::Css(css)).await;
         element.unwrap_or_else(|e| panic!("{css} never appeared: {e}")).text().await.unwrap()
     }
 

@@ -94,7 +94,8 @@ db_tests! {
             .unwrap();
         let shop = app.shop("Served").await;
         let mut answered = None;
-        for _ in 0..100 {
+        let patience = Patience::start();
+        while !patience.spent() {
             let request = app.client.post(format!("http://127.0.0.1:{port}/products"))
                 .basic_auth(shop.id, Some(&shop.secret)).json(&product_body());
             if let Ok(response) = request.send().await {
@@ -123,13 +124,8 @@ pub fn free_port() -> u16 {
 }
 
 async fn wait_until_up(app: &TestApp) {
-    for _ in 0..100 {
-        if app.client.get(format!("{}/healthz", app.base)).send().await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("paydesk did not start");
+    let up = async || app.client.get(format!("{}/healthz", app.base)).send().await.ok().map(drop);
+    eventually("paydesk starts", Duration::from_millis(100), up).await;
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -244,7 +240,8 @@ async fn every_command_and_a_clean_stop_leave_the_database_file_whole() {
         Shop { id: created["shop_id"].as_i64().unwrap(), secret: created["secret_key"].as_str().unwrap().into() };
     let client = reqwest::Client::new();
     let mut stored = None;
-    for _ in 0..300 {
+    let patience = Patience::start();
+    while !patience.spent() {
         let request = client.post(format!("http://127.0.0.1:{port}/products")).basic_auth(shop.id, Some(&shop.secret));
         if let Ok(response) = request.json(&product_body()).send().await {
             stored = Some(response.status());
@@ -254,9 +251,9 @@ async fn every_command_and_a_clean_stop_leave_the_database_file_whole() {
     }
     assert_eq!(stored, Some(StatusCode::CREATED));
     assert!(std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let patience = Patience::start();
     while child.try_wait().unwrap().is_none() {
-        assert!(std::time::Instant::now() < deadline, "it stops");
+        assert!(!patience.spent(), "it stops");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // A background job still running when the pool closed may keep the log's file, emptied.

@@ -34,7 +34,8 @@ pub async fn child(app: &TestApp, scheduler: &str) -> (Child, TestApp) {
         .spawn()
         .unwrap();
     let other = app.pointed_at(format!("http://127.0.0.1:{port}"));
-    for _ in 0..200 {
+    let patience = Patience::start();
+    while !patience.spent() {
         if other.client.get(format!("{}/healthz", other.base)).send().await.is_ok() {
             return (child, other);
         }
@@ -66,11 +67,11 @@ pub async fn charged_once_each(app: &TestApp, shop: &Shop, ids: &[String], seede
     }
 }
 
-fn wait_for<'a>(what: &'a str) -> impl FnMut(bool) -> bool + 'a {
-    let mut tries = 0;
+/// Answers whether it is done, and fails naming `what` once [`PATIENCE`] has run out.
+fn wait_for(what: &str) -> impl FnMut(bool) -> bool + '_ {
+    let patience = Patience::start();
     move |done| {
-        tries += 1;
-        assert!(tries < 600, "gave up waiting for {what}");
+        assert!(done || !patience.spent(), "gave up waiting for {what}");
         done
     }
 }

@@ -21,20 +21,25 @@ impl Browser {
         self.send("main form:not(.search) button[type=submit]").await;
     }
 
-    /// Clicks the first `button` and waits for the next page.
+    /// Clicks the first `button` (waiting for it to appear) and waits for the next page: a new
+    /// document, fully loaded, whether or not its address changed.
     pub async fn send(&self, button: &str) {
-        let before = self.client.current_url().await.unwrap();
-        self.client.find(Locator::Css(button)).await.unwrap().click().await.unwrap();
-        for _ in 0..100 {
-            let ready: bool = self
+        let found = self.client.wait().at_most(PATIENCE).for_element(Locator::Css(button)).await;
+        let found = found.unwrap_or_else(|e| panic!("{button} never appeared: {e}"));
+        // The page now carries a mark; the next one, a new document, does not.
+        self.client.execute("window.paydeskLeft = true", vec![]).await.unwrap();
+        found.click().await.unwrap();
+        let patience = Patience::start();
+        loop {
+            let next = self
                 .client
-                .execute("return document.readyState === 'complete'", vec![])
-                .await
-                .unwrap()
-                .as_bool()
-                .unwrap_or(false);
-            if ready && self.client.current_url().await.unwrap() != before {
-                return;
+                .execute("return document.readyState === 'complete' && window.paydeskLeft !== true", vec![])
+                .await;
+            match next {
+                Ok(serde_json::Value::Bool(true)) => return,
+                // Asked while the browser goes from one page to the next.
+                Ok(_) | Err(_) if !patience.spent() => {}
+                other => panic!("no next page after {button}: {other:?}"),
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -6,7 +6,46 @@ use paydesk::web::state::AppState;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use sea_orm::{ConnectionTrait, Database};
 use serde_json::Value;
+use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
+
+/// How long a test waits for work it cannot hurry (a server or a browser starting or
+/// answering, a mail, a delivery or a payment arriving, a child process exiting) before it
+/// fails. Generous, so that no verdict depends on how busy the machine is; a passing test
+/// waits only as long as the work takes, since each wait polls as often as it always did.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A wait bounded by [`PATIENCE`] from the moment it starts.
+pub struct Patience(Instant);
+
+impl Patience {
+    pub fn start() -> Patience {
+        Self::times(1)
+    }
+
+    /// A wait `n` times as long, for work known to take long (a month of hourly renewals).
+    pub fn times(n: u32) -> Patience {
+        Patience(Instant::now() + PATIENCE * n)
+    }
+
+    /// Whether the wait has run out.
+    pub fn spent(&self) -> bool {
+        Instant::now() >= self.0
+    }
+}
+
+/// Asks `check` every `every` until it answers `Some`, and returns that; fails naming `what`
+/// once [`PATIENCE`] has run out.
+pub async fn eventually<T>(what: &str, every: Duration, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let patience = Patience::start();
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(!patience.spent(), "{what}: not within {} s", PATIENCE.as_secs());
+        tokio::time::sleep(every).await;
+    }
+}
 
 /// Where a test's database lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,7 +52,8 @@ async fn settle_from_every_side(app: &TestApp, gateway: &Gateway, pay_id: &str, 
 /// Reads a plan page's payment until it is settled: whoever sees it paid sees its customer
 /// and its subscription started; whoever sees it failed sees the coupon's redemption back.
 async fn watch_plan(app: &TestApp, shop: &Shop, payment_id: &str, coupon_id: &str, redeemed_if_failed: i64) {
-    for _ in 0..2000 {
+    let patience = Patience::start();
+    while !patience.spent() {
         let (_, payment) = app.get(shop, &format!("/payments/{payment_id}")).await;
         match payment["status"].as_str().unwrap() {
             "processing" => tokio::task::yield_now().await,
@@ -78,7 +79,8 @@ async fn watch_plan(app: &TestApp, shop: &Shop, payment_id: &str, coupon_id: &st
 /// Reads the payment and its product until the payment is settled, checking at every read
 /// that whoever sees it settled sees all of it.
 async fn watch(app: &TestApp, shop: &Shop, payment_id: &str, product_id: &str, units_if_failed: i64) {
-    for _ in 0..2000 {
+    let patience = Patience::start();
+    while !patience.spent() {
         let (_, payment) = app.get(shop, &format!("/payments/{payment_id}")).await;
         match payment["status"].as_str().unwrap() {
             "processing" => tokio::task::yield_now().await,

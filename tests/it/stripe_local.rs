@@ -242,7 +242,8 @@ backend_tests! {
         let ours = localstripe::events_about(&pay_id).await;
         let [event] = ours.as_slice() else { panic!("one event about the payment: {ours:?}") };
         let event_id = event["id"].as_str().unwrap().to_string();
-        for _ in 0..100 {
+        let patience = Patience::start();
+        while !patience.spent() {
             if events_taken(&app, shop.id).await.contains(&event_id) {
                 break;
             }

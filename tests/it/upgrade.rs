@@ -168,7 +168,8 @@ backend_tests! {
         let (connected, _gateway) = crate::bepaid_pay::shop_taking_cards_on(&reference, "paydesk_page").await;
         // The reference stands still once each delivery was tried and each mail sent: its
         // workers stop.
-        for _ in 0..200 {
+        let patience = Patience::start();
+        while !patience.spent() {
             let tried = count(&reference.db, "SELECT COUNT(DISTINCT delivery_id) FROM webhook_attempts").await;
             let unsent = count(&reference.db, "SELECT COUNT(*) FROM mails WHERE status = 'queued'").await;
             if tried >= count(&reference.db, "SELECT COUNT(*) FROM webhook_deliveries").await && unsent == 0 {

@@ -89,18 +89,16 @@ impl Receiver {
     }
 }
 
-/// Fans out what was recorded and waits until no delivery of the shop is pending (up to 30 s).
+/// Fans out what was recorded and waits until no delivery of the shop is pending (up to
+/// [`PATIENCE`]).
 pub async fn settled(app: &TestApp, shop: &Shop) -> Vec<Value> {
     paydesk::services::webhooks::deliver_due(&app.state, chrono::Utc::now()).await.unwrap();
-    for _ in 0..300 {
+    let done = async || {
         let (_, list) = app.get(shop, "/webhook_deliveries?limit=1000").await;
         let list = list.as_array().unwrap().clone();
-        if list.iter().all(|d| d["status"] != "pending") {
-            return list;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("deliveries still pending after 30 s");
+        list.iter().all(|d| d["status"] != "pending").then_some(list)
+    };
+    eventually("no delivery pending", Duration::from_millis(100), done).await
 }
 
 pub async fn endpoint(app: &TestApp, shop: &Shop, url: &str, events: Value) -> Value {
@@ -301,8 +299,12 @@ db_tests! {
         app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         let got = wait_for(&r, 1).await;
         verify_standard(&secret, &got[0]);
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let page = m.get(&format!("/dashboard/webhooks/{id}")).await;
+        // The receiver's answer is recorded a moment after it was sent.
+        let shown = async || {
+            let page = m.get(&format!("/dashboard/webhooks/{id}")).await;
+            page.html.contains("status-delivered").then_some(page)
+        };
+        let page = eventually("the delivery shown delivered", Duration::from_millis(100), shown).await;
         assert!(page.html.contains("status-delivered") && page.html.contains("HTTP 200"), "{}", page.html);
         let delivery = page.html.split("/dashboard/webhooks/msg_").nth(1).unwrap().split('/').next().unwrap();
         let again = m.post(&format!("/dashboard/webhooks/msg_{delivery}/redeliver"), &[]).await;
@@ -449,8 +451,12 @@ db_tests! {
         let event = events[0]["id"].as_str().unwrap();
         let (status, body) = app.post(&shop, &format!("/events/{event}/redeliver"), &json!({})).await;
         assert_eq!((status, body["deliveries"].clone()), (StatusCode::ACCEPTED, json!(1)));
-        tokio::time::sleep(Duration::from_secs(11)).await;
-        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        // Given up on 10 s after it was sent (however late the worker took it up), to be retried.
+        let given_up = async || {
+            let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+            list[0]["last_error"].is_string().then_some(list)
+        };
+        let list = eventually("the slow attempt given up on", Duration::from_millis(100), given_up).await;
         assert_eq!(list[0]["status"], "pending");
         assert_eq!(list[0]["last_error"], "no answer within 10 s");
         assert!(list[0]["recent_attempts"][0]["latency_ms"].as_i64().unwrap() >= 10_000);
@@ -483,8 +489,12 @@ db_tests! {
         app.db.execute(sea_orm::Statement::from_sql_and_values(backend, sql, [six_days_ago.into(), id.into()])).await.unwrap();
         app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         wait_for(&down, 11).await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let (_, disabled) = app.get(&shop, &format!("/webhook_endpoints/{id}")).await;
+        // The receiver's answer is recorded a moment after it was sent.
+        let disabled = async || {
+            let (_, endpoint) = app.get(&shop, &format!("/webhook_endpoints/{id}")).await;
+            (endpoint["enabled"] == false).then_some(endpoint)
+        };
+        let disabled = eventually("the endpoint disabled", Duration::from_millis(100), disabled).await;
         assert_eq!(disabled["enabled"], false, "{disabled}");
         assert_eq!(disabled["disabled_reason"], "every delivery failed for 5 days");
         paydesk::services::webhooks::deliver_due(&app.state, chrono::Utc::now() + chrono::TimeDelta::days(1)).await.unwrap();
@@ -499,8 +509,11 @@ db_tests! {
         let created = endpoint(&app, &shop, &gone.url, json!(["*"])).await;
         app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         wait_for(&gone, 1).await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let (_, gone_view) = app.get(&shop, &format!("/webhook_endpoints/{}", created["id"].as_str().unwrap())).await;
+        let disabled = async || {
+            let (_, endpoint) = app.get(&shop, &format!("/webhook_endpoints/{}", created["id"].as_str().unwrap())).await;
+            (endpoint["enabled"] == false).then_some(endpoint)
+        };
+        let gone_view = eventually("the endpoint disabled", Duration::from_millis(100), disabled).await;
         assert_eq!((gone_view["enabled"].clone(), gone_view["disabled_reason"].clone()), (json!(false), json!("the receiver answered 410 Gone")));
     }
 
@@ -544,8 +557,13 @@ db_tests! {
         for _ in 0..5 {
             app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
         }
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        // Each is tried once by the instance's worker, however late it comes to them.
+        let tried = async || {
+            let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+            let all = list.as_array().unwrap();
+            (all.len() >= 5 && all.iter().all(|d| d["attempts"].as_i64() >= Some(1))).then_some(list)
+        };
+        let list = eventually("every delivery tried", Duration::from_millis(100), tried).await;
         assert_eq!(list.as_array().unwrap().len(), 5);
         assert!(list.as_array().unwrap().iter().all(|d| d["status"] == "pending" && d["attempts"].as_i64() >= Some(1)), "{list}");
         assert!(list[0]["last_error"].as_str().unwrap().contains("onnect"), "{list}");
@@ -623,7 +641,8 @@ db_tests! {
 
 /// Waits until the newest delivery's `n`th attempt is recorded; answers the deliveries.
 async fn attempts_recorded(app: &TestApp, shop: &Shop, n: i64) -> Value {
-    for _ in 0..100 {
+    let patience = Patience::start();
+    while !patience.spent() {
         let (_, list) = app.get(shop, "/webhook_deliveries").await;
         if list[0]["attempts"].as_i64() >= Some(n) {
             return list;
@@ -633,9 +652,10 @@ async fn attempts_recorded(app: &TestApp, shop: &Shop, n: i64) -> Value {
     panic!("attempt {n} was not recorded");
 }
 
-/// Waits until the receiver got `n` requests (up to 15 s); answers them.
+/// Waits until the receiver got `n` requests (up to [`PATIENCE`]); answers them.
 async fn wait_for(r: &Receiver, n: usize) -> Vec<Received> {
-    for _ in 0..150 {
+    let patience = Patience::start();
+    while !patience.spent() {
         if r.received().len() >= n {
             return r.received();
         }
@@ -663,9 +683,14 @@ async fn private_addresses_are_refused_unless_allowed() {
     endpoint(&app, &shop, &localhost, json!(["*"])).await;
     let product = app.product(&shop, &test_product_body()).await;
     app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Each delivery is tried (and refused) by the instance's worker, however late it comes to them.
+    let tried = async || {
+        let (_, list) = app.get(&shop, "/webhook_deliveries").await;
+        let all = list.as_array().unwrap();
+        (!all.is_empty() && all.iter().all(|d| d["last_error"].is_string())).then_some(list)
+    };
+    let list = eventually("every delivery tried", Duration::from_millis(100), tried).await;
     assert!(r.received().is_empty(), "nothing reached the loopback receiver");
-    let (_, list) = app.get(&shop, "/webhook_deliveries").await;
     let errors: Vec<&str> = list.as_array().unwrap().iter().map(|d| d["last_error"].as_str().unwrap()).collect();
     assert!(
         errors.iter().any(|e| e.contains("resolves to no public address")),

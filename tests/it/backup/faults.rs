@@ -133,7 +133,9 @@ backend_tests! {
             })
         };
         // In the middle of the burst.
+        let patience = Patience::start();
         while paid.load(std::sync::atomic::Ordering::SeqCst) < 6 {
+            assert!(!patience.spent(), "the payers are paying");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let began = std::time::Instant::now();
@@ -160,7 +162,8 @@ backend_tests! {
         }
         // The restored engine finishes the advance the snapshot caught (or makes it anew).
         let mut ready = false;
-        for _ in 0..100 {
+        let patience = Patience::start();
+        while !patience.spent() {
             let (status, body) = again.post(&shop, &format!("/test_clocks/{clock}/advance"),
                                             &json!({"frozen_time": "2026-03-11T10:00:00Z"})).await;
             if status == StatusCode::OK && body["status"] == "ready" {

@@ -10,7 +10,7 @@ use crate::helpers::*;
 
 /// A test payment with the dispute card, disputed by the card network: its id and the
 /// dispute's.
-async fn disputed(app: &TestApp, shop: &Shop) -> (String, String) {
+pub(super) async fn disputed(app: &TestApp, shop: &Shop) -> (String, String) {
     // The dispute card again, though a dispute stands against it.
     assert_eq!(app.put(shop, "/shop", &serde_json::json!({"refuse_disputed_cards": false})).await.0, StatusCode::OK);
     let product = app.product(shop, &test_product_body()).await;

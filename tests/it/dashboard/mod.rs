@@ -8,6 +8,7 @@ mod disputes;
 mod language;
 mod lockout;
 mod notices;
+mod role_pages;
 mod roles;
 mod sections;
 mod sessions;

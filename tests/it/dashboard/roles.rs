@@ -112,14 +112,14 @@ fn readmes_permission_matrix_is_the_one_the_server_checks() {
 }
 
 /// A shop with an owner, one user of each other role, and one object of each kind.
-struct Team {
-    owner: Merchant,
-    members: Vec<(Role, Merchant)>,
-    shop: Shop,
-    ids: Vec<(&'static str, String)>,
+pub(super) struct Team {
+    pub(super) owner: Merchant,
+    pub(super) members: Vec<(Role, Merchant)>,
+    pub(super) shop: Shop,
+    pub(super) ids: Vec<(&'static str, String)>,
 }
 
-async fn team(app: &TestApp) -> Team {
+pub(super) async fn team(app: &TestApp) -> Team {
     let owner = sign_up(app, "Books", "owner@example.com").await;
     let shop = api_shop(&owner).await;
     let mut members = Vec::new();
@@ -165,7 +165,7 @@ async fn team(app: &TestApp) -> Team {
 }
 
 /// A route's path with real ids in place of its parameters.
-fn concrete(path: &str, ids: &[(&str, String)]) -> String {
+pub(super) fn concrete(path: &str, ids: &[(&str, String)]) -> String {
     let mut out = Vec::new();
     let mut previous = "";
     for segment in path.split('/') {

@@ -50,7 +50,8 @@ async fn start() -> Running {
         .expect("python3 starts localstripe");
     let url = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
-    for _ in 0..200 {
+    let patience = crate::helpers::Patience::start();
+    while !patience.spent() {
         let answered = client.get(format!("{url}/v1/customers")).bearer_auth(SECRET).send().await;
         if answered.is_ok_and(|r| r.status().is_success()) {
             return Running { url, _parent: parent };

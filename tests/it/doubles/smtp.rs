@@ -59,7 +59,8 @@ impl Smtp {
             .stdout(Stdio::null())
             .spawn()
             .expect("python starts the SMTP server");
-        for _ in 0..100 {
+        let patience = crate::helpers::Patience::start();
+        while !patience.spent() {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
                 return Smtp { port, folder, _process: process };
             }
@@ -68,7 +69,7 @@ impl Smtp {
         panic!("the SMTP server did not start on port {port}");
     }
 
-    /// The `PAYDESK_SMTP_URL` of this server (plain text on loopback; a short timeout).
+    /// The `PAYDESK_SMTP_URL` of this server (plain text on loopback; a generous timeout).
     pub fn url(&self) -> String {
         url_of(self.port)
     }
@@ -89,9 +90,11 @@ impl Smtp {
         files.iter().map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap()).collect()
     }
 
-    /// Waits (up to 20 s) until `address` got `count` messages; answers them.
+    /// Waits (up to [`PATIENCE`](crate::helpers::PATIENCE)) until `address` got `count`
+    /// messages; answers them.
     pub async fn wait_for(&self, address: &str, count: usize) -> Vec<Received> {
-        for _ in 0..200 {
+        let patience = crate::helpers::Patience::start();
+        while !patience.spent() {
             let got = self.received(address);
             if got.len() >= count {
                 return got;
@@ -107,9 +110,16 @@ impl Smtp {
     }
 }
 
-/// The `PAYDESK_SMTP_URL` of a server on `port`.
+/// The `PAYDESK_SMTP_URL` of a server on `port`, with a generous timeout: a busy machine's
+/// slow answer is not taken for a lost one.
 pub fn url_of(port: u16) -> String {
-    format!("smtp://127.0.0.1:{port}?tls=none&timeout=2")
+    url_with_timeout(port, 60)
+}
+
+/// The `PAYDESK_SMTP_URL` of a server on `port` that waits `seconds` for an answer: short, for
+/// the tests of answers held past it (`+slow3`).
+pub fn url_with_timeout(port: u16, seconds: u64) -> String {
+    format!("smtp://127.0.0.1:{port}?tls=none&timeout={seconds}")
 }
 
 /// A loopback port nothing listens on now.
