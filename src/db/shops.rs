@@ -230,9 +230,7 @@ pub async fn set_mails(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let audited = |off: &str, days: Option<i32>, all: bool, from: &Option<String>| {
-        json!({"mails_off": off, "reminder_days": days, "reminder_all_periods": all, "mail_from": from})
-    };
+    let audited = |off: &str, days: Option<i32>, all: bool, from: &Option<String>| json!({"mails_off": off, "reminder_days": days, "reminder_all_periods": all, "mail_from": from});
     let txn = crate::db::begin(db).await?;
     let Some(before) = taken(&txn, shop_id).await? else { return Ok(()) };
     let off = settings.off_to_db();

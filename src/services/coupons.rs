@@ -41,7 +41,11 @@ pub async fn archive(state: &AppState, shop_id: i64, id: &str) -> Result<bool, A
     let txn = crate::db::begin(&state.db).await?;
     let changed = db::set_archived::<coupons::Entity>(&txn, shop_id, id, Some(now), now).await?;
     if changed {
-        let change = vec![crate::domain::audit::Change::of("archived_at", None::<String>, crate::domain::audit::Change::moment(now))];
+        let change = vec![crate::domain::audit::Change::of(
+            "archived_at",
+            None::<String>,
+            crate::domain::audit::Change::moment(now),
+        )];
         db::audit::record_acting(&txn, shop_id, "coupon.archived", ("coupon", id), change, now).await?;
     }
     txn.commit().await?;

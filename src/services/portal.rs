@@ -72,7 +72,11 @@ pub async fn mint(
     let opening = Opening { shop_id: customer.shop_id, customer_id: &customer.id, language, return_url };
     let txn = crate::db::begin(&state.db).await?;
     let minted = links::mint(&txn, &state.config, &opening, links::ASKED, now).await?;
-    let change = vec![crate::domain::audit::Change::of("expires_at", None::<String>, crate::domain::audit::Change::moment(minted.1))];
+    let change = vec![crate::domain::audit::Change::of(
+        "expires_at",
+        None::<String>,
+        crate::domain::audit::Change::moment(minted.1),
+    )];
     let object = ("customer", customer.id.as_str());
     db::audit::record_acting(&txn, customer.shop_id, "customer.portal_link_created", object, change, now).await?;
     txn.commit().await?;
