@@ -21,10 +21,25 @@ pub fn known() -> Vec<String> {
     Migrator::migrations().iter().map(|m| m.name().to_string()).collect()
 }
 
-/// The migrations recorded in `db`, oldest first (none when the table does not exist yet).
-pub async fn applied(db: &impl ConnectionTrait) -> Result<Vec<String>, DbErr> {
-    Migrator::install(db).await?;
+/// The migrations recorded in `db`, oldest first (their table is made when missing).
+pub async fn applied(db: &(impl ConnectionTrait + TransactionTrait)) -> Result<Vec<String>, DbErr> {
+    install(db).await?;
     migrations(db).await
+}
+
+/// Makes the migrations' table when it is missing. On PostgreSQL under a transaction's
+/// advisory lock: two processes making it at once (one of them killed while its statement
+/// still ran on the server) wait for each other, where `CREATE TABLE IF NOT EXISTS` alone
+/// collides in the catalog ("duplicate key … pg_type_typname_nsp_index").
+async fn install(db: &(impl ConnectionTrait + TransactionTrait)) -> Result<(), DbErr> {
+    #[allow(clippy::disallowed_methods)] // before the table super::begin writes exists
+    let txn = db.begin().await?;
+    if txn.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
+        txn.execute_unprepared("SELECT pg_advisory_xact_lock(1885436260, hashtext(current_schema() || ' install'))")
+            .await?;
+    }
+    Migrator::install(&txn).await?;
+    txn.commit().await
 }
 
 /// Whether the migrations' table exists (an empty database has none).
@@ -43,12 +58,12 @@ pub async fn migrations(db: &impl ConnectionTrait) -> Result<Vec<String>, DbErr>
 }
 
 /// Where `db` stands against this paydesk.
-pub async fn standing(db: &impl ConnectionTrait) -> Result<Standing, DbErr> {
+pub async fn standing(db: &(impl ConnectionTrait + TransactionTrait)) -> Result<Standing, DbErr> {
     Ok(Standing::of(&known(), &applied(db).await?))
 }
 
 /// Where `db` stands, refused (naming both versions) when a newer paydesk migrated it.
-async fn known_standing(db: &impl ConnectionTrait) -> Result<Standing, DbErr> {
+async fn known_standing(db: &(impl ConnectionTrait + TransactionTrait)) -> Result<Standing, DbErr> {
     let standing = standing(db).await?;
     match standing.newer() {
         Some(message) => Err(DbErr::Custom(message)),

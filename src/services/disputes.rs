@@ -237,6 +237,11 @@ pub async fn answer(
 ) -> Result<disputes::Model, AppError> {
     let acquirer = answering(state, &dispute).await?;
     let evidence = rules::merge_evidence(&dispute.evidence(), &ask.evidence)?;
+    if ask.submit && evidence.values().all(|text| text.trim().is_empty()) {
+        let problem =
+            "can't be empty when it is submitted: give at least one field (or stage it with \"submit\": false)";
+        return Err(crate::domain::Errors::one("evidence", problem).into());
+    }
     let key = answer_key(&dispute, &evidence, ask.submit);
     let told = acquirer.answer_dispute(&dispute.reference, &evidence, ask.submit, &key).await;
     let seen = answered(told)?;

@@ -1,7 +1,8 @@
 //! Who may touch the money, in a real headless Chromium: an owner turns on two-step login by
 //! typing the secret the page shows (as an authenticator app would read it), signs in again
 //! with a code, and finds it in the audit trail; a support user refunds a payment but is shown
-//! no API key. Screenshots land in `test-artifacts/access-*.png`.
+//! no API key; and the audit trail's table, long changes and all, fits a 1366-pixel screen
+//! and is reached by the keyboard. Screenshots land in `test-artifacts/access-*.png`.
 
 use fantoccini::Locator;
 
@@ -71,6 +72,44 @@ db_tests! {
         assert_eq!(app.get(&shop, &format!("/payments/{payment}")).await.1["status"], "refunded");
         b.open(&format!("{}/dashboard/settings/key", app.base)).await;
         assert_eq!(b.text_of("h1").await, "Forbidden");
+        b.close().await;
+    }
+
+    async fn the_audit_trail_fits_a_laptop_screen_and_the_keyboard_reaches_its_table(app) {
+        let m = crate::dashboard::sign_up(&app, "Corner Books", "owner@example.com").await;
+        let shop = crate::dashboard::api_shop(&m).await;
+        // Changes far wider than the page, with nowhere to break but anywhere.
+        let long = format!("https://merchant.example/{}", "notifications-of-payments-and-subscriptions/".repeat(6));
+        let saved = m.post("/dashboard/settings/notifications", &[("notification_url", &long)]).await;
+        assert_eq!(saved.status, reqwest::StatusCode::SEE_OTHER, "{}", saved.html);
+        let hook = serde_json::json!({"url": format!("{long}hooks"), "enabled_events": ["*"]});
+        assert_eq!(app.post(&shop, "/webhook_endpoints", &hook).await.0, reqwest::StatusCode::CREATED);
+        let db = backend_name(&app);
+        let b = Browser::start().await;
+        b.client.set_window_size(1366, 900).await.unwrap();
+        b.log_in(&app.base, "owner@example.com").await;
+        b.open(&format!("{}/dashboard/settings/audit", app.base)).await;
+        let measured = b
+            .client
+            .execute(
+                "const wrap = document.querySelector('[data-testid=audit-records]');
+                 const edge = wrap.getBoundingClientRect().right;
+                 const rights = [...wrap.querySelectorAll('tr')].map(r => r.lastElementChild.getBoundingClientRect().right);
+                 wrap.focus();
+                 const label = document.getElementById(wrap.getAttribute('aria-labelledby'));
+                 return [wrap.scrollWidth - wrap.clientWidth, Math.max(...rights) - edge,
+                         document.activeElement === wrap, wrap.getAttribute('role'), label ? label.textContent : null,
+                         document.body.scrollWidth - document.documentElement.clientWidth];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        b.screenshot(&format!("access-audit-1366-{db}")).await;
+        let m = measured.as_array().unwrap();
+        assert!(m[0].as_f64().unwrap() <= 0.0, "the table scrolls sideways by {} px", m[0]);
+        assert!(m[1].as_f64().unwrap() <= 1.0, "the address column ends {} px out of view", m[1]);
+        assert_eq!((m[2].as_bool(), m[3].as_str(), m[4].as_str()), (Some(true), Some("region"), Some("Audit trail")), "a focusable, named region");
+        assert!(m[5].as_f64().unwrap() <= 0.0, "the page scrolls sideways by {} px", m[5]);
         b.close().await;
     }
 }

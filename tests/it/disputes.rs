@@ -181,7 +181,10 @@ db_tests! {
         // Another shop knows nothing of it.
         let other = app.shop("Games").await;
         paid_with(&app, &other, DISPUTED).await;
-        // Won: taken again.
+        // Nothing to submit is refused; won with evidence: taken again.
+        let (status, empty) = app.post(&shop, &format!("/disputes/{id}"), &json!({})).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{empty}");
+        assert!(empty["errors"]["evidence"][0].as_str().unwrap().starts_with("can't be empty"), "{empty}");
         let (status, _) = app.post(&shop, &format!("/disputes/{id}"), &json!({"evidence": {"product_description": "A book"}})).await;
         assert_eq!(status, StatusCode::OK);
         network_in(&app, 10).await;

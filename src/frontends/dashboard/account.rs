@@ -12,16 +12,18 @@ use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
 use super::form::{FormView, PostedForm};
-use super::merchant::{Origin, flash, password_stamp, session_error, signed_in, start_session};
+use super::merchant::{Notice, Origin, flash, notice, password_stamp, session_error, signed_in, start_session};
 use super::words::{Words, k};
 use super::{Chrome, Merchant, Page, render, see_other};
 use crate::db::entities::users;
 use crate::db::{self, users::NewUserError};
 use crate::domain::Errors;
+use crate::domain::access::Role;
 use crate::domain::account::{SignUp, new_password, normalise_email};
 use crate::domain::audit::{Change, Outcome};
 use crate::domain::input::Reader;
 use crate::domain::throttle;
+use crate::domain::two_step::Code;
 use crate::services::lockout;
 use crate::web::csrf;
 use crate::web::error::AppError;
@@ -65,17 +67,40 @@ struct InvitePage {
     words: Words,
     csrf: String,
     /// `None` when the link was used or has expired.
-    email: Option<String>,
+    invited: Option<Invited>,
     token: String,
     form: FormView,
 }
 
+/// Who an invitation is for: their address, the shop and the role they join it with.
+struct Invited {
+    email: String,
+    shop: String,
+    role: Role,
+}
+
+impl InvitePage {
+    /// The role the invitation gives, in the page's language.
+    fn role_name(&self) -> &'static str {
+        self.invited.as_ref().map_or("", |i| self.words.t(super::role_name(i.role)))
+    }
+}
+
+/// The invitation of `user`, with the name of their shop.
+async fn invitation(state: &AppState, user: &users::Model) -> Result<Invited, AppError> {
+    let shop = crate::services::shops::find(state, user.shop_id).await?;
+    Ok(Invited { email: user.email.clone(), shop: shop.map(|s| s.name.clone()).unwrap_or_default(), role: user.role })
+}
+
 async fn invite_page(State(state): State<AppState>, headers: HeaderMap, Path(token): Path<String>) -> Page {
     let hash = crate::domain::ids::hash_token(&token);
-    let user = db::users::invited(&state.db, &hash, Utc::now()).await?;
-    let status = if user.is_some() { StatusCode::OK } else { StatusCode::GONE };
+    let invited = match db::users::invited(&state.db, &hash, Utc::now()).await? {
+        Some(user) => Some(invitation(&state, &user).await?),
+        None => None,
+    };
+    let status = if invited.is_some() { StatusCode::OK } else { StatusCode::GONE };
     Ok(anonymous(&state, &headers, status, |csrf, words| {
-        let page = InvitePage { words, csrf, email: user.map(|u| u.email), token, form: FormView::default() };
+        let page = InvitePage { words, csrf, invited, token, form: FormView::default() };
         render(status, &page)
     }))
 }
@@ -99,9 +124,10 @@ async fn accept_invite(
     let mut errors = Errors::default();
     let password = new_password(&Reader::new(&body), "password", &mut errors);
     let Some(password) = password.filter(|_| errors.is_empty()) else {
+        let invited = Some(invitation(&state, &user).await?);
         return Ok(anonymous(&state, &headers, StatusCode::UNPROCESSABLE_ENTITY, |csrf, words| {
             let form = FormView::sent(&form, errors, words);
-            let page = InvitePage { words, csrf, email: Some(user.email), token, form };
+            let page = InvitePage { words, csrf, invited, token, form };
             render(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }));
     };
@@ -498,8 +524,20 @@ async fn code(
     db::throttle::forget(&state.db, &throttle::TWO_STEP, &user.id).await?;
     start_session(&session, &user, &origin).await?;
     logged_in(&state, &origin, &user).await?;
-    Ok(signed_in(&next, Words::of_user(user.language)))
+    let words = Words::of_user(user.language);
+    if matches!(Code::parse(typed), Some(Code::Recovery(_))) {
+        // Each recovery code works once: the user learns how many are left, and where to
+        // make new ones, before they run out.
+        let left = i64::try_from(db::two_step::codes_left(&state.db, &user.id).await?).unwrap_or(0);
+        let link = Some(("/dashboard/two-step".to_string(), words.t("Make new recovery codes").to_string()));
+        notice(&session, &Notice { text: words.n(left, RECOVERY_CODE_USED), link }).await;
+    }
+    Ok(signed_in(&next, words))
 }
+
+/// What the first page says after a login with a recovery code.
+const RECOVERY_CODE_USED: &str =
+    k("You signed in with a recovery code; {} code is left.|You signed in with a recovery code; {} codes are left.");
 
 async fn logout(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;

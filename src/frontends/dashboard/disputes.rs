@@ -17,7 +17,7 @@ use crate::db::disputes::DisputeFilter;
 use crate::db::entities::{dispute_history, disputes};
 use crate::db::{self, Page as DbPage};
 use crate::domain::Errors;
-use crate::domain::dispute::{DisputeStatus, DueIn, EvidenceAsk, due_in};
+use crate::domain::dispute::{DisputeStatus, DueIn, Evidence, EvidenceAsk, due_in, merge_evidence};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -136,6 +136,7 @@ struct ShowPage {
     d: disputes::Model,
     row: Row,
     fee: Option<String>,
+    /// What it took from the merchant, and of that how much was the payment and the fee.
     withdrawn: String,
     due_by: Option<String>,
     payment: String,
@@ -146,6 +147,26 @@ struct ShowPage {
     form: Option<FormView>,
     fields: Vec<(&'static str, &'static str)>,
     submitted: Option<String>,
+    /// Why the evidence was not submitted, when the form asked to submit it.
+    unsent: Unsent,
+    /// The evidence as submitted (label, text), once it was.
+    sent: Vec<(String, String)>,
+}
+
+/// Why the form's evidence was not submitted: submitting cannot be undone, so it asks for a
+/// tick first, and an empty answer (which loses the dispute) is refused.
+#[derive(Debug, Clone, Copy, Default)]
+struct Unsent {
+    /// Every evidence field was empty.
+    empty: bool,
+    /// The box saying it cannot be undone was not ticked.
+    unconfirmed: bool,
+}
+
+impl Unsent {
+    fn any(self) -> bool {
+        self.empty || self.unconfirmed
+    }
 }
 
 /// A line of the dispute's history.
@@ -162,12 +183,13 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<disputes::Mode
 
 async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let d = find(&state, &m, &id).await?;
-    show_page(&state, &m, d, None).await
+    show_page(&state, &m, d, None, Unsent::default()).await
 }
 
-/// The dispute's page; `form` refills a refused evidence form.
-async fn show_page(state: &AppState, m: &Merchant, d: disputes::Model, form: Option<FormView>) -> Page {
-    let refused = form.as_ref().is_some_and(FormView::has_errors);
+/// The dispute's page; `form` refills a refused evidence form, refused for its fields or for
+/// what `unsent` says.
+async fn show_page(state: &AppState, m: &Merchant, d: disputes::Model, form: Option<FormView>, unsent: Unsent) -> Page {
+    let refused = form.as_ref().is_some_and(FormView::has_errors) || unsent.any();
     let here = crate::services::disputes::answered_here(state, d.shop_id, d.test).await;
     let history = db::disputes::history(&state.db, &d.id).await?;
     let payment = db::find::<crate::db::entities::payments::Entity>(&state.db, m.shop.id, &d.payment_id).await?;
@@ -185,7 +207,12 @@ async fn show_page(state: &AppState, m: &Merchant, d: disputes::Model, form: Opt
         chrome: m.chrome("disputes").await,
         row: rows(m, std::slice::from_ref(&d)).pop().ok_or(AppError::NotFound("Dispute"))?,
         fee: d.fee.map(|fee| m.money(fee, d.currency)),
-        withdrawn: m.money(d.withdrawn_amount + d.withdrawn_fee, d.currency),
+        withdrawn: withdrawn(m, &d),
+        sent: match d.evidence_submitted_at {
+            Some(_) => sent(m, &evidence),
+            None => Vec::new(),
+        },
+        unsent,
         due_by: d.evidence_due_by.map(|t| local(t, m.tz)),
         payment: payment.map_or_else(
             || d.payment_id.clone(),
@@ -202,6 +229,28 @@ async fn show_page(state: &AppState, m: &Merchant, d: disputes::Model, form: Opt
         true => Ok(super::render(StatusCode::UNPROCESSABLE_ENTITY, &page)),
         false => ok(&page),
     }
+}
+
+/// What the dispute took from the merchant: the whole, and the payment's part apart from the
+/// fee's when there is a fee.
+fn withdrawn(m: &Merchant, d: &disputes::Model) -> String {
+    let total = m.money(d.withdrawn_amount + d.withdrawn_fee, d.currency);
+    match d.withdrawn_fee {
+        0 => total,
+        fee => {
+            let (amount, fee) = (m.money(d.withdrawn_amount, d.currency), m.money(fee, d.currency));
+            m.f("{}: {} of the payment and a {} dispute fee", &[&total, &amount, &fee])
+        }
+    }
+}
+
+/// The evidence submitted, each text under its label (the form's fields first, in its
+/// order, then any other the API sent, by its name).
+fn sent(m: &Merchant, evidence: &Evidence) -> Vec<(String, String)> {
+    let known = FIELDS.iter().filter_map(|(name, label)| Some((m.t(label).to_string(), evidence.get(*name)?.clone())));
+    let others = evidence.iter().filter(|(name, _)| !FIELDS.iter().any(|(f, _)| f == name));
+    let others = others.map(|(name, text)| (crate::domain::errors::humanize(name), text.clone()));
+    known.chain(others).filter(|(_, text)| !text.is_empty()).collect()
 }
 
 fn line(m: &Merchant, h: &dispute_history::Model, currency: crate::domain::currency::Currency) -> Line {
@@ -225,8 +274,18 @@ async fn answer(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let body = serde_json::json!({"evidence": evidence, "submit": submit});
     let ask = match EvidenceAsk::read(body.as_object().unwrap_or(&serde_json::Map::new())) {
         Ok(ask) => ask,
-        Err(errors) => return show_page(&state, &m, d, Some(refill(&form, errors, &m))).await,
+        Err(errors) => return show_page(&state, &m, d, Some(refill(&form, errors, &m)), Unsent::default()).await,
     };
+    if submit {
+        let unsent = Unsent {
+            empty: merge_evidence(&d.evidence(), &ask.evidence).is_ok_and(|e| e.is_empty()),
+            unconfirmed: form.get("understood") != Some("true"),
+        };
+        if unsent.any() {
+            let form = FormView::sent(&form, Errors::default(), m.words);
+            return show_page(&state, &m, d, Some(form), unsent).await;
+        }
+    }
     match crate::services::disputes::answer(&state, d, ask, Utc::now()).await {
         Ok(_) if submit => {
             m.flash(m.t("The evidence was submitted. The bank decides; this page shows its answer.")).await
@@ -234,7 +293,7 @@ async fn answer(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         Ok(_) => m.flash(m.t("The evidence was saved as a draft. Submit it before the due date.")).await,
         Err(AppError::Validation(errors)) => {
             let d = find(&state, &m, &id).await?;
-            return show_page(&state, &m, d, Some(refill(&form, errors, &m))).await;
+            return show_page(&state, &m, d, Some(refill(&form, errors, &m)), Unsent::default()).await;
         }
         Err(AppError::Conflict(why) | AppError::Acquirer(why)) => m.flash(&m.words.rule(&why)).await,
         Err(e) => return Err(e),

@@ -68,6 +68,13 @@ struct MailsPage {
     subscriber_pause: bool,
 }
 
+impl MailsPage {
+    /// The reminders' lead as saved, for the sentence that says it to those who only see it.
+    fn reminder_days(&self) -> i64 {
+        self.form.value("reminder_days").parse().unwrap_or(i64::from(rules::REMINDER_DAYS))
+    }
+}
+
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
     let (settings, from) = settings(&state, m.shop.id).await?;
     let form = FormView::filled(vec![

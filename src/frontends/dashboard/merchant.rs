@@ -28,6 +28,16 @@ pub const STAMP_KEY: &str = "password_stamp";
 pub const FRESH_KEY: &str = "authenticated_at";
 const CSRF_KEY: &str = "csrf";
 const FLASH_KEY: &str = "flash";
+const NOTICE_KEY: &str = "notice";
+
+/// Something the next page says plainly (not a success: something to know, or to do next),
+/// with a link to where it is done.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Notice {
+    pub text: String,
+    /// Where it is done, and the link's words.
+    pub link: Option<(String, String)>,
+}
 
 /// Where a request comes from (as the audit trail records it), and when by the dashboard's
 /// clock.
@@ -207,6 +217,15 @@ impl Merchant {
         }
     }
 
+    /// The notice left by an earlier request, once.
+    pub async fn take_notice(&self) -> Option<Notice> {
+        let notice: Option<Notice> = self.session.get(NOTICE_KEY).await.ok().flatten();
+        if notice.is_some() {
+            let _ = self.session.remove::<Notice>(NOTICE_KEY).await;
+        }
+        notice
+    }
+
     /// The message left by the previous request, once.
     pub async fn take_flash(&self) -> Option<String> {
         // Looked at first: a removal marks the session changed, to be written again.
@@ -228,6 +247,13 @@ pub fn password_stamp(user: &users::Model) -> String {
 pub async fn flash(session: &Session, message: &str) {
     if let Err(e) = session.insert(FLASH_KEY, message).await {
         tracing::warn!(error = %e, "cannot store a flash message");
+    }
+}
+
+/// Leaves a notice for the next page `session` opens.
+pub async fn notice(session: &Session, notice: &Notice) {
+    if let Err(e) = session.insert(NOTICE_KEY, notice).await {
+        tracing::warn!(error = %e, "cannot store a notice");
     }
 }
 

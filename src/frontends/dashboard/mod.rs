@@ -147,6 +147,11 @@ pub struct Chrome {
     /// The key of the section this page belongs to (`products`, …).
     pub active: &'static str,
     pub flash: Option<String>,
+    /// A plain notice left for this page (something to know or to do, not a success).
+    pub notice: Option<merchant::Notice>,
+    /// The shop requires two-step login and the user has not set it up: nothing but that
+    /// (and logging out) opens, so the page offers nothing else.
+    pub enrolling: bool,
     /// The language of the signed-in user.
     pub words: Words,
     /// What the signed-in user's role may do.
@@ -182,6 +187,9 @@ pub fn role_name(role: Role) -> &'static str {
 impl Chrome {
     /// The sections the user's role may open: link, label (in the user's language), key.
     pub fn nav(&self) -> Vec<(&'static str, &'static str, &'static str)> {
+        if self.enrolling {
+            return Vec::new();
+        }
         NAV.iter()
             .filter(|(href, _, _)| access::needed("GET", href).is_some_and(|p| self.role.can(p)))
             .map(|&(href, label, key)| (href, self.words.t(label), key))
@@ -239,6 +247,8 @@ impl Merchant {
             csrf: self.csrf.clone(),
             active,
             flash: self.take_flash().await,
+            notice: self.take_notice().await,
+            enrolling: self.shop.two_step_required && self.user.totp_sealed.is_none(),
             words: self.words,
             can: self.can,
             role: self.user.role,

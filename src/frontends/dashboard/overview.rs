@@ -22,11 +22,13 @@ pub fn router() -> Router<AppState> {
 /// Days the chart shows.
 const DAYS: u64 = 30;
 
-/// One bar of a chart, in SVG units.
+/// One bar of a chart, in SVG units: above the zero line for a day that took money, below it
+/// for a day that gave back more than it took (refunds, disputes).
 struct Bar {
     x: u32,
     y: u32,
     height: u32,
+    below: bool,
     label: String,
 }
 
@@ -34,7 +36,10 @@ struct Bar {
 struct Chart {
     currency: String,
     bars: Vec<Bar>,
-    max: String,
+    /// Where the zero line runs.
+    zero: u32,
+    /// The range of the days' totals, as the caption says it.
+    range: String,
     /// What the chart shows, for screen readers.
     summary: String,
     first: String,
@@ -50,26 +55,43 @@ fn charts(r: &Revenue, m: &Merchant) -> Vec<Chart> {
 }
 
 fn chart(currency: Currency, daily: &[(NaiveDate, i64)], m: &Merchant) -> Chart {
-    let top = daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(1);
+    let top = daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(0);
+    let bottom = daily.iter().map(|(_, a)| *a).min().unwrap_or(0).min(0);
+    // The span from the lowest day to the highest, zero within it, scaled to the chart.
+    let span = (top as f64 - bottom as f64).max(1.0);
+    let scale = |amount: i64| ((amount.unsigned_abs() as f64 / span) * CHART_HEIGHT as f64).round() as u32;
+    let zero = scale(top);
     let bars = daily
         .iter()
         .enumerate()
         .map(|(i, (day, amount))| {
-            let height = ((*amount as f64 / top as f64) * CHART_HEIGHT as f64).round() as u32;
-            let height = if *amount > 0 { height.max(2) } else { 0 };
+            let height = if *amount == 0 { 0 } else { scale(*amount).max(2) };
             Bar {
                 x: i as u32 * BAR_STEP,
-                y: CHART_HEIGHT - height,
+                y: if *amount < 0 { zero + 2 } else { zero.saturating_sub(height) },
                 height,
+                below: *amount < 0,
                 label: format!("{}: {}", m.words.day(*day), m.money(*amount, currency)),
             }
         })
         .collect();
     let first = daily.first().map(|(d, _)| m.words.day(*d)).unwrap_or_default();
     let last = daily.last().map(|(d, _)| m.words.day(*d)).unwrap_or_default();
-    let max = m.money(top, currency);
-    let summary = m.f("Daily revenue in {} from {} to {}, up to {} a day", &[&currency.code, &first, &last, &max]);
-    Chart { currency: currency.code.to_string(), bars, max, summary, first, last }
+    let (max, min) = (m.money(top, currency), m.money(bottom, currency));
+    let (range, summary) = match bottom {
+        0 => (
+            m.f("up to {} a day", &[&max]),
+            m.f("Daily revenue in {} from {} to {}, up to {} a day", &[&currency.code, &first, &last, &max]),
+        ),
+        _ => (
+            m.f("from {} to {} a day", &[&min, &max]),
+            m.f(
+                "Daily revenue in {} from {} to {}, from {} to {} a day; days below the line gave back more than they took",
+                &[&currency.code, &first, &last, &min, &max],
+            ),
+        ),
+    };
+    Chart { currency: currency.code.to_string(), bars, zero, range, summary, first, last }
 }
 
 #[derive(Template)]

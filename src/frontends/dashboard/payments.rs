@@ -249,7 +249,7 @@ struct ShowPage {
     voided: Option<String>,
     holdable: bool,
     refunded: String,
-    /// What disputes took back.
+    /// What disputes took back of the payment, and their fees apart.
     disputed: String,
     /// The refund form, while something is left to refund.
     refund: Option<RefundForm>,
@@ -303,7 +303,13 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
         voided: p.voided_at.map(|t| local(t, m.tz)),
         holdable: p.status == PaymentStatus::Authorized,
         refunded: m.money(p.refunded_amount, p.currency),
-        disputed: m.money(p.disputed_amount + p.dispute_fees, p.currency),
+        disputed: match p.dispute_fees {
+            0 => m.f("{} taken back", &[&m.money(p.disputed_amount, p.currency)]),
+            fees => m.f(
+                "{} taken back, and a dispute fee of {}",
+                &[&m.money(p.disputed_amount, p.currency), &m.money(fees, p.currency)],
+            ),
+        },
         refund,
         refunds: refunds.iter().map(|r| refund_row(r, m)).collect(),
         chrome: m.chrome("payments").await,

@@ -9,7 +9,7 @@ use axum::routing::{get, post};
 
 use super::form::PostedForm;
 use super::merchant::session_error;
-use super::{Chrome, Merchant, Page, local, ok, see_other};
+use super::{Chrome, Merchant, Page, Words, local, ok, see_other};
 use crate::db;
 use crate::domain::audit::Change;
 use crate::domain::session::{IDLE_MINUTES, PCI_IDLE_MINUTES, device, ended, idle_minutes};
@@ -40,14 +40,8 @@ struct Row {
 struct SessionsPage {
     chrome: Chrome,
     rows: Vec<Row>,
-    idle_minutes: i32,
-}
-
-impl SessionsPage {
-    /// The shop's idle time, for the sentence that says it.
-    fn idle_hint(&self) -> i64 {
-        i64::from(self.idle_minutes)
-    }
+    /// The shop's idle time as its setting reads: `15 minutes`, `8 hours`.
+    idle: String,
 }
 
 /// What names a session in its list.
@@ -85,7 +79,8 @@ async fn alive(state: &AppState, m: &Merchant) -> Result<Vec<(String, Row)>, App
 
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
     let rows = alive(&state, &m).await?.into_iter().map(|(_, row)| row).collect();
-    ok(&SessionsPage { chrome: m.chrome("settings").await, rows, idle_minutes: m.shop.session_idle_minutes })
+    let idle = idle_label(m.words, m.shop.session_idle_minutes);
+    ok(&SessionsPage { chrome: m.chrome("settings").await, rows, idle })
 }
 
 /// Signs one of the user's sessions out (this one too, if named).
@@ -149,14 +144,16 @@ async fn idle(State(state): State<AppState>, m: Merchant, form: PostedForm) -> P
 
 /// The idle times the settings page offers: minutes, and how they read.
 pub fn idle_choices(chrome: &Chrome) -> Vec<(i32, String)> {
-    IDLE_MINUTES
-        .iter()
-        .map(|&minutes| {
-            let label = match minutes {
-                m if m < 60 => chrome.words.n(i64::from(m), "{} minute|{} minutes"),
-                m => chrome.words.n(i64::from(m / 60), "{} hour|{} hours"),
-            };
-            (minutes, label)
-        })
-        .collect()
+    IDLE_MINUTES.iter().map(|&minutes| (minutes, idle_label(chrome.words, minutes))).collect()
+}
+
+/// An idle time as the setting and the sessions page both say it: in minutes under an hour,
+/// else in hours (and minutes, were it not whole hours).
+fn idle_label(words: Words, minutes: i32) -> String {
+    let (hours, rest) = (i64::from(minutes / 60), i64::from(minutes % 60));
+    match (hours, rest) {
+        (0, m) => words.n(m, "{} minute|{} minutes"),
+        (h, 0) => words.n(h, "{} hour|{} hours"),
+        (h, m) => format!("{} {}", words.n(h, "{} hour|{} hours"), words.n(m, "{} minute|{} minutes")),
+    }
 }

@@ -10,6 +10,7 @@ use chrono::Utc;
 
 use super::form::{FormView, PostedForm};
 use super::{Chrome, Merchant, Page, k, local, ok, render, role_name, see_other};
+use crate::db::entities::users;
 use crate::db::users::{Invitation, MemberChanged, NewUserError};
 use crate::db::{self};
 use crate::domain::Errors;
@@ -39,6 +40,8 @@ struct TeamPage {
     /// The roles this user may give: `(word, name)`.
     roles: Vec<(&'static str, &'static str)>,
     form: FormView,
+    /// Why the change just asked for was refused, if it was.
+    problem: String,
 }
 
 /// One of the shop's users, as the page lists them.
@@ -80,6 +83,7 @@ impl TeamPage {
                 })
                 .collect(),
             form,
+            problem: String::new(),
         })
     }
 }
@@ -127,7 +131,7 @@ async fn invite(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
                 let link = format!("{}/dashboard/invite/{token}", state.config.base_url);
                 let sealed = state.vault.seal(link.as_bytes(), &invitation_context(&m));
                 m.session
-                    .insert(NEW_INVITATION, (address, sealed))
+                    .insert(NEW_INVITATION, (address, role.as_str(), sealed))
                     .await
                     .map_err(|e| AppError::Internal(e.to_string()))?;
                 return see_other("/dashboard/settings/invitation");
@@ -152,23 +156,27 @@ fn invitation_context(m: &Merchant) -> String {
 struct InvitationPage {
     chrome: Chrome,
     email: String,
+    /// Who the link lets in, where, and as what.
+    invited: String,
     link: String,
     days: i64,
 }
 
 /// The new invitation link, once: the page after an invitation.
 async fn invitation(State(state): State<AppState>, m: Merchant) -> Page {
-    let kept: Option<(String, String)> = m.session.remove(NEW_INVITATION).await.ok().flatten();
-    let opened =
-        kept.and_then(|(email, sealed)| Some((email, state.vault.open_text(&sealed, &invitation_context(&m)).ok()?)));
-    let Some((email, link)) = opened else {
+    let kept: Option<(String, String, String)> = m.session.remove(NEW_INVITATION).await.ok().flatten();
+    let opened = kept.and_then(|(email, role, sealed)| {
+        Some((email, Role::parse(&role)?, state.vault.open_text(&sealed, &invitation_context(&m)).ok()?))
+    });
+    let Some((email, role, link)) = opened else {
         m.flash(
             m.t("An invitation link is shown only once. Remove the invited user and invite them again if it was lost."),
         )
         .await;
         return see_other("/dashboard/settings/users");
     };
-    ok(&InvitationPage { chrome: m.chrome("settings").await, email, link, days: INVITATION_DAYS })
+    let invited = m.f("{} joins {} as {}.", &[&email, &m.shop.name, &m.t(role_name(role))]);
+    ok(&InvitationPage { chrome: m.chrome("settings").await, email, invited, link, days: INVITATION_DAYS })
 }
 
 /// Gives another role to a user of the shop.
@@ -182,7 +190,10 @@ async fn give_role(State(state): State<AppState>, m: Merchant, Path(id): Path<St
     let audit = m.audit("user.role_changed");
     let change = MemberChange::Role(role);
     let changed = db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, change, &audit, Utc::now());
-    let before = done(&m, changed.await?)?;
+    let before = match done(&m, changed.await?)? {
+        Ok(before) => before,
+        Err(problem) => return refused(&state, &m, problem).await,
+    };
     tracing::info!(shop_id = m.shop.id, from = %before.role, to = %role, "dashboard user given another role");
     m.flash(&m.f("{} is now {}.", &[&before.email, &m.t(role_name(role))])).await;
     see_other(if before.id == m.user.id && !role.can(Permission::ReadUsers) {
@@ -216,7 +227,10 @@ async fn remove(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let audit = m.audit("user.removed");
     let changed =
         db::users::change_member(&state.db, m.shop.id, &m.user.id, &id, MemberChange::Remove, &audit, Utc::now());
-    let before = done(&m, changed.await?)?;
+    let before = match done(&m, changed.await?)? {
+        Ok(before) => before,
+        Err(problem) => return refused(&state, &m, problem).await,
+    };
     tracing::info!(shop_id = m.shop.id, role = %before.role, "dashboard user removed");
     m.flash(&m.f("{} was removed from the shop.", &[&before.email])).await;
     see_other("/dashboard/settings/users")
@@ -257,17 +271,25 @@ async fn reset_two_step(State(state): State<AppState>, m: Merchant, Path(id): Pa
     see_other("/dashboard/settings/users")
 }
 
-/// The user as they were before a change that was made, or why it was not.
-fn done(m: &Merchant, changed: MemberChanged) -> Result<crate::db::entities::users::Model, AppError> {
+/// The user as they were before a change that was made, or what the team page says of a
+/// change the shop's rules refuse (the last owner stays; nobody removes themselves).
+fn done(m: &Merchant, changed: MemberChanged) -> Result<Result<users::Model, &'static str>, AppError> {
     match changed {
-        MemberChanged::Done(before) => Ok(*before),
+        MemberChanged::Done(before) => Ok(Ok(*before)),
         MemberChanged::Missing => Err(AppError::NotFound("User")),
-        MemberChanged::Refused(Refusal::LastOwner) => Err(AppError::Conflict(
-            m.t("The shop needs an owner who can sign in: make another user owner first.").into(),
-        )),
+        MemberChanged::Refused(Refusal::LastOwner) => {
+            Ok(Err(m.t("The shop needs an owner who can sign in: make another user owner first.")))
+        }
         MemberChanged::Refused(Refusal::Yourself) => {
-            Err(AppError::Conflict(m.t("You cannot remove yourself; another user of the shop can").into()))
+            Ok(Err(m.t("You cannot remove yourself; another user of the shop can")))
         }
         MemberChanged::Refused(Refusal::NotAllowed) => Err(AppError::Forbidden(super::access::REFUSED)),
     }
+}
+
+/// The team page, 409, saying why the change was refused; nothing was changed.
+async fn refused(state: &AppState, m: &Merchant, problem: &str) -> Page {
+    let mut page = TeamPage::new(state, m, FormView::filled(vec![("role", Role::Support.as_str().into())])).await?;
+    page.problem = problem.to_string();
+    Ok(render(StatusCode::CONFLICT, &page))
 }

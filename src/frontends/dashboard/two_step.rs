@@ -83,11 +83,7 @@ impl TwoStepPage {
 }
 
 async fn page(State(state): State<AppState>, m: Merchant) -> Page {
-    let mut page = TwoStepPage::new(&state, &m, String::new()).await?;
-    if page.since.is_none() && m.shop.two_step_required && page.chrome.flash.is_none() {
-        page.chrome.flash = Some(m.t("This shop requires two-step login: turn it on to go on.").into());
-    }
-    ok(&page)
+    ok(&TwoStepPage::new(&state, &m, String::new()).await?)
 }
 
 /// The QR code of the secret being enrolled, for an authenticator app to read.

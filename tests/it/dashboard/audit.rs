@@ -243,4 +243,25 @@ db_tests! {
         assert_eq!(records(&app, &shop).await.last().unwrap()["sequence"], 6, "numbering goes on");
         assert_eq!(verify(&app).await[0].broken, None);
     }
+
+    async fn the_trails_table_is_a_region_the_keyboard_reaches_and_its_long_values_wrap(app) {
+        let ann = sign_up(&app, "Books", "ann@example.com").await;
+        let sue = invite_as(&app, &ann, "sue@example.com", "support").await;
+        assert_eq!(sue.get("/dashboard/settings/audit").await.status, StatusCode::FORBIDDEN, "a refusal to list");
+        let region = "<div class=\"table-wrap\" role=\"region\" tabindex=\"0\" aria-labelledby=\"audit-h\" data-testid=\"audit-records\">";
+        let mut seen = Vec::new();
+        for path in ["/dashboard/settings/audit", "/dashboard/settings/audit?action=access."] {
+            seen.push(ann.get(path).await);
+        }
+        ann.post("/dashboard/settings/language", &[("language", "ru")]).await;
+        seen.push(ann.get("/dashboard/settings/audit").await);
+        for page in &seen {
+            assert!(page.html.contains(region), "{}", page.html);
+            assert!(page.html.contains("<h1 id=\"audit-h\">"), "the region's name");
+            assert!(page.html.contains("<table class=\"cards audit\">") && page.html.contains("<td class=\"changes\""));
+        }
+        assert!(seen[1].html.contains("access.refused"), "the refusals filter lists one");
+        let css = reqwest::get(format!("{}/static/dashboard.css", app.base)).await.unwrap().text().await.unwrap();
+        assert!(css.contains("table.audit td.changes { overflow-wrap: anywhere; }"), "long changes wrap within their column");
+    }
 }

@@ -7,6 +7,7 @@ mod audit;
 mod disputes;
 mod language;
 mod lockout;
+mod members;
 mod notices;
 mod role_pages;
 mod roles;

@@ -8,8 +8,6 @@ use reqwest::StatusCode;
 
 use super::disputes::disputed;
 use super::roles::{concrete, team};
-use super::*;
-use crate::helpers::*;
 
 /// The route of the access table that `path` goes to with `method`: the one that matches it
 /// with the fewest parameters (`/products/new` before `/products/{id}`).
@@ -36,7 +34,7 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 
 /// What a page offers: `(method, path)` of each link and form into the dashboard, without
 /// their queries.
-fn offers(html: &str) -> Vec<(String, String)> {
+pub(super) fn offers(html: &str) -> Vec<(String, String)> {
     let path = |url: &str| url.split(['?', '#']).next().unwrap_or("").to_string();
     let mut found = Vec::new();
     for tag in html.split('<').skip(1).map(|t| t.split('>').next().unwrap_or("")) {
@@ -53,6 +51,20 @@ fn offers(html: &str) -> Vec<(String, String)> {
     }
     found
 }
+
+/// Words that ask the reader to do something, and what doing it needs.
+const ASKING: &[(&str, Permission)] = &[
+    ("fill in the refund form", Permission::ChangePayments),
+    ("start a subscription below", Permission::ChangeCustomers),
+    ("Start one below", Permission::ChangeCustomers),
+    ("To subscribe this customer", Permission::ChangeCustomers),
+    ("or when you add one", Permission::ChangeCustomers),
+    ("start one from a customer", Permission::ChangeCustomers),
+    ("Create one to", Permission::ChangeCatalog),
+    ("Choose the e-mails", Permission::ChangeMails),
+    ("For Standard Webhooks endpoints, see", Permission::ReadWebhooks),
+    ("Payment processor", Permission::ReadProcessor),
+];
 
 /// The pages a role opens: every page of the access table it may open, but those that are
 /// not pages (exports, images, previews) or that only show what a form just made.
@@ -77,6 +89,11 @@ db_tests! {
                 let path = concrete(route, &t.ids);
                 let page = m.get(&path).await;
                 assert_eq!(page.status, StatusCode::OK, "{role} opens {path}: {}", page.html);
+                for (words, permission) in ASKING {
+                    if page.html.contains(words) && !role.can(*permission) {
+                        wrong.push(format!("{role} on {path}: \"{words}\" asks for what its role may not do"));
+                    }
+                }
                 for (method, offered) in offers(&page.html) {
                     match route_of(&method, &offered) {
                         Some((_, permission)) if role.can(permission) => {}
@@ -101,7 +118,8 @@ db_tests! {
             let kinds = mails.html.matches("data-testid=\"mail-kind\"").count();
             assert_eq!(kinds, paydesk::domain::mail::MailKind::CHOSEN.len(), "{role} sees every e-mail: {}", mails.html);
             assert!(mails.html.contains("Receipt for each payment") && mails.html.contains("Cancellation confirmed"), "{role}");
-            assert!(mails.html.contains("data-testid=\"reminder-days\""), "{role} sees the reminders' lead");
+            let lead = if chooses { "id=\"f-reminder_days\"" } else { "data-testid=\"reminder-days\"" };
+            assert!(mails.html.contains(lead), "{role} sees the reminders' lead");
             assert_eq!(mails.html.contains("type=\"checkbox\""), chooses, "{role}: boxes to tick only for who may choose");
             if !chooses {
                 let sent = mails.html.matches("data-testid=\"kind-on\"").count();

@@ -7,6 +7,8 @@ use hmac::{Hmac, Mac};
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use paydesk::frontends::dashboard::access::ENROLMENT;
+
 use super::accounts::invite_as;
 use super::*;
 use crate::helpers::*;
@@ -136,6 +138,36 @@ db_tests! {
         assert_eq!(log_in(&app, "ann@example.com", PASSWORD).await.1.location, "/dashboard", "the password alone again");
     }
 
+    async fn a_login_with_a_recovery_code_says_how_many_are_left_and_where_to_make_more(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let (secret, codes) = enrol(&m).await;
+        // Through the login's two steps by hand, to read the first page after them.
+        let second_step = |code: String| {
+            let app = &app;
+            async move {
+                let (m, first) = log_in(app, "ann@example.com", PASSWORD).await;
+                assert_eq!(first.location, "/dashboard/login/code");
+                let page = m.get("/dashboard/login/code").await;
+                let done = m.post_raw("/dashboard/login/code", &[("csrf", &csrf_of(&page.html)), ("code", &code)]).await;
+                assert_eq!((done.status, done.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard"), "{}", done.html);
+                (m.get("/dashboard").await, m.get("/dashboard").await)
+            }
+        };
+        let (first, next) = second_step(codes[0].clone()).await;
+        let notice = "<p class=\"notice\" role=\"status\" data-testid=\"notice\">You signed in with a recovery code; 9 codes are left. <a href=\"/dashboard/two-step\">Make new recovery codes</a></p>";
+        assert!(first.html.contains(notice), "{}", first.html);
+        assert!(!next.html.contains("data-testid=\"notice\""), "said once");
+        let (first, _) = second_step(codes[1].clone()).await;
+        assert!(first.html.contains("You signed in with a recovery code; 8 codes are left."), "{}", first.html);
+        let (first, _) = second_step(code(&secret, 1)).await;
+        assert!(!first.html.contains("data-testid=\"notice\""), "nothing to say after the app's code");
+
+        // In Russian, with the count agreeing.
+        m.post("/dashboard/settings/language", &[("language", "ru")]).await;
+        let (first, _) = second_step(codes[2].clone()).await;
+        assert!(first.html.contains("Вы вошли с резервным кодом; осталось 7 кодов. <a href=\"/dashboard/two-step\">Создать новые резервные коды</a>"), "{}", first.html);
+    }
+
     async fn wrong_codes_are_throttled_like_passwords(app) {
         let m = sign_up(&app, "Books", "ann@example.com").await;
         let (secret, _) = enrol(&m).await;
@@ -166,8 +198,18 @@ db_tests! {
         }
         let asked = support.post("/dashboard/products", &[("name", "Sneaked in")]).await;
         assert_eq!(asked.location, "/dashboard/two-step");
-        assert!(support.get("/dashboard/two-step").await.html.contains("This shop requires two-step login"));
+        // The page says so plainly (no success), and offers nothing but setting it up and
+        // logging out: no menu, no link that would only come back here.
+        let setup = support.get("/dashboard/two-step").await;
+        assert!(setup.html.contains("<p class=\"notice\" role=\"status\" data-testid=\"two-step-required\">This shop requires two-step login"), "{}", setup.html);
+        assert!(!setup.html.contains("class=\"flash\"") && !setup.html.contains("<nav"), "{}", setup.html);
+        let offered = super::role_pages::offers(&setup.html);
+        assert!(offered.len() >= 2, "{offered:?}");
+        for (method, path) in offered {
+            assert!(ENROLMENT.contains(&path.as_str()), "{method} {path} is offered before two-step login is set up");
+        }
         let (secret, _) = enrol(&support).await;
+        assert!(support.get("/dashboard/two-step").await.html.contains("<nav"), "the menu once it is set up");
         assert_eq!(support.get("/dashboard/payments").await.status, StatusCode::OK);
         assert_eq!(support.post("/dashboard/two-step/off", &[("password", PASSWORD), ("code", &code(&secret, 1))]).await.status,
                    StatusCode::CONFLICT, "cannot be turned off while required");

@@ -21,6 +21,11 @@ pub const RU: &[(&str, &str)] = &[
     ),
     ("up to {} a day", "до {} в день"),
     ("Daily revenue in {} from {} to {}, up to {} a day", "Выручка в {} по дням с {} по {}, до {} в день"),
+    ("from {} to {} a day", "от {} до {} в день"),
+    (
+        "Daily revenue in {} from {} to {}, from {} to {} a day; days below the line gave back more than they took",
+        "Выручка в {} по дням с {} по {}, от {} до {} в день; в дни ниже линии возвращено больше, чем получено",
+    ),
     (
         "No revenue in the last 30 days yet. Share a product's or a plan's pay link: each day's takings show here.",
         "За последние 30 дней выручки пока нет. Поделитесь ссылкой на оплату товара или тарифа — здесь появится \

@@ -12,6 +12,10 @@ pub const RU: &[(&str, &str)] = &[
     ),
     ("Add a customer", "Добавить клиента"),
     (
+        "No customers yet. They appear here after their first payment.",
+        "Клиентов пока нет. Они появляются здесь после первой оплаты.",
+    ),
+    (
         "No customer matches “{}”. Try part of an e-mail or a name.",
         "По запросу «{}» клиентов нет. Попробуйте часть адреса эл. почты или имени.",
     ),
@@ -51,6 +55,7 @@ pub const RU: &[(&str, &str)] = &[
         "Платежей от этого клиента пока нет. Отправьте ему ссылку на оплату или оформите подписку ниже.",
     ),
     ("This customer has no subscriptions yet.", "У этого клиента пока нет подписок."),
+    ("No payments from this customer yet.", "Платежей от этого клиента пока нет."),
     (
         "This customer has no subscriptions yet. Start one below.",
         "У этого клиента пока нет подписок. Оформите подписку ниже.",
@@ -80,6 +85,7 @@ pub const RU: &[(&str, &str)] = &[
         "No subscriptions yet. Share a plan's link, or start one from a customer's page.",
         "Подписок пока нет. Поделитесь ссылкой на тариф или оформите подписку на странице клиента.",
     ),
+    ("No subscriptions yet.", "Подписок пока нет."),
     ("Customer", "Клиент"),
     ("Plan", "Тариф"),
     ("Next charge", "Следующее списание"),

@@ -8,6 +8,13 @@ pub const RU: &[(&str, &str)] = &[
         "Чеки, напоминания и уведомления о неудачных платежах, которые клиенты получают от вашего имени.",
     ),
     ("Choose the e-mails", "Выбрать письма"),
+    ("See the e-mails", "Посмотреть письма"),
+    ("sent", "отправляется"),
+    ("not sent", "не отправляется"),
+    ("Renewals announced", "О каких продлениях напоминать"),
+    ("of every plan", "обо всех планах"),
+    ("of plans billed every 6 months or less often", "о планах с периодом 6 месяцев и больше"),
+    ("An owner or an administrator chooses these.", "Эти настройки выбирает владелец или администратор."),
     (
         "This paydesk sends no e-mail: its operator has not configured an SMTP server (PAYDESK_SMTP_URL). Nothing is queued until then.",
         "Этот paydesk не отправляет письма: администратор не настроил SMTP-сервер (PAYDESK_SMTP_URL). До тех пор письма не ставятся в очередь.",

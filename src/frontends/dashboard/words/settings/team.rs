@@ -18,6 +18,10 @@ pub const RU: &[(&str, &str)] = &[
         "Десять новых кодов заменят старые, а старые перестанут работать. Подтвердите, что это вы: введите пароль и код.",
     ),
     ("Make new recovery codes", "Создать новые резервные коды"),
+    (
+        "You signed in with a recovery code; {} code is left.|You signed in with a recovery code; {} codes are left.",
+        "Вы вошли с резервным кодом; остался {} код.|Вы вошли с резервным кодом; осталось {} кода.|Вы вошли с резервным кодом; осталось {} кодов.",
+    ),
     ("Turn two-step login off", "Выключить двухэтапный вход"),
     (
         "Your password alone would open your account again. Give your password and a code to confirm it is you.",
@@ -172,6 +176,7 @@ pub const RU: &[(&str, &str)] = &[
     ("Invite", "Пригласить"),
     ("Change your password", "Сменить пароль"),
     ("Invitation for {}", "Приглашение для {}"),
+    ("{} joins {} as {}.", "{} присоединится к магазину «{}» с ролью «{}»."),
     (
         "Send this link to {}. It works once, for {}: they open it, choose their own password and are logged in to this shop. It is shown only this once.",
         "Отправьте эту ссылку на {}. Она одноразовая и действует {}: по ней пользователь задаст свой пароль и сразу войдёт в этот магазин. Ссылка показывается только один раз.",
@@ -215,8 +220,8 @@ pub const RU: &[(&str, &str)] = &[
     ("Signed in", "Вход"),
     ("Active sessions", "Активные сеансы"),
     (
-        "Each session ends after {} minute without use, and 12 hours after its login.|Each session ends after {} minutes without use, and 12 hours after its login.",
-        "Сеанс завершается после {} минуты без действий и через 12 часов после входа.|Сеанс завершается после {} минут без действий и через 12 часов после входа.|Сеанс завершается после {} минут без действий и через 12 часов после входа.",
+        "Each session ends after {} without use, and 12 hours after its login.",
+        "Сеанс без действий завершается через {}, а любой сеанс — через 12 часов после входа.",
     ),
     ("Browser", "Браузер"),
     ("Last used", "Последнее действие"),
