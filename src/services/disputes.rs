@@ -149,7 +149,7 @@ pub async fn refusal(state: &AppState, shop_id: i64, test: bool, card: &CardRef)
     if !db::disputes::card_disputed(&state.db, shop_id, test, fingerprint).await? {
         return Ok(None);
     }
-    let refuses = db::shops::find(&state.db, shop_id).await?.is_none_or(|shop| shop.refuse_disputed_cards);
+    let refuses = crate::services::shops::find(state, shop_id).await?.is_none_or(|shop| shop.refuse_disputed_cards);
     Ok(refuses.then_some(CardRefused::Disputed))
 }
 
