@@ -40,6 +40,7 @@ mod m20261128_000034_lockout;
 mod m20261128_000035_disputes;
 mod m20261128_000036_jobs;
 mod m20261205_000037_card_fingerprints;
+mod m20261205_000038_payments_by_time;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -85,6 +86,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000035_disputes::Migration),
             Box::new(m20261128_000036_jobs::Migration),
             Box::new(m20261205_000037_card_fingerprints::Migration),
+            Box::new(m20261205_000038_payments_by_time::Migration),
         ]
     }
 }

@@ -44,6 +44,7 @@ mod portal;
 mod portal_browser;
 mod processor;
 mod products;
+mod query_plans;
 mod refunds;
 mod requests;
 mod scaleout;

@@ -69,28 +69,44 @@ pub async fn search(
     page: &Page,
     search: &PaymentSearch,
 ) -> Result<Listed<Model>, ListError> {
-    let mut query = Entity::find().filter(Column::ShopId.eq(shop_id)).filter(searched(shop_id, search));
-    if let Some(after) = &page.starting_after {
-        let mark: Option<(DateTime<Utc>, i64)> = Entity::find()
-            .select_only()
-            .columns([Column::CreatedAt, Column::Seq])
-            .filter(Column::ShopId.eq(shop_id))
-            .filter(Column::Id.eq(after.as_str()))
-            .into_tuple()
-            .one(db)
-            .await?;
-        let (at, seq) = mark.ok_or(ListError::UnknownCursor)?;
-        let before = Condition::any()
-            .add(Column::CreatedAt.lt(at))
-            .add(Condition::all().add(Column::CreatedAt.eq(at)).add(Column::Seq.lt(seq)));
-        query = query.filter(before);
-    }
-    let mut rows =
-        query.order_by_desc(Column::CreatedAt).order_by_desc(Column::Seq).limit(page.limit + 1).all(db).await?;
+    let after = match &page.starting_after {
+        Some(after) => {
+            let mark: Option<(DateTime<Utc>, i64)> = Entity::find()
+                .select_only()
+                .columns([Column::CreatedAt, Column::Seq])
+                .filter(Column::ShopId.eq(shop_id))
+                .filter(Column::Id.eq(after.as_str()))
+                .into_tuple()
+                .one(db)
+                .await?;
+            Some(mark.ok_or(ListError::UnknownCursor)?)
+        }
+        None => None,
+    };
+    let mut rows = search_query(shop_id, search, after, page.limit + 1).all(db).await?;
     let more = rows.len() as u64 > page.limit;
     rows.truncate(page.limit as usize);
     let next_after = rows.last().filter(|_| more).map(|r| r.id.clone());
     Ok(Listed { rows, next_after })
+}
+
+/// The query of a page of [`search`]: at most `limit` payments made before `after` (a
+/// payment's time and `seq`), newest first, read in the order of the index
+/// `ix_payments_shop_time` (or `ix_payments_shop_status_time`).
+pub fn search_query(
+    shop_id: i64,
+    search: &PaymentSearch,
+    after: Option<(DateTime<Utc>, i64)>,
+    limit: u64,
+) -> sea_orm::Select<Entity> {
+    let mut query = Entity::find().filter(Column::ShopId.eq(shop_id)).filter(searched(shop_id, search));
+    if let Some((at, seq)) = after {
+        // As one comparison of pairs, which both databases read as a range of the index.
+        let before = Expr::tuple([Expr::col(Column::CreatedAt).into(), Expr::col(Column::Seq).into()])
+            .lt(Expr::tuple([Expr::value(at), Expr::value(seq)]));
+        query = query.filter(before);
+    }
+    query.order_by_desc(Column::CreatedAt).order_by_desc(Column::Seq).limit(limit)
 }
 
 /// The condition of a dashboard search.

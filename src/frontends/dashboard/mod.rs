@@ -63,10 +63,9 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(state.config.base_url.starts_with("https://"))
-        .with_expiry(Expiry::OnInactivity(STORE_IDLE))
-        // Every request of a signed-in merchant pushes the expiry on, not only those that
-        // change the session.
-        .with_always_save(true);
+        // Saved only when changed: a signed-in merchant's last use is written at most once a
+        // minute (see [`Merchant`]), and each such write pushes the store's expiry on.
+        .with_expiry(Expiry::OnInactivity(STORE_IDLE));
     Router::new()
         .route("/", get(|| async { Redirect::to("/dashboard") }))
         .merge(account::router())

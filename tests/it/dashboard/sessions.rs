@@ -162,6 +162,37 @@ db_tests! {
         assert!(old.location.ends_with("&ended=1"));
     }
 
+    async fn a_page_writes_nothing_and_the_last_use_is_kept_once_a_minute(app) {
+        use paydesk::db::entities::sessions::{Column, Entity};
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let user = m.get("/dashboard/products").await;
+        assert_eq!(user.status, StatusCode::OK);
+        let stored = || async {
+            let rows = Entity::find().filter(Column::UserId.is_not_null()).all(&app.db).await.unwrap();
+            assert_eq!(rows.len(), 1);
+            let row = rows.into_iter().next().unwrap();
+            (row.record, row.expires_at, row.seen_at)
+        };
+        let before = stored().await;
+        // The store's expiry moves with real time: a second later, a save would show.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        for page in ["/dashboard", "/dashboard/products", "/dashboard/payments", "/dashboard/customers", "/dashboard/settings"] {
+            let answer = m.get(page).await;
+            assert_eq!(answer.status, StatusCode::OK, "{page}");
+            let cookie = answer.headers.get(reqwest::header::SET_COOKIE);
+            assert!(cookie.is_none(), "{page} sends no cookie: {cookie:?}");
+        }
+        assert_eq!(stored().await, before, "pages within a minute write nothing");
+
+        app.state.clock.advance(Duration::seconds(61));
+        assert_eq!(m.get("/dashboard/products").await.status, StatusCode::OK);
+        let after = stored().await;
+        let (seen_before, seen_after) = (before.2.unwrap(), after.2.unwrap());
+        assert!(seen_after >= seen_before + Duration::seconds(61), "the last use, a minute on: {seen_after}");
+        assert!(after.1 > before.1, "and the store keeps it longer");
+    }
+
     async fn a_user_lists_their_sessions_and_signs_one_or_all_out(app) {
         let laptop = sign_up(&app, "Books", "ann@example.com").await;
         let (phone, _) = log_in(&app, "ann@example.com", PASSWORD).await;

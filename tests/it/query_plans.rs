@@ -1,0 +1,89 @@
+//! The plans the databases choose for the dashboard's hot queries, with enough rows that they
+//! choose as they would in production: no whole scan of a shop's payments and no sort of
+//! them, on the first page, a later one, and a status's list.
+
+use paydesk::db::entities::payments::Column;
+use paydesk::domain::payment::{PaymentFilter, PaymentSearch};
+use paydesk::domain::vocab::PaymentStatus;
+use sea_orm::{ConnectionTrait, DatabaseBackend, Iterable, QueryTrait, Statement};
+
+use crate::helpers::*;
+
+/// Rows copied from the shop's one real payment, each a second older than the one before.
+const ROWS: i64 = 20_000;
+
+/// Copies the shop's payment `ROWS` times (new ids, every tenth declined), then has the
+/// database gather its statistics as paydesk's hourly upkeep does.
+async fn seed(app: &TestApp, id: &str) {
+    let postgres = app.db.get_database_backend() == DatabaseBackend::Postgres;
+    let columns: Vec<String> = Column::iter().map(|c| sea_orm::IdenStatic::as_str(&c).to_string()).collect();
+    let columns: Vec<String> = columns.into_iter().filter(|c| c != "seq").collect();
+    let older = if postgres {
+        "created_at - make_interval(secs => n.i)".to_string()
+    } else {
+        "strftime('%Y-%m-%d %H:%M:%f', created_at, '-' || n.i || ' seconds') || '+00:00'".to_string()
+    };
+    let values: Vec<String> = columns
+        .iter()
+        .map(|c| match c.as_str() {
+            "id" => "id || '_' || n.i".to_string(),
+            "status" => "CASE WHEN n.i % 10 = 0 THEN 'failed' ELSE status END".to_string(),
+            "created_at" => older.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let sql = format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {ROWS}) \
+         INSERT INTO payments ({}) SELECT {} FROM payments, n WHERE payments.id = '{id}'",
+        columns.join(", "),
+        values.join(", ")
+    );
+    app.db.execute_unprepared(&sql).await.unwrap();
+    app.db.execute_unprepared(if postgres { "ANALYZE" } else { "PRAGMA optimize = 0x10002" }).await.unwrap();
+}
+
+/// The plan of `statement`, one line a step.
+async fn plan(app: &TestApp, statement: Statement) -> String {
+    let explain = match statement.db_backend {
+        DatabaseBackend::Postgres => "EXPLAIN ",
+        _ => "EXPLAIN QUERY PLAN ",
+    };
+    let statement = Statement { sql: format!("{explain}{}", statement.sql), ..statement };
+    let rows = app.db.query_all(statement).await.unwrap();
+    let column = if app.db.get_database_backend() == DatabaseBackend::Postgres { "QUERY PLAN" } else { "detail" };
+    rows.iter().map(|r| r.try_get::<String>("", column).unwrap()).collect::<Vec<_>>().join("\n")
+}
+
+db_tests! {
+    async fn the_payments_list_reads_its_page_in_the_order_of_an_index(app) {
+        let shop = app.shop("Books").await;
+        let product = app.product(&shop, &test_product_body()).await;
+        let id = product["id"].as_str().unwrap();
+        app.pay(id, cards::SUCCESS, &[]).await;
+        let (_, payments) = app.get(&shop, "/payments").await;
+        let payment = payments[0]["id"].as_str().unwrap().to_string();
+        seed(&app, &payment).await;
+        let (_, listed) = app.get(&shop, "/payments?limit=100").await;
+        assert_eq!(listed.as_array().unwrap().len(), 100);
+
+        let backend = app.db.get_database_backend();
+        let failed = PaymentSearch {
+            filter: PaymentFilter { status: Some(PaymentStatus::Failed), ..Default::default() },
+            ..Default::default()
+        };
+        let test_only = PaymentSearch { test: Some(true), ..Default::default() };
+        let after = Some((chrono::Utc::now() - chrono::Duration::hours(3), 1));
+        for (what, search, after) in [
+            ("the first page", PaymentSearch::default(), None),
+            ("a later page", PaymentSearch::default(), after),
+            ("the failed ones", failed, None),
+            ("test mode's", test_only, after),
+        ] {
+            let statement = paydesk::db::payments::search_query(shop.id, &search, after, 51).build(backend);
+            let plan = plan(&app, statement).await;
+            assert!(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "{what} sorts: {plan}");
+            assert!(!plan.contains("SCAN payments") && !plan.contains("Seq Scan"), "{what} scans: {plan}");
+            assert!(plan.contains("ix_payments_shop_time") || plan.contains("ix_payments_shop_status_time"), "{what}: {plan}");
+        }
+    }
+}
