@@ -61,6 +61,13 @@ pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from
     // The triggers added a row of change per copy: fold them, as the scheduler does every
     // minute.
     paydesk::db::summaries::compact(db).await.unwrap();
+    settle(db, backend).await;
+}
+
+/// Brings the database's statistics up to its rows, as it would be in production a minute
+/// after a burst of writes: without it a planner that last looked at an empty table guesses
+/// it small (PostgreSQL then sorted 6,000 products for a page of 51, 16 ms a page).
+pub async fn settle(db: &DatabaseConnection, backend: Backend) {
     match backend {
         // As autovacuum does after such growth (folding deleted as many rows as it added).
         Backend::Postgres => {
