@@ -9,19 +9,17 @@ use sea_orm::{ConnectionTrait, DatabaseBackend, Iterable, QueryTrait, Statement}
 
 use crate::helpers::*;
 
-/// Rows copied from the shop's one real payment, each a second older than the one before.
-const ROWS: i64 = 20_000;
-
-/// Copies the shop's payment `ROWS` times (new ids, every tenth declined), then has the
-/// database gather its statistics as paydesk's hourly upkeep does.
-async fn seed(app: &TestApp, id: &str) {
+/// Copies the payment `id` `rows` times, each a second older than the one before (new ids,
+/// every tenth declined; on SQLite in the text the driver writes), then has the database gather its statistics as paydesk's hourly
+/// upkeep does.
+pub async fn copy_payment(app: &TestApp, id: &str, rows: i64) {
     let postgres = app.db.get_database_backend() == DatabaseBackend::Postgres;
     let columns: Vec<String> = Column::iter().map(|c| sea_orm::IdenStatic::as_str(&c).to_string()).collect();
     let columns: Vec<String> = columns.into_iter().filter(|c| c != "seq").collect();
     let older = if postgres {
         "created_at - make_interval(secs => n.i)".to_string()
     } else {
-        "strftime('%Y-%m-%d %H:%M:%f', created_at, '-' || n.i || ' seconds') || '+00:00'".to_string()
+        "strftime('%Y-%m-%dT%H:%M:%f', created_at, '-' || n.i || ' seconds') || '+00:00'".to_string()
     };
     let values: Vec<String> = columns
         .iter()
@@ -33,7 +31,7 @@ async fn seed(app: &TestApp, id: &str) {
         })
         .collect();
     let sql = format!(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {ROWS}) \
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \
          INSERT INTO payments ({}) SELECT {} FROM payments, n WHERE payments.id = '{id}'",
         columns.join(", "),
         values.join(", ")
@@ -62,7 +60,7 @@ db_tests! {
         app.pay(id, cards::SUCCESS, &[]).await;
         let (_, payments) = app.get(&shop, "/payments").await;
         let payment = payments[0]["id"].as_str().unwrap().to_string();
-        seed(&app, &payment).await;
+        copy_payment(&app, &payment, 20_000).await;
         let (_, listed) = app.get(&shop, "/payments?limit=100").await;
         assert_eq!(listed.as_array().unwrap().len(), 100);
 

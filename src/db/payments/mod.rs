@@ -90,6 +90,18 @@ pub async fn search(
     Ok(Listed { rows, next_after })
 }
 
+/// Up to `limit` payments a dashboard search finds, made before `after` (a payment's time
+/// and `seq`: where the previous page ended), newest first: an export reads them page by page.
+pub async fn searched_after(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    search: &PaymentSearch,
+    after: Option<(DateTime<Utc>, i64)>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    search_query(shop_id, search, after, limit).all(db).await
+}
+
 /// The query of a page of [`search`]: at most `limit` payments made before `after` (a
 /// payment's time and `seq`), newest first, read in the order of the index
 /// `ix_payments_shop_time` (or `ix_payments_shop_status_time`).

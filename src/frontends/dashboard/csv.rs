@@ -2,8 +2,13 @@
 //! cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, return at its start)
 //! kept as text behind a `'`.
 
+use axum::body::Body;
+use axum::http::HeaderName;
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt, TryStreamExt};
+
+use crate::web::error::AppError;
 
 /// The most rows one export holds.
 pub const EXPORT_LIMIT: usize = 100_000;
@@ -17,6 +22,11 @@ impl Csv {
         let mut csv = Csv(String::new());
         csv.row(columns);
         csv
+    }
+
+    /// A piece of a document: rows without the header.
+    pub fn empty() -> Csv {
+        Csv(String::new())
     }
 
     /// Adds one row.
@@ -43,14 +53,36 @@ impl Csv {
 
     /// The document as a download named `filename`.
     pub fn into_response(self, filename: &str) -> Response {
-        let disposition = format!("attachment; filename=\"{filename}\"");
-        let headers = [
-            (CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-            (CONTENT_DISPOSITION, disposition),
-            (CACHE_CONTROL, "no-store".to_string()),
-        ];
-        (headers, self.0).into_response()
+        (headers(filename), self.0).into_response()
     }
+
+    /// The rows written so far, leaving none.
+    pub fn take(&mut self) -> String {
+        std::mem::take(&mut self.0)
+    }
+}
+
+/// A download named `filename` sent as it is written: `header` at once, then each piece of
+/// rows `rows` gives. A failure midway ends the connection without the body's end, so that
+/// the browser reports the download failed rather than keeping a file that looks whole.
+pub fn stream<S>(filename: &str, header: Csv, rows: S) -> Response
+where
+    S: Stream<Item = Result<String, AppError>> + Send + 'static,
+{
+    let rows = rows.map_err(|e| {
+        tracing::error!(error = %e, "a CSV export failed midway");
+        std::io::Error::other(e.to_string())
+    });
+    let body = futures::stream::once(std::future::ready(Ok(header.0))).chain(rows);
+    (headers(filename), Body::from_stream(body)).into_response()
+}
+
+fn headers(filename: &str) -> [(HeaderName, String); 3] {
+    [
+        (CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+        (CONTENT_DISPOSITION, format!("attachment; filename=\"{filename}\"")),
+        (CACHE_CONTROL, "no-store".to_string()),
+    ]
 }
 
 /// `-9.90`: a negative amount is a number, not a formula.

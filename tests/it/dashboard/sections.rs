@@ -119,6 +119,29 @@ db_tests! {
         assert!(detail.html.contains(">bob@example.com</a>"));
     }
 
+    async fn the_payments_export_sends_every_payment_page_after_page_newest_first(app) {
+        let m = sign_up(&app, "Books", "ann@example.com").await;
+        let shop = api_shop(&m).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        let (_, payments) = app.get(&shop, "/payments").await;
+        let first = payments[0]["id"].as_str().unwrap().to_string();
+        // Two and a half pages of the export's thousand.
+        crate::query_plans::copy_payment(&app, &first, 2_500).await;
+        let csv = m.client.get(format!("{}/dashboard/payments/export.csv", app.base)).send().await.unwrap();
+        assert_eq!(csv.status(), StatusCode::OK);
+        let text = csv.text().await.unwrap();
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(rows.len(), 2_501, "every payment");
+        let ids: std::collections::HashSet<&str> = rows.iter().map(|r| r.split(',').next().unwrap()).collect();
+        assert_eq!(ids.len(), 2_501, "each once");
+        let times: Vec<&str> = rows.iter().map(|r| r.split(',').nth(1).unwrap()).collect();
+        assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first");
+        assert_eq!(rows[0].split(',').next(), Some(first.as_str()), "the real payment is the newest");
+        let failed = m.client.get(format!("{}/dashboard/payments/export.csv?status=failed", app.base)).send().await;
+        assert_eq!(failed.unwrap().text().await.unwrap().lines().count(), 1 + 250, "a filter holds across pages");
+    }
+
     async fn new_products_and_plans_start_live_and_the_forms_work_without_script(app) {
         let m = sign_up(&app, "Books", "ann@example.com").await;
         for path in ["/dashboard/products/new", "/dashboard/plans/new"] {
