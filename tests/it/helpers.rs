@@ -415,3 +415,36 @@ pub mod cards {
     pub const PROCESSING_ERROR: &str = "4000000000000119";
     pub const SUCCEEDS_THEN_DECLINES: &str = "4000000000000341";
 }
+
+/// Copies the payment `id` `rows` times, each a second older than the one before (new ids,
+/// every tenth declined; on SQLite in the text the driver writes), then has the database gather its statistics as paydesk's hourly
+/// upkeep does.
+pub async fn copy_payment(app: &TestApp, id: &str, rows: i64) {
+    use sea_orm::{ConnectionTrait, Iterable};
+    let postgres = app.db.get_database_backend() == sea_orm::DatabaseBackend::Postgres;
+    let columns: Vec<String> =
+        paydesk::db::entities::payments::Column::iter().map(|c| sea_orm::IdenStatic::as_str(&c).to_string()).collect();
+    let columns: Vec<String> = columns.into_iter().filter(|c| c != "seq").collect();
+    let older = if postgres {
+        "created_at - make_interval(secs => n.i)".to_string()
+    } else {
+        "strftime('%Y-%m-%dT%H:%M:%f', created_at, '-' || n.i || ' seconds') || '+00:00'".to_string()
+    };
+    let values: Vec<String> = columns
+        .iter()
+        .map(|c| match c.as_str() {
+            "id" => "id || '_' || n.i".to_string(),
+            "status" => "CASE WHEN n.i % 10 = 0 THEN 'failed' ELSE status END".to_string(),
+            "created_at" => older.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let sql = format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \
+         INSERT INTO payments ({}) SELECT {} FROM payments, n WHERE payments.id = '{id}'",
+        columns.join(", "),
+        values.join(", ")
+    );
+    app.db.execute_unprepared(&sql).await.unwrap();
+    app.db.execute_unprepared(if postgres { "ANALYZE" } else { "PRAGMA optimize = 0x10002" }).await.unwrap();
+}

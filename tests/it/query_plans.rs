@@ -2,43 +2,11 @@
 //! choose as they would in production: no whole scan of a shop's payments and no sort of
 //! them, on the first page, a later one, and a status's list.
 
-use paydesk::db::entities::payments::Column;
 use paydesk::domain::payment::{PaymentFilter, PaymentSearch};
 use paydesk::domain::vocab::PaymentStatus;
-use sea_orm::{ConnectionTrait, DatabaseBackend, Iterable, QueryTrait, Statement};
+use sea_orm::{ConnectionTrait, DatabaseBackend, QueryTrait, Statement};
 
 use crate::helpers::*;
-
-/// Copies the payment `id` `rows` times, each a second older than the one before (new ids,
-/// every tenth declined; on SQLite in the text the driver writes), then has the database gather its statistics as paydesk's hourly
-/// upkeep does.
-pub async fn copy_payment(app: &TestApp, id: &str, rows: i64) {
-    let postgres = app.db.get_database_backend() == DatabaseBackend::Postgres;
-    let columns: Vec<String> = Column::iter().map(|c| sea_orm::IdenStatic::as_str(&c).to_string()).collect();
-    let columns: Vec<String> = columns.into_iter().filter(|c| c != "seq").collect();
-    let older = if postgres {
-        "created_at - make_interval(secs => n.i)".to_string()
-    } else {
-        "strftime('%Y-%m-%dT%H:%M:%f', created_at, '-' || n.i || ' seconds') || '+00:00'".to_string()
-    };
-    let values: Vec<String> = columns
-        .iter()
-        .map(|c| match c.as_str() {
-            "id" => "id || '_' || n.i".to_string(),
-            "status" => "CASE WHEN n.i % 10 = 0 THEN 'failed' ELSE status END".to_string(),
-            "created_at" => older.clone(),
-            other => other.to_string(),
-        })
-        .collect();
-    let sql = format!(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \
-         INSERT INTO payments ({}) SELECT {} FROM payments, n WHERE payments.id = '{id}'",
-        columns.join(", "),
-        values.join(", ")
-    );
-    app.db.execute_unprepared(&sql).await.unwrap();
-    app.db.execute_unprepared(if postgres { "ANALYZE" } else { "PRAGMA optimize = 0x10002" }).await.unwrap();
-}
 
 /// The plan of `statement`, one line a step.
 async fn plan(app: &TestApp, statement: Statement) -> String {

@@ -83,7 +83,7 @@ pub async fn search(
         }
         None => None,
     };
-    let mut rows = search_query(shop_id, search, after, page.limit + 1).all(db).await?;
+    let mut rows = searched_after(db, shop_id, search, after, page.limit + 1).await?;
     let more = rows.len() as u64 > page.limit;
     rows.truncate(page.limit as usize);
     let next_after = rows.last().filter(|_| more).map(|r| r.id.clone());

@@ -205,27 +205,27 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
         }
     };
     let filename = format!("payments-{}.csv", Utc::now().format("%Y%m%d"));
-    // Where the last page ended; `None` once the last page is sent.
-    let start: Option<Option<(chrono::DateTime<Utc>, i64)>> = Some(None);
-    let pages = futures::stream::try_unfold((state, m, search, start), |(state, m, search, after)| async move {
-        let Some(after) = after else { return Ok(None) };
+    // The state between pages: where the last one ended, and whether it was full.
+    let start = (state, m, search, None::<(chrono::DateTime<Utc>, i64)>, true);
+    let pages = futures::stream::try_unfold(start, |(state, m, search, after, more)| async move {
+        if !more {
+            return Ok(None);
+        }
         let rows = db::payments::searched_after(&state.db, m.shop.id, &search, after, EXPORT_PAGE).await?;
+        let Some(last) = rows.last() else { return Ok(None) };
+        let next = (last.created_at, last.seq);
+        // Each page starts after the one before; one that did not would be sent forever.
+        if after.is_some_and(|before| next >= before) {
+            return Err(AppError::Internal("the payments export went back on itself".into()));
+        }
         let named = Named::load(&state, &m, &rows).await?;
         let mut csv = Csv::empty();
         for p in &rows {
             export_row(&mut csv, p, &named);
         }
-        let next = (rows.len() as u64 == EXPORT_PAGE).then(|| rows.last().map(|p| (p.created_at, p.seq)));
-        // Each page starts after the one before; one that did not would be sent forever.
-        if let (Some(Some(next)), Some(before)) = (next, after)
-            && next >= before
-        {
-            return Err(AppError::Internal("the payments export went back on itself".into()));
-        }
-        Ok(Some((csv.take(), (state, m, search, next))))
+        let more = rows.len() as u64 == EXPORT_PAGE;
+        Ok(Some((csv.take(), (state, m, search, Some(next), more))))
     });
-    let pages =
-        futures::StreamExt::filter(pages, |piece| std::future::ready(!matches!(piece, Ok(text) if text.is_empty())));
     Ok(super::csv::stream(&filename, Csv::new(&EXPORT_COLUMNS), pages))
 }
 

@@ -127,7 +127,7 @@ db_tests! {
         let (_, payments) = app.get(&shop, "/payments").await;
         let first = payments[0]["id"].as_str().unwrap().to_string();
         // Two and a half pages of the export's thousand.
-        crate::query_plans::copy_payment(&app, &first, 2_500).await;
+        copy_payment(&app, &first, 2_500).await;
         let csv = m.client.get(format!("{}/dashboard/payments/export.csv", app.base)).send().await.unwrap();
         assert_eq!(csv.status(), StatusCode::OK);
         let text = csv.text().await.unwrap();
