@@ -41,6 +41,7 @@ mod m20261128_000035_disputes;
 mod m20261128_000036_jobs;
 mod m20261205_000037_card_fingerprints;
 mod m20261205_000038_payments_by_time;
+mod m20261205_000039_audit_pending;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -87,6 +88,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000036_jobs::Migration),
             Box::new(m20261205_000037_card_fingerprints::Migration),
             Box::new(m20261205_000038_payments_by_time::Migration),
+            Box::new(m20261205_000039_audit_pending::Migration),
         ]
     }
 }

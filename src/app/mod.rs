@@ -240,6 +240,7 @@ pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io:
     let _served = db::backup::hold_in_use(&state.db).await.map_err(std::io::Error::other)?;
     let deliveries = crate::services::webhooks::start(state.clone());
     let _stop_deliveries = AbortOnDrop(deliveries);
+    let _sealer = AbortOnDrop(crate::services::audit::start(state.clone()));
     let _stop_mails = state.mailer.is_some().then(|| AbortOnDrop(crate::services::mail::start(state.clone())));
     let _shop_changes = crate::services::shops::needs_listener(&state.db)
         .then(|| AbortOnDrop(tokio::spawn(crate::services::shops::listen(state.clone()))));

@@ -1,50 +1,43 @@
 //! The audit trail's rows. A record is written inside the transaction of the change it
-//! records, so neither lands without the other; the shop's head row is taken first, so one
-//! shop's records are numbered and chained one at a time, in the order they commit. Records
-//! are never updated; [`prune`] deletes only those older than the retention.
+//! records, so neither lands without the other, and it waits there (`audit_pending`) without
+//! holding up the shop's other writers. [`seal`] then numbers and chains a shop's waiting
+//! records into `audit_events`, one shop at a time under the shop's head row, in the order
+//! they were written: each instance seals every quarter second, and every read of the trail
+//! seals first, so a change is in the trail by the time anyone looks. Records are never
+//! updated; [`prune`] deletes only those older than the retention.
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, TransactionTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
+    EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
-use super::entities::{audit_events, audit_heads};
+use super::entities::{audit_events, audit_heads, audit_pending};
 use crate::domain::access::Role;
 use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Record, chain_hash};
 use crate::domain::ids::{AUDIT_EVENT, new_id};
 use crate::domain::mail::MailKind;
 
-/// Records `entry` at `now` as the next record of its shop's chain, inside `txn` (the
-/// transaction of the change it records); answers the record's id.
+/// Records `entry` at `now` inside `txn` (the transaction of the change it records), to be
+/// chained by [`seal`]; answers the record's id.
 pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc>) -> Result<String, DbErr> {
-    let shop = entry.shop_id;
-    let head = audit_heads::ActiveModel { shop_id: Set(shop), seq: Set(0), hash: Set(String::new()) };
-    audit_heads::Entity::insert(head)
-        .on_conflict(OnConflict::column(audit_heads::Column::ShopId).do_nothing().to_owned())
-        .exec_without_returning(txn)
-        .await?;
-    // The write takes the head (its row on PostgreSQL, the write lock on SQLite) until the
-    // change commits: the number and hash read next are the newest.
-    audit_heads::Entity::update_many()
-        .col_expr(audit_heads::Column::Seq, Expr::col(audit_heads::Column::Seq).add(1))
-        .filter(audit_heads::Column::ShopId.eq(shop))
-        .exec(txn)
-        .await?;
-    let head = audit_heads::Entity::find_by_id(shop)
-        .one(txn)
-        .await?
-        .ok_or_else(|| DbErr::RecordNotFound("the shop's audit head".into()))?;
-    let at = super::now_millis(now);
+    let (id, row) = waiting(entry, now);
+    audit_pending::Entity::insert(row).exec_without_returning(txn).await?;
+    if entry.notifies_owners() {
+        notify_owners(txn, entry, &id, now).await?;
+    }
+    Ok(id)
+}
+
+/// The id and waiting row of `entry` recorded at `now`.
+fn waiting(entry: &Entry, now: DateTime<Utc>) -> (String, audit_pending::ActiveModel) {
     let id = new_id(AUDIT_EVENT);
-    let hash = chain_hash(&id, head.seq, at, entry, &head.hash);
-    let changes = serde_json::to_string(&entry.changes).unwrap_or_else(|_| "[]".into());
-    let row = audit_events::ActiveModel {
+    let row = audit_pending::ActiveModel {
+        n: sea_orm::ActiveValue::NotSet,
         id: Set(id.clone()),
-        shop_id: Set(shop),
-        seq: Set(head.seq),
-        at: Set(at),
+        shop_id: Set(entry.shop_id),
+        at: Set(super::now_millis(now)),
         actor_kind: Set(entry.actor.kind),
         actor_id: Set(entry.actor.id.clone()),
         actor_label: Set(entry.actor.label.clone()),
@@ -55,21 +48,134 @@ pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc
         action: Set(entry.action.clone()),
         object_type: Set(entry.object.as_ref().map(|o| o.0.clone())),
         object_id: Set(entry.object.as_ref().map(|o| o.1.clone())),
-        changes: Set(changes),
+        changes: Set(serde_json::to_string(&entry.changes).unwrap_or_else(|_| "[]".into())),
         outcome: Set(entry.outcome),
-        prev_hash: Set(head.hash),
-        hash: Set(hash.clone()),
     };
-    audit_events::Entity::insert(row).exec_without_returning(txn).await?;
-    audit_heads::Entity::update_many()
-        .col_expr(audit_heads::Column::Hash, Expr::value(hash))
-        .filter(audit_heads::Column::ShopId.eq(shop))
-        .exec(txn)
-        .await?;
+    (id, row)
+}
+
+/// Inserts `row`, a new object of shop `shop_id` whose id is `object.1`, with the record of
+/// `action` by whoever the request acts for (see [`record_acting`]), in one round trip like a
+/// plain insert (see [`super::insert_together`]); answers the row as stored.
+pub async fn insert_recorded<A>(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    row: A,
+    (action, object): (&str, (&str, &str)),
+    changes: Vec<Change>,
+    now: DateTime<Utc>,
+) -> Result<<A::Entity as EntityTrait>::Model, DbErr>
+where
+    A: ActiveModelTrait + sea_orm::ActiveModelBehavior + Send,
+    <A::Entity as EntityTrait>::Model: IntoActiveModel<A>,
+{
+    use sea_orm::{FromQueryResult, QueryTrait};
+    let Some((actor, origin)) = acting::current() else { return row.insert(db).await };
+    let entry = Entry::new(shop_id, actor, origin, action).on(object.0, object.1).changing(changes);
     if entry.notifies_owners() {
-        notify_owners(txn, entry, &id, now).await?;
+        let txn = super::begin(db).await?;
+        let stored = row.insert(&txn).await?;
+        record(&txn, &entry, now).await?;
+        txn.commit().await?;
+        return Ok(stored);
     }
-    Ok(id)
+    let made = sea_orm::Insert::one(row).into_query().returning_all().to_owned();
+    let recorded = audit_pending::Entity::insert(waiting(&entry, now).1).into_query();
+    let stored = super::insert_together(db, made, recorded).await?;
+    <A::Entity as EntityTrait>::Model::from_query_result(&stored, "")
+}
+
+/// How many waiting records one seal chains at once: the shop's head (and SQLite's write
+/// lock) is held for a few milliseconds at most.
+const SEAL_BATCH: u64 = 200;
+
+/// Chains the shop's waiting records into its trail, in the order they were written;
+/// answers how many. Sealers of several instances take turns on the shop's head row.
+pub async fn seal(db: &DatabaseConnection, shop: i64) -> Result<u64, DbErr> {
+    use audit_pending::Column as P;
+    let waiting = || audit_pending::Entity::find().filter(P::ShopId.eq(shop)).order_by_asc(P::N);
+    let mut sealed = 0;
+    // Looked for first without a transaction: a read of the trail with nothing waiting writes nothing.
+    while waiting().one(db).await?.is_some() {
+        let txn = super::begin(db).await?;
+        let head = audit_heads::ActiveModel { shop_id: Set(shop), seq: Set(0), hash: Set(String::new()) };
+        audit_heads::Entity::insert(head)
+            .on_conflict(OnConflict::column(audit_heads::Column::ShopId).do_nothing().to_owned())
+            .exec_without_returning(&txn)
+            .await?;
+        // Takes the head (its row on PostgreSQL; SQLite's write lock is already held): the
+        // number, hash and waiting records read next are the newest.
+        audit_heads::Entity::update_many()
+            .col_expr(audit_heads::Column::Seq, Expr::col(audit_heads::Column::Seq).into())
+            .filter(audit_heads::Column::ShopId.eq(shop))
+            .exec(&txn)
+            .await?;
+        let head = audit_heads::Entity::find_by_id(shop)
+            .one(&txn)
+            .await?
+            .ok_or_else(|| DbErr::RecordNotFound("the shop's audit head".into()))?;
+        let rows = waiting().limit(SEAL_BATCH).all(&txn).await?;
+        let taken: Vec<i64> = rows.iter().map(|r| r.n).collect();
+        let (mut seq, mut hash) = (head.seq, head.hash);
+        let mut chained = Vec::with_capacity(rows.len());
+        for row in rows {
+            seq += 1;
+            let mut event = audit_events::Model {
+                id: row.id,
+                shop_id: row.shop_id,
+                seq,
+                at: row.at,
+                actor_kind: row.actor_kind,
+                actor_id: row.actor_id,
+                actor_label: row.actor_label,
+                actor_role: row.actor_role,
+                address: row.address,
+                user_agent: row.user_agent,
+                request_id: row.request_id,
+                action: row.action,
+                object_type: row.object_type,
+                object_id: row.object_id,
+                changes: row.changes,
+                outcome: row.outcome,
+                prev_hash: hash,
+                hash: String::new(),
+            };
+            let record = from_row(event.clone());
+            event.hash = chain_hash(&record.id, seq, record.at, &record.entry, &record.prev_hash);
+            hash = event.hash.clone();
+            chained.push(event.into_active_model().reset_all());
+        }
+        if !chained.is_empty() {
+            audit_events::Entity::insert_many(chained).exec_without_returning(&txn).await?;
+            // By number: a record written before these but committed since waits for the next seal.
+            audit_pending::Entity::delete_many().filter(P::N.is_in(taken.iter().copied())).exec(&txn).await?;
+            audit_heads::Entity::update_many()
+                .col_expr(audit_heads::Column::Seq, Expr::value(seq))
+                .col_expr(audit_heads::Column::Hash, Expr::value(hash))
+                .filter(audit_heads::Column::ShopId.eq(shop))
+                .exec(&txn)
+                .await?;
+        }
+        txn.commit().await?;
+        sealed += taken.len() as u64;
+    }
+    Ok(sealed)
+}
+
+/// Seals the waiting records of every shop; answers how many.
+pub async fn seal_all(db: &DatabaseConnection) -> Result<u64, DbErr> {
+    let shops: Vec<i64> = audit_pending::Entity::find()
+        .select_only()
+        .column(audit_pending::Column::ShopId)
+        .distinct()
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut sealed = 0;
+    for shop in shops {
+        sealed += seal(db, shop).await?;
+    }
+    Ok(sealed)
 }
 
 /// Queues a security notice of record `id` to each of the shop's owners, in the record's
@@ -97,11 +203,7 @@ pub async fn record_acting(
 }
 
 /// Records `entry` on its own, for what changes nothing else: a login, a refusal.
-pub async fn record_alone(
-    db: &(impl ConnectionTrait + TransactionTrait),
-    entry: &Entry,
-    now: DateTime<Utc>,
-) -> Result<String, DbErr> {
+pub async fn record_alone(db: &DatabaseConnection, entry: &Entry, now: DateTime<Utc>) -> Result<String, DbErr> {
     let txn = crate::db::begin(db).await?;
     let id = record(&txn, entry, now).await?;
     txn.commit().await?;
@@ -117,14 +219,15 @@ impl super::ShopOwned for audit_events::Entity {
     }
 }
 
-/// A page of a shop's records that pass `filter`, newest first.
+/// A page of a shop's records that pass `filter`, newest first (waiting ones sealed first).
 pub async fn list(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     shop_id: i64,
     page: &super::Page,
     filter: &Filter,
 ) -> Result<super::Listed<Record>, super::ListError> {
     use audit_events::Column as C;
+    seal(db, shop_id).await?;
     let mut condition = Condition::all();
     if let Some(actor) = &filter.actor {
         condition = condition.add(match ActorKind::parse(actor) {
@@ -151,8 +254,9 @@ pub async fn list(
     Ok(super::Listed { rows: listed.rows.into_iter().map(from_row).collect(), next_after: listed.next_after })
 }
 
-/// The record with this id, of this shop.
-pub async fn find(db: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<Record>, DbErr> {
+/// The record with this id, of this shop (waiting ones sealed first).
+pub async fn find(db: &DatabaseConnection, shop_id: i64, id: &str) -> Result<Option<Record>, DbErr> {
+    seal(db, shop_id).await?;
     let row = audit_events::Entity::find_by_id(id).filter(audit_events::Column::ShopId.eq(shop_id)).one(db).await?;
     Ok(row.map(from_row))
 }

@@ -1,7 +1,7 @@
 //! Stored coupons, and their redemptions counted with one conditional update each.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
+use sea_orm::DatabaseConnection;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
@@ -75,7 +75,7 @@ pub async fn by_ids_of_any_shop(
 
 /// Stores a new coupon of the shop (a code taken in its mode is the unique index's error).
 pub async fn insert(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     f: &CouponFields,
     now: DateTime<Utc>,

@@ -1,7 +1,7 @@
 //! Stored customers.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
+use sea_orm::DatabaseConnection;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
     Set,
@@ -27,24 +27,22 @@ impl Searchable for Entity {
 
 /// Stores a new customer of the shop.
 pub async fn insert(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     f: CustomerFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let txn = crate::db::begin(db).await?;
     let fields = crate::domain::audit::changes(&serde_json::json!({}), &f.audited(), &[]);
-    let created = new_row(shop_id, f, now).insert(&txn).await?;
-    super::audit::record_acting(&txn, shop_id, "customer.created", ("customer", &created.id), fields, now).await?;
-    txn.commit().await?;
-    Ok(created)
+    let id = new_id(CUSTOMER);
+    let row = new_row(&id, shop_id, f, now);
+    super::audit::insert_recorded(db, shop_id, row, ("customer.created", ("customer", &id)), fields, now).await
 }
 
-fn new_row(shop_id: i64, f: CustomerFields, now: DateTime<Utc>) -> ActiveModel {
+fn new_row(id: &str, shop_id: i64, f: CustomerFields, now: DateTime<Utc>) -> ActiveModel {
     let now = super::now_millis(now);
     ActiveModel {
         seq: NotSet,
-        id: Set(new_id(CUSTOMER)),
+        id: Set(id.to_string()),
         shop_id: Set(shop_id),
         first_name: Set(f.first_name),
         last_name: Set(f.last_name),
@@ -65,7 +63,7 @@ fn new_row(shop_id: i64, f: CustomerFields, now: DateTime<Utc>) -> ActiveModel {
 /// Replaces a customer's details with `f` (its id, shop and history stay); `false` if it is
 /// gone.
 pub async fn update(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     id: &str,
     f: CustomerFields,
@@ -135,7 +133,7 @@ pub async fn find_or_insert_by_email(
     match existing {
         Some(customer) => Ok(customer),
         // A payer on a pay page: no one's change to record.
-        None => new_row(shop_id, fields, now).insert(db).await,
+        None => new_row(&new_id(CUSTOMER), shop_id, fields, now).insert(db).await,
     }
 }
 

@@ -10,9 +10,11 @@ use sea_orm::sqlx::ConnectOptions as _;
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector, TransactionTrait,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector,
 };
+
+pub use txn::{Txn, begin, insert_together};
 
 pub mod audit;
 pub mod backup;
@@ -41,6 +43,7 @@ pub mod summaries;
 pub mod test_clocks;
 pub mod throttle;
 pub mod two_step;
+mod txn;
 pub mod users;
 pub mod webhooks;
 
@@ -129,26 +132,6 @@ pub async fn migration_lock(db: &DatabaseConnection) -> Result<Option<sea_orm::s
     // Out of the pool: dropping it closes the session, which ends the lock.
     Ok(Some(conn.detach()))
 }
-
-/// Begins a transaction (a savepoint inside one) that may write; every transaction of
-/// paydesk's begins here (clippy refuses `TransactionTrait::begin` elsewhere).
-///
-/// On SQLite it takes the database's write lock at once, as `BEGIN IMMEDIATE` would, waiting
-/// its turn under the busy timeout. A transaction that read first and wrote later could not
-/// take the lock once another writer had taken it since: SQLite answers "database is locked"
-/// at once (codes 5 and 517), whatever the timeout. On PostgreSQL, a plain `BEGIN`.
-pub async fn begin(db: &impl TransactionTrait) -> Result<DatabaseTransaction, DbErr> {
-    #[allow(clippy::disallowed_methods)]
-    let txn = db.begin().await?;
-    if txn.get_database_backend() == sea_orm::DatabaseBackend::Sqlite {
-        // A write that changes nothing still takes the lock when it starts.
-        txn.execute_unprepared(TAKE_WRITE_LOCK).await?;
-    }
-    Ok(txn)
-}
-
-/// A write of SQLite's that changes nothing, to a table every migrated database has.
-const TAKE_WRITE_LOCK: &str = "UPDATE seaql_migrations SET applied_at = applied_at WHERE 1 = 0";
 
 /// Closes the pool, waiting at most 10 s for connections still in use. On SQLite it first
 /// moves the committed pages of the write-ahead log into the database file and empties the

@@ -1,7 +1,7 @@
 //! Stored subscription plans.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
+use sea_orm::DatabaseConnection;
 use std::collections::HashMap;
 
 use sea_orm::{
@@ -40,12 +40,7 @@ pub async fn by_ids_of_any_shop(db: &impl ConnectionTrait, ids: &[&str]) -> Resu
 }
 
 /// Stores a new plan of the shop.
-pub async fn insert(
-    db: &(impl ConnectionTrait + TransactionTrait),
-    shop_id: i64,
-    f: &PlanFields,
-    now: DateTime<Utc>,
-) -> Result<Model, DbErr> {
+pub async fn insert(db: &DatabaseConnection, shop_id: i64, f: &PlanFields, now: DateTime<Utc>) -> Result<Model, DbErr> {
     let txn = crate::db::begin(db).await?;
     let at = now;
     let now = super::now_millis(now);

@@ -3,8 +3,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
-    TransactionTrait,
+    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
 };
 
 use super::entities::products::{ActiveModel, Column, Entity, Model};
@@ -33,28 +32,23 @@ impl Searchable for Entity {
 
 /// Stores a new product of the shop (recorded as its creator's `product.created`).
 pub async fn insert(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     fields: &ProductFields,
     now: DateTime<Utc>,
 ) -> Result<Model, DbErr> {
-    let txn = crate::db::begin(db).await?;
-    let at = now;
-    let now = super::now_millis(now);
+    let (at, now, id) = (now, super::now_millis(now), new_id(PRODUCT));
     let mut row = ActiveModel {
         seq: NotSet,
-        id: Set(new_id(PRODUCT)),
+        id: Set(id.clone()),
         shop_id: Set(shop_id),
         archived_at: Set(None),
         created_at: Set(now),
         ..Default::default()
     };
     apply(&mut row, fields, now);
-    let product = row.insert(&txn).await?;
     let changes = changes(&serde_json::json!({}), &fields.audited(), &[]);
-    super::audit::record_acting(&txn, shop_id, "product.created", ("product", &product.id), changes, at).await?;
-    txn.commit().await?;
-    Ok(product)
+    super::audit::insert_recorded(db, shop_id, row, ("product.created", ("product", &id)), changes, at).await
 }
 
 /// Why an update did not apply.
@@ -85,7 +79,7 @@ impl std::fmt::Display for UpdateRefused {
 /// quantity is applied as the difference from `read.quantity`, so units sold meanwhile stay
 /// sold (units sold + left always equals the stock the merchant set).
 pub async fn update(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     read: &Model,
     fields: &ProductFields,
     now: DateTime<Utc>,

@@ -4,8 +4,8 @@ use crate::domain::mail::MailSettings;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, Set,
-    TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel,
+    QueryFilter, Set,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -90,7 +90,7 @@ pub async fn notification_urls(
 
 /// Sets where the shop's notifications go by default, recorded as `audit`.
 pub async fn set_notification_url(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     url: Option<String>,
     audit: &Entry,
@@ -111,7 +111,7 @@ pub async fn find(db: &impl ConnectionTrait, shop_id: i64) -> Result<Option<shop
 
 /// Changes the shop's name, URL and display time zone, recorded as `audit`.
 pub async fn update_settings(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     settings: &ShopSettings,
     audit: &Entry,
@@ -147,7 +147,7 @@ pub async fn update_settings(
 /// stops working at once. Answers false when another rotation won the race (its key is the
 /// one that works).
 pub async fn rotate_secret(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop: shops::Model,
     secret: StoredSecret,
     audit: &Entry,
@@ -193,7 +193,7 @@ struct Setting {
 /// Sets `setting` of a shop to `value` and records it as `audit`, in one transaction: the
 /// shop's row is taken first, so the value recorded as before is the one replaced.
 async fn set(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     setting: Setting,
     value: serde_json::Value,
@@ -223,7 +223,7 @@ async fn set(
 /// Saves the shop's e-mail settings (which e-mails go, the renewal reminders' lead, the
 /// sender address) and records what changed as `audit`, in one transaction.
 pub async fn set_mails(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     settings: &MailSettings,
     mail_from: Option<String>,
@@ -285,7 +285,7 @@ pub async fn notify(db: &impl ConnectionTrait, channel: &str, payload: &str) -> 
 
 /// Whether every user of the shop must sign in with two-step login.
 pub async fn set_two_step_required(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     required: bool,
     audit: &Entry,
@@ -301,7 +301,7 @@ pub async fn set_two_step_required(
 
 /// How many minutes the shop's dashboard sessions live unused.
 pub async fn set_session_idle(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     minutes: i32,
     audit: &Entry,
@@ -317,7 +317,7 @@ pub async fn set_session_idle(
 
 /// Whether subscribers may pause and resume on their page.
 pub async fn set_subscriber_pause(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     allowed: bool,
     audit: &Entry,
@@ -384,7 +384,7 @@ impl DisputeChoice {
 
 /// Sets one of the shop's dispute choices, recorded as `audit`.
 pub async fn set_dispute_choice(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     choice: DisputeChoice,
     value: bool,

@@ -4,7 +4,7 @@
 //! as every write, so writers never wait on a shared row; readers sum the rows of each key,
 //! and [`compact`] folds the changes into one row per key.
 
-use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, Statement, TransactionTrait};
+use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, Statement};
 
 /// A summary table: the columns that key a row and the columns summed.
 struct Summary {
@@ -23,7 +23,7 @@ const SUMMARIES: [Summary; 2] = [
 /// are taken and summed in one statement (rows another compaction took first are skipped,
 /// changes written meanwhile wait for the next run); on SQLite the one writer does both
 /// steps in one transaction.
-pub async fn compact(db: &impl TransactionTrait) -> Result<u64, DbErr> {
+pub async fn compact(db: &DatabaseConnection) -> Result<u64, DbErr> {
     let txn = crate::db::begin(db).await?;
     let backend = txn.get_database_backend();
     let mut folded = 0;

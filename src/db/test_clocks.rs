@@ -1,7 +1,7 @@
 //! Stored test clocks.
 
 use chrono::{DateTime, Utc};
-use sea_orm::TransactionTrait;
+use sea_orm::DatabaseConnection;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
@@ -23,7 +23,7 @@ impl ShopOwned for Entity {
 
 /// Stores a clock frozen at `frozen_time`.
 pub async fn insert(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     name: Option<String>,
     frozen_time: DateTime<Utc>,

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, Set, TransactionTrait,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait, QueryFilter, Set,
 };
 
 use super::entities::{recovery_codes, users};
@@ -15,7 +15,7 @@ use crate::domain::audit::{Change, Entry, SECRET};
 /// confirmed it, and new recovery codes (their digests); `false` when it was already on (a
 /// second click of the same form).
 pub async fn enable(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     user_id: &str,
     sealed: String,
     step: i64,
@@ -46,7 +46,7 @@ pub async fn enable(
 /// New recovery codes for `user_id` (their digests) in place of the old ones, recorded as
 /// `audit` (`two_step.codes_renewed`).
 pub async fn renew_codes(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     user_id: &str,
     digests: Vec<String>,
     audit: &Entry,
@@ -79,12 +79,7 @@ async fn replace_codes(
 
 /// Turns two-step login off for `user_id`: the secret and the recovery codes go. `false`
 /// when it was off. Recorded as `audit` (by the user, an owner or the operator).
-pub async fn disable(
-    db: &(impl ConnectionTrait + TransactionTrait),
-    user_id: &str,
-    audit: &Entry,
-    now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
+pub async fn disable(db: &DatabaseConnection, user_id: &str, audit: &Entry, now: DateTime<Utc>) -> Result<bool, DbErr> {
     let txn = crate::db::begin(db).await?;
     let done = users::Entity::update_many()
         .col_expr(users::Column::TotpSealed, Expr::value(Option::<String>::None))

@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, Set,
-    SqlErr, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, IntoActiveModel,
+    QueryFilter, QueryOrder, Set, SqlErr,
 };
 
 use super::entities::{shops, users};
@@ -35,7 +35,7 @@ pub struct SignUpRows<'a> {
 /// Creates a shop and its first user in one transaction (sign-up), recorded as the user's
 /// `shop.created` from `origin`.
 pub async fn sign_up(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     new: SignUpRows<'_>,
     origin: &Origin,
     now: DateTime<Utc>,
@@ -56,7 +56,7 @@ pub async fn sign_up(
 
 /// Adds a user with `role` to a shop, recorded as `audit` (the operator's `user.created`).
 pub async fn insert(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     email: &str,
     password_hash: String,
@@ -91,7 +91,7 @@ pub struct Invitation<'a> {
 
 /// Invites a user to a shop, recorded as `audit` (`user.invited`).
 pub async fn invite(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     invitation: Invitation<'_>,
     audit: &Entry,
@@ -147,7 +147,7 @@ pub async fn invited(
 /// once: `None` if the link was used (or expired) meanwhile. Recorded as the user's
 /// `user.joined` from `origin`.
 pub async fn accept_invite(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     invite_hash: &str,
     password_hash: String,
     language: DashboardLanguage,
@@ -195,7 +195,7 @@ pub enum MemberChanged {
 /// leave one of them owner, and an actor removed meanwhile changes nothing. A removed user's
 /// sessions end with them.
 pub async fn change_member(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     actor_id: &str,
     id: &str,
@@ -268,7 +268,7 @@ pub async fn of_shop(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<user
 
 /// Stores a new password hash, recorded as `audit` (`user.password_changed`).
 pub async fn set_password(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     user: users::Model,
     password_hash: String,
     audit: &Entry,
@@ -306,7 +306,7 @@ pub async fn set_language(
 /// recorded in the same transaction. Answers whether this call locked it: of many wrong
 /// passwords at once, one does, and one mail goes.
 pub async fn lock(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     id: &str,
     lock: (DateTime<Utc>, String),
     mail: Option<super::mails::NewMail>,
@@ -348,7 +348,7 @@ pub async fn locked_by(
 /// holds, recorded as the user's `user.unlocked` from `origin`; answers the user, or `None`
 /// when the link was used, ran out or never was.
 pub async fn unlock(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     unlock_hash: &str,
     origin: &Origin,
     now: DateTime<Utc>,

@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
+    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::{webhook_attempts as attempts, webhook_deliveries as deliveries, webhook_endpoints as endpoints};
@@ -62,7 +62,7 @@ async fn record(
 
 /// Stores a new endpoint with its (sealed) secret, recorded as `audit`.
 pub async fn insert_endpoint(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     shop_id: i64,
     fields: &EndpointFields,
     id: String,
@@ -104,7 +104,7 @@ pub fn new_endpoint_id() -> String {
 /// Applies an update, recorded as `audit`; enabling an endpoint clears why it was disabled
 /// and its failures.
 pub async fn update_endpoint(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     endpoint: endpoints::Model,
     fields: &EndpointFields,
     audit: &Entry,
@@ -138,7 +138,7 @@ pub async fn update_endpoint(
 
 /// Deletes an endpoint and its deliveries still waiting, recorded as `audit`.
 pub async fn delete_endpoint(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     endpoint: &endpoints::Model,
     audit: &Entry,
     now: DateTime<Utc>,
@@ -161,7 +161,7 @@ pub async fn delete_endpoint(
 /// Replaces the signing secret, recorded as `audit`; the one it replaces keeps signing until
 /// `overlap_until`.
 pub async fn rotate_secret(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    db: &DatabaseConnection,
     endpoint: endpoints::Model,
     new_sealed: String,
     overlap_until: DateTime<Utc>,

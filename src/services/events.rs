@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use sea_orm::{ConnectionTrait, DbErr, TransactionTrait};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr};
 
 use crate::config::Config;
 use chrono::Utc;
@@ -121,7 +121,7 @@ pub async fn record(db: &impl ConnectionTrait, config: &Config, events: Vec<NewE
 /// enabled endpoint that takes the event's type, and a bePaid notification where the object
 /// (or the shop) has a notification URL. Workers may fan out at once: each event's
 /// delivery to each target is queued once. Answers how many events were fanned out.
-pub async fn fan_out(db: &(impl ConnectionTrait + TransactionTrait), limit: u64) -> Result<usize, DbErr> {
+pub async fn fan_out(db: &DatabaseConnection, limit: u64) -> Result<usize, DbErr> {
     let events = db::events::not_fanned_out(db, limit).await?;
     if events.is_empty() {
         return Ok(0);

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use ring::rand::SystemRandom;
 use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
-use sea_orm::{ConnectionTrait, DbErr};
+use sea_orm::DbErr;
 
 use crate::db::entities::shops;
 use crate::db::shops::{CreatedShop, StoredSecret};
@@ -38,7 +38,7 @@ pub fn new_secret(vault: &Vault) -> (String, StoredSecret) {
 
 /// Creates a shop with a new secret key (shown this once).
 pub async fn create_shop(
-    db: &(impl ConnectionTrait + sea_orm::TransactionTrait),
+    db: &sea_orm::DatabaseConnection,
     vault: &Vault,
     name: &str,
     url: Option<String>,

@@ -3,6 +3,7 @@
 
 pub mod audit_events;
 pub mod audit_heads;
+pub mod audit_pending;
 pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, Query};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, TransactionTrait,
+    QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
@@ -372,13 +372,13 @@ pub async fn set_customer(db: &impl ConnectionTrait, payment: Model, customer_id
 /// is not already another's and no other payment holds the key; whether it was. A key held
 /// already leaves the caller's transaction as it was (the update runs in a savepoint).
 pub async fn attach(
-    db: &(impl ConnectionTrait + TransactionTrait),
+    txn: &crate::db::Txn,
     id: &str,
     subscription_id: &str,
     customer_id: &str,
     billing_key: &str,
 ) -> Result<bool, DbErr> {
-    let savepoint = crate::db::begin(db).await?;
+    let savepoint = txn.savepoint().await?;
     let attached = Entity::update_many()
         .col_expr(Column::SubscriptionId, Expr::value(Some(subscription_id)))
         .col_expr(Column::CustomerId, Expr::value(Some(customer_id)))

@@ -71,7 +71,10 @@ pub(super) async fn resume_pages(state: &AppState, charges: &mut [Charge]) -> Re
             PaymentStatus::Succeeded => {
                 // Its settling may have made it this charge already, under the same key; any
                 // other payment under the key is the charge, and this page a stray.
-                if !db::payments::attach(&state.db, &page.id, &c.sub.id, &customer_id, &c.key).await? {
+                let txn = db::begin(&state.db).await?;
+                let attached = db::payments::attach(&txn, &page.id, &c.sub.id, &customer_id, &c.key).await?;
+                txn.commit().await?;
+                if !attached {
                     let under_key = db::payments::find_by_billing_keys(&state.db, vec![c.key.clone()]).await?;
                     if under_key.first().is_none_or(|p| p.id != page.id) {
                         continue;

@@ -40,7 +40,7 @@ use record::*;
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, TransactionTrait};
+use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr};
 
 use std::sync::Arc;
 

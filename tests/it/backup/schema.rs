@@ -41,18 +41,18 @@ backend_tests! {
         let newest = known.last().unwrap();
         assert!(review.contains(&format!("the database is at {}", known[known.len() - 2])), "{review}");
         assert!(review.contains(&format!("-- {newest} (ran in")), "{review}");
-        // The newest migration builds the indexes of payments by time.
-        assert!(review.contains("ix_payments_shop_time"), "{review}");
+        // The newest migration makes the table of audit records waiting to be chained.
+        assert!(review.contains("ix_audit_pending_shop"), "{review}");
         assert!(!review.to_lowercase().contains("select "), "reads are left out: {review}");
         assert_eq!(at(&db).await.pending.len(), 1, "the dry run changed nothing");
         let index = match backend {
-            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE name = 'ix_payments_shop_time'",
+            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE name = 'ix_audit_pending_shop'",
             Backend::Postgres => {
-                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'ix_payments_shop_time'"
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'ix_audit_pending_shop'"
             }
         };
         let found = db.query_all(sea_orm::Statement::from_string(db.get_database_backend(), index)).await.unwrap();
-        assert!(found.is_empty(), "the dry run built no index");
+        assert!(found.is_empty(), "the dry run made nothing");
 
         let snapshots = dir.path().join("snapshots");
         let output = command(&url).env("PAYDESK_BACKUP_DIR", &snapshots).arg("migrate").output().unwrap();

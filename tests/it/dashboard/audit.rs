@@ -151,6 +151,8 @@ db_tests! {
         let other = app.shop("Toys").await;
         app.put(&other, "/shop", &json!({"notification_url": "https://toys.example/n"})).await;
         app.put(&other, "/shop", &json!({"notification_url": "https://toys.example/m"})).await;
+        // Chained (within a quarter second) before it is cut.
+        paydesk::db::audit::seal_all(&app.db).await.unwrap();
         sql(&app, &format!("DELETE FROM audit_events WHERE shop_id = {} AND seq = 3", other.id)).await;
         let checked = verify(&app).await;
         let toys = checked.iter().find(|c| c.shop_id == other.id).unwrap();
@@ -182,6 +184,46 @@ db_tests! {
         for pair in updates.windows(2) {
             assert_eq!(change(pair[1], "notification_url").0, change(pair[0], "notification_url").1);
         }
+    }
+
+    async fn waiting_records_are_chained_once_in_the_order_written_whoever_seals_them(app) {
+        use paydesk::domain::audit::{Actor, Entry, Origin};
+        let shop = app.shop("Books").await;
+        paydesk::db::audit::seal_all(&app.db).await.unwrap();
+        // 450 records written as changes write them, more than two seals' batches, then
+        // sealed by four instances at once beside this one's own sealer.
+        let mut written = Vec::new();
+        for n in 0..450 {
+            let entry = Entry::new(shop.id, Actor::operator(), Origin::default(), "shop.updated").on("shop", format!("{n}"));
+            let txn = paydesk::db::begin(&app.db).await.unwrap();
+            written.push(paydesk::db::audit::record(&txn, &entry, chrono::Utc::now()).await.unwrap());
+            txn.commit().await.unwrap();
+        }
+        let sealers = (0..4).map(|_| paydesk::db::audit::seal_all(&app.db));
+        let sealed: u64 = futures::future::try_join_all(sealers).await.unwrap().into_iter().sum();
+        assert!(sealed <= 450, "each record sealed once: {sealed}");
+        let waiting = app.db.query_one(Statement::from_string(app.db.get_database_backend(),
+            "SELECT count(*) AS n FROM audit_pending")).await.unwrap().unwrap();
+        assert_eq!(waiting.try_get::<i64>("", "n").unwrap(), 0);
+        let all = records(&app, &shop).await;
+        let ids: Vec<&str> = all.iter().map(|r| r["id"].as_str().unwrap()).filter(|id| written.iter().any(|w| w == id)).collect();
+        assert_eq!(ids, written.iter().map(String::as_str).collect::<Vec<_>>(), "chained in the order written");
+        let sequences: Vec<i64> = all.iter().map(|r| r["sequence"].as_i64().unwrap()).collect();
+        assert_eq!(sequences, (1..=all.len() as i64).collect::<Vec<_>>());
+        let checked = verify(&app).await;
+        assert_eq!((checked[0].records, checked[0].broken.clone()), (all.len() as u64, None));
+    }
+
+    async fn a_change_is_in_the_trail_as_soon_as_it_is_answered(app) {
+        let shop = app.shop("Books").await;
+        let (status, product) = app.post(&shop, "/products", &test_product_body()).await;
+        assert_eq!(status, StatusCode::CREATED, "{product}");
+        // Read at once: the list seals what waits before it reads.
+        let all = records(&app, &shop).await;
+        let created = one(&all, "product.created");
+        assert_eq!(created["target_id"], product["id"]);
+        let (status, same) = app.get(&shop, &format!("/audit_events/{}", created["id"].as_str().unwrap())).await;
+        assert_eq!((status, same["sequence"].clone()), (StatusCode::OK, created["sequence"].clone()));
     }
 
     async fn the_api_and_the_dashboard_list_filter_and_export_the_trail(app) {

@@ -263,6 +263,7 @@ db_tests! {
         assert_eq!(fingerprint(&app, &t.shop).await, before, "a refused request changed something");
         // Each refusal is in the trail once, as its user's; the stale forms are not changes.
         use sea_orm::{ConnectionTrait, Statement};
+        paydesk::db::audit::seal_all(&app.db).await.unwrap();
         let sql = format!("SELECT COUNT(*) AS n FROM audit_events WHERE shop_id = {} AND action = 'access.refused'", t.shop.id);
         let row = app.db.query_one(Statement::from_string(app.db.get_database_backend(), sql)).await.unwrap().unwrap();
         assert_eq!(row.try_get::<i64>("", "n").unwrap(), refused as i64, "one record per refusal");

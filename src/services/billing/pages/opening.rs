@@ -20,7 +20,7 @@ pub(super) enum Opening {
 /// subscription waits for, claimed for its record. A page paid for a subscription that no
 /// longer waits for it is set aside; a card page of nothing saves its card.
 pub(super) async fn attach_to_plan(
-    txn: &(impl ConnectionTrait + TransactionTrait),
+    txn: &db::Txn,
     state: &AppState,
     paid: &payments::Model,
     now: DateTime<Utc>,
@@ -70,7 +70,7 @@ pub(super) async fn attach_to_plan(
 /// started with that charge as its first and claimed under `token` for its record; with the
 /// discount of a coupon typed on the page.
 async fn open(
-    txn: &(impl ConnectionTrait + TransactionTrait),
+    txn: &db::Txn,
     state: &AppState,
     plan: &plans::Model,
     paid: &payments::Model,
@@ -121,7 +121,7 @@ async fn open(
 /// the subscription it claimed: the subscription starts or goes on from it, with its
 /// timeline, as a run records a charge. Answers the subscription an engine holds.
 pub(super) async fn begin(
-    txn: &(impl ConnectionTrait + TransactionTrait),
+    txn: &db::Txn,
     state: &AppState,
     opening: Opening,
     paid: &payments::Model,
@@ -169,11 +169,7 @@ pub(super) async fn open_paid(state: &AppState, payment: payments::Model, now: D
 /// In `txn`: a page paid for a subscription that no longer waits for that charge (cancelled
 /// meanwhile, paid by another page or by the engine, another period), marked with a key of
 /// its own so that no later charge takes it, and logged for the merchant to refund.
-async fn set_aside(
-    txn: &(impl ConnectionTrait + TransactionTrait),
-    payment: &payments::Model,
-    sub: &subscriptions::Model,
-) -> Result<(), DbErr> {
+async fn set_aside(txn: &db::Txn, payment: &payments::Model, sub: &subscriptions::Model) -> Result<(), DbErr> {
     let customer_id = payment.customer_id.as_deref().unwrap_or(&sub.customer_id);
     let key = rules::stray_key(&sub.id, &payment.id);
     if db::payments::attach(txn, &payment.id, &sub.id, customer_id, &key).await? {
@@ -185,7 +181,7 @@ async fn set_aside(
 /// In `txn`: saves the card a subscriber gave on the processor's page (a payment of
 /// nothing) as the card of their started subscription, the payment marked with its key.
 async fn save_page_card(
-    txn: &(impl ConnectionTrait + TransactionTrait),
+    txn: &db::Txn,
     state: &AppState,
     payment: &payments::Model,
     sub: &subscriptions::Model,

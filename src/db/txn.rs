@@ -1,0 +1,152 @@
+//! Transactions that will write. SQLite takes one writer at a time: a second writer that
+//! finds the lock taken waits in SQLite's busy handler, whose sleeps grow to 100 ms, so under
+//! a burst of writes some wait far longer than the writes ahead of them took. This process's
+//! writers of one SQLite database therefore take turns here first, in the order they came,
+//! and each finds the lock free when its turn comes; SQLite's lock and busy timeout still
+//! keep other processes (the command line, a second instance) in line. PostgreSQL's writers
+//! need no turn: they wait only for the rows they both change. [`insert_together`] makes a
+//! create and its audit record one round trip on either database.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use sea_orm::sea_query::{
+    Alias, Asterisk, CommonTableExpression, InsertStatement, PostgresQueryBuilder, Query, SqliteQueryBuilder,
+    WithClause,
+};
+use sea_orm::{
+    ConnectionTrait, DatabaseBackend, DatabaseConnection, DatabaseTransaction, DbErr, ExecResult, QueryResult,
+    RuntimeErr, Statement, TransactionTrait,
+};
+use sea_query_binder::SqlxValues;
+use tokio::sync::OwnedMutexGuard;
+
+/// The turn of each SQLite database file this process writes to.
+static TURNS: LazyLock<Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>> = LazyLock::new(Default::default);
+
+/// A transaction begun by [`begin`]: it holds its database's writer turn (on SQLite) until it
+/// commits, rolls back or is dropped.
+pub struct Txn {
+    // Declared first, so dropped (rolled back) before the turn passes on.
+    inner: DatabaseTransaction,
+    _turn: Option<OwnedMutexGuard<()>>,
+}
+
+impl Txn {
+    pub async fn commit(self) -> Result<(), DbErr> {
+        self.inner.commit().await
+    }
+
+    pub async fn rollback(self) -> Result<(), DbErr> {
+        self.inner.rollback().await
+    }
+
+    /// A savepoint in this transaction: what is done in it is undone alone if it rolls back.
+    pub async fn savepoint(&self) -> Result<DatabaseTransaction, DbErr> {
+        #[allow(clippy::disallowed_methods)]
+        self.inner.begin().await
+    }
+}
+
+/// Begins a transaction on `db` that may write (see the module's text).
+///
+/// On SQLite it takes the database's write lock at once, as `BEGIN IMMEDIATE` would, after
+/// this process's earlier writers and under the busy timeout for other processes'. A
+/// transaction that read first and wrote later could not take the lock once another writer
+/// had taken it since: SQLite answers "database is locked" at once (codes 5 and 517),
+/// whatever the timeout. On PostgreSQL, a plain `BEGIN`.
+pub async fn begin(db: &DatabaseConnection) -> Result<Txn, DbErr> {
+    if db.get_database_backend() != DatabaseBackend::Sqlite {
+        #[allow(clippy::disallowed_methods)]
+        return Ok(Txn { inner: db.begin().await?, _turn: None });
+    }
+    let turn = turn(db).lock_owned().await;
+    #[allow(clippy::disallowed_methods)]
+    let inner = db.begin().await?;
+    // A write that changes nothing still takes the lock when it starts.
+    inner.execute_unprepared(TAKE_WRITE_LOCK).await?;
+    Ok(Txn { inner, _turn: Some(turn) })
+}
+
+/// The writers' turn of the SQLite database `db`.
+fn turn(db: &DatabaseConnection) -> Arc<tokio::sync::Mutex<()>> {
+    let file = db.get_sqlite_connection_pool().connect_options().get_filename().to_path_buf();
+    let mut turns = TURNS.lock().unwrap_or_else(|e| e.into_inner());
+    turns.entry(file).or_default().clone()
+}
+
+/// Runs `first` (an insert that answers its row) and `then` (an insert) as one transaction in
+/// one round trip: on PostgreSQL as two inserts of one `WITH` statement; on SQLite as one call
+/// of `BEGIN IMMEDIATE; first; then; COMMIT`, in this process's turn. Answers `first`'s row.
+pub async fn insert_together(
+    db: &DatabaseConnection,
+    first: InsertStatement,
+    then: InsertStatement,
+) -> Result<QueryResult, DbErr> {
+    if db.get_database_backend() == DatabaseBackend::Postgres {
+        let cte = |name: &str, query| CommonTableExpression::new().query(query).table_name(Alias::new(name)).to_owned();
+        let made = Query::select().column(Asterisk).from(Alias::new("made")).to_owned();
+        let (sql, values) = WithClause::new()
+            .cte(cte("made", first))
+            .cte(cte("then", then))
+            .to_owned()
+            .query(made)
+            .build(PostgresQueryBuilder);
+        let made = db.query_one(Statement::from_sql_and_values(DatabaseBackend::Postgres, sql, values)).await?;
+        return made.ok_or(DbErr::RecordNotInserted);
+    }
+    let ((first, mut values), (then, more)) = (first.build(SqliteQueryBuilder), then.build(SqliteQueryBuilder));
+    values.0.extend(more.0);
+    let sql = format!("BEGIN IMMEDIATE; {first}; {then}; COMMIT");
+    let turn = turn(db);
+    let pool = db.get_sqlite_connection_pool().clone();
+    // In a task of its own: a request dropped midway (its client gone) would stop the call
+    // between its statements and hand the connection back inside the transaction.
+    let done = tokio::spawn(async move {
+        let _turn = turn.lock_owned().await;
+        let mut conn = pool.acquire().await.map_err(|e| DbErr::Conn(RuntimeErr::SqlxError(e)))?;
+        match sea_orm::sqlx::query_with(&sql, SqlxValues(values)).fetch_all(&mut *conn).await {
+            Ok(rows) => rows.into_iter().next().map(QueryResult::from).ok_or(DbErr::RecordNotInserted),
+            Err(e) => {
+                // A statement that failed leaves the transaction open: it is undone before the
+                // connection goes back, or the connection is closed.
+                if sea_orm::sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
+                    conn.close_on_drop();
+                }
+                Err(DbErr::Query(RuntimeErr::SqlxError(e)))
+            }
+        }
+    });
+    done.await.map_err(|e| DbErr::Custom(format!("the insert's task ended: {e}")))?
+}
+
+/// A write of SQLite's that changes nothing, to a table every migrated database has.
+const TAKE_WRITE_LOCK: &str = "UPDATE seaql_migrations SET applied_at = applied_at WHERE 1 = 0";
+
+#[async_trait::async_trait]
+impl ConnectionTrait for Txn {
+    fn get_database_backend(&self) -> DatabaseBackend {
+        self.inner.get_database_backend()
+    }
+
+    async fn execute(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
+        self.inner.execute(stmt).await
+    }
+
+    async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
+        self.inner.execute_unprepared(sql).await
+    }
+
+    async fn query_one(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
+        self.inner.query_one(stmt).await
+    }
+
+    async fn query_all(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
+        self.inner.query_all(stmt).await
+    }
+
+    fn support_returning(&self) -> bool {
+        self.inner.support_returning()
+    }
+}
