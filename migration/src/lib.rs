@@ -42,6 +42,9 @@ mod m20261128_000036_jobs;
 mod m20261205_000037_card_fingerprints;
 mod m20261205_000038_payments_by_time;
 mod m20261205_000039_audit_pending;
+mod m20261205_000040_search;
+
+pub use m20261205_000040_search::{SEPARATORS, search_words};
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -89,6 +92,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000037_card_fingerprints::Migration),
             Box::new(m20261205_000038_payments_by_time::Migration),
             Box::new(m20261205_000039_audit_pending::Migration),
+            Box::new(m20261205_000040_search::Migration),
         ]
     }
 }

@@ -82,7 +82,10 @@ pub async fn tables(db: &impl ConnectionTrait) -> Result<Vec<String>, DbErr> {
         DatabaseBackend::Postgres => {
             "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
         }
-        _ => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY 1",
+        // Not the search indexes' FTS5 tables ("virtual", "shadow"): they hold no rows of their own.
+        _ => {
+            "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY 1"
+        }
     };
     let rows = db.query_all(Statement::from_string(backend, sql)).await?;
     rows.iter().map(|r| r.try_get_by_index::<String>(0)).collect()

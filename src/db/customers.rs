@@ -23,6 +23,7 @@ impl ShopOwned for Entity {
 
 impl Searchable for Entity {
     const NAMES: &'static [Column] = &[Column::Email, Column::FirstName, Column::LastName];
+    const SEARCH: &'static str = "customers_search";
 }
 
 /// Stores a new customer of the shop.

@@ -5,13 +5,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::domain::ids::plausible;
-use sea_orm::sea_query::{Alias, Expr, Func, IntoColumnRef, LikeExpr, SimpleExpr};
+use sea_orm::sea_query::{Alias, Expr, Func, IntoColumnRef, Query, SimpleExpr};
 use sea_orm::sqlx::ConnectOptions as _;
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait, IdenStatic,
+    QueryFilter, QueryOrder, QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector,
 };
 
 pub use txn::{Txn, begin, insert_together};
@@ -187,6 +187,8 @@ pub trait ShopOwned: EntityTrait {
 pub trait Searchable: ShopOwned {
     /// The columns a search looks in.
     const NAMES: &'static [Self::Column];
+    /// Their trigram index (see [`holding`]).
+    const SEARCH: &'static str;
 }
 
 /// Objects a merchant can archive (products, plans): their links then take no payments.
@@ -313,21 +315,58 @@ async fn search_where<E: Searchable>(
     shop_id: i64,
     page: &Page,
     q: &str,
-    mut condition: Condition,
+    condition: Condition,
 ) -> Result<Listed<E::Model>, ListError> {
-    for word in q.split_whitespace() {
-        condition = condition.add(E::NAMES.iter().fold(Condition::any(), |any, c| any.add(contains(*c, word))));
-    }
-    list_where::<E>(db, shop_id, page, condition).await
+    list_where::<E>(db, shop_id, page, condition.add(found::<E>(db.get_database_backend(), q))).await
 }
 
-/// `LIKE` over lowercased text with `ё` read as `е` (Russian writes either: "Пётр" is found
-/// by "петр"), the user's `%` and `_` taken literally (the same on SQLite, whose `lower()`
-/// [`sqlite_lower`] makes Unicode-aware, and PostgreSQL).
-fn contains(column: impl IntoColumnRef, q: &str) -> SimpleExpr {
-    let escaped = fold(q).replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-    let folded = Func::cust(Alias::new("replace")).arg(Func::lower(Expr::col(column))).arg("ё").arg("е");
-    Expr::expr(folded).like(LikeExpr::new(format!("%{escaped}%")).escape('\\'))
+/// The first `limit` of the shop's objects [`search`] finds: the query, to see its plan.
+pub fn search_query<E: Searchable>(backend: DatabaseBackend, shop_id: i64, q: &str, limit: u64) -> Select<E> {
+    owned::<E>(shop_id).filter(found::<E>(backend, q)).order_by_desc(E::SEQ).limit(limit)
+}
+
+/// The objects where each word of `q` starts a word of one of `E::NAMES`.
+fn found<E: Searchable>(backend: DatabaseBackend, q: &str) -> Condition {
+    let names: Vec<&str> = E::NAMES.iter().map(|c| c.as_str()).collect();
+    holding(backend, (E::SEQ, E::SEARCH, &names), q)
+}
+
+/// Where a search looks: a table's `seq` column, its word index (on SQLite, the FTS5 table of
+/// that name), and the text columns that index holds.
+pub(crate) type Searched<'a, C> = (C, &'a str, &'a [&'a str]);
+
+/// What separates the words of a search besides spaces (as the indexes split them: see
+/// [`migration::SEPARATORS`]).
+const SEPARATORS: &str = "!\"#$%&'()*,/:;<=>?[\\]^`{|}~";
+
+/// The rows where each word of `q` starts a word of one of the `searched` columns, in any
+/// case and with `ё` read as `е` (all rows when `q` has no word), read from the table's word
+/// index: SQLite's FTS5 table, PostgreSQL's GIN index of [`migration::search_words`].
+pub(crate) fn holding<C: IntoColumnRef>(backend: DatabaseBackend, searched: Searched<'_, C>, q: &str) -> Condition {
+    let (seq, index, columns) = searched;
+    let folded = fold(q);
+    let words: Vec<&str> =
+        folded.split(|c: char| c.is_whitespace() || SEPARATORS.contains(c)).filter(|w| !w.is_empty()).collect();
+    if words.is_empty() {
+        return Condition::all();
+    }
+    let found = if backend == DatabaseBackend::Sqlite {
+        // Each word a prefix query; side by side, all of them must be found.
+        let query: Vec<String> = words.iter().map(|w| format!("\"{}\"*", w.replace('"', "\"\""))).collect();
+        let rows = Query::select()
+            .expr(Expr::cust("rowid"))
+            .from(Alias::new(index))
+            .and_where(Expr::cust_with_values(format!("\"{index}\" MATCH ?"), [query.join(" ")]))
+            .to_owned();
+        Expr::col(seq).in_subquery(rows)
+    } else {
+        // Each word a prefix of a lexeme taken as it is (quoted: no operator is read in it).
+        let query: Vec<String> =
+            words.iter().map(|w| format!("'{}':*", w.replace('\\', "\\\\").replace('\'', "''"))).collect();
+        let document = migration::search_words(columns);
+        Expr::cust_with_values(format!("{document} @@ CAST($1 AS tsquery)"), [query.join(" & ")])
+    };
+    Condition::all().add(found)
 }
 
 /// Text as searches compare it: lowercase, with `ё` as `е`.

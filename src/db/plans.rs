@@ -30,6 +30,7 @@ impl super::Archivable for Entity {
 
 impl Searchable for Entity {
     const NAMES: &'static [Column] = &[Column::Title];
+    const SEARCH: &'static str = "plans_search";
 }
 
 /// The plans with these ids, whichever shop they belong to (the billing engine works for

@@ -28,6 +28,7 @@ impl super::Archivable for Entity {
 
 impl Searchable for Entity {
     const NAMES: &'static [Column] = &[Column::Name];
+    const SEARCH: &'static str = "products_search";
 }
 
 /// Stores a new product of the shop (recorded as its creator's `product.created`).

@@ -417,13 +417,35 @@ pub mod cards {
 }
 
 /// Copies the payment `id` `rows` times, each a second older than the one before (new ids,
-/// every tenth declined; on SQLite in the text the driver writes), then has the database gather its statistics as paydesk's hourly
+/// every tenth declined), then has the database gather its statistics as paydesk's hourly
 /// upkeep does.
 pub async fn copy_payment(app: &TestApp, id: &str, rows: i64) {
+    let status = "CASE WHEN n.i % 10 = 0 THEN 'failed' ELSE status END".to_string();
+    copy_rows::<paydesk::db::entities::payments::Entity>(app, id, rows, &[("status", status)]).await;
+}
+
+/// Copies the shop's customer with the e-mail `email` `rows` times (`ann@example.com.1`…).
+pub async fn copy_customer(app: &TestApp, shop: &Shop, email: &str, rows: i64) {
+    use paydesk::db::entities::customers;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let customer = customers::Entity::find()
+        .filter(customers::Column::ShopId.eq(shop.id))
+        .filter(customers::Column::Email.eq(email))
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    copy_rows::<customers::Entity>(app, &customer.id, rows, &[("email", "email || '.' || n.i".to_string())]).await;
+}
+
+/// Copies the row of `E` whose id is `id` `rows` times in SQL, each a second older than the
+/// one before (on SQLite in the text the driver writes), with `changed` columns computed from
+/// the copy's number `n.i`; then gathers statistics.
+pub async fn copy_rows<E: sea_orm::EntityTrait>(app: &TestApp, id: &str, rows: i64, changed: &[(&str, String)]) {
     use sea_orm::{ConnectionTrait, Iterable};
     let postgres = app.db.get_database_backend() == sea_orm::DatabaseBackend::Postgres;
-    let columns: Vec<String> =
-        paydesk::db::entities::payments::Column::iter().map(|c| sea_orm::IdenStatic::as_str(&c).to_string()).collect();
+    let table = sea_orm::IdenStatic::as_str(&E::default()).to_string();
+    let columns: Vec<String> = E::Column::iter().map(|c| sea_orm::IdenStatic::as_str(&c).to_string()).collect();
     let columns: Vec<String> = columns.into_iter().filter(|c| c != "seq").collect();
     let older = if postgres {
         "created_at - make_interval(secs => n.i)".to_string()
@@ -434,14 +456,15 @@ pub async fn copy_payment(app: &TestApp, id: &str, rows: i64) {
         .iter()
         .map(|c| match c.as_str() {
             "id" => "id || '_' || n.i".to_string(),
-            "status" => "CASE WHEN n.i % 10 = 0 THEN 'failed' ELSE status END".to_string(),
             "created_at" => older.clone(),
-            other => other.to_string(),
+            other => {
+                changed.iter().find(|(name, _)| *name == other).map_or(other.to_string(), |(_, value)| value.clone())
+            }
         })
         .collect();
     let sql = format!(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \
-         INSERT INTO payments ({}) SELECT {} FROM payments, n WHERE payments.id = '{id}'",
+         INSERT INTO {table} ({}) SELECT {} FROM {table}, n WHERE {table}.id = '{id}'",
         columns.join(", "),
         values.join(", ")
     );

@@ -7,10 +7,10 @@ pub use answers::*;
 pub use pages::*;
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Expr, OnConflict, Query};
+use sea_orm::sea_query::{Expr, OnConflict, Query, SelectStatement, SimpleExpr, UnionType};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
+    EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
@@ -18,7 +18,7 @@ use super::{ListError, Listed, Page, ShopOwned};
 use crate::domain::card::{CardRef, Outcome};
 use crate::domain::currency::{CURRENCIES, Currency};
 use crate::domain::ids::{PAYMENT, new_id};
-use crate::domain::payment::{PaymentFilter, PaymentSearch};
+use crate::domain::payment::{PaymentFilter, PaymentSearch, SearchTerms};
 use crate::domain::refund::Refundable;
 use crate::domain::vocab::{ClockStatus, PaymentStatus, TransactionType};
 
@@ -99,31 +99,42 @@ pub async fn searched_after(
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
-    search_query(shop_id, search, after, limit).all(db).await
+    search_query(db.get_database_backend(), shop_id, search, after, limit).all(db).await
 }
 
 /// The query of a page of [`search`]: at most `limit` payments made before `after` (a
 /// payment's time and `seq`), newest first, read in the order of the index
-/// `ix_payments_shop_time` (or `ix_payments_shop_status_time`).
+/// `ix_payments_shop_time` (or `ix_payments_shop_status_time`). Typed text finds its payments
+/// through indexes, each kind by its own (see [`found`]), before they are put in order.
 pub fn search_query(
+    backend: DatabaseBackend,
     shop_id: i64,
     search: &PaymentSearch,
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> sea_orm::Select<Entity> {
-    let mut query = Entity::find().filter(Column::ShopId.eq(shop_id)).filter(searched(shop_id, search));
+    let mut query = Entity::find().filter(Column::ShopId.eq(shop_id)).filter(searched(search));
     if let Some((at, seq)) = after {
         // As one comparison of pairs, which both databases read as a range of the index.
         let before = Expr::tuple([Expr::col(Column::CreatedAt).into(), Expr::col(Column::Seq).into()])
             .lt(Expr::tuple([Expr::value(at), Expr::value(seq)]));
         query = query.filter(before);
     }
+    let Some(terms) = &search.terms else {
+        return query.order_by_desc(Column::CreatedAt).order_by_desc(Column::Seq).limit(limit);
+    };
+    query = query.filter(Column::Seq.in_subquery(found(backend, shop_id, terms)));
+    if backend == DatabaseBackend::Sqlite {
+        // SQLite would rather walk the shop's payments in order until a page of them is found;
+        // the order asked as an expression (`+`) no index holds makes it read what the search
+        // found and sort that instead.
+        return query.order_by_desc(Expr::cust("+\"created_at\"")).order_by_desc(Column::Seq).limit(limit);
+    }
     query.order_by_desc(Column::CreatedAt).order_by_desc(Column::Seq).limit(limit)
 }
 
-/// The condition of a dashboard search.
-fn searched(shop_id: i64, search: &PaymentSearch) -> Condition {
-    use super::entities::customers::{Column as C, Entity as Customers};
+/// The condition of a dashboard search's filters.
+fn searched(search: &PaymentSearch) -> Condition {
     let mut condition = filtered(&search.filter);
     if let Some(test) = search.test {
         condition = condition.add(Column::Test.eq(test));
@@ -134,32 +145,55 @@ fn searched(shop_id: i64, search: &PaymentSearch) -> Condition {
     if let Some(until) = search.until {
         condition = condition.add(Column::CreatedAt.lt(until));
     }
-    let Some(terms) = &search.terms else { return condition };
+    condition
+}
+
+/// The `seq` of the shop's payments that typed text finds: those of the customers whose
+/// e-mail or names have words starting with its words, those whose card holder's name has,
+/// and the one with that id, the card's last four, or that amount. Each is read from an index
+/// of its own.
+fn found(backend: DatabaseBackend, shop_id: i64, terms: &SearchTerms) -> SelectStatement {
+    use super::entities::customers::{Column as C, Entity as Customers};
+    let text = terms.text.as_str();
+    let mine = |condition: Condition| {
+        Query::select()
+            .column(Column::Seq)
+            .from(Entity)
+            .and_where(Column::ShopId.eq(shop_id))
+            .cond_where(condition)
+            .to_owned()
+    };
     let customers = Query::select()
         .column(C::Id)
         .from(Customers)
         .and_where(C::ShopId.eq(shop_id))
-        .cond_where(
-            Condition::any()
-                .add(super::contains(C::Email, &terms.text))
-                .add(super::contains(C::FirstName, &terms.text))
-                .add(super::contains(C::LastName, &terms.text)),
-        )
+        .cond_where(super::holding(backend, (C::Seq, "customers_search", &["email", "first_name", "last_name"]), text))
         .to_owned();
-    let mut any = Condition::any()
-        .add(Column::CustomerId.in_subquery(customers))
-        .add(super::contains(Column::CardHolder, &terms.text));
+    let theirs = if backend == DatabaseBackend::Postgres {
+        // As an array the customers are looked up one by one in the payments' index, whatever
+        // PostgreSQL guesses of how many a search finds.
+        let customers = SimpleExpr::SubQuery(None, Box::new(customers.into_sub_query_statement()));
+        Expr::cust_with_exprs("\"customer_id\" = ANY(ARRAY($1))", [customers])
+    } else {
+        Column::CustomerId.in_subquery(customers)
+    };
+    let mut found = mine(Condition::all().add(theirs));
+    found
+        .union(UnionType::All, mine(super::holding(backend, (Column::Seq, "payments_search", &["card_holder"]), text)));
     if let Some(id) = &terms.id {
-        any = any.add(Column::Id.eq(id.as_str()));
+        found.union(UnionType::All, mine(Condition::all().add(Column::Id.eq(id.as_str()))));
     }
     if let Some(last4) = &terms.last4 {
-        any = any.add(Column::CardLast4.eq(last4.as_str()));
+        found.union(UnionType::All, mine(Condition::all().add(Column::CardLast4.eq(last4.as_str()))));
     }
     for (exponent, amount) in &terms.amounts {
         let codes: Vec<Currency> = CURRENCIES.iter().filter(|c| c.exponent == *exponent).copied().collect();
-        any = any.add(Condition::all().add(Column::Amount.eq(*amount)).add(Column::Currency.is_in(codes)));
+        found.union(
+            UnionType::All,
+            mine(Condition::all().add(Column::Amount.eq(*amount)).add(Column::Currency.is_in(codes))),
+        );
     }
-    condition.add(any)
+    found
 }
 
 /// The condition of the filters of a list.

@@ -10,7 +10,7 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use super::csv::{Csv, EXPORT_LIMIT};
+use super::csv::Csv;
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, k, local, ok};
 use crate::db;
@@ -187,10 +187,13 @@ async fn page(State(state): State<AppState>, m: Merchant, Query(typed): Query<Ty
     ok(&page)
 }
 
-/// The records the filter finds, as CSV (at most [`EXPORT_LIMIT`]).
+/// Records an export reads at a time.
+const EXPORT_PAGE: u64 = 1000;
+
+/// The records the filter finds, as CSV sent while it is read.
 async fn export(State(state): State<AppState>, m: Merchant, Query(typed): Query<Typed>) -> Page {
     let filter = typed.filter(m.tz).map_err(|problem| AppError::BadRequest(m.t(problem).into()))?;
-    let mut csv = Csv::new(&[
+    let header = Csv::new(&[
         "id",
         "sequence",
         "created_at",
@@ -209,38 +212,43 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(typed): Query<
         "hash",
         "previous_hash",
     ]);
-    let mut page = db::Page { limit: 500, starting_after: None };
-    let mut written = 0;
-    loop {
-        let listed = db::audit::list(&state.db, m.shop.id, &page, &filter).await.map_err(AppError::from)?;
-        for r in &listed.rows {
-            let e = &r.entry;
-            let text = |v: &Option<String>| v.clone().unwrap_or_default();
-            csv.row(&[
-                &r.id,
-                &r.seq.to_string(),
-                &crate::web::views::timestamp(r.at),
-                e.actor.kind.as_str(),
-                &text(&e.actor.id),
-                &text(&e.actor.label),
-                e.actor.role.map_or("", |role| role.as_str()),
-                &e.action,
-                e.object.as_ref().map_or("", |o| o.0.as_str()),
-                e.object.as_ref().map_or("", |o| o.1.as_str()),
-                &serde_json::to_string(&e.changes).unwrap_or_default(),
-                e.outcome.as_str(),
-                &text(&e.origin.address),
-                &text(&e.origin.user_agent),
-                &text(&e.origin.request_id),
-                &r.hash,
-                &r.prev_hash,
-            ]);
-            written += 1;
+    let shop = m.shop.id;
+    let pages = super::csv::pages(move |after: Option<String>| {
+        let (state, filter) = (state.clone(), filter.clone());
+        async move {
+            let page = db::Page { limit: EXPORT_PAGE, starting_after: after };
+            let listed = db::audit::list(&state.db, shop, &page, &filter).await.map_err(AppError::from)?;
+            let mut csv = Csv::empty();
+            for r in &listed.rows {
+                export_row(&mut csv, r);
+            }
+            Ok((csv.take(), listed.next_after))
         }
-        match listed.next_after {
-            Some(after) if written < EXPORT_LIMIT => page.starting_after = Some(after),
-            _ => break,
-        }
-    }
-    Ok(csv.into_response(&format!("audit-{}.csv", m.shop.id)))
+    });
+    Ok(super::csv::stream(&format!("audit-{shop}.csv"), header, pages))
+}
+
+/// One record's row of the export.
+fn export_row(csv: &mut Csv, r: &crate::domain::audit::Record) {
+    let e = &r.entry;
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    csv.row(&[
+        &r.id,
+        &r.seq.to_string(),
+        &crate::web::views::timestamp(r.at),
+        e.actor.kind.as_str(),
+        &text(&e.actor.id),
+        &text(&e.actor.label),
+        e.actor.role.map_or("", |role| role.as_str()),
+        &e.action,
+        e.object.as_ref().map_or("", |o| o.0.as_str()),
+        e.object.as_ref().map_or("", |o| o.1.as_str()),
+        &serde_json::to_string(&e.changes).unwrap_or_default(),
+        e.outcome.as_str(),
+        &text(&e.origin.address),
+        &text(&e.origin.user_agent),
+        &text(&e.origin.request_id),
+        &r.hash,
+        &r.prev_hash,
+    ]);
 }

@@ -10,9 +10,6 @@ use futures::{Stream, StreamExt, TryStreamExt};
 
 use crate::web::error::AppError;
 
-/// The most rows one export holds.
-pub const EXPORT_LIMIT: usize = 100_000;
-
 /// A CSV document being written, header first.
 pub struct Csv(String);
 
@@ -51,11 +48,6 @@ impl Csv {
         self.0.push_str("\r\n");
     }
 
-    /// The document as a download named `filename`.
-    pub fn into_response(self, filename: &str) -> Response {
-        (headers(filename), self.0).into_response()
-    }
-
     /// The rows written so far, leaving none.
     pub fn take(&mut self) -> String {
         std::mem::take(&mut self.0)
@@ -75,6 +67,22 @@ where
     });
     let body = futures::stream::once(std::future::ready(Ok(header.0))).chain(rows);
     (headers(filename), Body::from_stream(body)).into_response()
+}
+
+/// A document's rows read a page at a time: `read(after)` writes the page that starts after
+/// the cursor `after` (`None`: the first page) and says where the next one starts (`None`: there
+/// is none).
+pub fn pages<C, F, Fut>(read: F) -> impl Stream<Item = Result<String, AppError>> + Send + 'static
+where
+    C: Send + 'static,
+    F: FnMut(Option<C>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(String, Option<C>), AppError>> + Send,
+{
+    futures::stream::try_unfold((read, Some(None)), |(mut read, next)| async move {
+        let Some(after) = next else { return Ok(None) };
+        let (rows, next) = read(after).await?;
+        Ok(Some((rows, (read, next.map(Some)))))
+    })
 }
 
 fn headers(filename: &str) -> [(HeaderName, String); 3] {

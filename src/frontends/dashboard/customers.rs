@@ -72,10 +72,13 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
     ok(&ListPage { chrome: m.chrome("customers").await, q: found.q, rows, next: found.next, export })
 }
 
-/// The customers a search finds (all of them without one), as CSV.
+/// Customers an export reads at a time.
+const EXPORT_PAGE: u64 = 1000;
+
+/// The customers a search finds (all of them without one), as CSV sent while it is read.
 async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<ListQuery>) -> Page {
-    let q = query.q.unwrap_or_default();
-    let mut csv = Csv::new(&[
+    let q = query.q.unwrap_or_default().trim().to_string();
+    let header = Csv::new(&[
         "id",
         "email",
         "first_name",
@@ -89,34 +92,39 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<
         "external_id",
         "created_at",
     ]);
-    let mut page = db::Page { limit: 500, starting_after: None };
-    let mut written = 0;
-    loop {
-        let listed = db::search::<customers::Entity>(&state.db, m.shop.id, &page, q.trim()).await?;
-        for c in &listed.rows {
-            let text = |v: &Option<String>| v.clone().unwrap_or_default();
-            csv.row(&[
-                &c.id,
-                &c.email,
-                &text(&c.first_name),
-                &text(&c.last_name),
-                &text(&c.phone),
-                &text(&c.country),
-                &text(&c.state),
-                &text(&c.city),
-                &text(&c.address),
-                &text(&c.zip),
-                &text(&c.external_id),
-                &c.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-            ]);
+    let shop = m.shop.id;
+    let pages = super::csv::pages(move |after: Option<String>| {
+        let (state, q) = (state.clone(), q.clone());
+        async move {
+            let page = db::Page { limit: EXPORT_PAGE, starting_after: after };
+            let listed = db::search::<customers::Entity>(&state.db, shop, &page, &q).await?;
+            let mut csv = Csv::empty();
+            for c in &listed.rows {
+                export_row(&mut csv, c);
+            }
+            Ok((csv.take(), listed.next_after))
         }
-        written += listed.rows.len();
-        match listed.next_after {
-            Some(after) if written < super::csv::EXPORT_LIMIT => page.starting_after = Some(after),
-            _ => break,
-        }
-    }
-    Ok(csv.into_response(&format!("customers-{}.csv", Utc::now().format("%Y%m%d"))))
+    });
+    Ok(super::csv::stream(&format!("customers-{}.csv", Utc::now().format("%Y%m%d")), header, pages))
+}
+
+/// One customer's row of the export.
+fn export_row(csv: &mut Csv, c: &customers::Model) {
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    csv.row(&[
+        &c.id,
+        &c.email,
+        &text(&c.first_name),
+        &text(&c.last_name),
+        &text(&c.phone),
+        &text(&c.country),
+        &text(&c.state),
+        &text(&c.city),
+        &text(&c.address),
+        &text(&c.zip),
+        &text(&c.external_id),
+        &c.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+    ]);
 }
 
 #[derive(Template)]

@@ -205,26 +205,25 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
         }
     };
     let filename = format!("payments-{}.csv", Utc::now().format("%Y%m%d"));
-    // The state between pages: where the last one ended, and whether it was full.
-    let start = (state, m, search, None::<(chrono::DateTime<Utc>, i64)>, true);
-    let pages = futures::stream::try_unfold(start, |(state, m, search, after, more)| async move {
-        if !more {
-            return Ok(None);
+    let shop = m.shop.id;
+    let pages = super::csv::pages(move |after: Option<(chrono::DateTime<Utc>, i64)>| {
+        let (state, search) = (state.clone(), search.clone());
+        async move {
+            let rows = db::payments::searched_after(&state.db, shop, &search, after, EXPORT_PAGE).await?;
+            let named = Named::load(&state, shop, &rows).await?;
+            let mut csv = Csv::empty();
+            for p in &rows {
+                export_row(&mut csv, p, &named);
+            }
+            let next = rows.last().map(|last| (last.created_at, last.seq)).filter(|_| rows.len() as u64 == EXPORT_PAGE);
+            // Each page starts after the one before; one that did not would be sent forever.
+            if let (Some(before), Some(next)) = (after, next)
+                && next >= before
+            {
+                return Err(AppError::Internal("the payments export went back on itself".into()));
+            }
+            Ok((csv.take(), next))
         }
-        let rows = db::payments::searched_after(&state.db, m.shop.id, &search, after, EXPORT_PAGE).await?;
-        let Some(last) = rows.last() else { return Ok(None) };
-        let next = (last.created_at, last.seq);
-        // Each page starts after the one before; one that did not would be sent forever.
-        if after.is_some_and(|before| next >= before) {
-            return Err(AppError::Internal("the payments export went back on itself".into()));
-        }
-        let named = Named::load(&state, &m, &rows).await?;
-        let mut csv = Csv::empty();
-        for p in &rows {
-            export_row(&mut csv, p, &named);
-        }
-        let more = rows.len() as u64 == EXPORT_PAGE;
-        Ok(Some((csv.take(), (state, m, search, Some(next), more))))
     });
     Ok(super::csv::stream(&filename, Csv::new(&EXPORT_COLUMNS), pages))
 }

@@ -39,13 +39,12 @@ pub struct Named {
 }
 
 impl Named {
-    pub async fn load(state: &AppState, m: &Merchant, payments: &[payments::Model]) -> Result<Named, AppError> {
+    pub async fn load(state: &AppState, shop_id: i64, payments: &[payments::Model]) -> Result<Named, AppError> {
         let ids = |f: fn(&payments::Model) -> Option<&str>| payments.iter().filter_map(f).collect::<Vec<&str>>();
         Ok(Named {
-            customers: db::by_ids::<customers::Entity>(&state.db, m.shop.id, &ids(|p| p.customer_id.as_deref()))
-                .await?,
-            products: db::by_ids::<products::Entity>(&state.db, m.shop.id, &ids(|p| p.product_id.as_deref())).await?,
-            plans: db::by_ids::<plans::Entity>(&state.db, m.shop.id, &ids(|p| p.plan_id.as_deref())).await?,
+            customers: db::by_ids::<customers::Entity>(&state.db, shop_id, &ids(|p| p.customer_id.as_deref())).await?,
+            products: db::by_ids::<products::Entity>(&state.db, shop_id, &ids(|p| p.product_id.as_deref())).await?,
+            plans: db::by_ids::<plans::Entity>(&state.db, shop_id, &ids(|p| p.plan_id.as_deref())).await?,
         })
     }
 
@@ -69,7 +68,7 @@ pub async fn payment_rows(
     m: &Merchant,
     payments: &[payments::Model],
 ) -> Result<Vec<PaymentRow>, AppError> {
-    let named = Named::load(state, m, payments).await?;
+    let named = Named::load(state, m.shop.id, payments).await?;
     Ok(payments
         .iter()
         .map(|p| {

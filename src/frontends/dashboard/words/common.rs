@@ -29,6 +29,7 @@ pub const RU: &[(&str, &str)] = &[
     ("Currency", "Валюта"),
     ("E-mail", "Эл. почта"),
     ("Search", "Найти"),
+    ("Finds the words that start with the words you type.", "Находит слова, которые начинаются с введённых."),
     ("Full name", "Имя"),
     ("Next page →", "Следующая страница →"),
     ("Please correct the marked fields.", "Исправьте отмеченные поля."),

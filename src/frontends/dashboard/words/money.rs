@@ -47,8 +47,8 @@ pub const RU: &[(&str, &str)] = &[
         "Статус платежа — «{}»: списывать или отменять нечего.",
     ),
     (
-        "An e-mail or name, the card's last 4 digits, an amount such as 9.90, or a payment id",
-        "Эл. почта или имя, последние 4 цифры карты, сумма (например, 9,90) или ID платежа",
+        "The start of an e-mail or of a name's words, the card's last 4 digits, an amount such as 9.90, or a payment id",
+        "Начало эл. почты или слов имени, последние 4 цифры карты, сумма (например, 9,90) или ID платежа",
     ),
     ("Any status", "Любой статус"),
     ("Product", "Товар"),
