@@ -52,11 +52,25 @@ pub struct Templates {
     pub subscription: String,
 }
 
-/// Grows every table from `from` to `to` rows of copies.
+/// Grows every table from `from` to `to` rows of copies, as a shop's year would hold them:
+/// each product and customer named apart (copy `i` is the product `<name> <i>x` and the
+/// customer `c<i>.<e-mail>`), and the payments 30 seconds apart, newest first, every tenth
+/// declined, the `i`th paid by the `i`th customer.
 pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from: u64, to: u64) {
-    copy::<products::Entity>(db, backend, &t.product, from, to, &[]).await;
-    copy::<customers::Entity>(db, backend, &t.customer, from, to, &[]).await;
-    copy::<payments::Entity>(db, backend, &t.payment, from, to, &[("billing_key", "NULL")]).await;
+    copy::<products::Entity>(db, backend, &t.product, from, to, &[("name", "t.name || ' ' || s.i || 'x'")]).await;
+    copy::<customers::Entity>(db, backend, &t.customer, from, to, &[("email", "'c' || s.i || '.' || t.email")]).await;
+    let older = match backend {
+        Backend::Sqlite => "strftime('%Y-%m-%dT%H:%M:%f', t.created_at, '-' || (s.i * 30) || ' seconds') || '+00:00'",
+        Backend::Postgres => "t.created_at - make_interval(secs => s.i * 30)",
+    };
+    let customer = format!("'{}_' || s.i", t.customer);
+    let payment = [
+        ("billing_key", "NULL"),
+        ("created_at", older),
+        ("status", "CASE WHEN s.i % 10 = 0 THEN 'failed' ELSE t.status END"),
+        ("customer_id", customer.as_str()),
+    ];
+    copy::<payments::Entity>(db, backend, &t.payment, from, to, &payment).await;
     copy::<subscriptions::Entity>(db, backend, &t.subscription, from, to, &[]).await;
     // The triggers added a row of change per copy: fold them, as the scheduler does every
     // minute.

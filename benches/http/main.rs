@@ -201,6 +201,21 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     grow(oha, &running, &templates, opts).await;
 }
 
+/// Downloads `url` with the session `cookie` (a `Cookie: …` header): its rows, the seconds it
+/// took, and the seconds to its first byte.
+async fn export(url: &str, cookie: &str) -> (u64, f64, f64) {
+    let (name, value) = cookie.split_once(": ").expect("a Cookie header");
+    let started = Instant::now();
+    let mut response = reqwest::Client::new().get(url).header(name, value).send().await.expect("the export");
+    assert!(response.status().is_success(), "the export answered {}", response.status());
+    let (mut lines, mut first) = (0u64, None);
+    while let Some(chunk) = response.chunk().await.expect("the export's body") {
+        first.get_or_insert(started.elapsed().as_secs_f64());
+        lines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
+    }
+    (lines.saturating_sub(1), started.elapsed().as_secs_f64(), first.unwrap_or(0.0))
+}
+
 /// A server under test and how to reach it.
 struct Running<'a> {
     backend: Backend,
@@ -223,21 +238,26 @@ async fn grow(oha: &PathBuf, running: &Running<'_>, t: &growth::Templates, opts:
     let state = AppState::new(db.clone(), config).unwrap();
     let base = &server.base;
     let api = |path: String| Target::get(format!("{base}{path}")).header(auth.to_string());
+    let page = |path: String| Target::get(format!("{base}{path}")).header(cookie.to_string());
     println!(
-        "\n{} — growth: p50 ms (req/s) with 4 connections, closed loop; billing: one run over 1,000 due",
+        "\n{} — growth: p50 ms (req/s) with 4 connections, closed loop; the export once; billing: one run over 1,000 due",
         backend.name()
     );
-    let mut header = format!("  {:<40}", "rows in each table");
-    let mut lines: Vec<(String, Vec<String>)> = [
+    let mut header = format!("  {:<44}", "rows in each table");
+    let labels = [
         "GET /products/{id}",
         "GET /products?limit=100, mid-table page",
         "GET /payments?product_id=…&status=…",
-        "GET /dashboard (overview)",
+        "dashboard: overview",
+        "dashboard: payments",
+        "dashboard: payments, a page mid-list",
+        "dashboard: payments search, one e-mail",
+        "dashboard: customers search, one e-mail",
+        "dashboard: products search, one name",
+        "dashboard: payments CSV export (rows/s)",
         "billing run, 1,000 due",
-    ]
-    .iter()
-    .map(|l| (l.to_string(), Vec::new()))
-    .collect();
+    ];
+    let mut lines: Vec<(&str, Vec<String>, Vec<f64>)> = labels.iter().map(|l| (*l, Vec::new(), Vec::new())).collect();
     let mut grown = 1;
     for &size in &opts.sizes {
         let started = Instant::now();
@@ -245,26 +265,43 @@ async fn grow(oha: &PathBuf, running: &Running<'_>, t: &growth::Templates, opts:
         eprintln!("  grew to {size} rows a table in {:.1} s", started.elapsed().as_secs_f64());
         grown = size;
         header.push_str(&format!(" {:>16}", size));
+        // Copy `mid` of each table: a customer, the product named after it, and its payment.
+        let mid = size / 2;
+        let email = format!("c{mid}.{}", server::customer_body()["email"].as_str().unwrap()).replace('@', "%40");
         let targets = [
             api(format!("/products/{}", t.product)),
-            api(format!("/products?limit=100&starting_after={}_{}", t.product, size / 2)),
+            api(format!("/products?limit=100&starting_after={}_{}", t.product, mid)),
             api(format!("/payments?product_id={}&status=succeeded&limit=100", t.product)),
-            Target::get(format!("{base}/dashboard")).header(cookie.to_string()),
+            page("/dashboard".into()),
+            page("/dashboard/payments".into()),
+            page(format!("/dashboard/payments?after={}_{mid}", t.payment)),
+            page(format!("/dashboard/payments?q={email}")),
+            page(format!("/dashboard/customers?q={email}")),
+            page(format!("/dashboard/products?q={mid}x")),
         ];
         for (i, target) in targets.iter().enumerate() {
             let m = oha::run(oha, target, Load::Closed { connections: 4 }, opts.seconds);
             lines[i].1.push(format!("{:>7.2} ({:>6.0})", m.p50_ms, m.rps));
+            lines[i].2.push(m.p50_ms);
         }
+        let (rows, seconds, first) = export(&format!("{base}/dashboard/payments/export.csv"), cookie).await;
+        lines[9].1.push(format!("{:>7.0} ({:.2} s)", rows as f64 / seconds, first));
+        lines[9].2.push(seconds / rows as f64);
         growth::make_due(&db, &t.subscription, 1000).await;
         let started = Instant::now();
         let report = paydesk::services::billing::run_due(&state, Utc::now()).await.expect("billing run");
         let took = started.elapsed().as_secs_f64();
         assert_eq!(report.charged, 1000, "the billing run charged {}", report.charged);
-        lines[4].1.push(format!("{:>14.2} s", took));
+        lines[10].1.push(format!("{:>14.2} s", took));
+        lines[10].2.push(took);
     }
-    println!("{header}");
-    for (label, cells) in lines {
-        println!("  {label:<40} {}", cells.iter().map(|c| format!(" {c:>16}")).collect::<String>());
+    println!("{header} {:>10}", "last÷first");
+    for (label, cells, costs) in lines {
+        let ratio = costs.last().zip(costs.first()).map_or(0.0, |(last, first)| last / first);
+        println!("  {label:<44} {} {ratio:>10.1}", cells.iter().map(|c| format!(" {c:>16}")).collect::<String>());
     }
+    println!(
+        "  (the export: rows a second and, in brackets, the seconds to its first byte; its ratio is of the time a row)"
+    );
     println!("  server's peak memory: {:.0} MiB", server.peak_mib());
 }

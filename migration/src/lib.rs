@@ -43,8 +43,10 @@ mod m20261205_000037_card_fingerprints;
 mod m20261205_000038_payments_by_time;
 mod m20261205_000039_audit_pending;
 mod m20261205_000040_search;
+mod m20261205_000041_billing_order;
 
 pub use m20261205_000040_search::{SEPARATORS, search_words};
+pub use m20261205_000041_billing_order::SCHEDULED;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -93,6 +95,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000038_payments_by_time::Migration),
             Box::new(m20261205_000039_audit_pending::Migration),
             Box::new(m20261205_000040_search::Migration),
+            Box::new(m20261205_000041_billing_order::Migration),
         ]
     }
 }

@@ -4,7 +4,7 @@
 //! transaction.
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
@@ -421,43 +421,54 @@ pub async fn set_network_at(db: &impl ConnectionTrait, id: &str, at: Option<Date
     Ok(())
 }
 
-/// The simulated network's work due by `now`: payments and disputes, of real time
-/// (`clock` none) or of one test clock's subscriptions.
+/// Whether the subscription of a row of `table` (its `subscription_id`) is on the test clock
+/// `clock` (`None`: real time, where a row of no subscription or of one on no clock is). Read
+/// row by row from the subscription's unique id, so that what is due costs what it holds,
+/// however many subscriptions the clock has.
+fn on_clock(table: impl sea_orm::Iden + Copy + 'static, clock: Option<&str>) -> sea_orm::sea_query::SimpleExpr {
+    use super::entities::subscriptions as subs;
+    use sea_orm::sea_query::{Alias, Query};
+    let s = Alias::new("s");
+    let mut theirs = Query::select();
+    theirs
+        .expr(Expr::val(1))
+        .from_as(subs::Entity, s.clone())
+        .and_where(Expr::col((s.clone(), subs::Column::Id)).equals((table, Alias::new("subscription_id"))));
+    match clock {
+        Some(clock) => Expr::exists(theirs.and_where(Expr::col((s, subs::Column::TestClockId)).eq(clock)).to_owned()),
+        None => {
+            Expr::exists(theirs.and_where(Expr::col((s, subs::Column::TestClockId)).is_not_null()).to_owned()).not()
+        }
+    }
+}
+
+/// Payments and disputes whose simulated network step is due by `now`, in real time
+/// (`clock` none) or on one test clock, the earliest first, at most `limit` of each.
 pub async fn network_due(
     db: &impl ConnectionTrait,
     clock: Option<&str>,
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<(Vec<payments::Model>, Vec<Model>), DbErr> {
-    use super::entities::subscriptions as subs;
     let now = super::now_millis(now);
-    let on_clock = |subscription: sea_orm::sea_query::SimpleExpr| {
-        let mut query = sea_orm::sea_query::Query::select();
-        query.column(subs::Column::Id).from(subs::Entity);
-        match clock {
-            Some(clock) => query.and_where(subs::Column::TestClockId.eq(clock)),
-            None => query.and_where(subs::Column::TestClockId.is_not_null()),
-        };
-        match clock {
-            Some(_) => subscription.in_subquery(query.to_owned()),
-            None => subscription.clone().is_null().or(subscription.not_in_subquery(query.to_owned())),
-        }
-    };
-    let payments = payments::Entity::find()
-        .filter(payments::Column::NetworkAt.lte(now))
-        .filter(on_clock(Expr::col(payments::Column::SubscriptionId).into()))
-        .order_by_asc(payments::Column::NetworkAt)
-        .limit(limit)
-        .all(db)
-        .await?;
+    let payments = network_due_payments(clock, now, limit).all(db).await?;
     let disputes = Entity::find()
         .filter(Column::NetworkAt.lte(now))
-        .filter(on_clock(Expr::col(Column::SubscriptionId).into()))
+        .filter(on_clock(Entity, clock))
         .order_by_asc(Column::NetworkAt)
         .limit(limit)
         .all(db)
         .await?;
     Ok((payments, disputes))
+}
+
+/// The payments of [`network_due`]: the query, to see its plan.
+pub fn network_due_payments(clock: Option<&str>, now: DateTime<Utc>, limit: u64) -> sea_orm::Select<payments::Entity> {
+    payments::Entity::find()
+        .filter(payments::Column::NetworkAt.lte(super::now_millis(now)))
+        .filter(on_clock(payments::Entity, clock))
+        .order_by_asc(payments::Column::NetworkAt)
+        .limit(limit)
 }
 
 /// The earliest moment after `after` (up to `until`) the simulated network acts on a test
@@ -468,19 +479,11 @@ pub async fn next_network_on_clock(
     after: DateTime<Utc>,
     until: DateTime<Utc>,
 ) -> Result<Option<DateTime<Utc>>, DbErr> {
-    use super::entities::subscriptions as subs;
-    let subs_of_clock = || {
-        sea_orm::sea_query::Query::select()
-            .column(subs::Column::Id)
-            .from(subs::Entity)
-            .and_where(subs::Column::TestClockId.eq(clock))
-            .to_owned()
-    };
     let (after, until) = (super::now_millis(after), super::now_millis(until));
     let payment: Option<Option<DateTime<Utc>>> = payments::Entity::find()
         .select_only()
         .column(payments::Column::NetworkAt)
-        .filter(payments::Column::SubscriptionId.in_subquery(subs_of_clock()))
+        .filter(on_clock(payments::Entity, Some(clock)))
         .filter(payments::Column::NetworkAt.gt(after))
         .filter(payments::Column::NetworkAt.lte(until))
         .order_by_asc(payments::Column::NetworkAt)
@@ -490,7 +493,7 @@ pub async fn next_network_on_clock(
     let dispute: Option<Option<DateTime<Utc>>> = Entity::find()
         .select_only()
         .column(Column::NetworkAt)
-        .filter(Column::SubscriptionId.in_subquery(subs_of_clock()))
+        .filter(on_clock(Entity, Some(clock)))
         .filter(Column::NetworkAt.gt(after))
         .filter(Column::NetworkAt.lte(until))
         .order_by_asc(Column::NetworkAt)

@@ -2,15 +2,17 @@
 //! choose as they would in production: no whole scan of a shop's payments and no sort of
 //! them, on the first page, a later one, and a status's list.
 
-use paydesk::db::entities::{customers, products};
+use paydesk::db::entities::{customers, payments, products, subscriptions};
+use paydesk::db::subscriptions::{Claim, Due};
 use paydesk::domain::payment::{PaymentFilter, PaymentSearch, SearchTerms};
 use paydesk::domain::vocab::PaymentStatus;
 use sea_orm::{ConnectionTrait, DatabaseBackend, QueryTrait, Statement};
+use serde_json::json;
 
 use crate::helpers::*;
 
 /// The plan of `statement`, one line a step.
-async fn plan(app: &TestApp, statement: Statement) -> String {
+async fn plan_of(app: &TestApp, statement: Statement) -> String {
     let explain = match statement.db_backend {
         DatabaseBackend::Postgres => "EXPLAIN ",
         _ => "EXPLAIN QUERY PLAN ",
@@ -57,7 +59,7 @@ db_tests! {
             ("test mode's", test_only, after),
         ] {
             let statement = paydesk::db::payments::search_query(backend, shop.id, &search, after, 51).build(backend);
-            let plan = plan(&app, statement).await;
+            let plan = plan_of(&app, statement).await;
             assert!(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "{what} sorts: {plan}");
             assert!(!plan.contains("SCAN payments") && !plan.contains("Seq Scan"), "{what} scans: {plan}");
             assert!(plan.contains("ix_payments_shop_time") || plan.contains("ix_payments_shop_status_time"), "{what}: {plan}");
@@ -82,7 +84,7 @@ db_tests! {
             ("customers, two words", paydesk::db::search_query::<customers::Entity>(backend, shop.id, "Ann ann@example.com.1777", 21).build(backend)),
             ("products", paydesk::db::search_query::<products::Entity>(backend, shop.id, "1777", 21).build(backend)),
         ] {
-            let plan = plan(&app, statement).await;
+            let plan = plan_of(&app, statement).await;
             for table in ["customers", "products"] {
                 assert!(!scans(&plan, table), "{what}: {plan}");
             }
@@ -99,9 +101,40 @@ db_tests! {
             ("a last four", terms("4444", None, Some("4444"))),
         ] {
             let statement = paydesk::db::payments::search_query(backend, shop.id, &search, None, 51).build(backend);
-            let plan = plan(&app, statement).await;
+            let plan = plan_of(&app, statement).await;
             assert!(!scans(&plan, "payments") && !scans(&plan, "customers"), "{what}: {plan}");
             assert!(!plan.contains("ix_payments_shop_time"), "{what} walks every payment of the shop: {plan}");
+        }
+    }
+
+    async fn the_billing_engine_reads_what_is_due_in_the_order_of_an_index(app) {
+        use crate::subscriptions::{card_json, clock, plan, subscribe};
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2030-01-01T00:00:00Z").await;
+        let on_clock = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json(cards::SUCCESS)});
+        let (_, real) = app.post(&shop, "/subscriptions", &body).await;
+        // Twenty thousand due in real time, and as many on the clock with their charges.
+        copy_rows::<subscriptions::Entity>(&app, real["id"].as_str().unwrap(), 20_000, &[("renew_at", "created_at".into())]).await;
+        copy_rows::<subscriptions::Entity>(&app, on_clock["id"].as_str().unwrap(), 20_000, &[]).await;
+        let (_, charges) = app.get(&shop, &format!("/payments?subscription={}", on_clock["id"].as_str().unwrap())).await;
+        let charge = charges[0]["id"].as_str().unwrap();
+        let copies = format!("'{}_' || n.i", on_clock["id"].as_str().unwrap());
+        let changed = [("subscription_id", copies), ("billing_key", "NULL".into()), ("network_at", "created_at".into())];
+        copy_rows::<payments::Entity>(&app, charge, 20_000, &changed).await;
+
+        let backend = app.db.get_database_backend();
+        let now = chrono::Utc::now();
+        let claim = Claim { token: "t", lease_until: now, now, due_by: now };
+        let plan = plan_of(&app, claim.statement(backend, Due::Scheduled, 100)).await;
+        assert!(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "the claim sorts what is due: {plan}");
+        assert!(plan.contains("ix_subscriptions_due_order"), "{plan}");
+        for clock in [Some(clock.as_str()), None] {
+            let statement = paydesk::db::disputes::network_due_payments(clock, now, 200).build(backend);
+            let plan = plan_of(&app, statement).await;
+            assert!(!scans(&plan, "subscriptions") && !scans(&plan, "payments"), "{clock:?}: {plan}");
+            assert!(!plan.contains("LIST SUBQUERY") && !plan.contains("Hash"), "{clock:?} reads the clock's every subscription: {plan}");
         }
     }
 }
