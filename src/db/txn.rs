@@ -55,11 +55,21 @@ impl Txn {
 /// this process's earlier writers and under the busy timeout for other processes'. A
 /// transaction that read first and wrote later could not take the lock once another writer
 /// had taken it since: SQLite answers "database is locked" at once (codes 5 and 517),
-/// whatever the timeout. On PostgreSQL, a plain `BEGIN`.
+/// whatever the timeout.
+///
+/// On PostgreSQL, a plain `BEGIN`, sent from a task of its own: the driver (sqlx 0.8) counts a
+/// transaction begun only once the server has answered, so a request dropped while it waited
+/// (a client gone, a timeout) left the pooled connection inside a transaction nothing would
+/// end, and the next request on it wrote into that transaction ("there is already a
+/// transaction in progress"). The task always finishes, and a transaction nobody took is
+/// rolled back.
 pub async fn begin(db: &DatabaseConnection) -> Result<Txn, DbErr> {
     if db.get_database_backend() != DatabaseBackend::Sqlite {
+        let db = db.clone();
         #[allow(clippy::disallowed_methods)]
-        return Ok(Txn { inner: db.begin().await?, _turn: None });
+        let begun = tokio::spawn(async move { db.begin().await });
+        let inner = begun.await.map_err(|e| DbErr::Custom(format!("beginning a transaction: {e}")))??;
+        return Ok(Txn { inner, _turn: None });
     }
     let turn = turn(db).lock_owned().await;
     #[allow(clippy::disallowed_methods)]

@@ -212,3 +212,22 @@ db_tests! {
         }
     }
 }
+
+/// A transaction whose `BEGIN` was dropped while it waited for the server (a client gone, a
+/// timeout) leaves nothing open on its pooled connection: the next statement on it runs on
+/// its own, not inside a transaction nobody ends. Dropped at every moment from before the
+/// connection is taken to after the server answered.
+#[tokio::test]
+async fn a_transaction_dropped_while_it_began_leaves_no_transaction_open() {
+    use sea_orm::{ConnectionTrait, DatabaseBackend, Statement};
+    let url = postgres_schema().await;
+    let db = paydesk::db::connect(&url, 1).await.unwrap();
+    // Two statements on their own are two transactions; inside one left open, one.
+    let xid = Statement::from_string(DatabaseBackend::Postgres, "SELECT txid_current() AS xid");
+    for micros in (0..600).step_by(3) {
+        let _ = tokio::time::timeout(Duration::from_micros(micros), paydesk::db::begin(&db)).await;
+        let first: i64 = db.query_one(xid.clone()).await.unwrap().unwrap().try_get("", "xid").unwrap();
+        let second: i64 = db.query_one(xid.clone()).await.unwrap().unwrap().try_get("", "xid").unwrap();
+        assert_ne!(first, second, "statements after a begin dropped at {micros} µs ran inside it");
+    }
+}

@@ -18,9 +18,12 @@ async fn plan_of(app: &TestApp, statement: Statement) -> String {
         _ => "EXPLAIN QUERY PLAN ",
     };
     let statement = Statement { sql: format!("{explain}{}", statement.sql), ..statement };
-    let rows = app.db.query_all(statement).await.unwrap();
+    let rows = app.db.query_all(statement.clone()).await.unwrap();
     let column = if app.db.get_database_backend() == DatabaseBackend::Postgres { "QUERY PLAN" } else { "detail" };
-    rows.iter().map(|r| r.try_get::<String>("", column).unwrap()).collect::<Vec<_>>().join("\n")
+    let plan = rows.iter().map(|r| r.try_get::<String>("", column).unwrap()).collect::<Vec<_>>().join("\n");
+    // Shown with `--nocapture`: docs/performance.md quotes them.
+    println!("{}\n{plan}\n", statement.sql);
+    plan
 }
 
 /// Whether `plan` reads the whole of `table` (SQLite's `SCAN table`, PostgreSQL's `Seq Scan`).
