@@ -97,12 +97,13 @@ pub async fn settle(db: &DatabaseConnection, backend: Backend) {
     }
 }
 
-/// Makes `n` copies of the template subscription due (renewal at their creation time).
-pub async fn make_due(db: &DatabaseConnection, template: &str, n: u64) {
+/// Makes `n` copies of the template subscription due (renewal at their creation time), or as
+/// many as there are; answers how many.
+pub async fn make_due(db: &DatabaseConnection, template: &str, n: u64) -> u64 {
     let sql = format!(
         "UPDATE subscriptions SET renew_at = created_at, active_to = created_at WHERE seq IN \
          (SELECT seq FROM subscriptions WHERE id LIKE '{template}\\_%' ESCAPE '\\' AND renew_at > created_at \
           ORDER BY seq LIMIT {n})"
     );
-    db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).rows_affected()
 }

@@ -187,7 +187,7 @@ pub trait ShopOwned: EntityTrait {
 pub trait Searchable: ShopOwned {
     /// The columns a search looks in.
     const NAMES: &'static [Self::Column];
-    /// Their trigram index (see [`holding`]).
+    /// Their word index (see [`holding`]).
     const SEARCH: &'static str;
 }
 
@@ -317,12 +317,24 @@ async fn search_where<E: Searchable>(
     q: &str,
     condition: Condition,
 ) -> Result<Listed<E::Model>, ListError> {
-    list_where::<E>(db, shop_id, page, condition.add(found::<E>(db.get_database_backend(), q))).await
+    let backend = db.get_database_backend();
+    list_in_order::<E>(db, shop_id, page, condition.add(found::<E>(backend, q)), found_order::<E>(backend, q)).await
 }
 
 /// The first `limit` of the shop's objects [`search`] finds: the query, to see its plan.
 pub fn search_query<E: Searchable>(backend: DatabaseBackend, shop_id: i64, q: &str, limit: u64) -> Select<E> {
-    owned::<E>(shop_id).filter(found::<E>(backend, q)).order_by_desc(E::SEQ).limit(limit)
+    owned::<E>(shop_id).filter(found::<E>(backend, q)).order_by_desc(found_order::<E>(backend, q)).limit(limit)
+}
+
+/// The order of a search's objects, newest first. PostgreSQL cannot tell how few objects a
+/// word finds, and would rather walk every object newest first until a page of them turns up
+/// (all of them, for a word one object has); ordered by an expression no index holds
+/// (`seq + 0`), it reads what the word index finds, and sorts that.
+fn found_order<E: Searchable>(backend: DatabaseBackend, q: &str) -> SimpleExpr {
+    if backend == DatabaseBackend::Postgres && !words(q).is_empty() {
+        return Expr::cust(format!("\"{}\" + 0", E::SEQ.as_str()));
+    }
+    Expr::col(E::SEQ).into()
 }
 
 /// The objects where each word of `q` starts a word of one of `E::NAMES`.
@@ -344,21 +356,12 @@ const SEPARATORS: &str = "!\"#$%&'()*,/:;<=>?[\\]^`{|}~";
 /// index: SQLite's FTS5 table, PostgreSQL's GIN index of [`migration::search_words`].
 pub(crate) fn holding<C: IntoColumnRef>(backend: DatabaseBackend, searched: Searched<'_, C>, q: &str) -> Condition {
     let (seq, index, columns) = searched;
-    let folded = fold(q);
-    let words: Vec<&str> =
-        folded.split(|c: char| c.is_whitespace() || SEPARATORS.contains(c)).filter(|w| !w.is_empty()).collect();
+    let words = words(q);
     if words.is_empty() {
         return Condition::all();
     }
     let found = if backend == DatabaseBackend::Sqlite {
-        // Each word a prefix query; side by side, all of them must be found.
-        let query: Vec<String> = words.iter().map(|w| format!("\"{}\"*", w.replace('"', "\"\""))).collect();
-        let rows = Query::select()
-            .expr(Expr::cust("rowid"))
-            .from(Alias::new(index))
-            .and_where(Expr::cust_with_values(format!("\"{index}\" MATCH ?"), [query.join(" ")]))
-            .to_owned();
-        Expr::col(seq).in_subquery(rows)
+        Expr::col(seq).in_subquery(fts_rows(index, &words))
     } else {
         // Each word a prefix of a lexeme taken as it is (quoted: no operator is read in it).
         let query: Vec<String> =
@@ -367,6 +370,37 @@ pub(crate) fn holding<C: IntoColumnRef>(backend: DatabaseBackend, searched: Sear
         Expr::cust_with_values(format!("{document} @@ CAST($1 AS tsquery)"), [query.join(" & ")])
     };
     Condition::all().add(found)
+}
+
+/// On SQLite, the `seq` of the rows of the FTS5 table `index` where each word of `q` starts a
+/// word ([`holding`] without the table itself); `None` elsewhere, or for no words.
+pub(crate) fn fts_holding(
+    backend: DatabaseBackend,
+    index: &str,
+    q: &str,
+) -> Option<sea_orm::sea_query::SelectStatement> {
+    let words = words(q);
+    (backend == DatabaseBackend::Sqlite && !words.is_empty()).then(|| fts_rows(index, &words))
+}
+
+/// The rowids of the FTS5 table `index` that hold every word: each a prefix query, side by
+/// side.
+fn fts_rows(index: &str, words: &[String]) -> sea_orm::sea_query::SelectStatement {
+    let query: Vec<String> = words.iter().map(|w| format!("\"{}\"*", w.replace('"', "\"\""))).collect();
+    Query::select()
+        .expr(Expr::cust("rowid"))
+        .from(Alias::new(index))
+        .and_where(Expr::cust_with_values(format!("\"{index}\" MATCH ?"), [query.join(" ")]))
+        .to_owned()
+}
+
+/// The words of a search, as searches compare them.
+fn words(q: &str) -> Vec<String> {
+    fold(q)
+        .split(|c: char| c.is_whitespace() || SEPARATORS.contains(c))
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// Text as searches compare it: lowercase, with `ё` as `е`.
@@ -380,6 +414,17 @@ async fn list_where<E: ShopOwned>(
     shop_id: i64,
     page: &Page,
     condition: Condition,
+) -> Result<Listed<E::Model>, ListError> {
+    list_in_order::<E>(db, shop_id, page, condition, Expr::col(E::SEQ).into()).await
+}
+
+/// Like [`list_where`], ordered by `order` (`seq`, or an expression of it that keeps its order).
+async fn list_in_order<E: ShopOwned>(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    page: &Page,
+    condition: Condition,
+    order: SimpleExpr,
 ) -> Result<Listed<E::Model>, ListError> {
     let mut query = owned::<E>(shop_id).filter(condition);
     if let Some(after) = &page.starting_after {
@@ -395,7 +440,7 @@ async fn list_where<E: ShopOwned>(
             .await?;
         query = query.filter(E::SEQ.lt(seq.ok_or(ListError::UnknownCursor)?));
     }
-    let mut rows = query.order_by_desc(E::SEQ).limit(page.limit + 1).all(db).await?;
+    let mut rows = query.order_by_desc(order).limit(page.limit + 1).all(db).await?;
     let has_more = rows.len() as u64 > page.limit;
     rows.truncate(page.limit as usize);
     let next_after = rows.last().filter(|_| has_more).map(|r| E::public_id(r).to_string());
