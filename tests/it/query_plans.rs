@@ -36,14 +36,20 @@ fn scans(plan: &str, table: &str) -> bool {
     })
 }
 
+/// A shop with a product and one payment for it: (the shop, the product's id, the payment's id).
+async fn paid(app: &TestApp) -> (Shop, String, String) {
+    let shop = app.shop("Books").await;
+    let product = app.product(&shop, &test_product_body()).await;
+    let id = product["id"].as_str().unwrap().to_string();
+    app.pay(&id, cards::SUCCESS, &[]).await;
+    let (_, payments) = app.get(&shop, "/payments").await;
+    let payment = payments[0]["id"].as_str().unwrap().to_string();
+    (shop, id, payment)
+}
+
 db_tests! {
     async fn the_payments_list_reads_its_page_in_the_order_of_an_index(app) {
-        let shop = app.shop("Books").await;
-        let product = app.product(&shop, &test_product_body()).await;
-        let id = product["id"].as_str().unwrap();
-        app.pay(id, cards::SUCCESS, &[]).await;
-        let (_, payments) = app.get(&shop, "/payments").await;
-        let payment = payments[0]["id"].as_str().unwrap().to_string();
+        let (shop, _, payment) = paid(&app).await;
         copy_payment(&app, &payment, 20_000).await;
         let (_, listed) = app.get(&shop, "/payments?limit=100").await;
         assert_eq!(listed.as_array().unwrap().len(), 100);
@@ -70,12 +76,8 @@ db_tests! {
     }
 
     async fn searches_read_the_rows_they_find_from_an_index(app) {
-        let shop = app.shop("Books").await;
-        let product = app.product(&shop, &test_product_body()).await;
-        let id = product["id"].as_str().unwrap();
-        app.pay(id, cards::SUCCESS, &[]).await;
-        let (_, payments) = app.get(&shop, "/payments").await;
-        let payment = payments[0]["id"].as_str().unwrap().to_string();
+        let (shop, product, payment) = paid(&app).await;
+        let id = product.as_str();
         let (_, customer) = app.post(&shop, "/customers", &customer_body()).await;
         copy_customer(&app, &shop, "ann@example.com", 20_000).await;
         // Each copy paid by a copy of the customer.
