@@ -272,7 +272,14 @@ pub async fn by_ids<E: ShopOwned>(
     if ids.is_empty() {
         return Ok(Default::default());
     }
-    let rows = owned::<E>(shop_id).filter(E::ID.is_in(ids.iter().copied())).all(db).await?;
+    // The shop is tested as an expression no index holds: PostgreSQL's plan of this prepared
+    // statement, made while the table was small, otherwise walked the shop's rows by its
+    // index for good (1.2 s a batch of the billing engine's events at 100,000 payments).
+    let rows = E::find()
+        .filter(E::ID.is_in(ids.iter().copied()))
+        .filter(Expr::col(E::SHOP).add(0).eq(shop_id))
+        .all(db)
+        .await?;
     Ok(rows.into_iter().map(|row| (E::public_id(&row).to_string(), row)).collect())
 }
 
