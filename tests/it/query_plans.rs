@@ -151,3 +151,29 @@ db_tests! {
         }
     }
 }
+
+db_tests! {
+    async fn the_sweep_of_every_engine_run_reads_only_the_payments_it_looks_for(app) {
+        use crate::subscriptions::{card_json, plan};
+        use paydesk::db::payments::{Sweep, sweep_query};
+        let (shop, _, payment) = paid(&app).await;
+        copy_payment(&app, &payment, 20_000).await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "card": card_json(cards::SUCCESS)});
+        let (_, subscribed) = app.post(&shop, "/subscriptions", &body).await;
+        copy_rows::<subscriptions::Entity>(&app, subscribed["id"].as_str().unwrap(), 20_000, &[]).await;
+        let backend = app.db.get_database_backend();
+        let now = chrono::Utc::now();
+        for (sweep, times) in [(Sweep::Orphaned, vec![now, now]), (Sweep::Unopened, vec![now])] {
+            let index = match sweep {
+                Sweep::Orphaned => "ix_payments_renewing",
+                Sweep::Unopened => "ix_payments_unopened",
+            };
+            let plan = plan_of(&app, sweep_query(backend, sweep, &times, 500)).await;
+            // SQLite's `SCAN payments USING INDEX` of a partial index reads just what it holds.
+            let whole = plan.replace(&format!("SCAN payments USING INDEX {index}"), "");
+            assert!(!scans(&whole, "payments") && !scans(&whole, "subscriptions"), "{sweep:?}: {plan}");
+            assert!(plan.contains(index), "{sweep:?}: {plan}");
+        }
+    }
+}

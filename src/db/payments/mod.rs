@@ -20,7 +20,7 @@ use crate::domain::currency::{CURRENCIES, Currency};
 use crate::domain::ids::{PAYMENT, new_id};
 use crate::domain::payment::{PaymentFilter, PaymentSearch, SearchTerms};
 use crate::domain::refund::Refundable;
-use crate::domain::vocab::{ClockStatus, PaymentStatus, TransactionType};
+use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;

@@ -115,43 +115,76 @@ pub async fn orphaned_renewals(
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
-    use crate::db::entities::subscriptions::{Column as S, Entity as Subscriptions};
-    use crate::db::entities::test_clocks::{Column as C, Entity as Clocks};
-    let ended = ["canceled", "expired", "failed", "error"];
-    let ended_subs = || Query::select().column(S::Id).from(Subscriptions).and_where(S::State.is_in(ended)).to_owned();
-    // In real time: untouched for a while, and due for its lookup.
-    let real = Condition::all()
-        .add(Column::SubscriptionId.in_subquery(ended_subs().and_where(S::TestClockId.is_null()).to_owned()))
-        .add(Column::UpdatedAt.lt(crate::db::now_millis(before)))
-        .add(Condition::any().add(Column::RecheckAt.is_null()).add(Column::RecheckAt.lt(crate::db::now_millis(now))));
-    // On a test clock its times are the clock's, which real time says nothing about: nothing
-    // of it is in flight once its clock stands still.
-    let advancing =
-        Query::select().column(C::Id).from(Clocks).and_where(C::Status.eq(ClockStatus::Advancing)).to_owned();
-    let clocked = ended_subs()
-        .and_where(S::TestClockId.is_not_null())
-        .and_where(S::TestClockId.not_in_subquery(advancing))
-        .to_owned();
-    Entity::find()
-        .filter(Column::Status.eq(PaymentStatus::Processing))
-        .filter(Column::BillingKey.is_not_null())
-        .filter(Condition::any().add(real).add(Column::SubscriptionId.in_subquery(clocked)))
-        .limit(limit)
-        .all(db)
-        .await
+    let query = sweep_query(db.get_database_backend(), Sweep::Orphaned, &[before, now], limit);
+    Entity::find().from_raw_sql(query).all(db).await
 }
 
 /// A plan's first charges that went through on its page (not yet the first charge of a
 /// subscription: no billing key) and were last touched before `before`: their subscription
 /// was never opened.
 pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
-    Entity::find()
-        .filter(Column::Status.eq(PaymentStatus::Succeeded))
-        .filter(Column::PlanId.is_not_null())
-        .filter(Column::BillingKey.is_null())
-        .filter(Condition::any().add(Column::CustomerId.is_not_null()).add(Column::CustomerDetails.is_not_null()))
-        .filter(Column::UpdatedAt.lt(crate::db::now_millis(before)))
-        .limit(limit)
-        .all(db)
-        .await
+    let query = sweep_query(db.get_database_backend(), Sweep::Unopened, &[before], limit);
+    Entity::find().from_raw_sql(query).all(db).await
+}
+
+/// The payments the sweep looks for besides interrupted ones.
+#[derive(Debug, Clone, Copy)]
+pub enum Sweep {
+    /// [`orphaned_renewals`], at the times `before` and `now`.
+    Orphaned,
+    /// [`paid_unopened`], at the time `before`.
+    Unopened,
+}
+
+/// The query of a [`Sweep`] (public to see its plan): up to `limit` payments read from the
+/// partial index that holds just them (migration m20261205_000042), whose condition the
+/// query repeats so that both databases may use it.
+pub fn sweep_query(
+    backend: sea_orm::DatabaseBackend,
+    sweep: Sweep,
+    times: &[DateTime<Utc>],
+    limit: u64,
+) -> sea_orm::Statement {
+    use sea_orm::{DatabaseBackend, Statement, Value};
+    let p = match backend {
+        DatabaseBackend::Postgres => ["$1", "$2", "$3"],
+        _ => ["?", "?", "?"],
+    };
+    let (index, condition) = match sweep {
+        // Each one's subscription is looked up by its id. In real time: untouched for a
+        // while, and due for its lookup. On a test clock its times are the clock's, which real
+        // time says nothing about: nothing of it is in flight once its clock stands still.
+        Sweep::Orphaned => {
+            let condition = format!(
+                "status = 'processing' AND billing_key IS NOT NULL AND EXISTS (\
+                 SELECT 1 FROM subscriptions s WHERE s.id = payments.subscription_id \
+                 AND s.state IN ('canceled', 'expired', 'failed', 'error') AND (\
+                 (s.test_clock_id IS NULL AND payments.updated_at < {} \
+                  AND (payments.recheck_at IS NULL OR payments.recheck_at < {})) \
+                 OR (s.test_clock_id IS NOT NULL \
+                  AND s.test_clock_id NOT IN (SELECT id FROM test_clocks WHERE status = 'advancing'))))",
+                p[0], p[1]
+            );
+            ("ix_payments_renewing", condition)
+        }
+        Sweep::Unopened => {
+            let condition = format!(
+                "status = 'succeeded' AND plan_id IS NOT NULL AND billing_key IS NULL \
+                 AND (customer_id IS NOT NULL OR customer_details IS NOT NULL) AND updated_at < {}",
+                p[0]
+            );
+            ("ix_payments_unopened", condition)
+        }
+    };
+    // SQLite's sampled statistics can make it prefer the unique index of billing keys, or a
+    // plan's, and walk every hosted payment.
+    let from = match backend {
+        DatabaseBackend::Postgres => "payments".to_string(),
+        _ => format!("payments INDEXED BY {index}"),
+    };
+    let n = times.len();
+    let sql = format!("SELECT * FROM {from} WHERE {condition} LIMIT {}", p[n]);
+    let mut values: Vec<Value> = times.iter().map(|t| crate::db::now_millis(*t).into()).collect();
+    values.push((limit as i64).into());
+    Statement::from_sql_and_values(backend, sql, values)
 }

@@ -41,14 +41,14 @@ backend_tests! {
         let newest = known.last().unwrap();
         assert!(review.contains(&format!("the database is at {}", known[known.len() - 2])), "{review}");
         assert!(review.contains(&format!("-- {newest} (ran in")), "{review}");
-        // The newest migration makes the indexes of the billing engine's order.
-        assert!(review.contains("ix_subscriptions_due_order"), "{review}");
+        // The newest migration makes the indexes of the sweep of every engine run.
+        assert!(review.contains("ix_payments_unopened"), "{review}");
         assert!(!review.lines().any(|l| l.to_lowercase().starts_with("select ")), "reads are left out: {review}");
         assert_eq!(at(&db).await.pending.len(), 1, "the dry run changed nothing");
         let index = match backend {
-            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE name = 'ix_subscriptions_due_order'",
+            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE name = 'ix_payments_unopened'",
             Backend::Postgres => {
-                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'ix_subscriptions_due_order'"
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'ix_payments_unopened'"
             }
         };
         let found = db.query_all(sea_orm::Statement::from_string(db.get_database_backend(), index)).await.unwrap();
