@@ -164,15 +164,16 @@ db_tests! {
         copy_rows::<subscriptions::Entity>(&app, subscribed["id"].as_str().unwrap(), 20_000, &[]).await;
         let backend = app.db.get_database_backend();
         let now = chrono::Utc::now();
-        for (sweep, times) in [(Sweep::Orphaned, vec![now, now]), (Sweep::Unopened, vec![now])] {
-            let index = match sweep {
-                Sweep::Orphaned => "ix_payments_renewing",
-                Sweep::Unopened => "ix_payments_unopened",
-            };
-            let plan = plan_of(&app, sweep_query(backend, sweep, &times, 500)).await;
-            // SQLite's `SCAN payments USING INDEX` of a partial index reads just what it holds.
+        for (sweep, index) in [
+            (Sweep::Orphaned { before: now, now }, "ix_payments_renewing"),
+            (Sweep::Unopened { before: now }, "ix_payments_unopened"),
+        ] {
+            let plan = plan_of(&app, sweep_query(backend, sweep, 500)).await;
+            // SQLite's `SCAN payments USING INDEX` of a partial index reads just what it holds;
+            // it names the subscriptions by their alias `s`.
             let whole = plan.replace(&format!("SCAN payments USING INDEX {index}"), "");
-            assert!(!scans(&whole, "payments") && !scans(&whole, "subscriptions"), "{sweep:?}: {plan}");
+            let subscriptions = scans(&whole, "subscriptions") || scans(&whole, "s");
+            assert!(!scans(&whole, "payments") && !subscriptions, "{sweep:?}: {plan}");
             assert!(plan.contains(index), "{sweep:?}: {plan}");
         }
     }

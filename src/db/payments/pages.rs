@@ -115,7 +115,7 @@ pub async fn orphaned_renewals(
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
-    let query = sweep_query(db.get_database_backend(), Sweep::Orphaned, &[before, now], limit);
+    let query = sweep_query(db.get_database_backend(), Sweep::Orphaned { before, now }, limit);
     Entity::find().from_raw_sql(query).all(db).await
 }
 
@@ -123,38 +123,33 @@ pub async fn orphaned_renewals(
 /// subscription: no billing key) and were last touched before `before`: their subscription
 /// was never opened.
 pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, limit: u64) -> Result<Vec<Model>, DbErr> {
-    let query = sweep_query(db.get_database_backend(), Sweep::Unopened, &[before], limit);
+    let query = sweep_query(db.get_database_backend(), Sweep::Unopened { before }, limit);
     Entity::find().from_raw_sql(query).all(db).await
 }
 
 /// The payments the sweep looks for besides interrupted ones.
 #[derive(Debug, Clone, Copy)]
 pub enum Sweep {
-    /// [`orphaned_renewals`], at the times `before` and `now`.
-    Orphaned,
-    /// [`paid_unopened`], at the time `before`.
-    Unopened,
+    /// [`orphaned_renewals`].
+    Orphaned { before: DateTime<Utc>, now: DateTime<Utc> },
+    /// [`paid_unopened`].
+    Unopened { before: DateTime<Utc> },
 }
 
 /// The query of a [`Sweep`] (public to see its plan): up to `limit` payments read from the
 /// partial index that holds just them (migration m20261205_000042), whose condition the
 /// query repeats so that both databases may use it.
-pub fn sweep_query(
-    backend: sea_orm::DatabaseBackend,
-    sweep: Sweep,
-    times: &[DateTime<Utc>],
-    limit: u64,
-) -> sea_orm::Statement {
+pub fn sweep_query(backend: sea_orm::DatabaseBackend, sweep: Sweep, limit: u64) -> sea_orm::Statement {
     use sea_orm::{DatabaseBackend, Statement, Value};
     let p = match backend {
         DatabaseBackend::Postgres => ["$1", "$2", "$3"],
         _ => ["?", "?", "?"],
     };
-    let (index, condition) = match sweep {
+    let (index, condition, times) = match sweep {
         // Each one's subscription is looked up by its id. In real time: untouched for a
         // while, and due for its lookup. On a test clock its times are the clock's, which real
         // time says nothing about: nothing of it is in flight once its clock stands still.
-        Sweep::Orphaned => {
+        Sweep::Orphaned { before, now } => {
             let condition = format!(
                 "status = 'processing' AND billing_key IS NOT NULL AND EXISTS (\
                  SELECT 1 FROM subscriptions s WHERE s.id = payments.subscription_id \
@@ -165,15 +160,15 @@ pub fn sweep_query(
                   AND s.test_clock_id NOT IN (SELECT id FROM test_clocks WHERE status = 'advancing'))))",
                 p[0], p[1]
             );
-            ("ix_payments_renewing", condition)
+            ("ix_payments_renewing", condition, vec![before, now])
         }
-        Sweep::Unopened => {
+        Sweep::Unopened { before } => {
             let condition = format!(
                 "status = 'succeeded' AND plan_id IS NOT NULL AND billing_key IS NULL \
                  AND (customer_id IS NOT NULL OR customer_details IS NOT NULL) AND updated_at < {}",
                 p[0]
             );
-            ("ix_payments_unopened", condition)
+            ("ix_payments_unopened", condition, vec![before])
         }
     };
     // SQLite's sampled statistics can make it prefer the unique index of billing keys, or a
