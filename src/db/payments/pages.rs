@@ -60,21 +60,8 @@ pub async fn interrupted(
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
-    use sea_orm::{DatabaseBackend, Statement};
-    // The partial index `ix_payments_processing` holds just these rows; SQLite, left to
-    // itself, walks every hosted payment through the unique index of billing keys (NULL here).
-    let backend = db.get_database_backend();
-    let (from, p) = match backend {
-        DatabaseBackend::Postgres => ("payments", ["$1", "$2", "$3"]),
-        _ => ("payments INDEXED BY ix_payments_processing", ["?", "?", "?"]),
-    };
-    let sql = format!(
-        "SELECT * FROM {from} WHERE status = 'processing' AND billing_key IS NULL AND updated_at < {} \
-         AND (recheck_at IS NULL OR recheck_at < {}) LIMIT {}",
-        p[0], p[1], p[2]
-    );
-    let values = [crate::db::now_millis(before).into(), crate::db::now_millis(now).into(), (limit as i64).into()];
-    Entity::find().from_raw_sql(Statement::from_sql_and_values(backend, sql, values)).all(db).await
+    let query = sweep_query(db.get_database_backend(), Sweep::Interrupted { before, now }, limit);
+    Entity::find().from_raw_sql(query).all(db).await
 }
 
 /// The processor's card page opened for a subscription's card (paying `amount`) and not yet
@@ -127,9 +114,11 @@ pub async fn paid_unopened(db: &impl ConnectionTrait, before: DateTime<Utc>, lim
     Entity::find().from_raw_sql(query).all(db).await
 }
 
-/// The payments the sweep looks for besides interrupted ones.
+/// The payments the sweep of every engine run looks for.
 #[derive(Debug, Clone, Copy)]
 pub enum Sweep {
+    /// [`interrupted`].
+    Interrupted { before: DateTime<Utc>, now: DateTime<Utc> },
     /// [`orphaned_renewals`].
     Orphaned { before: DateTime<Utc>, now: DateTime<Utc> },
     /// [`paid_unopened`].
@@ -137,8 +126,8 @@ pub enum Sweep {
 }
 
 /// The query of a [`Sweep`] (public to see its plan): up to `limit` payments read from the
-/// partial index that holds just them (migration m20261205_000042), whose condition the
-/// query repeats so that both databases may use it.
+/// partial index that holds just them (migrations m20261124_000017 and m20261205_000042),
+/// whose condition the query repeats so that both databases may use it.
 pub fn sweep_query(backend: sea_orm::DatabaseBackend, sweep: Sweep, limit: u64) -> sea_orm::Statement {
     use sea_orm::{DatabaseBackend, Statement, Value};
     let p = match backend {
@@ -146,6 +135,14 @@ pub fn sweep_query(backend: sea_orm::DatabaseBackend, sweep: Sweep, limit: u64) 
         _ => ["?", "?", "?"],
     };
     let (index, condition, times) = match sweep {
+        Sweep::Interrupted { before, now } => {
+            let condition = format!(
+                "status = 'processing' AND billing_key IS NULL AND updated_at < {} \
+                 AND (recheck_at IS NULL OR recheck_at < {})",
+                p[0], p[1]
+            );
+            ("ix_payments_processing", condition, vec![before, now])
+        }
         // Each one's subscription is looked up by its id. In real time: untouched for a
         // while, and due for its lookup. On a test clock its times are the clock's, which real
         // time says nothing about: nothing of it is in flight once its clock stands still.
@@ -171,8 +168,8 @@ pub fn sweep_query(backend: sea_orm::DatabaseBackend, sweep: Sweep, limit: u64) 
             ("ix_payments_unopened", condition, vec![before])
         }
     };
-    // SQLite's sampled statistics can make it prefer the unique index of billing keys, or a
-    // plan's, and walk every hosted payment.
+    // SQLite, left to itself, can prefer the unique index of billing keys, or a plan's, and
+    // walk every hosted payment.
     let from = match backend {
         DatabaseBackend::Postgres => "payments".to_string(),
         _ => format!("payments INDEXED BY {index}"),
