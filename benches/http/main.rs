@@ -14,7 +14,9 @@
 //! Options after `--`: `--seconds N` (each load, default 5), `--backend sqlite|postgres`
 //! (repeatable; default both), `--sizes 10000,100000` (`--sizes 0` skips growth).
 //! `PAYDESK_BENCH_LOG` is the server's `RUST_LOG` (default `warn`; `warn,paydesk=debug` logs
-//! each request with its time).
+//! each request with its time). `PAYDESK_BENCH_BEFORE=path/to/paydesk`, an earlier release's
+//! binary, measures its writes and a read in the same run, on a fresh database of its own
+//! with the same 1,000 products, right after this build's.
 
 mod growth;
 mod limits;
@@ -107,20 +109,12 @@ fn print_row(label: &str, row: &Row, against: &[(&str, &Row)]) {
 
 async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let fresh = Fresh::new(backend).await;
-    let shop = Shop::create(&fresh.url);
-    let server = Server::start(&fresh.url).await;
+    let shop = Shop::create(server::THIS, &fresh.url);
+    let server = Server::start(server::THIS, &fresh.url).await;
     let client = Client::new(&server.base, &shop);
 
     // 1,000 products, a customer, one paid order, a plan and a subscription with a card.
-    let products: Vec<String> = futures::stream::iter(0..1000)
-        .map(|i| {
-            let client = &client;
-            async move { client.post("/products", &server::product_body(i)).await["id"].as_str().unwrap().to_string() }
-        })
-        .buffered(16)
-        .collect()
-        .await;
-    let product = products[0].clone();
+    let product = thousand_products(&client).await;
     let customer = client.post("/customers", &server::customer_body()).await["id"].as_str().unwrap().to_string();
     client.pay(&product, "ann@example.com").await;
     let payments: Value = serde_json::from_str(&client.get_text("/payments?limit=1").await).unwrap();
@@ -172,8 +166,12 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let created = measure(oha, &api("/products").post_json(body), seconds);
     print_row("POST /products", &created, &[("sqlx insert", &insert)]);
     let body = server::customer_body().to_string();
-    let created = measure(oha, &api("/customers").post_json(body), seconds);
-    print_row("POST /customers", &created, &[("sqlx insert", &insert)]);
+    let customers = measure(oha, &api("/customers").post_json(body), seconds);
+    print_row("POST /customers", &customers, &[("sqlx insert", &insert)]);
+    if let Some(before) = std::env::var_os("PAYDESK_BENCH_BEFORE") {
+        let this = [("GET /products/{id}", &one), ("POST /products", &created), ("POST /customers", &customers)];
+        earlier(oha, backend, &before.to_string_lossy(), seconds, this).await;
+    }
     let form = Target::get(format!("{base}/products/{product}/pay")).header("Accept: text/html");
     let form = measure(oha, &form, seconds);
     print_row("GET /products/{id}/pay (form)", &form, &[("framework", &framework)]);
@@ -199,6 +197,44 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let templates = growth::Templates { product, customer, payment, subscription };
     let running = Running { backend, fresh: &fresh, server: &server, auth: &auth, cookie: &cookie };
     grow(oha, &running, &templates, opts).await;
+}
+
+/// Creates 1,000 products through the API, 16 at a time; answers the first one's id.
+async fn thousand_products(client: &Client) -> String {
+    let products: Vec<String> =
+        futures::stream::iter(0..1000)
+            .map(|i| async move {
+                client.post("/products", &server::product_body(i)).await["id"].as_str().unwrap().to_string()
+            })
+            .buffered(16)
+            .collect()
+            .await;
+    products[0].clone()
+}
+
+/// Measures `binary`, an earlier release, as `this` build was measured: its rows beside this
+/// build's, and this build's rate as a share of its.
+async fn earlier(oha: &PathBuf, backend: Backend, binary: &str, seconds: u64, this: [(&str, &Row); 3]) {
+    let fresh = Fresh::new(backend).await;
+    let shop = Shop::create(binary, &fresh.url);
+    let server = Server::start(binary, &fresh.url).await;
+    let product = thousand_products(&Client::new(&server.base, &shop)).await;
+    let api = |path: &str| Target::get(format!("{}{path}", server.base)).header(shop.authorization());
+    let targets = [
+        api(&format!("/products/{product}")),
+        api("/products").post_json(server::product_body(0).to_string()),
+        api("/customers").post_json(server::customer_body().to_string()),
+    ];
+    println!("  the earlier release ({binary}), on a database of its own:");
+    for ((label, now), target) in this.into_iter().zip(targets) {
+        let before = measure(oha, &target, seconds);
+        print_row(&format!("before: {label}"), &before, &[]);
+        println!(
+            "  {:<40} {:>8.0}% of before's rate",
+            format!("this build: {label}"),
+            100.0 * now.max.rps / before.max.rps
+        );
+    }
 }
 
 /// Downloads `url` with the session `cookie` (a `Cookie: …` header): its rows, the seconds it

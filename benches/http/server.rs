@@ -78,8 +78,11 @@ pub struct Server {
     pub child: Child,
 }
 
-fn paydesk(url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_paydesk"));
+/// This build's `paydesk`.
+pub const THIS: &str = env!("CARGO_BIN_EXE_paydesk");
+
+fn paydesk(binary: &str, url: &str) -> Command {
+    let mut cmd = Command::new(binary);
     cmd.env("DATABASE_URL", url)
         .env("PAYDESK_KEY_ENCRYPTION_KEY", KEK)
         .env("PAYDESK_SCHEDULER", "off")
@@ -89,10 +92,11 @@ fn paydesk(url: &str) -> Command {
 }
 
 impl Server {
-    pub async fn start(url: &str) -> Server {
+    /// `binary` (this build's, [`THIS`], or an earlier one) serving `url`.
+    pub async fn start(binary: &str, url: &str) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let base = format!("http://127.0.0.1:{port}");
-        let child = paydesk(url)
+        let child = paydesk(binary, url)
             .arg("serve")
             .env("PAYDESK_LISTEN", format!("127.0.0.1:{port}"))
             .env("PAYDESK_BASE_URL", &base)
@@ -137,13 +141,15 @@ pub struct Shop {
 }
 
 impl Shop {
-    pub fn create(url: &str) -> Shop {
-        let out = paydesk(url).args(["shop", "create", "--name", "Bench"]).output().expect("paydesk shop create");
+    /// A shop made by `binary` in the database at `url`.
+    pub fn create(binary: &str, url: &str) -> Shop {
+        let out =
+            paydesk(binary, url).args(["shop", "create", "--name", "Bench"]).output().expect("paydesk shop create");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let created: Value = serde_json::from_slice(&out.stdout).unwrap();
         let id = created["shop_id"].as_i64().unwrap();
         let email = format!("owner{id}@bench.example");
-        let mut child = paydesk(url)
+        let mut child = paydesk(binary, url)
             .args(["user", "create", "--shop-id", &id.to_string(), "--email", &email])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

@@ -85,81 +85,115 @@ where
     <A::Entity as EntityTrait>::Model::from_query_result(&stored, "")
 }
 
-/// How many waiting records one seal chains at once: the shop's head (and SQLite's write
-/// lock) is held for a few milliseconds at most.
-const SEAL_BATCH: u64 = 200;
+/// How many waiting records one seal chains at once: SQLite's writers wait for it (about
+/// 2 ms for 50); PostgreSQL's do not, and fewer, larger seals cost it less.
+fn seal_batch(backend: sea_orm::DatabaseBackend) -> u64 {
+    match backend {
+        sea_orm::DatabaseBackend::Postgres => 200,
+        _ => 50,
+    }
+}
 
 /// Chains the shop's waiting records into its trail, in the order they were written;
-/// answers how many. Sealers of several instances take turns on the shop's head row.
+/// answers how many.
+///
+/// The records and the shop's head are read, and the chain computed, before the write
+/// begins, so the writers of SQLite wait only for the rows' writing (a seal of 200 held them
+/// 8 ms, reading and hashing included). The head then moves only from where it was read: a
+/// sealer of another instance that came first leaves it elsewhere, and the batch is read
+/// again. On PostgreSQL the head's row keeps two sealers of a shop in line.
 pub async fn seal(db: &DatabaseConnection, shop: i64) -> Result<u64, DbErr> {
     use audit_pending::Column as P;
-    let waiting = || audit_pending::Entity::find().filter(P::ShopId.eq(shop)).order_by_asc(P::N);
+    let batch = seal_batch(db.get_database_backend());
     let mut sealed = 0;
-    // Looked for first without a transaction: a read of the trail with nothing waiting writes nothing.
-    while waiting().one(db).await?.is_some() {
-        let txn = super::begin(db).await?;
-        let head = audit_heads::ActiveModel { shop_id: Set(shop), seq: Set(0), hash: Set(String::new()) };
-        audit_heads::Entity::insert(head)
-            .on_conflict(OnConflict::column(audit_heads::Column::ShopId).do_nothing().to_owned())
-            .exec_without_returning(&txn)
-            .await?;
-        // Takes the head (its row on PostgreSQL; SQLite's write lock is already held): the
-        // number, hash and waiting records read next are the newest.
-        audit_heads::Entity::update_many()
-            .col_expr(audit_heads::Column::Seq, Expr::col(audit_heads::Column::Seq).into())
-            .filter(audit_heads::Column::ShopId.eq(shop))
-            .exec(&txn)
-            .await?;
-        let head = audit_heads::Entity::find_by_id(shop)
-            .one(&txn)
-            .await?
-            .ok_or_else(|| DbErr::RecordNotFound("the shop's audit head".into()))?;
-        let rows = waiting().limit(SEAL_BATCH).all(&txn).await?;
-        let taken: Vec<i64> = rows.iter().map(|r| r.n).collect();
-        let (mut seq, mut hash) = (head.seq, head.hash);
-        let mut chained = Vec::with_capacity(rows.len());
-        for row in rows {
-            seq += 1;
-            let mut event = audit_events::Model {
-                id: row.id,
-                shop_id: row.shop_id,
-                seq,
-                at: row.at,
-                actor_kind: row.actor_kind,
-                actor_id: row.actor_id,
-                actor_label: row.actor_label,
-                actor_role: row.actor_role,
-                address: row.address,
-                user_agent: row.user_agent,
-                request_id: row.request_id,
-                action: row.action,
-                object_type: row.object_type,
-                object_id: row.object_id,
-                changes: row.changes,
-                outcome: row.outcome,
-                prev_hash: hash,
-                hash: String::new(),
-            };
-            let record = from_row(event.clone());
-            event.hash = chain_hash(&record.id, seq, record.at, &record.entry, &record.prev_hash);
-            hash = event.hash.clone();
-            chained.push(event.into_active_model().reset_all());
+    loop {
+        // The head first: a seal that lands between the two reads moves it, and this one
+        // starts again, rather than chaining again the records that seal took.
+        let read = head(db, shop).await?;
+        let rows =
+            audit_pending::Entity::find().filter(P::ShopId.eq(shop)).order_by_asc(P::N).limit(batch).all(db).await?;
+        if rows.is_empty() {
+            return Ok(sealed);
         }
-        if !chained.is_empty() {
-            audit_events::Entity::insert_many(chained).exec_without_returning(&txn).await?;
-            // By number: a record written before these but committed since waits for the next seal.
-            audit_pending::Entity::delete_many().filter(P::N.is_in(taken.iter().copied())).exec(&txn).await?;
-            audit_heads::Entity::update_many()
-                .col_expr(audit_heads::Column::Seq, Expr::value(seq))
-                .col_expr(audit_heads::Column::Hash, Expr::value(hash))
-                .filter(audit_heads::Column::ShopId.eq(shop))
-                .exec(&txn)
-                .await?;
+        let (from, prev) = read.clone().unwrap_or((0, String::new()));
+        let taken: Vec<i64> = rows.iter().map(|r| r.n).collect();
+        let (chained, (seq, hash)) = chain(rows, from, prev);
+        let txn = super::begin(db).await?;
+        let moved = match read {
+            None => {
+                let head = audit_heads::ActiveModel { shop_id: Set(shop), seq: Set(seq), hash: Set(hash) };
+                audit_heads::Entity::insert(head)
+                    .on_conflict(OnConflict::column(audit_heads::Column::ShopId).do_nothing().to_owned())
+                    .exec_without_returning(&txn)
+                    .await?
+            }
+            Some(_) => {
+                audit_heads::Entity::update_many()
+                    .col_expr(audit_heads::Column::Seq, Expr::value(seq))
+                    .col_expr(audit_heads::Column::Hash, Expr::value(hash))
+                    .filter(audit_heads::Column::ShopId.eq(shop))
+                    .filter(audit_heads::Column::Seq.eq(from))
+                    .exec(&txn)
+                    .await?
+                    .rows_affected
+            }
+        };
+        if moved != 1 {
+            txn.rollback().await?;
+            continue;
+        }
+        audit_events::Entity::insert_many(chained).exec_without_returning(&txn).await?;
+        let gone = audit_pending::Entity::delete_many().filter(P::N.is_in(taken.iter().copied())).exec(&txn).await?;
+        if gone.rows_affected != taken.len() as u64 {
+            txn.rollback().await?;
+            continue;
         }
         txn.commit().await?;
         sealed += taken.len() as u64;
+        // Those written meanwhile wait for the next seal, with more: a seal costs the writers
+        // a turn, however few it chains.
+        if (taken.len() as u64) < batch {
+            return Ok(sealed);
+        }
     }
-    Ok(sealed)
+}
+
+/// `rows` chained after the record numbered `seq` whose hash is `hash`: the records, and the
+/// number and hash of the last.
+fn chain(
+    rows: Vec<audit_pending::Model>,
+    mut seq: i64,
+    mut hash: String,
+) -> (Vec<audit_events::ActiveModel>, (i64, String)) {
+    let mut chained = Vec::with_capacity(rows.len());
+    for row in rows {
+        seq += 1;
+        let mut event = audit_events::Model {
+            id: row.id,
+            shop_id: row.shop_id,
+            seq,
+            at: row.at,
+            actor_kind: row.actor_kind,
+            actor_id: row.actor_id,
+            actor_label: row.actor_label,
+            actor_role: row.actor_role,
+            address: row.address,
+            user_agent: row.user_agent,
+            request_id: row.request_id,
+            action: row.action,
+            object_type: row.object_type,
+            object_id: row.object_id,
+            changes: row.changes,
+            outcome: row.outcome,
+            prev_hash: hash,
+            hash: String::new(),
+        };
+        let record = from_row(event.clone());
+        event.hash = chain_hash(&record.id, seq, record.at, &record.entry, &record.prev_hash);
+        hash = event.hash.clone();
+        chained.push(event.into_active_model().reset_all());
+    }
+    (chained, (seq, hash))
 }
 
 /// Seals the waiting records of every shop; answers how many.

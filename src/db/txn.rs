@@ -5,7 +5,8 @@
 //! and each finds the lock free when its turn comes; SQLite's lock and busy timeout still
 //! keep other processes (the command line, a second instance) in line. PostgreSQL's writers
 //! need no turn: they wait only for the rows they both change. [`insert_together`] makes a
-//! create and its audit record one round trip on either database.
+//! create and its audit record one round trip on PostgreSQL, and on SQLite one turn shared
+//! with the creates that came meanwhile.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -15,6 +16,8 @@ use sea_orm::sea_query::{
     Alias, Asterisk, CommonTableExpression, InsertStatement, PostgresQueryBuilder, Query, SqliteQueryBuilder,
     WithClause,
 };
+use sea_orm::sqlx::pool::PoolConnection;
+use sea_orm::sqlx::sqlite::{Sqlite, SqlitePool, SqliteRow};
 use sea_orm::{
     ConnectionTrait, DatabaseBackend, DatabaseConnection, DatabaseTransaction, DbErr, ExecResult, QueryResult,
     RuntimeErr, Statement, TransactionTrait,
@@ -87,8 +90,9 @@ fn turn(db: &DatabaseConnection) -> Arc<tokio::sync::Mutex<()>> {
 }
 
 /// Runs `first` (an insert that answers its row) and `then` (an insert) as one transaction in
-/// one round trip: on PostgreSQL as two inserts of one `WITH` statement; on SQLite as one call
-/// of `BEGIN IMMEDIATE; first; then; COMMIT`, in this process's turn. Answers `first`'s row.
+/// one round trip: on PostgreSQL as two inserts of one `WITH` statement; on SQLite inside a
+/// transaction shared with the other creates waiting at that moment (see [`commit_together`]).
+/// Answers `first`'s row once it is committed.
 pub async fn insert_together(
     db: &DatabaseConnection,
     first: InsertStatement,
@@ -108,27 +112,148 @@ pub async fn insert_together(
     }
     let ((first, mut values), (then, more)) = (first.build(SqliteQueryBuilder), then.build(SqliteQueryBuilder));
     values.0.extend(more.0);
-    let sql = format!("BEGIN IMMEDIATE; {first}; {then}; COMMIT");
-    let turn = turn(db);
-    let pool = db.get_sqlite_connection_pool().clone();
-    // In a task of its own: a request dropped midway (its client gone) would stop the call
-    // between its statements and hand the connection back inside the transaction.
-    let done = tokio::spawn(async move {
-        let _turn = turn.lock_owned().await;
-        let mut conn = pool.acquire().await.map_err(|e| DbErr::Conn(RuntimeErr::SqlxError(e)))?;
-        match sea_orm::sqlx::query_with(&sql, SqlxValues(values)).fetch_all(&mut *conn).await {
-            Ok(rows) => rows.into_iter().next().map(QueryResult::from).ok_or(DbErr::RecordNotInserted),
-            Err(e) => {
-                // A statement that failed leaves the transaction open: it is undone before the
-                // connection goes back, or the connection is closed.
-                if sea_orm::sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
-                    conn.close_on_drop();
-                }
-                Err(DbErr::Query(RuntimeErr::SqlxError(e)))
+    let (done, answer) = tokio::sync::oneshot::channel();
+    let job = Job { sql: format!("{first}; {then}"), values: SqlxValues(values), done };
+    let queue = queue(db);
+    let start = {
+        let mut waiting = queue.lock().unwrap_or_else(|e| e.into_inner());
+        waiting.jobs.push(job);
+        !std::mem::replace(&mut waiting.committing, true)
+    };
+    if start {
+        tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), turn(db), queue));
+    }
+    let row = answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))??;
+    Ok(QueryResult::from(row))
+}
+
+/// A create waiting for its commit on SQLite: its two inserts, their values, and where its
+/// row goes.
+struct Job {
+    sql: String,
+    values: SqlxValues,
+    done: tokio::sync::oneshot::Sender<Result<SqliteRow, DbErr>>,
+}
+
+/// The creates waiting on one SQLite database, and whether a task is committing them.
+#[derive(Default)]
+struct Waiting {
+    jobs: Vec<Job>,
+    committing: bool,
+}
+
+/// The waiting creates of each SQLite database file this process writes to.
+static QUEUES: LazyLock<Mutex<HashMap<PathBuf, Arc<Mutex<Waiting>>>>> = LazyLock::new(Default::default);
+
+fn queue(db: &DatabaseConnection) -> Arc<Mutex<Waiting>> {
+    let file = db.get_sqlite_connection_pool().connect_options().get_filename().to_path_buf();
+    let mut queues = QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+    queues.entry(file).or_default().clone()
+}
+
+/// How many creates share one transaction at most.
+const TOGETHER: usize = 64;
+
+/// Commits the waiting creates of one SQLite database, in turns, until none waits: each turn
+/// takes every create waiting by the time it has the write lock, and commits them in one
+/// transaction (see [`commit`]). A commit's cost (the pages written to the log, the search
+/// index's flush, the passes between this task and SQLite's thread) is then shared by the
+/// creates that came meanwhile, instead of each waiting for the one before it to commit alone. Runs in a task of its own: a request dropped midway (its
+/// client gone) cannot stop a transaction between its statements.
+async fn commit_together(pool: SqlitePool, turn: Arc<tokio::sync::Mutex<()>>, queue: Arc<Mutex<Waiting>>) {
+    /// Ends the turns: those still waiting are answered with an error (dropped) if the task
+    /// ends otherwise than with none left, and the next create starts a task again.
+    struct Done {
+        queue: Arc<Mutex<Waiting>>,
+        finished: bool,
+    }
+    impl Drop for Done {
+        fn drop(&mut self) {
+            if !self.finished {
+                let mut waiting = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                waiting.jobs.clear();
+                waiting.committing = false;
             }
         }
-    });
-    done.await.map_err(|e| DbErr::Custom(format!("the insert's task ended: {e}")))?
+    }
+    let mut done = Done { queue, finished: false };
+    loop {
+        let _turn = turn.clone().lock_owned().await;
+        let conn = pool.acquire().await;
+        let jobs = {
+            let mut waiting = done.queue.lock().unwrap_or_else(|e| e.into_inner());
+            if waiting.jobs.is_empty() {
+                waiting.committing = false;
+                done.finished = true;
+                return;
+            }
+            let taken = waiting.jobs.len().min(TOGETHER);
+            let rest = waiting.jobs.split_off(taken);
+            std::mem::replace(&mut waiting.jobs, rest)
+        };
+        match conn {
+            Ok(mut conn) => commit(&mut conn, jobs).await,
+            Err(e) => answer_all(jobs, &DbErr::Conn(RuntimeErr::SqlxError(e))),
+        }
+    }
+}
+
+/// Commits `jobs` in one transaction on `conn`, in one call (their statements one after the
+/// other between `BEGIN IMMEDIATE` and `COMMIT`), and answers each. If that fails, each is
+/// tried again alone, so that only a create that fails by itself is answered its error.
+async fn commit(conn: &mut PoolConnection<Sqlite>, jobs: Vec<Job>) {
+    let mut sql = String::from("BEGIN IMMEDIATE; ");
+    let mut values = Vec::new();
+    for job in &jobs {
+        sql.push_str(&job.sql);
+        sql.push_str("; ");
+        values.extend(job.values.0.iter().cloned());
+    }
+    sql.push_str("COMMIT");
+    match run(conn, &sql, values).await {
+        // Each create's first insert answers its row; the second, none.
+        Ok(rows) if rows.len() == jobs.len() => {
+            for (job, row) in jobs.into_iter().zip(rows) {
+                let _ = job.done.send(Ok(row));
+            }
+        }
+        Ok(_) => answer_all(jobs, &DbErr::RecordNotInserted),
+        Err(e) if jobs.len() == 1 => answer_all(jobs, &e),
+        Err(_) => {
+            for job in jobs {
+                let sql = format!("BEGIN IMMEDIATE; {}; COMMIT", job.sql);
+                let answer = run(conn, &sql, job.values.0.0).await;
+                let _ = job.done.send(answer.and_then(|rows| rows.into_iter().next().ok_or(DbErr::RecordNotInserted)));
+            }
+        }
+    }
+}
+
+/// Runs `sql`, a whole transaction, on `conn`: its rows, or its error once it is rolled back
+/// (or `conn` closed, if it cannot be).
+async fn run(
+    conn: &mut PoolConnection<Sqlite>,
+    sql: &str,
+    values: Vec<sea_orm::Value>,
+) -> Result<Vec<SqliteRow>, DbErr> {
+    let values = SqlxValues(sea_orm::sea_query::Values(values));
+    match sea_orm::sqlx::query_with(sql, values).fetch_all(&mut **conn).await {
+        Ok(rows) => Ok(rows),
+        Err(e) => {
+            // A statement that failed leaves the transaction open: it is undone before the
+            // connection goes back, or the connection is closed.
+            if sea_orm::sqlx::query("ROLLBACK").execute(&mut **conn).await.is_err() {
+                conn.close_on_drop();
+            }
+            Err(DbErr::Query(RuntimeErr::SqlxError(e)))
+        }
+    }
+}
+
+fn answer_all(jobs: Vec<Job>, error: &DbErr) {
+    for job in jobs {
+        let _ = job.done.send(Err(DbErr::Custom(error.to_string())));
+    }
 }
 
 /// A write of SQLite's that changes nothing, to a table every migrated database has.

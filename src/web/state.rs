@@ -20,9 +20,21 @@ use crate::external::outbound::Outbound;
 use crate::external::smtp::Mailer;
 use crate::external::vault::Vault;
 
-/// What every handler can reach.
+/// What every handler can reach: cloned for every extractor and task, so one shared value.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The parts of [`AppState`].
+#[derive(Clone)]
+pub struct Shared {
     /// The database (SQLite or PostgreSQL).
     pub db: DatabaseConnection,
     /// Checked configuration.
@@ -61,7 +73,7 @@ impl AppState {
             Some(smtp) => Some(Mailer::new(smtp).map_err(|e| format!("PAYDESK_SMTP_URL: {e}"))?),
             None => None,
         };
-        Ok(AppState {
+        Ok(AppState(Arc::new(Shared {
             mailer,
             shops: Arc::new(ShopCache::new(db.get_database_backend() != sea_orm::DatabaseBackend::Postgres)),
             db,
@@ -73,7 +85,12 @@ impl AppState {
             operator_outbound: Outbound::new(true),
             lifecycle: Default::default(),
             clock: Clock::default(),
-        })
+        })))
+    }
+
+    /// The same state with `acquirer` moving the money.
+    pub fn with_acquirer(&self, acquirer: Arc<dyn Acquirer>) -> AppState {
+        AppState(Arc::new(Shared { acquirer, ..Shared::clone(self) }))
     }
 }
 

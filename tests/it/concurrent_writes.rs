@@ -231,3 +231,40 @@ async fn a_transaction_dropped_while_it_began_leaves_no_transaction_open() {
         assert_ne!(first, second, "statements after a begin dropped at {micros} µs ran inside it");
     }
 }
+
+db_tests! {
+    async fn creates_committed_together_fail_alone(app) {
+        use paydesk::db::entities::products;
+        use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, EntityTrait, IntoActiveModel, QueryTrait};
+        let shop = app.shop("Shop").await;
+        let existing = app.product(&shop, &test_product_body()).await["id"].as_str().unwrap().to_string();
+        let model = paydesk::db::find::<products::Entity>(&app.db, shop.id, &existing).await.unwrap().unwrap();
+        let copy = |id: &str| {
+            let mut row = model.clone().into_active_model();
+            row.seq = NotSet;
+            row.id = Set(id.to_string());
+            sea_orm::Insert::one(row).into_query()
+        };
+        // Thirty creates at once, each of two products; the eleventh's second one takes the id
+        // of a product that exists, after its first was inserted.
+        let creates = (0..30).map(|i| {
+            let (first, then) = (format!("prd_first{i}"), format!("prd_then{i}"));
+            let then = if i == 10 { existing.clone() } else { then };
+            let db = app.db.clone();
+            let (first, then) = (copy(&first).returning_all().to_owned(), copy(&then));
+            async move { paydesk::db::insert_together(&db, first, then).await }
+        });
+        let answers = futures::future::join_all(creates).await;
+        for (i, answer) in answers.iter().enumerate() {
+            assert_eq!(answer.is_err(), i == 10, "create {i}: {answer:?}");
+        }
+        for i in 0..30 {
+            for id in [format!("prd_first{i}"), format!("prd_then{i}")] {
+                let stored = paydesk::db::find::<products::Entity>(&app.db, shop.id, &id).await.unwrap();
+                assert_eq!(stored.is_some(), i != 10, "{id}");
+            }
+        }
+        let all = products::Entity::find().all(&app.db).await.unwrap();
+        assert_eq!(all.len(), 1 + 29 * 2);
+    }
+}

@@ -172,9 +172,7 @@ fn counting(app: &TestApp) -> (AppState, std::sync::Arc<Counting>) {
         entered: Default::default(),
         release: Default::default(),
     });
-    let mut state = app.state.clone();
-    state.acquirer = acquirer.clone();
-    (state, acquirer)
+    (app.state.with_acquirer(acquirer.clone()), acquirer)
 }
 
 /// Leaves the payment row of the subscription's due charge as an engine that died after
@@ -257,8 +255,7 @@ backend_tests! {
             assert!(!patience.spent(), "the claim is renewed while the charge waits");
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        let mut other = second_instance(&app).await;
-        other.acquirer = acquirer.clone();
+        let other = second_instance(&app).await.with_acquirer(acquirer.clone());
         let second = run_due(&other, at).await.unwrap();
         acquirer.release.notify_one();
         let first = first.await.unwrap().unwrap();
@@ -279,8 +276,7 @@ backend_tests! {
         let (state, acquirer) = counting(&app);
         let mut others = Vec::new();
         for _ in 0..2 {
-            let mut other = second_instance(&app).await;
-            other.acquirer = acquirer.clone();
+            let other = second_instance(&app).await.with_acquirer(acquirer.clone());
             others.push(other);
         }
         let busy = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));

@@ -426,8 +426,8 @@ db_tests! {
         let id = product["id"].as_str().unwrap();
         assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
         let before = payment_of(&app, &shop, id).await;
-        let mut state = app.state.clone();
-        state.acquirer = std::sync::Arc::new(Refusing(paydesk::external::acquirer::simulated::SimulatedAcquirer::new(false)));
+        let refusing = Refusing(paydesk::external::acquirer::simulated::SimulatedAcquirer::new(false));
+        let state = app.state.with_acquirer(std::sync::Arc::new(refusing));
         let payment = before["id"].as_str().unwrap();
         for void in [false, true] {
             let now = chrono::Utc::now();

@@ -178,3 +178,53 @@ db_tests! {
         }
     }
 }
+
+/// SQLite reads a table's statistics once per connection, with the schema. After they are
+/// gathered again, every pooled connection plans with the new ones, not only the one that
+/// gathered them.
+#[tokio::test]
+async fn every_pooled_sqlite_connection_plans_with_the_statistics_last_gathered() {
+    use sea_orm::sqlx;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("statistics.db").display());
+    let db = paydesk::db::connect(&url, 3).await.unwrap();
+    let rows = |n: u32, a: &str, b: &str| {
+        format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n}) \
+             INSERT INTO t (a, b) SELECT {a}, {b} FROM n"
+        )
+    };
+    db.execute_unprepared(
+        "CREATE TABLE t (a INTEGER, b INTEGER); CREATE INDEX ix_a ON t (a); CREATE INDEX ix_b ON t (b)",
+    )
+    .await
+    .unwrap();
+    // Few rows, `a` telling them apart and `b` not.
+    db.execute_unprepared(&rows(10, "i", "0")).await.unwrap();
+    paydesk::db::optimize(&db).await.unwrap();
+    let pool = db.get_sqlite_connection_pool();
+    let plans = async || {
+        let mut held = Vec::new();
+        let mut plans = Vec::new();
+        for _ in 0..3 {
+            let mut conn = pool.acquire().await.unwrap();
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as("EXPLAIN QUERY PLAN SELECT * FROM t WHERE a = 0 AND b = 5")
+                    .fetch_all(&mut *conn)
+                    .await
+                    .unwrap();
+            plans.push(plan.into_iter().map(|row| row.3).collect::<Vec<_>>().join("; "));
+            held.push(conn);
+        }
+        plans
+    };
+    for plan in plans().await {
+        assert!(plan.contains("INDEX ix_a"), "{plan}");
+    }
+    // A hundred times as many, `b` telling them apart and `a` not.
+    db.execute_unprepared(&rows(1000, "0", "i")).await.unwrap();
+    paydesk::db::optimize(&db).await.unwrap();
+    for plan in plans().await {
+        assert!(plan.contains("INDEX ix_b"), "every connection plans with the new statistics: {plan}");
+    }
+}
