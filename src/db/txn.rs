@@ -158,8 +158,9 @@ const TOGETHER: usize = 64;
 /// takes every create waiting by the time it has the write lock, and commits them in one
 /// transaction (see [`commit`]). A commit's cost (the pages written to the log, the search
 /// index's flush, the passes between this task and SQLite's thread) is then shared by the
-/// creates that came meanwhile, instead of each waiting for the one before it to commit alone. Runs in a task of its own: a request dropped midway (its
-/// client gone) cannot stop a transaction between its statements.
+/// creates that came meanwhile, instead of each waiting for the one before it to commit alone.
+/// Runs in a task of its own: a request dropped midway (its client gone) cannot stop a
+/// transaction between its statements.
 async fn commit_together(pool: SqlitePool, turn: Arc<tokio::sync::Mutex<()>>, queue: Arc<Mutex<Waiting>>) {
     /// Ends the turns: those still waiting are answered with an error (dropped) if the task
     /// ends otherwise than with none left, and the next create starts a task again.
@@ -218,7 +219,12 @@ async fn commit(conn: &mut PoolConnection<Sqlite>, jobs: Vec<Job>) {
             }
         }
         Ok(_) => answer_all(jobs, &DbErr::RecordNotInserted),
-        Err(e) if jobs.len() == 1 => answer_all(jobs, &e),
+        // Alone, its own error (a unique key taken stays recognisable as one).
+        Err(e) if jobs.len() == 1 => {
+            if let Some(job) = jobs.into_iter().next() {
+                let _ = job.done.send(Err(e));
+            }
+        }
         Err(_) => {
             for job in jobs {
                 let sql = format!("BEGIN IMMEDIATE; {}; COMMIT", job.sql);

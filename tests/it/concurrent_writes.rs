@@ -258,6 +258,9 @@ db_tests! {
         for (i, answer) in answers.iter().enumerate() {
             assert_eq!(answer.is_err(), i == 10, "create {i}: {answer:?}");
         }
+        // Its own error: a unique key taken, which the API answers as the client's.
+        let refused = answers[10].as_ref().unwrap_err();
+        assert!(matches!(refused.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))), "{refused:?}");
         for i in 0..30 {
             for id in [format!("prd_first{i}"), format!("prd_then{i}")] {
                 let stored = paydesk::db::find::<products::Entity>(&app.db, shop.id, &id).await.unwrap();
