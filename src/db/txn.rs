@@ -121,7 +121,9 @@ pub async fn insert_together(
         !std::mem::replace(&mut waiting.committing, true)
     };
     if start {
-        tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), turn(db), queue));
+        // Made before the task: a task dropped before it first runs still lets go of the queue.
+        let done = Done { queue, finished: false };
+        tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), turn(db), done));
     }
     let row = answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))??;
     Ok(QueryResult::from(row))
@@ -151,6 +153,24 @@ fn queue(db: &DatabaseConnection) -> Arc<Mutex<Waiting>> {
     queues.entry(file).or_default().clone()
 }
 
+/// The committing task's hold on its queue: if the task ends otherwise than with none left
+/// (dropped before it ran, or by a panic), those still waiting are answered with an error
+/// (dropped), and the next create starts a task again.
+struct Done {
+    queue: Arc<Mutex<Waiting>>,
+    finished: bool,
+}
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        if !self.finished {
+            let mut waiting = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            waiting.jobs.clear();
+            waiting.committing = false;
+        }
+    }
+}
+
 /// How many creates share one transaction at most.
 const TOGETHER: usize = 64;
 
@@ -161,33 +181,21 @@ const TOGETHER: usize = 64;
 /// creates that came meanwhile, instead of each waiting for the one before it to commit alone.
 /// Runs in a task of its own: a request dropped midway (its client gone) cannot stop a
 /// transaction between its statements.
-async fn commit_together(pool: SqlitePool, turn: Arc<tokio::sync::Mutex<()>>, queue: Arc<Mutex<Waiting>>) {
-    /// Ends the turns: those still waiting are answered with an error (dropped) if the task
-    /// ends otherwise than with none left, and the next create starts a task again.
-    struct Done {
-        queue: Arc<Mutex<Waiting>>,
-        finished: bool,
-    }
-    impl Drop for Done {
-        fn drop(&mut self) {
-            if !self.finished {
-                let mut waiting = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                waiting.jobs.clear();
-                waiting.committing = false;
-            }
-        }
-    }
-    let mut done = Done { queue, finished: false };
+async fn commit_together(pool: SqlitePool, turn: Arc<tokio::sync::Mutex<()>>, mut done: Done) {
     loop {
-        let _turn = turn.clone().lock_owned().await;
-        let conn = pool.acquire().await;
-        let jobs = {
+        {
             let mut waiting = done.queue.lock().unwrap_or_else(|e| e.into_inner());
             if waiting.jobs.is_empty() {
                 waiting.committing = false;
                 done.finished = true;
                 return;
             }
+        }
+        let _turn = turn.clone().lock_owned().await;
+        let conn = pool.acquire().await;
+        // Every create waiting by now: only this task takes them, so there is at least one.
+        let jobs = {
+            let mut waiting = done.queue.lock().unwrap_or_else(|e| e.into_inner());
             let taken = waiting.jobs.len().min(TOGETHER);
             let rest = waiting.jobs.split_off(taken);
             std::mem::replace(&mut waiting.jobs, rest)
@@ -200,8 +208,8 @@ async fn commit_together(pool: SqlitePool, turn: Arc<tokio::sync::Mutex<()>>, qu
 }
 
 /// Commits `jobs` in one transaction on `conn`, in one call (their statements one after the
-/// other between `BEGIN IMMEDIATE` and `COMMIT`), and answers each. If that fails, each is
-/// tried again alone, so that only a create that fails by itself is answered its error.
+/// other between `BEGIN IMMEDIATE` and `COMMIT`), and answers each. If one of them broke a
+/// constraint, each is tried again alone, so that only that one is answered its error.
 async fn commit(conn: &mut PoolConnection<Sqlite>, jobs: Vec<Job>) {
     let mut sql = String::from("BEGIN IMMEDIATE; ");
     let mut values = Vec::new();
@@ -225,13 +233,20 @@ async fn commit(conn: &mut PoolConnection<Sqlite>, jobs: Vec<Job>) {
                 let _ = job.done.send(Err(e));
             }
         }
-        Err(_) => {
+        // A constraint one of them broke: each alone, so only that one is refused.
+        Err(DbErr::Query(RuntimeErr::SqlxError(sea_orm::sqlx::Error::Database(e))))
+            if e.kind() != sea_orm::sqlx::error::ErrorKind::Other =>
+        {
             for job in jobs {
                 let sql = format!("BEGIN IMMEDIATE; {}; COMMIT", job.sql);
                 let answer = run(conn, &sql, job.values.0.0).await;
                 let _ = job.done.send(answer.and_then(|rows| rows.into_iter().next().ok_or(DbErr::RecordNotInserted)));
             }
         }
+        // The database's own trouble (its lock held past the busy timeout by another process,
+        // the disk, the connection): every one of them is answered with it at once, rather
+        // than each waiting for it again alone.
+        Err(e) => answer_all(jobs, &e),
     }
 }
 
