@@ -93,6 +93,10 @@ fn turn(db: &DatabaseConnection) -> Arc<tokio::sync::Mutex<()>> {
 /// one round trip: on PostgreSQL as two inserts of one `WITH` statement; on SQLite inside a
 /// transaction shared with the other creates waiting at that moment (see [`commit_together`]).
 /// Answers `first`'s row once it is committed.
+///
+/// `first` must answer exactly one row and `then` none (no `ON CONFLICT DO NOTHING`, no
+/// `RETURNING`): on SQLite the rows of a shared transaction go to its creates in order. One
+/// task commits a database file's creates, on the pool of the create that started it.
 pub async fn insert_together(
     db: &DatabaseConnection,
     first: InsertStatement,
