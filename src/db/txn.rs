@@ -25,8 +25,15 @@ use sea_orm::{
 use sea_query_binder::SqlxValues;
 use tokio::sync::OwnedMutexGuard;
 
-/// The turn of each SQLite database file this process writes to.
-static TURNS: LazyLock<Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>> = LazyLock::new(Default::default);
+/// What this process keeps for each SQLite database file it writes to: the writers' turn, and
+/// the creates waiting to be committed together.
+#[derive(Default)]
+struct Writers {
+    turn: Arc<tokio::sync::Mutex<()>>,
+    waiting: Mutex<Waiting>,
+}
+
+static WRITERS: LazyLock<Mutex<HashMap<PathBuf, Arc<Writers>>>> = LazyLock::new(Default::default);
 
 /// A transaction begun by [`begin`]: it holds its database's writer turn (on SQLite) until it
 /// commits, rolls back or is dropped.
@@ -74,7 +81,7 @@ pub async fn begin(db: &DatabaseConnection) -> Result<Txn, DbErr> {
         let inner = begun.await.map_err(|e| DbErr::Custom(format!("beginning a transaction: {e}")))??;
         return Ok(Txn { inner, _turn: None });
     }
-    let turn = turn(db).lock_owned().await;
+    let turn = writers(db).turn.clone().lock_owned().await;
     #[allow(clippy::disallowed_methods)]
     let inner = db.begin().await?;
     // A write that changes nothing still takes the lock when it starts.
@@ -82,11 +89,11 @@ pub async fn begin(db: &DatabaseConnection) -> Result<Txn, DbErr> {
     Ok(Txn { inner, _turn: Some(turn) })
 }
 
-/// The writers' turn of the SQLite database `db`.
-fn turn(db: &DatabaseConnection) -> Arc<tokio::sync::Mutex<()>> {
+/// The writers of the SQLite database `db`.
+fn writers(db: &DatabaseConnection) -> Arc<Writers> {
     let file = db.get_sqlite_connection_pool().connect_options().get_filename().to_path_buf();
-    let mut turns = TURNS.lock().unwrap_or_else(|e| e.into_inner());
-    turns.entry(file).or_default().clone()
+    let mut writers = WRITERS.lock().unwrap_or_else(|e| e.into_inner());
+    writers.entry(file).or_default().clone()
 }
 
 /// Runs `first` (an insert that answers its row) and `then` (an insert) as one transaction in
@@ -118,16 +125,16 @@ pub async fn insert_together(
     values.0.extend(more.0);
     let (done, answer) = tokio::sync::oneshot::channel();
     let job = Job { sql: format!("{first}; {then}"), values: SqlxValues(values), done };
-    let queue = queue(db);
+    let writers = writers(db);
     let start = {
-        let mut waiting = queue.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
         waiting.jobs.push(job);
         !std::mem::replace(&mut waiting.committing, true)
     };
     if start {
         // Made before the task: a task dropped before it first runs still lets go of the queue.
-        let done = Done { queue, finished: false };
-        tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), turn(db), done));
+        let done = Done { writers, finished: false };
+        tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), done));
     }
     let row = answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))??;
     Ok(QueryResult::from(row))
@@ -148,27 +155,18 @@ struct Waiting {
     committing: bool,
 }
 
-/// The waiting creates of each SQLite database file this process writes to.
-static QUEUES: LazyLock<Mutex<HashMap<PathBuf, Arc<Mutex<Waiting>>>>> = LazyLock::new(Default::default);
-
-fn queue(db: &DatabaseConnection) -> Arc<Mutex<Waiting>> {
-    let file = db.get_sqlite_connection_pool().connect_options().get_filename().to_path_buf();
-    let mut queues = QUEUES.lock().unwrap_or_else(|e| e.into_inner());
-    queues.entry(file).or_default().clone()
-}
-
 /// The committing task's hold on its queue: if the task ends otherwise than with none left
 /// (dropped before it ran, or by a panic), those still waiting are answered with an error
 /// (dropped), and the next create starts a task again.
 struct Done {
-    queue: Arc<Mutex<Waiting>>,
+    writers: Arc<Writers>,
     finished: bool,
 }
 
 impl Drop for Done {
     fn drop(&mut self) {
         if !self.finished {
-            let mut waiting = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut waiting = self.writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
             waiting.jobs.clear();
             waiting.committing = false;
         }
@@ -185,21 +183,21 @@ const TOGETHER: usize = 64;
 /// creates that came meanwhile, instead of each waiting for the one before it to commit alone.
 /// Runs in a task of its own: a request dropped midway (its client gone) cannot stop a
 /// transaction between its statements.
-async fn commit_together(pool: SqlitePool, turn: Arc<tokio::sync::Mutex<()>>, mut done: Done) {
+async fn commit_together(pool: SqlitePool, mut done: Done) {
     loop {
         {
-            let mut waiting = done.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut waiting = done.writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
             if waiting.jobs.is_empty() {
                 waiting.committing = false;
                 done.finished = true;
                 return;
             }
         }
-        let _turn = turn.clone().lock_owned().await;
+        let _turn = done.writers.turn.clone().lock_owned().await;
         let conn = pool.acquire().await;
         // Every create waiting by now: only this task takes them, so there is at least one.
         let jobs = {
-            let mut waiting = done.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut waiting = done.writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
             let taken = waiting.jobs.len().min(TOGETHER);
             let rest = waiting.jobs.split_off(taken);
             std::mem::replace(&mut waiting.jobs, rest)
