@@ -45,6 +45,7 @@ mod m20261205_000039_audit_pending;
 mod m20261205_000040_search;
 mod m20261205_000041_billing_order;
 mod m20261205_000042_sweep_indexes;
+mod m20261205_000043_audit_pending_lean;
 
 pub use m20261205_000040_search::{SEPARATORS, search_words};
 pub use m20261205_000041_billing_order::SCHEDULED;
@@ -98,6 +99,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000040_search::Migration),
             Box::new(m20261205_000041_billing_order::Migration),
             Box::new(m20261205_000042_sweep_indexes::Migration),
+            Box::new(m20261205_000043_audit_pending_lean::Migration),
         ]
     }
 }

@@ -16,7 +16,7 @@ use sea_orm::{
 use super::entities::{audit_events, audit_heads, audit_pending};
 use crate::domain::access::Role;
 use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Record, chain_hash};
-use crate::domain::ids::{AUDIT_EVENT, new_id};
+use crate::domain::ids::{AUDIT_EVENT, ordered_id};
 use crate::domain::mail::MailKind;
 
 /// Records `entry` at `now` inside `txn` (the transaction of the change it records), to be
@@ -32,7 +32,7 @@ pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc
 
 /// The id and waiting row of `entry` recorded at `now`.
 fn waiting(entry: &Entry, now: DateTime<Utc>) -> (String, audit_pending::ActiveModel) {
-    let id = new_id(AUDIT_EVENT);
+    let id = ordered_id(AUDIT_EVENT, now);
     let row = audit_pending::ActiveModel {
         n: sea_orm::ActiveValue::NotSet,
         id: Set(id.clone()),
@@ -143,7 +143,12 @@ pub async fn seal(db: &DatabaseConnection, shop: i64) -> Result<u64, DbErr> {
             continue;
         }
         audit_events::Entity::insert_many(chained).exec_without_returning(&txn).await?;
-        let gone = audit_pending::Entity::delete_many().filter(P::N.is_in(taken.iter().copied())).exec(&txn).await?;
+        // By the shop's index: on PostgreSQL no other holds `n`.
+        let gone = audit_pending::Entity::delete_many()
+            .filter(P::ShopId.eq(shop))
+            .filter(P::N.is_in(taken.iter().copied()))
+            .exec(&txn)
+            .await?;
         if gone.rows_affected != taken.len() as u64 {
             txn.rollback().await?;
             continue;

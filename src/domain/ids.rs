@@ -36,6 +36,14 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}{}", random_hex(8))
 }
 
+/// A new id with the given prefix that sorts after those made before `now`: the
+/// milliseconds since 1970 (12 hex digits), then 8 random bytes. Rows keyed by it are added
+/// at the end of their index, where the page written last is, rather than one page each
+/// anywhere in it (an audit record's id: a seal of 50 wrote ~45 pages of that index).
+pub fn ordered_id(prefix: &str, now: chrono::DateTime<chrono::Utc>) -> String {
+    format!("{prefix}{:012x}{}", now.timestamp_millis().max(0), random_hex(8))
+}
+
 /// Whether `id` could be an id of ours at all (letters, digits and `_`, at most 64
 /// characters): anything else is answered as unknown without asking the database.
 pub fn plausible(id: &str) -> bool {
@@ -66,6 +74,15 @@ pub fn random_hex(bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordered_ids_sort_by_their_time_and_are_plausible() {
+        let at = |ms| chrono::DateTime::from_timestamp_millis(ms).unwrap();
+        let (a, b) = (ordered_id(AUDIT_EVENT, at(1_764_900_000_000)), ordered_id(AUDIT_EVENT, at(1_764_900_000_001)));
+        assert!(a < b && plausible(&a), "{a} {b}");
+        assert_eq!(a.len(), "aud_".len() + 12 + 16);
+        assert!(a.starts_with("aud_019aec3cd100"), "{a}");
+    }
 
     #[test]
     fn ids_have_prefix_and_sixteen_hex_characters() {

@@ -102,6 +102,45 @@ pub async fn searched_after(
     search_query(db.get_database_backend(), shop_id, search, after, limit).all(db).await
 }
 
+/// What the CSV export shows of a payment (about half of its columns: the rest is read for
+/// nothing, a million times over).
+#[derive(Debug, sea_orm::DerivePartialModel, sea_orm::FromQueryResult)]
+#[sea_orm(entity = "Entity")]
+pub struct Exported {
+    pub seq: i64,
+    pub id: String,
+    pub created_at: DateTime<Utc>,
+    pub amount: i64,
+    pub currency: Currency,
+    pub status: PaymentStatus,
+    pub test: bool,
+    pub card_brand: String,
+    pub card_last4: String,
+    pub card_holder: String,
+    pub refunded_amount: i64,
+    pub disputed_amount: i64,
+    pub dispute_fees: i64,
+    pub failure_code: Option<String>,
+    pub product_id: Option<String>,
+    pub plan_id: Option<String>,
+    pub subscription_id: Option<String>,
+    pub customer_id: Option<String>,
+}
+
+/// Up to `limit` payments of an export (see [`searched_after`]).
+pub async fn exported_after(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    search: &PaymentSearch,
+    after: Option<(DateTime<Utc>, i64)>,
+    limit: u64,
+) -> Result<Vec<Exported>, DbErr> {
+    search_query(db.get_database_backend(), shop_id, search, after, limit)
+        .into_partial_model::<Exported>()
+        .all(db)
+        .await
+}
+
 /// The query of a page of [`search`]: at most `limit` payments made before `after` (a
 /// payment's time and `seq`), newest first, read in the order of the index
 /// `ix_payments_shop_time` (or `ix_payments_shop_status_time`). Typed text finds its payments

@@ -213,17 +213,20 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(typed): Query<
         "previous_hash",
     ]);
     let shop = m.shop.id;
-    let pages = super::csv::pages(move |after: Option<String>| {
+    let read = move |after: Option<String>| {
         let (state, filter) = (state.clone(), filter.clone());
         async move {
             let page = db::Page { limit: EXPORT_PAGE, starting_after: after };
             let listed = db::audit::list(&state.db, shop, &page, &filter).await.map_err(AppError::from)?;
-            let mut csv = Csv::empty();
-            for r in &listed.rows {
-                export_row(&mut csv, r);
-            }
-            Ok((csv.take(), listed.next_after))
+            Ok((listed.rows, listed.next_after))
         }
+    };
+    let pages = super::csv::pages(read, |rows: Vec<crate::domain::audit::Record>| {
+        let mut csv = Csv::empty();
+        for r in &rows {
+            export_row(&mut csv, r);
+        }
+        csv.take()
     });
     Ok(super::csv::stream(&format!("audit-{shop}.csv"), header, pages))
 }

@@ -32,17 +32,23 @@ impl Csv {
             if i > 0 {
                 self.0.push(',');
             }
-            let guarded = if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number(cell) {
-                format!("'{cell}")
-            } else {
-                cell.to_string()
-            };
-            if guarded.contains([',', '"', '\n', '\r']) || guarded.starts_with(' ') || guarded.ends_with(' ') {
+            let formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number(cell);
+            let quoted =
+                cell.contains([',', '"', '\n', '\r']) || (!formula && cell.starts_with(' ')) || cell.ends_with(' ');
+            if quoted {
                 self.0.push('"');
-                self.0.push_str(&guarded.replace('"', "\"\""));
+            }
+            if formula {
+                self.0.push('\'');
+            }
+            for (j, part) in cell.split('"').enumerate() {
+                if j > 0 {
+                    self.0.push_str("\"\"");
+                }
+                self.0.push_str(part);
+            }
+            if quoted {
                 self.0.push('"');
-            } else {
-                self.0.push_str(&guarded);
             }
         }
         self.0.push_str("\r\n");
@@ -69,20 +75,42 @@ where
     (headers(filename), Body::from_stream(body)).into_response()
 }
 
-/// A document's rows read a page at a time: `read(after)` writes the page that starts after
-/// the cursor `after` (`None`: the first page) and says where the next one starts (`None`: there
-/// is none).
-pub fn pages<C, F, Fut>(read: F) -> impl Stream<Item = Result<String, AppError>> + Send + 'static
+/// A document's rows read a page at a time, the next page read while this one is written
+/// and sent: `read(after)` reads the page that starts after the cursor `after` (`None`: the
+/// first page) and says where the next one starts (`None`: there is none), in a task of its
+/// own; `write` makes each page's rows as it is sent. The reading stops when the download
+/// does.
+pub fn pages<C, T, F, Fut, W>(mut read: F, write: W) -> impl Stream<Item = Result<String, AppError>> + Send + 'static
 where
     C: Send + 'static,
+    T: Send + 'static,
     F: FnMut(Option<C>) -> Fut + Send + 'static,
-    Fut: Future<Output = Result<(String, Option<C>), AppError>> + Send,
+    Fut: Future<Output = Result<(T, Option<C>), AppError>> + Send + 'static,
+    W: FnMut(T) -> String + Send + 'static,
 {
-    futures::stream::try_unfold((read, Some(None)), |(mut read, next)| async move {
-        let Some(after) = next else { return Ok(None) };
-        let (rows, next) = read(after).await?;
-        Ok(Some((rows, (read, next.map(Some)))))
-    })
+    let (sent, received) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        let mut after = None;
+        loop {
+            let (page, next) = match read(after.take()).await {
+                Ok(read) => read,
+                Err(e) => {
+                    let _ = sent.send(Err(e)).await;
+                    return;
+                }
+            };
+            // Nobody to send it to: the download ended.
+            if sent.send(Ok(page)).await.is_err() {
+                return;
+            }
+            match next {
+                Some(next) => after = Some(next),
+                None => return,
+            }
+        }
+    });
+    futures::stream::unfold(received, |mut received| async move { received.recv().await.map(|page| (page, received)) })
+        .map_ok(write)
 }
 
 fn headers(filename: &str) -> [(HeaderName, String); 3] {

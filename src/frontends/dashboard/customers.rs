@@ -93,17 +93,20 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<
         "created_at",
     ]);
     let shop = m.shop.id;
-    let pages = super::csv::pages(move |after: Option<String>| {
+    let read = move |after: Option<String>| {
         let (state, q) = (state.clone(), q.clone());
         async move {
             let page = db::Page { limit: EXPORT_PAGE, starting_after: after };
             let listed = db::search::<customers::Entity>(&state.db, shop, &page, &q).await?;
-            let mut csv = Csv::empty();
-            for c in &listed.rows {
-                export_row(&mut csv, c);
-            }
-            Ok((csv.take(), listed.next_after))
+            Ok((listed.rows, listed.next_after))
         }
+    };
+    let pages = super::csv::pages(read, |rows: Vec<customers::Model>| {
+        let mut csv = Csv::empty();
+        for c in &rows {
+            export_row(&mut csv, c);
+        }
+        csv.take()
     });
     Ok(super::csv::stream(&format!("customers-{}.csv", Utc::now().format("%Y%m%d")), header, pages))
 }

@@ -12,7 +12,7 @@ use chrono::Utc;
 use super::csv::Csv;
 use super::form::{FormView, PostedForm, minor_units, new_once, once_id};
 use super::list::{PER_PAGE, next_link};
-use super::tables::{Named, PaymentRow, full_name, payment_rows};
+use super::tables::{Named, PaymentRow, payment_rows};
 use super::{Chrome, Merchant, Page, k, local, ok, see_other};
 use crate::db::entities::{customers, payments, plans, products, refunds, subscriptions};
 use crate::db::{self, Page as DbPage};
@@ -206,15 +206,11 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
     };
     let filename = format!("payments-{}.csv", Utc::now().format("%Y%m%d"));
     let shop = m.shop.id;
-    let pages = super::csv::pages(move |after: Option<(chrono::DateTime<Utc>, i64)>| {
+    let read = move |after: Option<(chrono::DateTime<Utc>, i64)>| {
         let (state, search) = (state.clone(), search.clone());
         async move {
-            let rows = db::payments::searched_after(&state.db, shop, &search, after, EXPORT_PAGE).await?;
+            let rows = db::payments::exported_after(&state.db, shop, &search, after, EXPORT_PAGE).await?;
             let named = Named::load(&state, shop, &rows).await?;
-            let mut csv = Csv::empty();
-            for p in &rows {
-                export_row(&mut csv, p, &named);
-            }
             let next = rows.last().map(|last| (last.created_at, last.seq)).filter(|_| rows.len() as u64 == EXPORT_PAGE);
             // Each page starts after the one before; one that did not would be sent forever.
             if let (Some(before), Some(next)) = (after, next)
@@ -222,17 +218,23 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
             {
                 return Err(AppError::Internal("the payments export went back on itself".into()));
             }
-            Ok((csv.take(), next))
+            Ok(((rows, named), next))
         }
-    });
-    Ok(super::csv::stream(&filename, Csv::new(&EXPORT_COLUMNS), pages))
+    };
+    let write = |(rows, named): (Vec<db::payments::Exported>, Named)| {
+        let mut csv = Csv::empty();
+        for p in &rows {
+            export_row(&mut csv, p, &named);
+        }
+        csv.take()
+    };
+    Ok(super::csv::stream(&filename, Csv::new(&EXPORT_COLUMNS), super::csv::pages(read, write)))
 }
 
 /// One payment's row of the export.
-fn export_row(csv: &mut Csv, p: &payments::Model, named: &Named) {
-    let customer = named.customer(p);
-    let paid_for = named.paid_for(p).map(|(name, _)| name);
-    let name = customer.map(full_name);
+fn export_row(csv: &mut Csv, p: &db::payments::Exported, named: &Named) {
+    let customer = named.customer(p).map(|(_, c)| c);
+    let name = customer.map(|c| c.name());
     csv.row(&[
         &p.id,
         &p.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
@@ -240,7 +242,7 @@ fn export_row(csv: &mut Csv, p: &payments::Model, named: &Named) {
         p.currency.code,
         p.status.as_str(),
         if p.test { "true" } else { "false" },
-        paid_for.as_deref().unwrap_or(""),
+        named.paid_for_name(p).unwrap_or(""),
         customer.map_or("", |c| c.email.as_str()),
         name.as_deref().unwrap_or(""),
         &p.card_brand,

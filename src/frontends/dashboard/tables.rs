@@ -31,32 +31,107 @@ pub struct PaymentRow {
     pub created: String,
 }
 
-/// What a batch of payments names: their customers, products and plans, looked up at once.
+/// What a payment names: its customer, product and plan.
+pub trait Names {
+    fn names(&self) -> (Option<&str>, Option<&str>, Option<&str>);
+}
+
+impl Names for payments::Model {
+    fn names(&self) -> (Option<&str>, Option<&str>, Option<&str>) {
+        (self.customer_id.as_deref(), self.product_id.as_deref(), self.plan_id.as_deref())
+    }
+}
+
+impl Names for db::payments::Exported {
+    fn names(&self) -> (Option<&str>, Option<&str>, Option<&str>) {
+        (self.customer_id.as_deref(), self.product_id.as_deref(), self.plan_id.as_deref())
+    }
+}
+
+/// A payment's customer as a table names them.
+pub struct Payer {
+    pub email: String,
+    first_name: Option<String>,
+    last_name: Option<String>,
+}
+
+impl Payer {
+    /// "Ann Lee", as far as given.
+    pub fn name(&self) -> String {
+        [self.first_name.as_deref(), self.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// What a batch of payments names: their customers, products and plans, looked up at once,
+/// and only the columns a table shows of them.
 pub struct Named {
-    customers: HashMap<String, customers::Model>,
-    products: HashMap<String, products::Model>,
-    plans: HashMap<String, plans::Model>,
+    customers: HashMap<String, Payer>,
+    products: HashMap<String, String>,
+    plans: HashMap<String, String>,
 }
 
 impl Named {
-    pub async fn load(state: &AppState, shop_id: i64, payments: &[payments::Model]) -> Result<Named, AppError> {
-        let ids = |f: fn(&payments::Model) -> Option<&str>| payments.iter().filter_map(f).collect::<Vec<&str>>();
+    pub async fn load<P: Names>(state: &AppState, shop_id: i64, payments: &[P]) -> Result<Named, AppError> {
+        let (mut customer_ids, mut product_ids, mut plan_ids) = (Vec::new(), Vec::new(), Vec::new());
+        for p in payments {
+            let (customer, product, plan) = p.names();
+            customer_ids.extend(customer);
+            product_ids.extend(product);
+            plan_ids.extend(plan);
+        }
+        use customers::Column as C;
+        let customers: Vec<(String, String, Option<String>, Option<String>)> =
+            db::columns_by_ids::<customers::Entity, _>(
+                &state.db,
+                shop_id,
+                &customer_ids,
+                [C::Id, C::Email, C::FirstName, C::LastName],
+            )
+            .await?;
+        let products: Vec<(String, String)> = db::columns_by_ids::<products::Entity, _>(
+            &state.db,
+            shop_id,
+            &product_ids,
+            [products::Column::Id, products::Column::Name],
+        )
+        .await?;
+        let plans: Vec<(String, String)> = db::columns_by_ids::<plans::Entity, _>(
+            &state.db,
+            shop_id,
+            &plan_ids,
+            [plans::Column::Id, plans::Column::Title],
+        )
+        .await?;
         Ok(Named {
-            customers: db::by_ids::<customers::Entity>(&state.db, shop_id, &ids(|p| p.customer_id.as_deref())).await?,
-            products: db::by_ids::<products::Entity>(&state.db, shop_id, &ids(|p| p.product_id.as_deref())).await?,
-            plans: db::by_ids::<plans::Entity>(&state.db, shop_id, &ids(|p| p.plan_id.as_deref())).await?,
+            customers: customers
+                .into_iter()
+                .map(|(id, email, first_name, last_name)| (id, Payer { email, first_name, last_name }))
+                .collect(),
+            products: products.into_iter().collect(),
+            plans: plans.into_iter().collect(),
         })
     }
 
-    pub fn customer(&self, p: &payments::Model) -> Option<&customers::Model> {
-        p.customer_id.as_ref().and_then(|id| self.customers.get(id))
+    /// The payment's customer: their id and what a table shows of them.
+    pub fn customer(&self, p: &impl Names) -> Option<(&str, &Payer)> {
+        let id = p.names().0?;
+        self.customers.get_key_value(id).map(|(id, payer)| (id.as_str(), payer))
     }
 
     /// The product or plan a payment paid for: its name and its page.
-    pub fn paid_for(&self, p: &payments::Model) -> Option<(String, String)> {
-        match (&p.product_id, &p.plan_id) {
-            (Some(id), _) => self.products.get(id).map(|x| (x.name.clone(), format!("/dashboard/products/{id}"))),
-            (_, Some(id)) => self.plans.get(id).map(|x| (x.title.clone(), format!("/dashboard/plans/{id}"))),
+    pub fn paid_for(&self, p: &impl Names) -> Option<(String, String)> {
+        match p.names() {
+            (_, Some(id), _) => self.products.get(id).map(|name| (name.clone(), format!("/dashboard/products/{id}"))),
+            (_, _, Some(id)) => self.plans.get(id).map(|title| (title.clone(), format!("/dashboard/plans/{id}"))),
+            _ => None,
+        }
+    }
+
+    /// The name of what a payment paid for, for an export.
+    pub fn paid_for_name(&self, p: &impl Names) -> Option<&str> {
+        match p.names() {
+            (_, Some(id), _) => self.products.get(id).map(String::as_str),
+            (_, _, Some(id)) => self.plans.get(id).map(String::as_str),
             _ => None,
         }
     }
@@ -79,8 +154,8 @@ pub async fn payment_rows(
                 status: p.status.to_string(),
                 card: p.card_label(),
                 paid_for: named.paid_for(p),
-                payer: customer.map_or_else(|| p.card_holder.clone(), |c| c.email.clone()),
-                payer_link: customer.map(|c| format!("/dashboard/customers/{}", c.id)),
+                payer: customer.map_or_else(|| p.card_holder.clone(), |(_, c)| c.email.clone()),
+                payer_link: customer.map(|(id, _)| format!("/dashboard/customers/{id}")),
                 test: p.test,
                 created: local(p.created_at, m.tz),
             }
