@@ -14,8 +14,7 @@ pub struct Migration;
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let db = manager.get_connection();
-        let statements: &[&str] = match db.get_database_backend() {
+        let statements: &[&str] = match manager.get_database_backend() {
             DatabaseBackend::Postgres => &[
                 "ALTER TABLE audit_pending DROP CONSTRAINT audit_pending_id_key",
                 "ALTER TABLE audit_pending DROP CONSTRAINT audit_pending_pkey",
@@ -28,26 +27,26 @@ impl MigrationTrait for Migration {
                 "CREATE INDEX ix_audit_pending_shop ON audit_pending (shop_id, n)",
             ],
         };
-        for statement in statements {
-            db.execute_unprepared(statement).await?;
-        }
-        Ok(())
+        run(manager, statements).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let db = manager.get_connection();
-        let statements: &[&str] = match db.get_database_backend() {
+        let statements: &[&str] = match manager.get_database_backend() {
             DatabaseBackend::Postgres => &[
                 "ALTER TABLE audit_pending ADD CONSTRAINT audit_pending_pkey PRIMARY KEY (n)",
                 "ALTER TABLE audit_pending ADD CONSTRAINT audit_pending_id_key UNIQUE (id)",
             ],
             _ => &["CREATE UNIQUE INDEX ux_audit_pending_id ON audit_pending (id)"],
         };
-        for statement in statements {
-            db.execute_unprepared(statement).await?;
-        }
-        Ok(())
+        run(manager, statements).await
     }
+}
+
+async fn run(manager: &SchemaManager<'_>, statements: &[&str]) -> Result<(), DbErr> {
+    for statement in statements {
+        manager.get_connection().execute_unprepared(statement).await?;
+    }
+    Ok(())
 }
 
 /// `audit_pending` as migration `m20261205_000039_audit_pending` made it on SQLite, with the

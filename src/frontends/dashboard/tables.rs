@@ -120,14 +120,15 @@ impl Named {
 
     /// The product or plan a payment paid for: its name and its page.
     pub fn paid_for(&self, p: &impl Names) -> Option<(String, String)> {
-        match p.names() {
-            (_, Some(id), _) => self.products.get(id).map(|name| (name.clone(), format!("/dashboard/products/{id}"))),
-            (_, _, Some(id)) => self.plans.get(id).map(|title| (title.clone(), format!("/dashboard/plans/{id}"))),
-            _ => None,
-        }
+        let page = match p.names() {
+            (_, Some(id), _) => format!("/dashboard/products/{id}"),
+            (_, _, Some(id)) => format!("/dashboard/plans/{id}"),
+            _ => return None,
+        };
+        Some((self.paid_for_name(p)?.to_string(), page))
     }
 
-    /// The name of what a payment paid for, for an export.
+    /// The name of the product or plan a payment paid for.
     pub fn paid_for_name(&self, p: &impl Names) -> Option<&str> {
         match p.names() {
             (_, Some(id), _) => self.products.get(id).map(String::as_str),
