@@ -46,9 +46,11 @@ mod m20261205_000040_search;
 mod m20261205_000041_billing_order;
 mod m20261205_000042_sweep_indexes;
 mod m20261205_000043_audit_pending_lean;
+mod m20261205_000044_search_behind;
 
-pub use m20261205_000040_search::{SEPARATORS, search_words};
+pub use m20261205_000040_search::{SEARCHED, SEPARATORS, search_words};
 pub use m20261205_000041_billing_order::SCHEDULED;
+pub use m20261205_000044_search_behind::sqlite_catch_up;
 
 /// The ordered list of paydesk's migrations.
 pub struct Migrator;
@@ -100,6 +102,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000041_billing_order::Migration),
             Box::new(m20261205_000042_sweep_indexes::Migration),
             Box::new(m20261205_000043_audit_pending_lean::Migration),
+            Box::new(m20261205_000044_search_behind::Migration),
         ]
     }
 }

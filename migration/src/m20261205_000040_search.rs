@@ -16,7 +16,7 @@ enum Payments {
 
 /// What the dashboard's searches look in: each table, the index that finds text within its
 /// columns (on SQLite an FTS5 table of that name), and the columns.
-const SEARCHED: [(&str, &str, &[&str]); 4] = [
+pub const SEARCHED: [(&str, &str, &[&str]); 4] = [
     ("customers", "customers_search", &["email", "first_name", "last_name"]),
     ("products", "products_search", &["name"]),
     ("plans", "plans_search", &["title"]),
@@ -110,28 +110,35 @@ fn postgres_index(table: &str, columns: &[&str]) -> String {
 /// `ё` is written as `е` (FTS5 lowercases by itself, and splits words as [`SEPARATORS`] do).
 fn sqlite_search(table: &str, search: &str, columns: &[&str]) -> Vec<String> {
     let list = columns.join(", ");
-    let values = |row: &str| -> String {
-        columns
-            .iter()
-            .map(|c| format!("replace(replace({row}.{c}, 'Ё', 'Е'), 'ё', 'е')"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let add = |row: &str| format!("INSERT INTO {search}(rowid, {list}) VALUES ({row}.seq, {});", values(row));
+    let mut statements = vec![format!(
+        "CREATE VIRTUAL TABLE {search} USING fts5({list}, content = '', tokenize = \"unicode61 remove_diacritics 0 tokenchars '@.+-_'\")"
+    )];
+    statements.extend(sqlite_triggers(table, search, columns, ""));
+    statements.push(format!("INSERT INTO {search}(rowid, {list}) SELECT seq, {} FROM {table}", folded(table, columns)));
+    statements
+}
+
+/// The triggers that keep the FTS5 table `search` of `table`'s `columns` as rows are added,
+/// changed and removed, each run only `when` the row meets it (` WHEN …`, with its space, or
+/// nothing for always).
+pub(crate) fn sqlite_triggers(table: &str, search: &str, columns: &[&str], when: &str) -> [String; 3] {
+    let list = columns.join(", ");
+    let add = |row: &str| format!("INSERT INTO {search}(rowid, {list}) VALUES ({row}.seq, {});", folded(row, columns));
     let remove = |row: &str| {
-        format!("INSERT INTO {search}({search}, rowid, {list}) VALUES ('delete', {row}.seq, {});", values(row))
+        format!("INSERT INTO {search}({search}, rowid, {list}) VALUES ('delete', {row}.seq, {});", folded(row, columns))
     };
-    vec![
+    [
+        format!("CREATE TRIGGER {search}_insert AFTER INSERT ON {table}{when} BEGIN {} END", add("new")),
         format!(
-            "CREATE VIRTUAL TABLE {search} USING fts5({list}, content = '', tokenize = \"unicode61 remove_diacritics 0 tokenchars '@.+-_'\")"
-        ),
-        format!("CREATE TRIGGER {search}_insert AFTER INSERT ON {table} BEGIN {} END", add("new")),
-        format!(
-            "CREATE TRIGGER {search}_update AFTER UPDATE OF {list} ON {table} BEGIN {} {} END",
+            "CREATE TRIGGER {search}_update AFTER UPDATE OF {list} ON {table}{when} BEGIN {} {} END",
             remove("old"),
             add("new")
         ),
-        format!("CREATE TRIGGER {search}_delete AFTER DELETE ON {table} BEGIN {} END", remove("old")),
-        format!("INSERT INTO {search}(rowid, {list}) SELECT seq, {} FROM {table}", values(table)),
+        format!("CREATE TRIGGER {search}_delete AFTER DELETE ON {table}{when} BEGIN {} END", remove("old")),
     ]
+}
+
+/// `columns` of `row` as the FTS5 tables hold them: `ё` written as `е`.
+pub fn folded(row: &str, columns: &[&str]) -> String {
+    columns.iter().map(|c| format!("replace(replace({row}.{c}, 'Ё', 'Е'), 'ё', 'е')")).collect::<Vec<_>>().join(", ")
 }

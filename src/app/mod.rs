@@ -233,6 +233,10 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
 /// [`db::checkpoint`]).
 const CHECKPOINT_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// How often the server indexes the words of the rows added since (on SQLite; see
+/// [`db::search_index`]).
+const SEARCH_INDEX_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Stops a background task when the server it belongs to stops.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -262,6 +266,15 @@ pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io:
                     db::checkpoint(&state.db).await?;
                     Ok(0)
                 },
+            ))
+        });
+    let _search_indexes =
+        (sea_orm::ConnectionTrait::get_database_backend(&state.db) == sea_orm::DatabaseBackend::Sqlite).then(|| {
+            AbortOnDrop(crate::services::worker::every(
+                state.clone(),
+                SEARCH_INDEX_PAUSE,
+                "indexing the words of new rows",
+                |state| async move { Ok(db::search_index::catch_up(&state.db).await? as usize) },
             ))
         });
     let _stop_mails = state.mailer.is_some().then(|| AbortOnDrop(crate::services::mail::start(state.clone())));

@@ -35,6 +35,7 @@ pub mod processors;
 pub mod products;
 pub mod refunds;
 pub mod schema;
+pub mod search_index;
 pub mod sessions;
 pub mod shops;
 mod sqlite_lower;
@@ -363,7 +364,7 @@ pub async fn list<E: ShopOwned>(
 /// A page of the shop's objects where each word of `q` is within one of `E::NAMES`
 /// (case-insensitive; all of them for an empty `q`), newest first.
 pub async fn search<E: Searchable>(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     shop_id: i64,
     page: &Page,
     q: &str,
@@ -373,7 +374,7 @@ pub async fn search<E: Searchable>(
 
 /// Like [`search`], among the archived objects (`archived`) or the others.
 pub async fn search_archived<E: Searchable + Archivable>(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     shop_id: i64,
     page: &Page,
     q: &str,
@@ -386,12 +387,15 @@ pub async fn search_archived<E: Searchable + Archivable>(
 
 /// Like [`search`], among the objects that also meet `condition`.
 async fn search_where<E: Searchable>(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     shop_id: i64,
     page: &Page,
     q: &str,
     condition: Condition,
 ) -> Result<Listed<E::Model>, ListError> {
+    if !words(q).is_empty() {
+        search_index::catch_up(db).await?;
+    }
     let backend = db.get_database_backend();
     list_in_order::<E>(db, shop_id, page, condition.add(found::<E>(backend, q)), found_order::<E>(backend, q)).await
 }

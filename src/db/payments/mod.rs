@@ -9,8 +9,8 @@ pub use pages::*;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, Query, SelectStatement, SimpleExpr, UnionType};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
-    EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend,
+    DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::payments::{ActiveModel, Column, Entity, Model};
@@ -64,7 +64,7 @@ pub async fn list(
 /// A page of the shop's payments a dashboard search finds, the latest made first (a test
 /// clock's charges stand at the clock's time), continuing after the payment `page` names.
 pub async fn search(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     shop_id: i64,
     page: &Page,
     search: &PaymentSearch,
@@ -93,12 +93,13 @@ pub async fn search(
 /// Up to `limit` payments a dashboard search finds, made before `after` (a payment's time
 /// and `seq`: where the previous page ended), newest first: an export reads them page by page.
 pub async fn searched_after(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     shop_id: i64,
     search: &PaymentSearch,
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
+    caught_up(db, search).await?;
     search_query(db.get_database_backend(), shop_id, search, after, limit).all(db).await
 }
 
@@ -129,16 +130,26 @@ pub struct Exported {
 
 /// Up to `limit` payments of an export (see [`searched_after`]).
 pub async fn exported_after(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     shop_id: i64,
     search: &PaymentSearch,
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> Result<Vec<Exported>, DbErr> {
+    caught_up(db, search).await?;
     search_query(db.get_database_backend(), shop_id, search, after, limit)
         .into_partial_model::<Exported>()
         .all(db)
         .await
+}
+
+/// Waits for SQLite's word indexes to hold every payment and customer made so far, when
+/// `search` has text to look for (see [`super::search_index`]).
+async fn caught_up(db: &DatabaseConnection, search: &PaymentSearch) -> Result<(), DbErr> {
+    if search.terms.is_some() {
+        super::search_index::catch_up(db).await?;
+    }
+    Ok(())
 }
 
 /// The query of a page of [`search`]: at most `limit` payments made before `after` (a

@@ -11,6 +11,7 @@ mod members;
 mod notices;
 mod role_pages;
 mod roles;
+mod search;
 mod sections;
 mod sessions;
 mod trail;
