@@ -9,7 +9,7 @@ pub struct Migration;
 /// On SQLite, a new row's words go into its table's FTS5 index shortly after its insert
 /// instead of in the insert's own transaction: FTS5 writes what a transaction added as a new
 /// segment of the index at its commit, about half of the pages a product's create wrote. The
-/// server indexes the rows added since, many at a time, every quarter second, and a search
+/// server indexes the rows added since, many at a time, every 50 ms, and a search
 /// does so first; `search_marks` holds, for each index, the last row it holds. Rows at or
 /// before the mark are kept in their index as they change and go, by triggers; the others wait
 /// for it. PostgreSQL's word indexes are indexes of the table, and stay as they are.

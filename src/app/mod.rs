@@ -235,7 +235,7 @@ const CHECKPOINT_PAUSE: std::time::Duration = std::time::Duration::from_millis(2
 
 /// How often the server indexes the words of the rows added since (on SQLite; see
 /// [`db::search_index`]).
-const SEARCH_INDEX_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+const SEARCH_INDEX_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Stops a background task when the server it belongs to stops.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

@@ -1,7 +1,7 @@
 //! SQLite's word indexes (FTS5) catch up with their tables: a new row's words are indexed
 //! shortly after its insert, many rows to a transaction, rather than in the insert's own
 //! transaction, where FTS5 wrote them as a segment of their own at each commit (about half of
-//! a create's pages). The server catches up every quarter second, and every search first
+//! a create's pages). The server catches up every 50 ms, and every search first
 //! (migration `m20261205_000044_search_behind`). PostgreSQL's word indexes are indexes of
 //! their tables, and need none of this.
 
