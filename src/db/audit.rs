@@ -142,14 +142,20 @@ pub async fn seal(db: &DatabaseConnection, shop: i64) -> Result<u64, DbErr> {
             txn.rollback().await?;
             continue;
         }
-        audit_events::Entity::insert_many(chained).exec_without_returning(&txn).await?;
-        // By the shop's index: on PostgreSQL no other holds `n`.
-        let gone = audit_pending::Entity::delete_many()
-            .filter(P::ShopId.eq(shop))
-            .filter(P::N.is_in(taken.iter().copied()))
-            .exec(&txn)
-            .await?;
-        if gone.rows_affected != taken.len() as u64 {
+        let gone = match db.get_database_backend() {
+            sea_orm::DatabaseBackend::Postgres => move_chained(&txn, shop, &taken, &chained).await?,
+            _ => {
+                let chained = chained.into_iter().map(|e| e.into_active_model().reset_all());
+                audit_events::Entity::insert_many(chained).exec_without_returning(&txn).await?;
+                audit_pending::Entity::delete_many()
+                    .filter(P::ShopId.eq(shop))
+                    .filter(P::N.is_in(taken.iter().copied()))
+                    .exec(&txn)
+                    .await?
+                    .rows_affected
+            }
+        };
+        if gone != taken.len() as u64 {
             txn.rollback().await?;
             continue;
         }
@@ -163,13 +169,42 @@ pub async fn seal(db: &DatabaseConnection, shop: i64) -> Result<u64, DbErr> {
     }
 }
 
+/// On PostgreSQL, moves the waiting records numbered `taken` into the trail inside the
+/// database, each with the number and hashes of its `chained` copy (in the same order), so
+/// that only those travel back: a statement of 200 records with every column bound cost
+/// paydesk and PostgreSQL more than the records' writes. Answers how many moved.
+async fn move_chained(
+    txn: &impl ConnectionTrait,
+    shop: i64,
+    taken: &[i64],
+    chained: &[audit_events::Model],
+) -> Result<u64, DbErr> {
+    use sea_orm::{IdenStatic, Iterable};
+    let names: Vec<String> =
+        audit_pending::Column::iter().map(|c| format!("\"{}\"", c.as_str())).filter(|c| c != "\"n\"").collect();
+    let copied: Vec<String> = names.iter().map(|c| format!("m.{c}")).collect();
+    let sql = format!(
+        "WITH link(n, seq, prev_hash, hash) AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])), \
+         moved AS (DELETE FROM audit_pending p USING link WHERE p.shop_id = $5 AND p.n = link.n \
+         RETURNING p.*, link.seq, link.prev_hash, link.hash) \
+         INSERT INTO audit_events ({}, seq, prev_hash, hash) SELECT {}, m.seq, m.prev_hash, m.hash FROM moved m",
+        names.join(", "),
+        copied.join(", ")
+    );
+    let values: [sea_orm::Value; 5] = [
+        taken.to_vec().into(),
+        chained.iter().map(|e| e.seq).collect::<Vec<i64>>().into(),
+        chained.iter().map(|e| e.prev_hash.clone()).collect::<Vec<String>>().into(),
+        chained.iter().map(|e| e.hash.clone()).collect::<Vec<String>>().into(),
+        shop.into(),
+    ];
+    let statement = sea_orm::Statement::from_sql_and_values(sea_orm::DatabaseBackend::Postgres, sql, values);
+    Ok(txn.execute(statement).await?.rows_affected())
+}
+
 /// `rows` chained after the record numbered `seq` whose hash is `hash`: the records, and the
 /// number and hash of the last.
-fn chain(
-    rows: Vec<audit_pending::Model>,
-    mut seq: i64,
-    mut hash: String,
-) -> (Vec<audit_events::ActiveModel>, (i64, String)) {
+fn chain(rows: Vec<audit_pending::Model>, mut seq: i64, mut hash: String) -> (Vec<audit_events::Model>, (i64, String)) {
     let mut chained = Vec::with_capacity(rows.len());
     for row in rows {
         seq += 1;
@@ -196,7 +231,7 @@ fn chain(
         let record = from_row(event.clone());
         event.hash = chain_hash(&record.id, seq, record.at, &record.entry, &record.prev_hash);
         hash = event.hash.clone();
-        chained.push(event.into_active_model().reset_all());
+        chained.push(event);
     }
     (chained, (seq, hash))
 }
