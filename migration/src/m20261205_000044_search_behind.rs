@@ -13,6 +13,10 @@ pub struct Migration;
 /// does so first; `search_marks` holds, for each index, the last row it holds. Rows at or
 /// before the mark are kept in their index as they change and go, by triggers; the others wait
 /// for it. PostgreSQL's word indexes are indexes of the table, and stay as they are.
+///
+/// This rests on the rows' `seq` being `AUTOINCREMENT`: a new row is always numbered after
+/// every row before it, so after the mark. A rebuild of these tables must keep it (and
+/// `sqlite_sequence`), or a row numbered at or below the mark would never be indexed.
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -49,9 +53,15 @@ impl MigrationTrait for Migration {
     }
 }
 
+/// Runs `statements` as one call on one connection, inside a savepoint (a transaction of its
+/// own when the migration runs outside one): a running server's catch-up cannot come between
+/// the change of the triggers and that of the marks, and index a row twice.
 async fn run(manager: &SchemaManager<'_>, statements: &[String]) -> Result<(), DbErr> {
-    for statement in statements {
-        manager.get_connection().execute_unprepared(statement).await?;
+    let db = manager.get_connection();
+    let script = format!("SAVEPOINT search_behind; {}; RELEASE search_behind", statements.join("; "));
+    if let Err(e) = db.execute_unprepared(&script).await {
+        db.execute_unprepared("ROLLBACK TO search_behind; RELEASE search_behind").await.ok();
+        return Err(e);
     }
     Ok(())
 }

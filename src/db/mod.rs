@@ -197,9 +197,27 @@ pub async fn close(db: DatabaseConnection) {
     {
         tracing::warn!(error = %e, "the write-ahead log could not be checkpointed");
     }
-    if tokio::time::timeout(Duration::from_secs(10), db.close()).await.is_err() {
+    if tokio::time::timeout(Duration::from_secs(10), close_pool(db)).await.is_err() {
         tracing::warn!("connections still in use after 10 s: closing without them");
     }
+}
+
+/// Closes every connection of the pool. A connection handed back while the pool closed can
+/// land among the idle ones after the pool has closed those (sqlx 0.8 closes idle connections
+/// before it waits for the rest, and each returned one frees a turn of the wait): it would
+/// then be dropped unclosed with the pool, and an SQLite connection dropped so is closed by
+/// its own thread later, which a process that exits right after never lets run, leaving the
+/// `-wal` file. So the pool is closed until it holds none.
+async fn close_pool(db: DatabaseConnection) {
+    if db.get_database_backend() == sea_orm::DatabaseBackend::Sqlite {
+        let pool = db.get_sqlite_connection_pool().clone();
+        pool.close().await;
+        while pool.size() > 0 {
+            pool.close().await;
+            tokio::task::yield_now().await;
+        }
+    }
+    db.close().await.ok();
 }
 
 /// How long a pooled connection may sit idle before it is pinged on checkout.
@@ -394,7 +412,7 @@ async fn search_where<E: Searchable>(
     condition: Condition,
 ) -> Result<Listed<E::Model>, ListError> {
     if !words(q).is_empty() {
-        search_index::catch_up(db).await?;
+        search_index::before_search(db).await;
     }
     let backend = db.get_database_backend();
     list_in_order::<E>(db, shop_id, page, condition.add(found::<E>(backend, q)), found_order::<E>(backend, q)).await

@@ -37,6 +37,15 @@ pub async fn catch_up(db: &DatabaseConnection) -> Result<u64, DbErr> {
     Ok(indexed)
 }
 
+/// Like [`catch_up`], before a search: should SQLite's write lock stay taken past the busy
+/// timeout (another process's long write), the search goes on and may miss the rows of the
+/// last moments, rather than fail.
+pub async fn before_search(db: &DatabaseConnection) {
+    if let Err(e) = catch_up(db).await {
+        tracing::warn!(error = %e, "searching without the words of the newest rows: they could not be indexed");
+    }
+}
+
 /// For each of [`migration::SEARCHED`], the last row its index holds and its table's last row.
 async fn behind(db: &DatabaseConnection) -> Result<Vec<(i64, i64)>, DbErr> {
     let columns: Vec<String> = migration::SEARCHED
@@ -52,7 +61,7 @@ async fn behind(db: &DatabaseConnection) -> Result<Vec<(i64, i64)>, DbErr> {
         .ok_or(DbErr::RecordNotFound("the search indexes' marks".into()))?;
     (0..migration::SEARCHED.len())
         .map(|i| {
-            // A table without a mark is not caught up (its index is kept by triggers).
+            // A table without a mark (none should lack one) is left as it is.
             let mark = row.try_get_by_index::<Option<i64>>(2 * i)?.unwrap_or(i64::MAX);
             let last = row.try_get_by_index::<Option<i64>>(2 * i + 1)?.unwrap_or(0);
             Ok((mark, last))

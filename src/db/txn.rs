@@ -178,8 +178,7 @@ const TOGETHER: usize = 64;
 
 /// Commits the waiting creates of one SQLite database, in turns, until none waits: each turn
 /// takes every create waiting by the time it has the write lock, and commits them in one
-/// transaction (see [`commit`]). A commit's cost (the pages written to the log, the search
-/// index's flush, the passes between this task and SQLite's thread) is then shared by the
+/// transaction (see [`commit`]). A commit's cost (the pages written to the log, the passes between this task and SQLite's thread) is then shared by the
 /// creates that came meanwhile, instead of each waiting for the one before it to commit alone.
 /// Runs in a task of its own: a request dropped midway (its client gone) cannot stop a
 /// transaction between its statements.

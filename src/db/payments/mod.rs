@@ -99,7 +99,7 @@ pub async fn searched_after(
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
-    caught_up(db, search).await?;
+    caught_up(db, search).await;
     search_query(db.get_database_backend(), shop_id, search, after, limit).all(db).await
 }
 
@@ -136,7 +136,7 @@ pub async fn exported_after(
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> Result<Vec<Exported>, DbErr> {
-    caught_up(db, search).await?;
+    caught_up(db, search).await;
     search_query(db.get_database_backend(), shop_id, search, after, limit)
         .into_partial_model::<Exported>()
         .all(db)
@@ -145,11 +145,10 @@ pub async fn exported_after(
 
 /// Waits for SQLite's word indexes to hold every payment and customer made so far, when
 /// `search` has text to look for (see [`super::search_index`]).
-async fn caught_up(db: &DatabaseConnection, search: &PaymentSearch) -> Result<(), DbErr> {
+async fn caught_up(db: &DatabaseConnection, search: &PaymentSearch) {
     if search.terms.is_some() {
-        super::search_index::catch_up(db).await?;
+        super::search_index::before_search(db).await;
     }
-    Ok(())
 }
 
 /// The query of a page of [`search`]: at most `limit` payments made before `after` (a
