@@ -128,7 +128,8 @@ pub struct Exported {
     pub customer_id: Option<String>,
 }
 
-/// Up to `limit` payments of an export (see [`searched_after`]).
+/// Up to `limit` payments of an export (see [`searched_after`]). The word indexes catch up
+/// before its first page only: the export holds what was made when it began.
 pub async fn exported_after(
     db: &DatabaseConnection,
     shop_id: i64,
@@ -136,7 +137,9 @@ pub async fn exported_after(
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> Result<Vec<Exported>, DbErr> {
-    caught_up(db, search).await;
+    if after.is_none() {
+        caught_up(db, search).await;
+    }
     search_query(db.get_database_backend(), shop_id, search, after, limit)
         .into_partial_model::<Exported>()
         .all(db)
