@@ -66,10 +66,10 @@ pub async fn insert_recorded<A>(
     now: DateTime<Utc>,
 ) -> Result<<A::Entity as EntityTrait>::Model, DbErr>
 where
-    A: ActiveModelTrait + sea_orm::ActiveModelBehavior + Send,
+    A: ActiveModelTrait + sea_orm::ActiveModelBehavior + Clone + Send + 'static,
     <A::Entity as EntityTrait>::Model: IntoActiveModel<A>,
 {
-    use sea_orm::{FromQueryResult, QueryTrait};
+    use sea_orm::FromQueryResult;
     let Some((actor, origin)) = acting::current() else { return row.insert(db).await };
     let entry = Entry::new(shop_id, actor, origin, action).on(object.0, object.1).changing(changes);
     if entry.notifies_owners() {
@@ -79,9 +79,7 @@ where
         txn.commit().await?;
         return Ok(stored);
     }
-    let made = sea_orm::Insert::one(row).into_query().returning_all().to_owned();
-    let recorded = audit_pending::Entity::insert(waiting(&entry, now).1).into_query();
-    let stored = super::insert_together(db, made, recorded).await?;
+    let stored = super::insert_together(db, row, waiting(&entry, now).1).await?;
     <A::Entity as EntityTrait>::Model::from_query_result(&stored, "")
 }
 
@@ -110,8 +108,7 @@ pub async fn seal(db: &DatabaseConnection, shop: i64) -> Result<u64, DbErr> {
         // The head first: a seal that lands between the two reads moves it, and this one
         // starts again, rather than chaining again the records that seal took.
         let read = head(db, shop).await?;
-        let rows =
-            audit_pending::Entity::find().filter(P::ShopId.eq(shop)).order_by_asc(P::N).limit(batch).all(db).await?;
+        let rows = oldest_waiting(db, shop, batch).await?;
         if rows.is_empty() {
             return Ok(sealed);
         }
@@ -167,6 +164,24 @@ pub async fn seal(db: &DatabaseConnection, shop: i64) -> Result<u64, DbErr> {
             return Ok(sealed);
         }
     }
+}
+
+/// The shop's `batch` oldest waiting records, in the order they were written.
+///
+/// On PostgreSQL they are read along the shop's index, which stops at the batch's last: the
+/// planner's statistics of a queue are always stale (38 rows estimated while 3,600 waited), so
+/// left to itself it read every waiting record of the shop and sorted them, 1.7 ms for 200.
+async fn oldest_waiting(db: &DatabaseConnection, shop: i64, batch: u64) -> Result<Vec<audit_pending::Model>, DbErr> {
+    use audit_pending::Column as P;
+    let oldest = audit_pending::Entity::find().filter(P::ShopId.eq(shop)).order_by_asc(P::N).limit(batch);
+    if db.get_database_backend() != sea_orm::DatabaseBackend::Postgres {
+        return oldest.all(db).await;
+    }
+    let txn = super::begin(db).await?;
+    txn.execute_unprepared("SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off").await?;
+    let rows = oldest.all(&txn).await?;
+    txn.commit().await?;
+    Ok(rows)
 }
 
 /// On PostgreSQL, moves the waiting records numbered `taken` into the trail inside the

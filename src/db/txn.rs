@@ -8,19 +8,18 @@
 //! create and its audit record one round trip on PostgreSQL, and on SQLite one turn shared
 //! with the creates that came meanwhile.
 
+use std::any::TypeId;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use sea_orm::sea_query::{
-    Alias, Asterisk, CommonTableExpression, InsertStatement, PostgresQueryBuilder, Query, SqliteQueryBuilder,
-    WithClause,
-};
+use sea_orm::sea_query::{PostgresQueryBuilder, SqlWriterValues, SqliteQueryBuilder};
 use sea_orm::sqlx::pool::PoolConnection;
 use sea_orm::sqlx::sqlite::{Sqlite, SqlitePool, SqliteRow};
 use sea_orm::{
-    ConnectionTrait, DatabaseBackend, DatabaseConnection, DatabaseTransaction, DbErr, ExecResult, QueryResult,
-    RuntimeErr, Statement, TransactionTrait,
+    ActiveModelTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
+    ExecResult, Insert, Iterable, QueryResult, QueryTrait, RuntimeErr, Statement, TransactionTrait,
 };
 use sea_query_binder::SqlxValues;
 use tokio::sync::OwnedMutexGuard;
@@ -96,35 +95,29 @@ fn writers(db: &DatabaseConnection) -> Arc<Writers> {
     writers.entry(file).or_default().clone()
 }
 
-/// Runs `first` (an insert that answers its row) and `then` (an insert) as one transaction in
-/// one round trip: on PostgreSQL as two inserts of one `WITH` statement; on SQLite inside a
-/// transaction shared with the other creates waiting at that moment (see [`commit_together`]).
-/// Answers `first`'s row once it is committed.
+/// Inserts `first` (answering its row as stored) and `then` as one transaction in one round
+/// trip: on PostgreSQL as two inserts of one `WITH` statement; on SQLite inside a transaction
+/// shared with the other creates waiting at that moment (see [`commit_together`]). Answers
+/// `first`'s row once it is committed.
 ///
-/// `first` must answer exactly one row and `then` none (no `ON CONFLICT DO NOTHING`, no
-/// `RETURNING`): on SQLite the rows of a shared transaction go to its creates in order. One
-/// task commits a database file's creates, on the pool of the create that started it.
-pub async fn insert_together(
-    db: &DatabaseConnection,
-    first: InsertStatement,
-    then: InsertStatement,
-) -> Result<QueryResult, DbErr> {
-    if db.get_database_backend() == DatabaseBackend::Postgres {
-        let cte = |name: &str, query| CommonTableExpression::new().query(query).table_name(Alias::new(name)).to_owned();
-        let made = Query::select().column(Asterisk).from(Alias::new("made")).to_owned();
-        let (sql, values) = WithClause::new()
-            .cte(cte("made", first))
-            .cte(cte("then", then))
-            .to_owned()
-            .query(made)
-            .build(PostgresQueryBuilder);
-        let made = db.query_one(Statement::from_sql_and_values(DatabaseBackend::Postgres, sql, values)).await?;
+/// `then` answers no row: on SQLite the rows of a shared transaction go to its creates in
+/// order. One task commits a database file's creates, on the pool of the create that started it.
+pub async fn insert_together<A, B>(db: &DatabaseConnection, mut first: A, mut then: B) -> Result<QueryResult, DbErr>
+where
+    A: ActiveModelTrait + Clone + 'static,
+    B: ActiveModelTrait + Clone + 'static,
+{
+    let backend = db.get_database_backend();
+    let sql = together_text(backend, &first, &then);
+    let mut values = given(&mut first);
+    values.extend(given(&mut then));
+    if backend == DatabaseBackend::Postgres {
+        let made = db.query_one(Statement::from_sql_and_values(backend, sql.as_ref(), values)).await?;
         return made.ok_or(DbErr::RecordNotInserted);
     }
-    let ((first, mut values), (then, more)) = (first.build(SqliteQueryBuilder), then.build(SqliteQueryBuilder));
-    values.0.extend(more.0);
+    let values = sea_orm::sea_query::Values(values);
     let (done, answer) = tokio::sync::oneshot::channel();
-    let job = Job { sql: format!("{first}; {then}"), values: SqlxValues(values), done };
+    let job = Job { sql: sql.to_string(), values: SqlxValues(values), done };
     let writers = writers(db);
     let start = {
         let mut waiting = writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
@@ -138,6 +131,54 @@ pub async fn insert_together(
     }
     let row = answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))??;
     Ok(QueryResult::from(row))
+}
+
+/// The statement of [`insert_together`] for `backend`, `first` and `then`: written once for
+/// each pair of tables and the columns each sets, since sea-query took as long to write it as
+/// the rest of a create's work in paydesk.
+fn together_text<A, B>(backend: DatabaseBackend, first: &A, then: &B) -> Arc<str>
+where
+    A: ActiveModelTrait + Clone + 'static,
+    B: ActiveModelTrait + Clone + 'static,
+{
+    type Shape = (bool, TypeId, u64, TypeId, u64);
+    static TEXTS: LazyLock<Mutex<HashMap<Shape, Arc<str>>>> = LazyLock::new(Default::default);
+    let shape = (backend == DatabaseBackend::Postgres, TypeId::of::<A>(), set(first), TypeId::of::<B>(), set(then));
+    if let Some(text) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&shape) {
+        return text.clone();
+    }
+    let made = Insert::one(first.clone()).into_query().returning_all().to_owned();
+    let recorded = Insert::one(then.clone()).into_query();
+    let mut sql = SqlWriterValues::new(if shape.0 { "$" } else { "?" }, shape.0);
+    if shape.0 {
+        let _ = sql.write_str("WITH \"made\" AS (");
+        made.build_collect_into(PostgresQueryBuilder, &mut sql);
+        let _ = sql.write_str("), \"then\" AS (");
+        recorded.build_collect_into(PostgresQueryBuilder, &mut sql);
+        let _ = sql.write_str(") SELECT * FROM \"made\"");
+    } else {
+        made.build_collect_into(SqliteQueryBuilder, &mut sql);
+        let _ = sql.write_str("; ");
+        recorded.build_collect_into(SqliteQueryBuilder, &mut sql);
+    }
+    let (text, values) = sql.into_parts();
+    // The values are bound in the order of the columns set, as sea-query writes them.
+    debug_assert_eq!(values.0, [given(&mut first.clone()), given(&mut then.clone())].concat());
+    let text: Arc<str> = text.into();
+    TEXTS.lock().unwrap_or_else(|e| e.into_inner()).insert(shape, text.clone());
+    text
+}
+
+/// Which of `row`'s columns are set, one bit each in the entity's order.
+fn set<A: ActiveModelTrait>(row: &A) -> u64 {
+    let columns = <A::Entity as EntityTrait>::Column::iter();
+    columns.enumerate().filter(|(_, c)| !row.is_not_set(*c)).fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// The values `row` sets, in the entity's order of columns.
+fn given<A: ActiveModelTrait>(row: &mut A) -> Vec<sea_orm::Value> {
+    let columns = <A::Entity as EntityTrait>::Column::iter();
+    columns.filter_map(|c| row.take(c).into_value()).collect()
 }
 
 /// A create waiting for its commit on SQLite: its two inserts, their values, and where its

@@ -272,32 +272,55 @@ pub struct Record {
 }
 
 /// The hash of a record: SHA-256 over the previous record's hash and every field of this one
-/// in a fixed order, as hex.
+/// in a fixed order, as hex. The fields are written as one compact JSON array (each change an
+/// object of `field`, `before`, `after`), straight from the record: the sealer hashes every
+/// record once, and a tree of JSON values built first cost as much again.
 pub fn chain_hash(id: &str, seq: i64, at: DateTime<Utc>, entry: &Entry, prev_hash: &str) -> String {
     use sha2::{Digest, Sha256};
-    let fields = json!([
+    let fields = (
         id,
         entry.shop_id,
         seq,
         at.timestamp_millis(),
         entry.actor.kind.as_str(),
-        entry.actor.id,
-        entry.actor.label,
+        &entry.actor.id,
+        &entry.actor.label,
         entry.actor.role.map(|r| r.as_str()),
-        entry.origin.address,
-        entry.origin.user_agent,
-        entry.origin.request_id,
-        entry.action,
+        &entry.origin.address,
+        &entry.origin.user_agent,
+        &entry.origin.request_id,
+        &entry.action,
         entry.object.as_ref().map(|o| o.0.as_str()),
         entry.object.as_ref().map(|o| o.1.as_str()),
-        entry.changes,
+        &entry.changes,
         entry.outcome.as_str(),
-    ]);
+    );
     let mut sum = Sha256::new();
     sum.update(prev_hash.as_bytes());
     sum.update(b"\n");
-    sum.update(fields.to_string().as_bytes());
-    sum.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    // Writing into a hasher fails only if serialising does, and these types always serialise.
+    let _ = serde_json::to_writer(Hashing(&mut sum), &fields);
+    hex(&sum.finalize())
+}
+
+/// Feeds what is written to a SHA-256 hasher.
+struct Hashing<'a>(&'a mut sha2::Sha256);
+
+impl std::io::Write for Hashing<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(self.0, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `bytes` as lower-case hex.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)] as char, DIGITS[usize::from(b & 15)] as char]).collect()
 }
 
 /// What a check of a shop's chain found wrong first.
@@ -348,6 +371,58 @@ mod tests {
                 record
             })
             .collect()
+    }
+
+    /// The hash as first defined: the fields made a JSON value, then written out.
+    fn hash_as_defined(id: &str, seq: i64, at: DateTime<Utc>, entry: &Entry, prev_hash: &str) -> String {
+        use sha2::{Digest, Sha256};
+        let fields = json!([
+            id,
+            entry.shop_id,
+            seq,
+            at.timestamp_millis(),
+            entry.actor.kind.as_str(),
+            entry.actor.id,
+            entry.actor.label,
+            entry.actor.role.map(|r| r.as_str()),
+            entry.origin.address,
+            entry.origin.user_agent,
+            entry.origin.request_id,
+            entry.action,
+            entry.object.as_ref().map(|o| o.0.as_str()),
+            entry.object.as_ref().map(|o| o.1.as_str()),
+            entry.changes,
+            entry.outcome.as_str(),
+        ]);
+        let sum = Sha256::digest(format!("{prev_hash}\n{fields}"));
+        sum.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn the_hash_is_the_one_first_defined() {
+        let at = DateTime::from_timestamp_millis(1_800_000_000_123).unwrap();
+        let origin = Origin {
+            address: Some("203.0.113.9".into()),
+            user_agent: Some("Mozilla/5.0 \"quoted\" \\ back\u{7f}".into()),
+            request_id: Some("req_1".into()),
+        };
+        let changes = vec![
+            Change::of("name", Value::Null, "Ёлка «новая» 🎄\n\t"),
+            Change::of("amount", 990, -1_i64),
+            Change::of("additional_data", json!({"z": [1, 2.5, null], "a": {"é": true}}), json!({})),
+            Change::of("password", SECRET, SECRET),
+        ];
+        let entries = [
+            Entry::new(7, Actor::user("usr_1", "ann@example.com", Role::Owner), origin, "product.updated")
+                .on("product", "prd_1")
+                .changing(changes),
+            Entry::new(i64::MAX, Actor::system(), Origin::default(), "x.y"),
+        ];
+        for entry in &entries {
+            for prev in ["", "ab12"] {
+                assert_eq!(chain_hash("aud_1", 42, at, entry, prev), hash_as_defined("aud_1", 42, at, entry, prev));
+            }
+        }
     }
 
     #[test]

@@ -235,7 +235,7 @@ async fn a_transaction_dropped_while_it_began_leaves_no_transaction_open() {
 db_tests! {
     async fn creates_committed_together_fail_alone(app) {
         use paydesk::db::entities::products;
-        use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, EntityTrait, IntoActiveModel, QueryTrait};
+        use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, EntityTrait, IntoActiveModel};
         let shop = app.shop("Shop").await;
         let existing = app.product(&shop, &test_product_body()).await["id"].as_str().unwrap().to_string();
         let model = paydesk::db::find::<products::Entity>(&app.db, shop.id, &existing).await.unwrap().unwrap();
@@ -243,7 +243,7 @@ db_tests! {
             let mut row = model.clone().into_active_model();
             row.seq = NotSet;
             row.id = Set(id.to_string());
-            sea_orm::Insert::one(row).into_query()
+            row
         };
         // Thirty creates at once, each of two products; the eleventh's second one takes the id
         // of a product that exists, after its first was inserted.
@@ -251,7 +251,7 @@ db_tests! {
             let (first, then) = (format!("prd_first{i}"), format!("prd_then{i}"));
             let then = if i == 10 { existing.clone() } else { then };
             let db = app.db.clone();
-            let (first, then) = (copy(&first).returning_all().to_owned(), copy(&then));
+            let (first, then) = (copy(&first), copy(&then));
             async move { paydesk::db::insert_together(&db, first, then).await }
         });
         let answers = futures::future::join_all(creates).await;
