@@ -169,9 +169,10 @@ where
     text
 }
 
-/// Which of `row`'s columns are set, one bit each in the entity's order.
+/// Which of `row`'s columns are set, one bit each in the entity's order (no table has 64).
 fn set<A: ActiveModelTrait>(row: &A) -> u64 {
     let columns = <A::Entity as EntityTrait>::Column::iter();
+    assert!(columns.len() <= 64, "a table of more than 64 columns");
     columns.enumerate().filter(|(_, c)| !row.is_not_set(*c)).fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
