@@ -92,10 +92,13 @@ pub async fn settle(db: &DatabaseConnection, backend: Backend) {
         Backend::Postgres => {
             db.execute_unprepared("VACUUM ANALYZE").await.unwrap();
         }
-        // As the scheduler does every hour; and the copies went through the write-ahead log in
-        // one transaction: fold it into the database, as SQLite's automatic checkpoints do over
+        // As the server does within moments of the writes, their words indexed (a server
+        // started on the copies would otherwise index them while it is measured); as the
+        // scheduler does every hour; and the copies went through the write-ahead log in one
+        // transaction: fold it into the database, as SQLite's automatic checkpoints do over
         // time, before measuring.
         Backend::Sqlite => {
+            paydesk::db::search_index::catch_up(db).await.unwrap();
             paydesk::db::optimize(db).await.unwrap();
             db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await.unwrap();
         }
