@@ -300,7 +300,7 @@ pub fn chain_hash(id: &str, seq: i64, at: DateTime<Utc>, entry: &Entry, prev_has
     sum.update(b"\n");
     // Writing into a hasher fails only if serialising does, and these types always serialise.
     let _ = serde_json::to_writer(Hashing(&mut sum), &fields);
-    hex(&sum.finalize())
+    super::ids::hex(&sum.finalize())
 }
 
 /// Feeds what is written to a SHA-256 hasher.
@@ -315,12 +315,6 @@ impl std::io::Write for Hashing<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-/// `bytes` as lower-case hex.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)] as char, DIGITS[usize::from(b & 15)] as char]).collect()
 }
 
 /// What a check of a shop's chain found wrong first.

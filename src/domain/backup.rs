@@ -94,12 +94,7 @@ pub struct Probe {
 /// without giving it away.
 pub fn fingerprint(key: &[u8; 32]) -> String {
     let digest = Sha256::new().chain_update(b"paydesk key-encryption key\0").chain_update(key).finalize();
-    hex(&digest[..16])
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    super::ids::hex(&digest[..16])
 }
 
 /// The folder name of a snapshot taken at `at`: `paydesk-20261128T170000Z`, with `-2`, `-3`
@@ -168,6 +163,6 @@ mod tests {
         let key = [7u8; 32];
         assert_eq!(fingerprint(&key).len(), 32);
         assert_ne!(fingerprint(&key), fingerprint(&[8u8; 32]));
-        assert!(!fingerprint(&key).contains(&hex(&key[..4])));
+        assert!(!fingerprint(&key).contains(&crate::domain::ids::hex(&key[..4])));
     }
 }

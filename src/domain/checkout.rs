@@ -186,7 +186,7 @@ pub fn return_signature(secret: &str, payment_id: &str, status: &str, timestamp:
     use hmac::{Hmac, Mac};
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
     mac.update(format!("payment_id={payment_id}&status={status}&timestamp={timestamp}").as_bytes());
-    mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+    super::ids::hex(&mac.finalize().into_bytes())
 }
 
 #[cfg(test)]

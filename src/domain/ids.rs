@@ -53,27 +53,38 @@ pub fn plausible(id: &str) -> bool {
 /// What is stored of a one-time link's token: its SHA-256, as lowercase hex.
 pub fn hash_token(token: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(token.as_bytes()))
 }
 
 /// An id with the given prefix derived from `seed` (the first 8 bytes of its SHA-256, as
 /// lowercase hex): the same seed always names the same thing, so what it names is made once.
 pub fn derived_id(prefix: &str, seed: &str) -> String {
     use sha2::{Digest, Sha256};
-    let hex: String = Sha256::digest(seed.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}{hex}")
+    format!("{prefix}{}", hex(&Sha256::digest(seed.as_bytes())[..8]))
 }
 
 /// `bytes` random bytes from the operating system's generator, as lowercase hex.
 pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     getrandom::getrandom(&mut buf).expect("the operating system's random generator");
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&buf)
+}
+
+/// `bytes` as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)] as char, DIGITS[usize::from(b & 15)] as char]).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn ordered_ids_sort_by_their_time_and_are_plausible() {

@@ -84,7 +84,7 @@ pub fn recovery_code(random: [u8; 10]) -> String {
 
 /// What is kept of a user's recovery code: the SHA-256 of their id and the normalised code.
 pub fn recovery_digest(user_id: &str, normalised: &str) -> String {
-    Sha256::digest(format!("{user_id}:{normalised}").as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    super::ids::hex(&Sha256::digest(format!("{user_id}:{normalised}").as_bytes()))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use axum::http::{HeaderMap, HeaderValue, header::COOKIE};
 use subtle::ConstantTimeEq;
 
-use crate::domain::ids::random_hex;
+use crate::domain::ids::{hex, random_hex};
 
 const COOKIE_NAME: &str = "pd_csrf";
 
@@ -41,7 +41,7 @@ pub fn mask(token: &str) -> String {
     let Some(bytes) = from_hex(token) else { return token.to_string() };
     let pad = from_hex(&random_hex(bytes.len())).unwrap_or_default();
     let masked: Vec<u8> = bytes.iter().zip(&pad).map(|(b, p)| b ^ p).collect();
-    format!("{}{}", to_hex(&pad), to_hex(&masked))
+    format!("{}{}", hex(&pad), hex(&masked))
 }
 
 /// The token a page carried: a masked one unmasked, or one sent as it is.
@@ -51,7 +51,7 @@ fn unmask(sent: &str) -> Option<String> {
         16 => Some(sent.to_ascii_lowercase()),
         32 => {
             let (pad, masked) = bytes.split_at(16);
-            Some(to_hex(&masked.iter().zip(pad).map(|(m, p)| m ^ p).collect::<Vec<u8>>()))
+            Some(hex(&masked.iter().zip(pad).map(|(m, p)| m ^ p).collect::<Vec<u8>>()))
         }
         _ => None,
     }
@@ -62,10 +62,6 @@ fn from_hex(text: &str) -> Option<Vec<u8>> {
         return None;
     }
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
-}
-
-fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn from_cookie(headers: &HeaderMap) -> Option<String> {

@@ -59,7 +59,7 @@ pub const NETWORK_CARDS: &[(&str, NetworkEvent, &str)] = &[
 pub fn fingerprint(number: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(format!("paydesk simulated card fingerprint:{number}"));
-    format!("sim_{}", crate::domain::backup::hex(&digest[..12]))
+    format!("sim_{}", crate::domain::ids::hex(&digest[..12]))
 }
 
 pub struct SimulatedAcquirer {

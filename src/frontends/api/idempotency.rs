@@ -151,7 +151,7 @@ fn fingerprint(body: &[u8]) -> String {
         Ok(value) => sorted(value).to_string().into_bytes(),
         Err(_) => body.to_vec(),
     };
-    Sha256::digest(&canonical).iter().map(|b| format!("{b:02x}")).collect()
+    crate::domain::ids::hex(&Sha256::digest(&canonical))
 }
 
 fn sorted(value: Value) -> Value {

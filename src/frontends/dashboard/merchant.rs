@@ -240,7 +240,7 @@ impl Merchant {
 /// What identifies the user's current password, without being the hash itself.
 pub fn password_stamp(user: &users::Model) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(user.password_hash.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+    crate::domain::ids::hex(&Sha256::digest(user.password_hash.as_bytes())[..8])
 }
 
 /// Leaves a message for the next page `session` opens.

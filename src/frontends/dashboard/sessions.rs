@@ -47,7 +47,7 @@ struct SessionsPage {
 /// What names a session in its list.
 fn handle(id: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(id.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect()
+    crate::domain::ids::hex(&Sha256::digest(id.as_bytes())[..12])
 }
 
 /// The user's sessions still alive by the shop's rules, this one first.

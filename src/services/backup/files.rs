@@ -30,7 +30,7 @@ pub fn sha256(path: &Path) -> Result<(String, u64), Problem> {
         hasher.update(&buf[..n]);
         bytes += n as u64;
     }
-    Ok((crate::domain::backup::hex(&hasher.finalize()), bytes))
+    Ok((crate::domain::ids::hex(&hasher.finalize()), bytes))
 }
 
 /// Makes what was written to `path` (a file or a folder's entries) durable.

@@ -29,7 +29,7 @@ db_tests! {
                 let copy = std::fs::read(entry.path().join(&manifest.file)).unwrap();
                 assert_eq!(copy.len() as u64, manifest.bytes, "{name} is whole");
                 let sum = sha2::Sha256::digest(&copy);
-                assert_eq!(paydesk::domain::backup::hex(&sum), manifest.sha256, "{name} is whole");
+                assert_eq!(paydesk::domain::ids::hex(&sum), manifest.sha256, "{name} is whole");
             } else {
                 assert!(name.starts_with(".paydesk-") && name.contains(".partial-"), "{name} is hidden as partial");
             }

@@ -61,8 +61,7 @@ pub fn sign(body: &[u8], secret: &str, at: i64) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
     mac.update(format!("{at}.").as_bytes());
     mac.update(body);
-    let hex: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    format!("t={at},v1={hex}")
+    format!("t={at},v1={}", crate::domain::ids::hex(&mac.finalize().into_bytes()))
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
