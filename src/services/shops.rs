@@ -164,23 +164,13 @@ pub async fn set_session_idle(
     Ok(())
 }
 
-/// Listens for changes of shops made by any instance, for as long as the process runs;
-/// while not listening the cache is unused. PostgreSQL only.
+/// Listens for changes of shops made by any instance, until the instance stops; while not
+/// listening the cache is unused. PostgreSQL only.
 pub async fn listen(state: AppState) {
-    let url = state.config.database_url.clone();
     let ping = format!("ping:{}", state.shops.me());
     loop {
-        match PgListener::connect(&url).await {
-            Ok(mut listener) => {
-                // A lost connection surfaces at once rather than after a silent reconnect.
-                listener.eager_reconnect(false);
-                match listener.listen(CHANNEL).await {
-                    Ok(()) => hear(&state, &mut listener, &ping).await,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "could not listen for shop changes; shops are read every time")
-                    }
-                }
-            }
+        match shop_db::listener(&state.config.database_url, CHANNEL).await {
+            Ok(mut listener) => hear(&state, &mut listener, &ping).await,
             Err(e) => tracing::warn!(error = %e, "could not listen for shop changes; shops are read every time"),
         }
         state.shops.reset(false);
@@ -200,6 +190,8 @@ async fn hear(state: &AppState, listener: &mut PgListener, ping: &str) {
     let mut answered = true;
     loop {
         tokio::select! {
+            // A stopping instance lets its connection go at once.
+            () = state.lifecycle.stopping() => return,
             received = listener.try_recv() => match received {
                 Ok(Some(notification)) => match notification.payload() {
                     payload if payload == ping => answered = true,

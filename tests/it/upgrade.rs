@@ -261,6 +261,10 @@ backend_tests! {
                     assert_eq!(succeeded as i64, paid, "from {step}: {id}: one charge per period paid");
                 }
             }
+            // Stopped, so that its connections (its listener's too) are not left open while
+            // the next version's instance starts.
+            upgraded.state.lifecycle.stop();
+            upgraded.state.lifecycle.drained().await;
             upgraded.db.clone().close().await.ok();
         }
     }
