@@ -273,3 +273,25 @@ fn base64_basic(shop: &Shop) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", shop.id, shop.secret))
 }
+
+/// Whether the connections of `db` to PostgreSQL are encrypted.
+async fn encrypted(db: &sea_orm::DatabaseConnection) -> bool {
+    use sea_orm::{ConnectionTrait, Statement};
+    let sql = "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()";
+    let row = db.query_one(Statement::from_string(sea_orm::DatabaseBackend::Postgres, sql)).await.unwrap().unwrap();
+    row.try_get("", "ssl").unwrap()
+}
+
+#[tokio::test]
+async fn postgres_on_this_machine_is_reached_without_tls_unless_the_address_asks_for_it() {
+    let url = postgres_url();
+    assert!(url.contains("127.0.0.1") || url.contains("localhost"), "the tests' server runs on this machine: {url}");
+    let plain = paydesk::db::connect(&url, 1).await.unwrap();
+    assert!(!encrypted(&plain).await, "nothing sent on this machine leaves it");
+    plain.close().await.unwrap();
+    // The server here offers TLS; an address that asks for it gets it.
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let asked = paydesk::db::connect(&format!("{url}{separator}sslmode=require"), 1).await.unwrap();
+    assert!(encrypted(&asked).await, "sslmode=require is done as said");
+    asked.close().await.unwrap();
+}
