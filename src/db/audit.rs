@@ -66,7 +66,7 @@ pub async fn insert_recorded<A>(
     now: DateTime<Utc>,
 ) -> Result<<A::Entity as EntityTrait>::Model, DbErr>
 where
-    A: ActiveModelTrait + sea_orm::ActiveModelBehavior + Clone + Send + 'static,
+    A: ActiveModelTrait + sea_orm::ActiveModelBehavior + Clone + Send + Sync + 'static,
     <A::Entity as EntityTrait>::Model: IntoActiveModel<A>,
 {
     use sea_orm::FromQueryResult;

@@ -5,8 +5,8 @@
 //! and each finds the lock free when its turn comes; SQLite's lock and busy timeout still
 //! keep other processes (the command line, a second instance) in line. PostgreSQL's writers
 //! need no turn: they wait only for the rows they both change. [`insert_together`] makes a
-//! create and its audit record one round trip on PostgreSQL, and on SQLite one turn shared
-//! with the creates that came meanwhile.
+//! create and its audit record one statement shared with the creates that came meanwhile: on
+//! SQLite one turn of the lock, on PostgreSQL one insert of many rows.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -29,10 +29,15 @@ use tokio::sync::OwnedMutexGuard;
 #[derive(Default)]
 struct Writers {
     turn: Arc<tokio::sync::Mutex<()>>,
-    waiting: Mutex<Waiting>,
+    waiting: Arc<Mutex<Waiting<Job>>>,
 }
 
 static WRITERS: LazyLock<Mutex<HashMap<PathBuf, Arc<Writers>>>> = LazyLock::new(Default::default);
+
+/// The creates waiting on each PostgreSQL database this process writes to, by the address
+/// and settings of its connections.
+static POSTGRES_WAITING: LazyLock<Mutex<HashMap<String, Arc<Mutex<Waiting<PgJob>>>>>> =
+    LazyLock::new(Default::default);
 
 /// A transaction begun by [`begin`]: it holds its database's writer turn (on SQLite) until it
 /// commits, rolls back or is dropped.
@@ -96,59 +101,102 @@ fn writers(db: &DatabaseConnection) -> Arc<Writers> {
 }
 
 /// Inserts `first` (answering its row as stored) and `then` as one transaction in one round
-/// trip: on PostgreSQL as two inserts of one `WITH` statement; on SQLite inside a transaction
-/// shared with the other creates waiting at that moment (see [`commit_together`]). Answers
-/// `first`'s row once it is committed.
+/// trip, shared with the other creates waiting at that moment: on PostgreSQL as one statement
+/// (two inserts of one `WITH`) for every create of the same tables waiting (see
+/// [`commit_postgres`]); on SQLite inside one transaction (see [`commit_together`]). Answers
+/// `first`'s row once it is committed. A lone create waits for nothing more.
 ///
-/// `then` answers no row: on SQLite the rows of a shared transaction go to its creates in
-/// order. One task commits a database file's creates, on the pool of the create that started it.
+/// `then` answers no row. One task commits a database's creates, on the pool of the create
+/// that started it; a request dropped midway (its client gone) cannot stop it between rows.
 pub async fn insert_together<A, B>(db: &DatabaseConnection, mut first: A, mut then: B) -> Result<QueryResult, DbErr>
 where
-    A: ActiveModelTrait + Clone + 'static,
-    B: ActiveModelTrait + Clone + 'static,
+    A: ActiveModelTrait + Clone + Send + Sync + 'static,
+    B: ActiveModelTrait + Clone + Send + Sync + 'static,
 {
     let backend = db.get_database_backend();
-    let sql = together_text(backend, &first, &then);
+    if backend == DatabaseBackend::Postgres {
+        let (id, shape) = (id_of(&first), shape(backend, &first, &then));
+        let (model, record) = (first.clone(), then.clone());
+        let text = Arc::new(move |rows| together_text(backend, &model, &record, rows));
+        let (done, answer) = tokio::sync::oneshot::channel();
+        let job = PgJob { shape, text, id, first: given(&mut first), then: given(&mut then), done };
+        let queue = postgres_waiting(db);
+        if enqueue(&queue, job) {
+            let done = Done { queue, finished: false };
+            tokio::spawn(commit_postgres(db.clone(), done));
+        }
+        return answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))?;
+    }
+    let sql = together_text(backend, &first, &then, 1);
     let mut values = given(&mut first);
     values.extend(given(&mut then));
-    if backend == DatabaseBackend::Postgres {
-        let made = db.query_one(Statement::from_sql_and_values(backend, sql.as_ref(), values)).await?;
-        return made.ok_or(DbErr::RecordNotInserted);
-    }
     let values = sea_orm::sea_query::Values(values);
     let (done, answer) = tokio::sync::oneshot::channel();
     let job = Job { sql: sql.to_string(), values: SqlxValues(values), done };
     let writers = writers(db);
-    let start = {
-        let mut waiting = writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        waiting.jobs.push(job);
-        !std::mem::replace(&mut waiting.committing, true)
-    };
-    if start {
+    if enqueue(&writers.waiting, job) {
         // Made before the task: a task dropped before it first runs still lets go of the queue.
-        let done = Done { writers, finished: false };
-        tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), done));
+        let done = Done { queue: writers.waiting.clone(), finished: false };
+        tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), writers, done));
     }
     let row = answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))??;
     Ok(QueryResult::from(row))
 }
 
-/// The statement of [`insert_together`] for `backend`, `first` and `then`: written once for
-/// each pair of tables and the columns each sets, since sea-query took as long to write it as
-/// the rest of a create's work in paydesk.
-fn together_text<A, B>(backend: DatabaseBackend, first: &A, then: &B) -> Arc<str>
+/// Adds `job` to `queue`; answers whether a task must start committing it.
+fn enqueue<J>(queue: &Mutex<Waiting<J>>, job: J) -> bool {
+    let mut waiting = queue.lock().unwrap_or_else(|e| e.into_inner());
+    waiting.jobs.push(job);
+    !std::mem::replace(&mut waiting.committing, true)
+}
+
+/// The creates waiting on the PostgreSQL database of `db`.
+fn postgres_waiting(db: &DatabaseConnection) -> Arc<Mutex<Waiting<PgJob>>> {
+    let options = db.get_postgres_connection_pool().connect_options();
+    let key = format!("{options:?}");
+    let mut all = POSTGRES_WAITING.lock().unwrap_or_else(|e| e.into_inner());
+    all.entry(key).or_default().clone()
+}
+
+/// The value of `row`'s `id` column, by which a create finds its row among those of a shared
+/// statement (`None`: the create is committed alone).
+fn id_of<A: ActiveModelTrait>(row: &A) -> Option<String> {
+    use sea_orm::IdenStatic;
+    let column = <A::Entity as EntityTrait>::Column::iter().find(|c| c.as_str() == "id")?;
+    match row.get(column).into_value()? {
+        sea_orm::Value::String(Some(id)) => Some(*id),
+        _ => None,
+    }
+}
+
+/// What tells apart the statements of [`insert_together`]: the backend, and each table with
+/// the columns it sets.
+type Shape = (bool, TypeId, u64, TypeId, u64);
+
+fn shape<A, B>(backend: DatabaseBackend, first: &A, then: &B) -> Shape
+where
+    A: ActiveModelTrait + 'static,
+    B: ActiveModelTrait + 'static,
+{
+    (backend == DatabaseBackend::Postgres, TypeId::of::<A>(), set(first), TypeId::of::<B>(), set(then))
+}
+
+/// The statement of [`insert_together`] for `backend`, `rows` creates of `first`'s and
+/// `then`'s shape: the values of every `first` bound before those of every `then`, each row's
+/// in the order of its columns. Written once for each shape and number, since sea-query took
+/// as long to write it as the rest of a create's work in paydesk.
+fn together_text<A, B>(backend: DatabaseBackend, first: &A, then: &B, rows: usize) -> Arc<str>
 where
     A: ActiveModelTrait + Clone + 'static,
     B: ActiveModelTrait + Clone + 'static,
 {
-    type Shape = (bool, TypeId, u64, TypeId, u64);
-    static TEXTS: LazyLock<Mutex<HashMap<Shape, Arc<str>>>> = LazyLock::new(Default::default);
-    let shape = (backend == DatabaseBackend::Postgres, TypeId::of::<A>(), set(first), TypeId::of::<B>(), set(then));
-    if let Some(text) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&shape) {
+    static TEXTS: LazyLock<Mutex<HashMap<(Shape, usize), Arc<str>>>> = LazyLock::new(Default::default);
+    let shape = shape(backend, first, then);
+    if let Some(text) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&(shape, rows)) {
         return text.clone();
     }
-    let made = Insert::one(first.clone()).into_query().returning_all().to_owned();
-    let recorded = Insert::one(then.clone()).into_query();
+    let made = Insert::many(std::iter::repeat_n(first.clone(), rows)).into_query().returning_all().to_owned();
+    let recorded = Insert::many(std::iter::repeat_n(then.clone(), rows)).into_query();
     let mut sql = SqlWriterValues::new(if shape.0 { "$" } else { "?" }, shape.0);
     if shape.0 {
         let _ = sql.write_str("WITH \"made\" AS (");
@@ -163,9 +211,10 @@ where
     }
     let (text, values) = sql.into_parts();
     // The values are bound in the order of the columns set, as sea-query writes them.
-    debug_assert_eq!(values.0, [given(&mut first.clone()), given(&mut then.clone())].concat());
+    debug_assert_eq!(values.0.len(), rows * (given(&mut first.clone()).len() + given(&mut then.clone()).len()));
+    debug_assert!(rows > 1 || values.0 == [given(&mut first.clone()), given(&mut then.clone())].concat());
     let text: Arc<str> = text.into();
-    TEXTS.lock().unwrap_or_else(|e| e.into_inner()).insert(shape, text.clone());
+    TEXTS.lock().unwrap_or_else(|e| e.into_inner()).insert((shape, rows), text.clone());
     text
 }
 
@@ -190,25 +239,62 @@ struct Job {
     done: tokio::sync::oneshot::Sender<Result<SqliteRow, DbErr>>,
 }
 
-/// The creates waiting on one SQLite database, and whether a task is committing them.
-#[derive(Default)]
-struct Waiting {
-    jobs: Vec<Job>,
+/// A create waiting for its commit on PostgreSQL: its shape, the statement of that many
+/// creates of it, its id, its values (`first`'s, then `then`'s), and where its row goes.
+struct PgJob {
+    shape: Shape,
+    text: Arc<dyn Fn(usize) -> Arc<str> + Send + Sync>,
+    id: Option<String>,
+    first: Vec<sea_orm::Value>,
+    then: Vec<sea_orm::Value>,
+    done: tokio::sync::oneshot::Sender<Result<QueryResult, DbErr>>,
+}
+
+/// The creates waiting on one database, and whether a task is committing them.
+struct Waiting<J> {
+    jobs: Vec<J>,
     committing: bool,
+}
+
+impl<J> Default for Waiting<J> {
+    fn default() -> Self {
+        Waiting { jobs: Vec::new(), committing: false }
+    }
 }
 
 /// The committing task's hold on its queue: if the task ends otherwise than with none left
 /// (dropped before it ran, or by a panic), those still waiting are answered with an error
 /// (dropped), and the next create starts a task again.
-struct Done {
-    writers: Arc<Writers>,
+struct Done<J> {
+    queue: Arc<Mutex<Waiting<J>>>,
     finished: bool,
 }
 
-impl Drop for Done {
+impl<J> Done<J> {
+    /// Whether no create waits: then the task lets go of the queue, and the next create
+    /// starts one again.
+    fn idle(&mut self) -> bool {
+        let mut waiting = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if waiting.jobs.is_empty() {
+            waiting.committing = false;
+            self.finished = true;
+        }
+        self.finished
+    }
+
+    /// Up to [`TOGETHER`] of the creates waiting, in the order they came.
+    fn take(&mut self) -> Vec<J> {
+        let mut waiting = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = waiting.jobs.len().min(TOGETHER);
+        let rest = waiting.jobs.split_off(taken);
+        std::mem::replace(&mut waiting.jobs, rest)
+    }
+}
+
+impl<J> Drop for Done<J> {
     fn drop(&mut self) {
         if !self.finished {
-            let mut waiting = self.writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            let mut waiting = self.queue.lock().unwrap_or_else(|e| e.into_inner());
             waiting.jobs.clear();
             waiting.committing = false;
         }
@@ -224,29 +310,78 @@ const TOGETHER: usize = 64;
 /// creates that came meanwhile, instead of each waiting for the one before it to commit alone.
 /// Runs in a task of its own: a request dropped midway (its client gone) cannot stop a
 /// transaction between its statements.
-async fn commit_together(pool: SqlitePool, mut done: Done) {
+async fn commit_together(pool: SqlitePool, writers: Arc<Writers>, mut done: Done<Job>) {
     loop {
-        {
-            let mut waiting = done.writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
-            if waiting.jobs.is_empty() {
-                waiting.committing = false;
-                done.finished = true;
-                return;
-            }
+        if done.idle() {
+            return;
         }
-        let _turn = done.writers.turn.clone().lock_owned().await;
+        let _turn = writers.turn.clone().lock_owned().await;
         let conn = pool.acquire().await;
         // Every create waiting by now: only this task takes them, so there is at least one.
-        let jobs = {
-            let mut waiting = done.writers.waiting.lock().unwrap_or_else(|e| e.into_inner());
-            let taken = waiting.jobs.len().min(TOGETHER);
-            let rest = waiting.jobs.split_off(taken);
-            std::mem::replace(&mut waiting.jobs, rest)
-        };
+        let jobs = done.take();
         match conn {
             Ok(mut conn) => commit(&mut conn, jobs).await,
             Err(e) => answer_all(jobs, &DbErr::Conn(RuntimeErr::SqlxError(e))),
         }
+    }
+}
+
+/// Commits the waiting creates of one PostgreSQL database until none waits: those of one
+/// shape that came in a row share a statement (see [`commit_rows`]), so that a burst of
+/// creates costs the database one statement, one transaction and one commit for many, where
+/// each had cost it all three.
+async fn commit_postgres(db: DatabaseConnection, mut done: Done<PgJob>) {
+    while !done.idle() {
+        let mut jobs = done.take();
+        while !jobs.is_empty() {
+            // The longest run of one shape from the front, cut to a power of two: each
+            // connection keeps a prepared statement for each number of rows it was sent.
+            let alike = jobs.iter().take_while(|j| j.shape == jobs[0].shape && j.id.is_some()).count().max(1);
+            let rest = jobs.split_off(1 << alike.ilog2());
+            commit_rows(&db, std::mem::replace(&mut jobs, rest)).await;
+        }
+    }
+}
+
+/// Inserts `jobs`, creates of one shape, in one statement, and answers each with its row
+/// (found by its id). If one of them broke a constraint, each is tried again alone, so that
+/// only that one is answered its error.
+async fn commit_rows(db: &DatabaseConnection, jobs: Vec<PgJob>) {
+    let text = (jobs[0].text)(jobs.len());
+    let values = jobs.iter().flat_map(|j| j.first.iter()).chain(jobs.iter().flat_map(|j| j.then.iter())).cloned();
+    let statement = Statement::from_sql_and_values(DatabaseBackend::Postgres, text.as_ref(), values);
+    match db.query_all(statement).await {
+        Ok(mut rows) if rows.len() == 1 && jobs.len() == 1 => {
+            if let Some(job) = jobs.into_iter().next() {
+                let _ = job.done.send(rows.pop().ok_or(DbErr::RecordNotInserted));
+            }
+        }
+        Ok(mut rows) if rows.len() == jobs.len() => {
+            for job in jobs {
+                let at = rows.iter().position(|r| r.try_get::<String>("", "id").ok() == job.id);
+                let _ = job.done.send(at.map(|at| rows.swap_remove(at)).ok_or(DbErr::RecordNotInserted));
+            }
+        }
+        Ok(_) => answer_each(jobs, &DbErr::RecordNotInserted),
+        Err(e) if jobs.len() == 1 => {
+            if let Some(job) = jobs.into_iter().next() {
+                let _ = job.done.send(Err(e));
+            }
+        }
+        Err(DbErr::Query(RuntimeErr::SqlxError(sea_orm::sqlx::Error::Database(e))))
+            if e.kind() != sea_orm::sqlx::error::ErrorKind::Other =>
+        {
+            for job in jobs {
+                Box::pin(commit_rows(db, vec![job])).await;
+            }
+        }
+        Err(e) => answer_each(jobs, &e),
+    }
+}
+
+fn answer_each(jobs: Vec<PgJob>, error: &DbErr) {
+    for job in jobs {
+        let _ = job.done.send(Err(DbErr::Custom(error.to_string())));
     }
 }
 

@@ -257,6 +257,10 @@ db_tests! {
         let answers = futures::future::join_all(creates).await;
         for (i, answer) in answers.iter().enumerate() {
             assert_eq!(answer.is_err(), i == 10, "create {i}: {answer:?}");
+            // Each is answered its own row, although they shared a statement.
+            if let Ok(row) = answer {
+                assert_eq!(row.try_get::<String>("", "id").unwrap(), format!("prd_first{i}"));
+            }
         }
         // Its own error: a unique key taken, which the API answers as the client's.
         let refused = answers[10].as_ref().unwrap_err();
