@@ -34,9 +34,9 @@ struct Writers {
 
 static WRITERS: LazyLock<Mutex<HashMap<PathBuf, Arc<Writers>>>> = LazyLock::new(Default::default);
 
-/// The creates waiting on each PostgreSQL database this process writes to, by the address
-/// and settings of its connections.
-static POSTGRES_WAITING: LazyLock<Mutex<HashMap<String, Queue<PgJob>>>> = LazyLock::new(Default::default);
+/// The creates waiting on each PostgreSQL pool this process writes through, by the address of
+/// the pool's settings (one `Arc` a pool, alive while a create of it waits).
+static POSTGRES_WAITING: LazyLock<Mutex<HashMap<usize, Queue<PgJob>>>> = LazyLock::new(Default::default);
 
 /// A queue of creates, shared by the requests that add to it and the tasks that commit it.
 type Queue<J> = Arc<Mutex<Waiting<J>>>;
@@ -108,11 +108,11 @@ fn writers(db: &DatabaseConnection) -> Arc<Writers> {
 /// [`commit_postgres`]); on SQLite inside one transaction (see [`commit_together`]). Answers
 /// `first`'s row once it is committed. A lone create waits for nothing more.
 ///
-/// `then` answers no row. Tasks of their own commit a database's creates, each statement on
-/// the pool of the creates it holds: one for an SQLite file, whose writers take turns anyway; two for
-/// a PostgreSQL database, so that the creates that come while one statement runs wait less
-/// (p99 10-13 ms against 12-14 ms with one, at 16 connections). A request dropped midway (its
-/// client gone) cannot stop a statement between rows.
+/// `then` answers no row. Tasks of their own commit the creates: one for an SQLite file, whose
+/// writers take turns anyway; two for each PostgreSQL pool, so that the creates that come
+/// while one statement runs wait less (p99 10-13 ms against 12-14 ms with one, at 16
+/// connections). A request dropped midway (its client gone) cannot stop a statement between
+/// rows.
 pub async fn insert_together<A, B>(db: &DatabaseConnection, mut first: A, mut then: B) -> Result<QueryResult, DbErr>
 where
     A: ActiveModelTrait + Clone + Send + Sync + 'static,
@@ -124,15 +124,14 @@ where
         let (model, record) = (first.clone(), then.clone());
         let text = Arc::new(move |rows| together_text(backend, &model, &record, rows));
         let (done, answer) = tokio::sync::oneshot::channel();
-        let pool = db.get_postgres_connection_pool().connect_options();
         let (first, then) = (given(&mut first), given(&mut then));
-        let job = PgJob { db: db.clone(), pool, shape, text, id, first, then, done };
+        let job = PgJob { db: db.clone(), shape, text, id, first, then, done };
         let queue = postgres_waiting(db);
         if enqueue(&queue, job, 2) {
             let done = Done { queue, finished: false };
             tokio::spawn(commit_postgres(done));
         }
-        return answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))?;
+        return answer.await.map_err(ended_early)?;
     }
     let sql = together_text(backend, &first, &then, 1);
     let mut values = given(&mut first);
@@ -146,7 +145,7 @@ where
         let done = Done { queue: writers.waiting.clone(), finished: false };
         tokio::spawn(commit_together(db.get_sqlite_connection_pool().clone(), writers, done));
     }
-    let row = answer.await.map_err(|_| DbErr::Custom("the commit of the insert ended early".into()))??;
+    let row = answer.await.map_err(ended_early)??;
     Ok(QueryResult::from(row))
 }
 
@@ -160,10 +159,15 @@ fn enqueue<J>(queue: &Mutex<Waiting<J>>, job: J, tasks: usize) -> bool {
     start
 }
 
-/// The creates waiting on the PostgreSQL database of `db`.
+/// What a create is answered when the task committing it ended without answering.
+fn ended_early(_: tokio::sync::oneshot::error::RecvError) -> DbErr {
+    DbErr::Custom("the commit of the insert ended early".into())
+}
+
+/// The creates waiting on the PostgreSQL pool of `db`: a statement goes through the pool of
+/// the creates it holds.
 fn postgres_waiting(db: &DatabaseConnection) -> Queue<PgJob> {
-    let options = db.get_postgres_connection_pool().connect_options();
-    let key = format!("{options:?}");
+    let key = Arc::as_ptr(&db.get_postgres_connection_pool().connect_options()) as usize;
     let mut all = POSTGRES_WAITING.lock().unwrap_or_else(|e| e.into_inner());
     all.entry(key).or_default().clone()
 }
@@ -254,8 +258,6 @@ struct Job {
 /// creates of it, its id, its values (`first`'s, then `then`'s), and where its row goes.
 struct PgJob {
     db: DatabaseConnection,
-    /// Which pool `db` is (its settings, one `Arc` a pool): a statement holds creates of one.
-    pool: Arc<sea_orm::sqlx::postgres::PgConnectOptions>,
     shape: Shape,
     text: Arc<dyn Fn(usize) -> Arc<str> + Send + Sync>,
     id: Option<String>,
@@ -338,7 +340,7 @@ async fn commit_together(pool: SqlitePool, writers: Arc<Writers>, mut done: Done
         let jobs = done.take();
         match conn {
             Ok(mut conn) => commit(&mut conn, jobs).await,
-            Err(e) => answer_all(jobs, &DbErr::Conn(RuntimeErr::SqlxError(e))),
+            Err(e) => answer_all(jobs.into_iter().map(|j| j.done), &DbErr::Conn(RuntimeErr::SqlxError(e))),
         }
     }
 }
@@ -353,14 +355,14 @@ async fn commit_postgres(mut done: Done<PgJob>) {
         while !jobs.is_empty() {
             // The longest run of one shape from the front, cut to a power of two: each
             // connection keeps a prepared statement for each number of rows it was sent.
-            let alike = |j: &&PgJob| j.shape == jobs[0].shape && Arc::ptr_eq(&j.pool, &jobs[0].pool) && j.id.is_some();
+            let alike = |j: &&PgJob| j.shape == jobs[0].shape && j.id.is_some();
             let rest = jobs.split_off(1 << jobs.iter().take_while(alike).count().max(1).ilog2());
             commit_rows(std::mem::replace(&mut jobs, rest)).await;
         }
     }
 }
 
-/// Inserts `jobs`, creates of one shape and pool, in one statement, and answers each with its
+/// Inserts `jobs`, creates of one shape, in one statement, and answers each with its
 /// row (found by its id). If the database refused the statement (a constraint, a value it
 /// cannot store), each is tried again alone, so that only the one at fault is answered its
 /// error.
@@ -381,7 +383,7 @@ async fn commit_rows(jobs: Vec<PgJob>) {
                 let _ = job.done.send(at.map(|at| rows.swap_remove(at)).ok_or(DbErr::RecordNotInserted));
             }
         }
-        Ok(_) => answer_each(jobs, &DbErr::RecordNotInserted),
+        Ok(_) => answer_all(jobs.into_iter().map(|j| j.done), &DbErr::RecordNotInserted),
         Err(e) if jobs.len() == 1 => {
             if let Some(job) = jobs.into_iter().next() {
                 let _ = job.done.send(Err(e));
@@ -392,13 +394,7 @@ async fn commit_rows(jobs: Vec<PgJob>) {
                 Box::pin(commit_rows(vec![job])).await;
             }
         }
-        Err(e) => answer_each(jobs, &e),
-    }
-}
-
-fn answer_each(jobs: Vec<PgJob>, error: &DbErr) {
-    for job in jobs {
-        let _ = job.done.send(Err(DbErr::Custom(error.to_string())));
+        Err(e) => answer_all(jobs.into_iter().map(|j| j.done), &e),
     }
 }
 
@@ -421,7 +417,7 @@ async fn commit(conn: &mut PoolConnection<Sqlite>, jobs: Vec<Job>) {
                 let _ = job.done.send(Ok(row));
             }
         }
-        Ok(_) => answer_all(jobs, &DbErr::RecordNotInserted),
+        Ok(_) => answer_all(jobs.into_iter().map(|j| j.done), &DbErr::RecordNotInserted),
         // Alone, its own error (a unique key taken stays recognisable as one).
         Err(e) if jobs.len() == 1 => {
             if let Some(job) = jobs.into_iter().next() {
@@ -441,7 +437,7 @@ async fn commit(conn: &mut PoolConnection<Sqlite>, jobs: Vec<Job>) {
         // The database's own trouble (its lock held past the busy timeout by another process,
         // the disk, the connection): every one of them is answered with it at once, rather
         // than each waiting for it again alone.
-        Err(e) => answer_all(jobs, &e),
+        Err(e) => answer_all(jobs.into_iter().map(|j| j.done), &e),
     }
 }
 
@@ -466,9 +462,10 @@ async fn run(
     }
 }
 
-fn answer_all(jobs: Vec<Job>, error: &DbErr) {
-    for job in jobs {
-        let _ = job.done.send(Err(DbErr::Custom(error.to_string())));
+/// Answers every create of `answers` with `error` (as text: a `DbErr` is not `Clone`).
+fn answer_all<R>(answers: impl IntoIterator<Item = tokio::sync::oneshot::Sender<Result<R, DbErr>>>, error: &DbErr) {
+    for done in answers {
+        let _ = done.send(Err(DbErr::Custom(error.to_string())));
     }
 }
 
