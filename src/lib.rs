@@ -17,15 +17,17 @@
 //!    none importing another;
 //! 6. [`app`]: the wiring (the router, the server, the OpenAPI document, the command line).
 //!
+//! Layers 1 and 2 are a crate of their own, `paydesk-core` in `src/core/`, so that a build
+//! compiles them beside the web layers' libraries and optimises them while the layers above
+//! are checked; they are re-exported here by name, and every file names them as `crate::db`.
+//!
 //! Handlers stay thin: they extract the request, let [`domain`] parse and validate it, call
 //! the queries of [`db`] or a service, and render JSON or an askama page. Every failure is one
 //! [`web::error::AppError`].
 
+pub use paydesk_core::{config, db, domain, external};
+
 pub mod app;
-pub mod config;
-pub mod db;
-pub mod domain;
-pub mod external;
 pub mod frontends;
 pub mod services;
 pub mod web;

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use axum::http::{HeaderName, Method, header};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use http::{HeaderName, Method, header};
 use serde::Serialize;
 
 use super::status::{self, CheckoutReading, Operation, Reading};

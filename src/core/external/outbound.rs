@@ -10,8 +10,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::http::{HeaderName, HeaderValue, Method, Request, header};
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Method, Request, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;

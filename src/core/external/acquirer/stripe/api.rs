@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use axum::http::{HeaderName, Method, header};
+use http::{HeaderName, Method, header};
 
 use super::status::{self, Operation, Reading};
 use super::wire::{
