@@ -12,11 +12,7 @@ use sea_orm::{
     SqlxSqliteConnector, Statement, TransactionTrait,
 };
 
-use super::sqlite_lower;
-
-fn fail(e: sea_orm::sqlx::Error) -> DbErr {
-    DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()))
-}
+use super::{driver_error, sqlite_lower};
 
 /// SQLite's virtual machine steps between two looks at the deadline.
 const STEPS: i32 = 1_000;
@@ -26,11 +22,11 @@ const STEPS: i32 = 1_000;
 /// it ("interrupted").
 pub async fn vacuum_into(db: &DatabaseConnection, path: &Path, deadline: Instant) -> Result<(), DbErr> {
     let path = path.to_str().ok_or_else(|| DbErr::Custom(format!("{} is not UTF-8", path.display())))?;
-    let mut conn = db.get_sqlite_connection_pool().acquire().await.map_err(fail)?;
-    conn.lock_handle().await.map_err(fail)?.set_progress_handler(STEPS, move || Instant::now() < deadline);
+    let mut conn = db.get_sqlite_connection_pool().acquire().await.map_err(driver_error)?;
+    conn.lock_handle().await.map_err(driver_error)?.set_progress_handler(STEPS, move || Instant::now() < deadline);
     let copied = sea_orm::sqlx::query("VACUUM INTO ?").bind(path).execute(&mut *conn).await;
-    conn.lock_handle().await.map_err(fail)?.remove_progress_handler();
-    copied.map(|_| ()).map_err(fail)
+    conn.lock_handle().await.map_err(driver_error)?.remove_progress_handler();
+    copied.map(|_| ()).map_err(driver_error)
 }
 
 /// Opens an SQLite file read-only, as a file nothing else writes (a snapshot); its statements
@@ -58,7 +54,7 @@ pub async fn open_copy(path: &Path, deadline: Instant) -> Result<DatabaseConnect
         })
         .connect_with(options)
         .await
-        .map_err(fail)?;
+        .map_err(driver_error)?;
     Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
 }
 
@@ -181,23 +177,23 @@ pub async fn hold_in_use(db: &DatabaseConnection) -> Result<Option<sea_orm::sqlx
     if db.get_database_backend() != DatabaseBackend::Postgres {
         return Ok(None);
     }
-    let mut conn = db.get_postgres_connection_pool().acquire().await.map_err(fail)?;
+    let mut conn = db.get_postgres_connection_pool().acquire().await.map_err(driver_error)?;
     let lock = format!("SELECT pg_advisory_lock_shared({IN_USE}, hashtext(current_schema()))");
-    sea_orm::sqlx::query(&lock).execute(&mut *conn).await.map_err(fail)?;
+    sea_orm::sqlx::query(&lock).execute(&mut *conn).await.map_err(driver_error)?;
     Ok(Some(conn.detach()))
 }
 
 /// Whether an instance serves the PostgreSQL schema `schema` (holds [`hold_in_use`]'s lock).
 pub async fn served(db: &DatabaseConnection, schema: &str) -> Result<bool, DbErr> {
-    let mut conn = db.get_postgres_connection_pool().acquire().await.map_err(fail)?;
+    let mut conn = db.get_postgres_connection_pool().acquire().await.map_err(driver_error)?;
     let free: bool = sea_orm::sqlx::query_scalar(&format!("SELECT pg_try_advisory_lock({IN_USE}, hashtext($1))"))
         .bind(schema)
         .fetch_one(&mut *conn)
         .await
-        .map_err(fail)?;
+        .map_err(driver_error)?;
     if free {
         let unlock = format!("SELECT pg_advisory_unlock({IN_USE}, hashtext($1))");
-        sea_orm::sqlx::query(&unlock).bind(schema).execute(&mut *conn).await.map_err(fail)?;
+        sea_orm::sqlx::query(&unlock).bind(schema).execute(&mut *conn).await.map_err(driver_error)?;
     }
     Ok(!free)
 }

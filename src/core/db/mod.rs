@@ -63,11 +63,15 @@ pub async fn connect_logged(url: &str) -> Result<DatabaseConnection, DbErr> {
     connect_with(url, 1, true).await
 }
 
+/// An error of the driver's own (connecting, a connection of its own) as a connection error.
+fn driver_error(e: sea_orm::sqlx::Error) -> DbErr {
+    DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()))
+}
+
 async fn connect_with(url: &str, connections: u32, logged: bool) -> Result<DatabaseConnection, DbErr> {
-    let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
     if url.starts_with("sqlite:") {
         let options = SqliteConnectOptions::from_str(url)
-            .map_err(fail)?
+            .map_err(driver_error)?
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
@@ -93,11 +97,11 @@ async fn connect_with(url: &str, connections: u32, logged: bool) -> Result<Datab
             })
             .connect_with(options)
             .await
-            .map_err(fail)?;
+            .map_err(driver_error)?;
         Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
     } else {
         // The driver logs each statement at debug level unless told not to.
-        let mut options = PgConnectOptions::from_str(url).map_err(fail)?;
+        let mut options = PgConnectOptions::from_str(url).map_err(driver_error)?;
         if same_machine(&options) && !asks_for_tls(url) {
             options = options.ssl_mode(PgSslMode::Disable);
         }
@@ -117,7 +121,7 @@ async fn connect_with(url: &str, connections: u32, logged: bool) -> Result<Datab
             })
             .connect_with(options)
             .await
-            .map_err(fail)?;
+            .map_err(driver_error)?;
         Ok(SqlxPostgresConnector::from_sqlx_postgres_pool(pool))
     }
 }
@@ -197,11 +201,10 @@ pub async fn migration_lock(db: &DatabaseConnection) -> Result<Option<sea_orm::s
     if db.get_database_backend() != sea_orm::DatabaseBackend::Postgres {
         return Ok(None);
     }
-    let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
-    let mut conn = db.get_postgres_connection_pool().acquire().await.map_err(fail)?;
+    let mut conn = db.get_postgres_connection_pool().acquire().await.map_err(driver_error)?;
     // "payd" in ASCII, and the schema migrated: instances of one schema wait for each other.
     let lock = "SELECT pg_advisory_lock(1885436260, hashtext(current_schema()))";
-    sea_orm::sqlx::query(lock).execute(&mut *conn).await.map_err(fail)?;
+    sea_orm::sqlx::query(lock).execute(&mut *conn).await.map_err(driver_error)?;
     // Out of the pool: dropping it closes the session, which ends the lock.
     Ok(Some(conn.detach()))
 }

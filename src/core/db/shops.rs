@@ -276,13 +276,13 @@ fn json_to_sql(value: &serde_json::Value) -> sea_orm::Value {
 /// A session of its own at `url` listening on PostgreSQL's notification `channel`, reached as
 /// the pool's connections are (the same address, the same TLS).
 pub async fn listener(url: &str, channel: &str) -> Result<sea_orm::sqlx::postgres::PgListener, DbErr> {
-    let fail = |e: sea_orm::sqlx::Error| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()));
     let own = super::connect(url, 1).await?;
-    let mut listener =
-        sea_orm::sqlx::postgres::PgListener::connect_with(own.get_postgres_connection_pool()).await.map_err(fail)?;
+    let mut listener = sea_orm::sqlx::postgres::PgListener::connect_with(own.get_postgres_connection_pool())
+        .await
+        .map_err(super::driver_error)?;
     // A lost connection surfaces at once rather than after a silent reconnect.
     listener.eager_reconnect(false);
-    listener.listen(channel).await.map_err(fail)?;
+    listener.listen(channel).await.map_err(super::driver_error)?;
     Ok(listener)
 }
 
