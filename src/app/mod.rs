@@ -229,10 +229,6 @@ pub async fn serve(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// How often the server copies SQLite's write-ahead log into the database (see
-/// [`db::checkpoint`]).
-const CHECKPOINT_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
-
 /// How often the server indexes the words of the rows added since (on SQLite; see
 /// [`db::search_index`]).
 const SEARCH_INDEX_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
@@ -256,18 +252,6 @@ pub async fn run(listener: tokio::net::TcpListener, state: AppState) -> std::io:
     let deliveries = crate::services::webhooks::start(state.clone());
     let _stop_deliveries = AbortOnDrop(deliveries);
     let _sealer = AbortOnDrop(crate::services::audit::start(state.clone()));
-    let _checkpoints = (sea_orm::ConnectionTrait::get_database_backend(&state.db) == sea_orm::DatabaseBackend::Sqlite)
-        .then(|| {
-            AbortOnDrop(crate::services::worker::every(
-                state.clone(),
-                CHECKPOINT_PAUSE,
-                "checkpointing SQLite's log",
-                |state| async move {
-                    db::checkpoint(&state.db).await?;
-                    Ok(0)
-                },
-            ))
-        });
     let _search_indexes =
         (sea_orm::ConnectionTrait::get_database_backend(&state.db) == sea_orm::DatabaseBackend::Sqlite).then(|| {
             AbortOnDrop(crate::services::worker::every(
