@@ -1,10 +1,11 @@
 //! The audit trail's rows. A record is written inside the transaction of the change it
-//! records, so neither lands without the other, and it waits there (`audit_pending`) without
-//! holding up the shop's other writers. [`seal`] then numbers and chains a shop's waiting
-//! records into `audit_events`, one shop at a time under the shop's head row, in the order
-//! they were written: each instance seals every 50 ms, and every read of the trail
-//! seals first, so a change is in the trail by the time anyone looks. Records are never
-//! updated; [`prune`] deletes only those older than the retention.
+//! records, so neither lands without the other. On SQLite, where that transaction is the only
+//! writer, it is numbered and chained there and then. On PostgreSQL it waits
+//! (`audit_pending`) without holding up the shop's other writers, and [`seal`] then numbers
+//! and chains a shop's waiting records into `audit_events`, one shop at a time under the
+//! shop's head row, in the order they were written: each instance seals every 50 ms, and
+//! every read of the trail seals first, so a change is in the trail by the time anyone looks.
+//! Records are never updated; [`prune`] deletes only those older than the retention.
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
@@ -19,11 +20,19 @@ use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Reco
 use crate::domain::ids::{AUDIT_EVENT, ordered_id};
 use crate::domain::mail::MailKind;
 
-/// Records `entry` at `now` inside `txn` (the transaction of the change it records), to be
-/// chained by [`seal`]; answers the record's id.
+/// Records `entry` at `now` inside `txn` (the transaction of the change it records); answers
+/// the record's id. On PostgreSQL it waits to be chained by [`seal`]; on SQLite, whose
+/// transaction holds the only write lock from its start (see [`super::begin`]), it is
+/// chained at once (see [`chained_on_sqlite`]).
 pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc>) -> Result<String, DbErr> {
     let (id, row) = waiting(entry, now);
-    audit_pending::Entity::insert(row).exec_without_returning(txn).await?;
+    let backend = txn.get_database_backend();
+    if backend == sea_orm::DatabaseBackend::Sqlite {
+        let (sql, values) = chained_on_sqlite(entry, &id, row, now);
+        txn.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values)).await?;
+    } else {
+        audit_pending::Entity::insert(row).exec_without_returning(txn).await?;
+    }
     if entry.notifies_owners() {
         notify_owners(txn, entry, &id, now).await?;
     }
@@ -54,9 +63,48 @@ fn waiting(entry: &Entry, now: DateTime<Utc>) -> (String, audit_pending::ActiveM
     (id, row)
 }
 
+/// The statements that chain the record `id` of `entry` (its row `row`) on SQLite, with their
+/// values: the shop's head (made at number 0 if the shop has none), the record inserted as
+/// the number after it with its hash, and the head moved onto it. The hash is finished by
+/// the database (`audit_hash`, see `sqlite_functions`) from the head it reads: SQLite lets one
+/// writer in at a time, so the head cannot move between the read and the write, and the
+/// record costs its writer no turn of a sealer's. Records that an older paydesk left waiting
+/// are chained by [`seal`] after those chained since.
+fn chained_on_sqlite(
+    entry: &Entry,
+    id: &str,
+    row: audit_pending::ActiveModel,
+    at: DateTime<Utc>,
+) -> (&'static str, Vec<sea_orm::Value>) {
+    use sea_orm::{IdenStatic, Iterable};
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let columns: Vec<String> =
+            audit_pending::Column::iter().map(|c| c.as_str().to_string()).filter(|c| c != "n").collect();
+        format!(
+            "INSERT INTO audit_heads (shop_id, seq, hash) VALUES (?, 0, '') ON CONFLICT (shop_id) DO NOTHING; \
+             INSERT INTO audit_events ({names}, seq, prev_hash, hash) \
+             SELECT {values}, seq + 1, hash, audit_hash(hash, ?, seq + 1, ?) FROM audit_heads WHERE shop_id = ?; \
+             UPDATE audit_heads SET seq = seq + 1, hash = (SELECT e.hash FROM audit_events e \
+             WHERE e.shop_id = audit_heads.shop_id AND e.seq = audit_heads.seq + 1) WHERE shop_id = ?",
+            names = columns.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", "),
+            values = vec!["?"; columns.len()].join(", "),
+        )
+    });
+    let (before, after) = crate::domain::audit::hashed_around_seq(id, super::now_millis(at), entry);
+    let mut values = vec![entry.shop_id.into()];
+    values.extend(
+        audit_pending::Column::iter()
+            .filter(|c| c.as_str() != "n")
+            .map(|c| row.get(c).into_value().unwrap_or(sea_orm::Value::String(None))),
+    );
+    values.extend([before.into(), after.into(), entry.shop_id.into(), entry.shop_id.into()]);
+    (SQL.as_str(), values)
+}
+
 /// Inserts `row`, a new object of shop `shop_id` whose id is `object.1`, with the record of
 /// `action` by whoever the request acts for (see [`record_acting`]), in one round trip like a
-/// plain insert (see [`super::insert_together`]); answers the row as stored.
+/// plain insert (see [`super::insert_together`] and [`super::insert_then`]); answers the row
+/// as stored.
 pub async fn insert_recorded<A>(
     db: &DatabaseConnection,
     shop_id: i64,
@@ -79,7 +127,13 @@ where
         txn.commit().await?;
         return Ok(stored);
     }
-    let stored = super::insert_together(db, row, waiting(&entry, now).1).await?;
+    let (id, record) = waiting(&entry, now);
+    let stored = match db.get_database_backend() {
+        sea_orm::DatabaseBackend::Sqlite => {
+            super::insert_then(db, row, chained_on_sqlite(&entry, &id, record, now)).await?
+        }
+        _ => super::insert_together(db, row, record).await?,
+    };
     <A::Entity as EntityTrait>::Model::from_query_result(&stored, "")
 }
 

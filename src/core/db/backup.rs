@@ -12,7 +12,7 @@ use sea_orm::{
     SqlxSqliteConnector, Statement, TransactionTrait,
 };
 
-use super::{driver_error, sqlite_lower};
+use super::{driver_error, sqlite_functions};
 
 /// SQLite's virtual machine steps between two looks at the deadline.
 const STEPS: i32 = 1_000;
@@ -47,7 +47,7 @@ pub async fn open_copy(path: &Path, deadline: Instant) -> Result<DatabaseConnect
         .max_connections(1)
         .after_connect(move |conn, _| {
             Box::pin(async move {
-                sqlite_lower::install(conn).await?;
+                sqlite_functions::install(conn).await?;
                 conn.lock_handle().await?.set_progress_handler(STEPS, move || Instant::now() < deadline);
                 Ok(())
             })

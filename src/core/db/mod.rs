@@ -14,7 +14,7 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector,
 };
 
-pub use txn::{Txn, begin, insert_together};
+pub use txn::{Txn, begin, insert_then, insert_together};
 
 pub mod audit;
 pub mod backup;
@@ -38,7 +38,7 @@ pub mod schema;
 pub mod search_index;
 pub mod sessions;
 pub mod shops;
-mod sqlite_lower;
+mod sqlite_functions;
 pub mod subscriptions;
 pub mod summaries;
 pub mod test_clocks;
@@ -86,7 +86,7 @@ async fn connect_with(url: &str, connections: u32, logged: bool) -> Result<Datab
         let pool = SqlitePoolOptions::new()
             .max_connections(connections)
             .test_before_acquire(false)
-            .after_connect(|conn, _| Box::pin(sqlite_lower::install(conn)))
+            .after_connect(|conn, _| Box::pin(sqlite_functions::install(conn)))
             // A connection reads the statistics once, with the schema: one opened before they
             // were last gathered is closed, and a fresh one takes its place.
             .before_acquire(move |_, meta| {

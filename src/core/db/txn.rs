@@ -136,9 +136,62 @@ where
     let sql = together_text(backend, &first, &then, 1);
     let mut values = given(&mut first);
     values.extend(given(&mut then));
+    commit_on_sqlite(db, sql.to_string(), values).await
+}
+
+/// Inserts `first` (answering its row as stored) and runs `then`, statements and their
+/// values, after it in one transaction: on SQLite shared with the creates waiting (see
+/// [`commit_together`]), as [`insert_together`] does; elsewhere on its own.
+pub async fn insert_then<A>(
+    db: &DatabaseConnection,
+    mut first: A,
+    (then, then_values): (&str, Vec<sea_orm::Value>),
+) -> Result<QueryResult, DbErr>
+where
+    A: ActiveModelTrait + Clone + Send + Sync + 'static,
+{
+    let backend = db.get_database_backend();
+    if backend != DatabaseBackend::Sqlite {
+        let txn = begin(db).await?;
+        let insert = Insert::one(first).into_query().returning_all().to_owned();
+        let stored = txn.query_one(backend.build(&insert)).await?.ok_or(DbErr::RecordNotInserted)?;
+        txn.execute(Statement::from_sql_and_values(backend, then, then_values)).await?;
+        txn.commit().await?;
+        return Ok(stored);
+    }
+    let text = insert_text(&first);
+    let mut values = given(&mut first);
+    values.extend(then_values);
+    commit_on_sqlite(db, format!("{text}; {then}"), values).await
+}
+
+/// SQLite's insert of a row of `row`'s shape (table and columns set), answering the row;
+/// written once for each shape (see [`together_text`]).
+fn insert_text<A: ActiveModelTrait + Clone + 'static>(row: &A) -> Arc<str> {
+    type Texts = HashMap<(TypeId, u64), Arc<str>>;
+    static TEXTS: LazyLock<Mutex<Texts>> = LazyLock::new(Default::default);
+    let shape = (TypeId::of::<A>(), set(row));
+    if let Some(text) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&shape) {
+        return text.clone();
+    }
+    let mut sql = SqlWriterValues::new("?", false);
+    Insert::one(row.clone()).into_query().returning_all().build_collect_into(SqliteQueryBuilder, &mut sql);
+    let text: Arc<str> = sql.into_parts().0.into();
+    TEXTS.lock().unwrap_or_else(|e| e.into_inner()).insert(shape, text.clone());
+    text
+}
+
+/// Queues `sql`, a create's statements, and its `values` to be committed with the creates
+/// waiting on the SQLite database `db` (see [`commit_together`]); answers the row its first
+/// statement answers.
+async fn commit_on_sqlite(
+    db: &DatabaseConnection,
+    sql: String,
+    values: Vec<sea_orm::Value>,
+) -> Result<QueryResult, DbErr> {
     let values = sea_orm::sea_query::Values(values);
     let (done, answer) = tokio::sync::oneshot::channel();
-    let job = Job { sql: sql.to_string(), values: SqlxValues(values), done };
+    let job = Job { sql, values: SqlxValues(values), done };
     let writers = writers(db);
     if enqueue(&writers.waiting, job, 1) {
         // Made before the task: a task dropped before it first runs still lets go of the queue.

@@ -273,14 +273,20 @@ pub struct Record {
 
 /// The hash of a record: SHA-256 over the previous record's hash and every field of this one
 /// in a fixed order, as hex. The fields are written as one compact JSON array (each change an
-/// object of `field`, `before`, `after`), straight from the record: the sealer hashes every
-/// record once, and a tree of JSON values built first cost as much again.
+/// object of `field`, `before`, `after`): `[id, shop, seq, at (ms), actor kind, actor id,
+/// actor label, role, address, user agent, request id, action, object type, object id,
+/// changes, outcome]`.
 pub fn chain_hash(id: &str, seq: i64, at: DateTime<Utc>, entry: &Entry, prev_hash: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let fields = (
-        id,
-        entry.shop_id,
-        seq,
+    let (before, after) = hashed_around_seq(id, at, entry);
+    link_hash(prev_hash, &before, seq, &after)
+}
+
+/// The fields a record's hash covers (see [`chain_hash`]) as the JSON written before its
+/// number and after it. SQLite chains a record in the transaction of its change, where its
+/// number is known only to the database, which finishes the hash with [`link_hash`].
+pub fn hashed_around_seq(id: &str, at: DateTime<Utc>, entry: &Entry) -> (String, String) {
+    let before = (id, entry.shop_id);
+    let after = (
         at.timestamp_millis(),
         entry.actor.kind.as_str(),
         &entry.actor.id,
@@ -295,26 +301,27 @@ pub fn chain_hash(id: &str, seq: i64, at: DateTime<Utc>, entry: &Entry, prev_has
         &entry.changes,
         entry.outcome.as_str(),
     );
-    let mut sum = Sha256::new();
-    sum.update(prev_hash.as_bytes());
-    sum.update(b"\n");
-    // Writing into a hasher fails only if serialising does, and these types always serialise.
-    let _ = serde_json::to_writer(Hashing(&mut sum), &fields);
-    super::ids::hex(&sum.finalize())
+    // These types always serialise, each tuple as an array: `[a,b]` becomes `[a,b,`, and
+    // `[c,d]` becomes `,c,d]`, which joined around the number make the array of them all.
+    let (mut before, after) = (json(&before), json(&after));
+    before.pop();
+    before.push(',');
+    (before, format!(",{}", after.strip_prefix('[').unwrap_or(&after)))
 }
 
-/// Feeds what is written to a SHA-256 hasher.
-struct Hashing<'a>(&'a mut sha2::Sha256);
+fn json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
 
-impl std::io::Write for Hashing<'_> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        sha2::Digest::update(self.0, bytes);
-        Ok(bytes.len())
+/// SHA-256, as hex, over `prev_hash`, a line break, and a record's fields with its number
+/// `seq` between `before` and `after` (see [`hashed_around_seq`]).
+pub fn link_hash(prev_hash: &str, before: &str, seq: i64, after: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut sum = Sha256::new();
+    for part in [prev_hash, "\n", before, &seq.to_string(), after] {
+        sum.update(part.as_bytes());
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    super::ids::hex(&sum.finalize())
 }
 
 /// What a check of a shop's chain found wrong first.

@@ -187,17 +187,43 @@ db_tests! {
     }
 
     async fn waiting_records_are_chained_once_in_the_order_written_whoever_seals_them(app) {
-        use paydesk::domain::audit::{Actor, Entry, Origin};
+        use paydesk::db::entities::audit_pending;
+        use paydesk::domain::audit::{ActorKind, Outcome};
+        use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, EntityTrait};
         let shop = app.shop("Books").await;
         paydesk::db::audit::seal_all(&app.db).await.unwrap();
-        // 450 records written as changes write them, more than two seals' batches, then
-        // sealed by four instances at once beside this one's own sealer.
+        // 450 records waiting to be chained, more than two seals' batches: as PostgreSQL's
+        // changes write them, and as an older paydesk left them on SQLite, whose changes now
+        // chain their own records (one comes in between). Then sealed by four instances at
+        // once beside this one's own sealer.
         let mut written = Vec::new();
         for n in 0..450 {
-            let entry = Entry::new(shop.id, Actor::operator(), Origin::default(), "shop.updated").on("shop", format!("{n}"));
-            let txn = paydesk::db::begin(&app.db).await.unwrap();
-            written.push(paydesk::db::audit::record(&txn, &entry, chrono::Utc::now()).await.unwrap());
-            txn.commit().await.unwrap();
+            let id = format!("aud_waiting{n:03}");
+            let row = audit_pending::ActiveModel {
+                n: NotSet,
+                id: Set(id.clone()),
+                shop_id: Set(shop.id),
+                at: Set(paydesk::db::now_millis(chrono::Utc::now())),
+                actor_kind: Set(ActorKind::Operator),
+                actor_id: Set(None),
+                actor_label: Set(None),
+                actor_role: Set(None),
+                address: Set(None),
+                user_agent: Set(None),
+                request_id: Set(None),
+                action: Set("shop.updated".into()),
+                object_type: Set(Some("shop".into())),
+                object_id: Set(Some(format!("{n}"))),
+                changes: Set("[]".into()),
+                outcome: Set(Outcome::Success),
+            };
+            // Not read back: a sealer may take it at once.
+            audit_pending::Entity::insert(row).exec_without_returning(&app.db).await.unwrap();
+            written.push(id);
+            if n == 200 {
+                let (status, _) = app.put(&shop, "/shop", &json!({"notification_url": "https://erp.example/n"})).await;
+                assert_eq!(status, StatusCode::OK);
+            }
         }
         let sealers = (0..4).map(|_| paydesk::db::audit::seal_all(&app.db));
         let sealed: u64 = futures::future::try_join_all(sealers).await.unwrap().into_iter().sum();
