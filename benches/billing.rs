@@ -6,6 +6,7 @@
 //! loopback.
 //! Run with `cargo bench --bench billing`; pass sizes to change them:
 //! `cargo bench --bench billing -- 1000 5000`, and `--without-webhooks` to time the run alone.
+//! `--clock` instead times a test clock's advance over as many subscriptions due on it.
 
 mod common;
 
@@ -21,6 +22,9 @@ async fn main() {
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![10_000, 100_000] } else { sizes };
     let variants: &[bool] = if std::env::args().any(|a| a == "--without-webhooks") { &[false] } else { &[false, true] };
+    if std::env::args().any(|a| a == "--clock") {
+        return advances(&sizes).await;
+    }
     println!("billing engine: one run over N due subscriptions (release build)");
     let receiver = receiver().await;
     for &n in &sizes {
@@ -61,6 +65,28 @@ async fn main() {
             if let [without, with] = runs[..] {
                 println!("{backend:>8} n={n:>7}: run with webhooks / without = {:.2}", with / without);
             }
+        }
+    }
+}
+
+/// Times a test clock's advance past the renewal of `n` subscriptions on it, for each size.
+async fn advances(sizes: &[usize]) {
+    println!("test clock: one advance over N subscriptions due on it (release build)");
+    for &n in sizes {
+        for backend in ["sqlite", "postgres"] {
+            let (state, _dir) = common::fresh(backend, ConfigArgs::default()).await;
+            let plan = json!({"title": "Gold", "currency": "EUR", "test": true,
+                              "plan": {"amount": 990, "interval": 1, "interval_unit": "month"}});
+            let shop = common::seed(&state, 0, plan.clone(), Utc::now()).await;
+            let frozen = Utc::now() - Duration::days(30);
+            let clock = paydesk::db::test_clocks::insert(&state.db, shop, None, frozen, Utc::now()).await.unwrap();
+            common::seed_on(&state, shop, n, plan, frozen + Duration::hours(1), Some(&clock.id)).await;
+            let started = Instant::now();
+            let to = frozen + Duration::hours(2);
+            let report = paydesk::services::billing::advance_clock(&state, &clock, to).await.unwrap().unwrap();
+            let took = started.elapsed().as_secs_f64();
+            assert_eq!(report.charged, n);
+            println!("{backend:>8} n={n:>7}: advance {took:>7.2} s ({:>6.3} ms a charge)", took * 1000.0 / n as f64);
         }
     }
 }

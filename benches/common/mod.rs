@@ -40,19 +40,32 @@ pub async fn fresh(backend: &str, args: ConfigArgs) -> (AppState, tempfile::Temp
 pub async fn seed(state: &AppState, n: usize, plan_body: serde_json::Value, renew_at: DateTime<Utc>) -> i64 {
     let shop =
         paydesk::services::keys::create_shop(&state.db, &state.vault, "Bench", None, Utc::now()).await.unwrap().shop;
+    seed_on(state, shop.id, n, plan_body, renew_at, None).await;
+    shop.id
+}
+
+/// Like [`seed`], into the shop `shop_id` and on the test clock `clock` if one is given.
+pub async fn seed_on(
+    state: &AppState,
+    shop_id: i64,
+    n: usize,
+    plan_body: serde_json::Value,
+    renew_at: DateTime<Utc>,
+    clock: Option<&str>,
+) {
     let fields = paydesk::domain::plan::PlanFields::parse(plan_body.as_object().unwrap()).unwrap();
-    let plan = paydesk::db::plans::insert(&state.db, shop.id, &fields, Utc::now()).await.unwrap();
+    let plan = paydesk::db::plans::insert(&state.db, shop_id, &fields, Utc::now()).await.unwrap();
     let renew_at = paydesk::db::now_millis(renew_at);
     let anchor = renew_at - Duration::days(31);
     let rows = (0..n).map(|i| subscriptions::ActiveModel {
         seq: NotSet,
         id: Set(format!("sbs_bench{i:011}")),
-        shop_id: Set(shop.id),
+        shop_id: Set(shop_id),
         plan_id: Set(plan.id.clone()),
         customer_id: Set(format!("cst_bench{i:011}")),
         state: Set(State::Active),
         test: Set(true),
-        test_clock_id: Set(None),
+        test_clock_id: Set(clock.map(str::to_string)),
         tracking_id: Set(None),
         return_url: Set(None),
         notification_url: Set(None),
@@ -99,5 +112,4 @@ pub async fn seed(state: &AppState, n: usize, plan_body: serde_json::Value, rene
     for chunk in rows.chunks(500) {
         subscriptions::Entity::insert_many(chunk.to_vec()).exec(&state.db).await.unwrap();
     }
-    shop.id
 }
