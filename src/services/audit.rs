@@ -1,5 +1,6 @@
 //! The audit trail's upkeep: every instance seals the records waiting to be chained every
-//! 50 ms ([`start`]); a check reads each shop's chain in batches, oldest first, and
+//! 50 ms ([`start`]; on SQLite, whose changes chain their own records, only those an older
+//! paydesk left waiting); a check reads each shop's chain in batches, oldest first, and
 //! compares it with the shop's head, so a record changed, removed, slipped in, or cut off the
 //! end shows.
 

@@ -20,8 +20,9 @@ use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Reco
 use crate::domain::ids::{AUDIT_EVENT, ordered_id};
 use crate::domain::mail::MailKind;
 
-/// Records `entry` at `now` inside `txn` (the transaction of the change it records); answers
-/// the record's id. On PostgreSQL it waits to be chained by [`seal`]; on SQLite, whose
+/// Records `entry` at `now` inside `txn`, the transaction of the change it records (never a
+/// bare connection: on SQLite the record's statements must commit together); answers the
+/// record's id. On PostgreSQL it waits to be chained by [`seal`]; on SQLite, whose
 /// transaction holds the only write lock from its start (see [`super::begin`]), it is
 /// chained at once (see [`chained_on_sqlite`]).
 pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc>) -> Result<String, DbErr> {
@@ -66,10 +67,11 @@ fn waiting(entry: &Entry, now: DateTime<Utc>) -> (String, audit_pending::ActiveM
 /// The statements that chain the record `id` of `entry` (its row `row`) on SQLite, with their
 /// values: the shop's head (made at number 0 if the shop has none), the record inserted as
 /// the number after it with its hash, and the head moved onto it. The hash is finished by
-/// the database (`audit_hash`, see `sqlite_functions`) from the head it reads: SQLite lets one
-/// writer in at a time, so the head cannot move between the read and the write, and the
-/// record costs its writer no turn of a sealer's. Records that an older paydesk left waiting
-/// are chained by [`seal`] after those chained since.
+/// the database (`audit_hash`, see `sqlite_functions`) from the head it reads. Sent inside a
+/// transaction (from [`super::begin`], or the creates' shared one), whose first statement
+/// here writes: SQLite lets one writer in at a time, so the head cannot move between the read
+/// and the write, and the record costs its writer no turn of a sealer's. Records that an
+/// older paydesk left waiting are chained by [`seal`] after those chained since.
 fn chained_on_sqlite(
     entry: &Entry,
     id: &str,
@@ -90,7 +92,14 @@ fn chained_on_sqlite(
             values = vec!["?"; columns.len()].join(", "),
         )
     });
-    let (before, after) = crate::domain::audit::hashed_around_seq(id, super::now_millis(at), entry);
+    // Hashed as a check will read it back: a number's text does not always parse to the
+    // number it was written from.
+    let stored = match row.changes.clone().into_value() {
+        Some(sea_orm::Value::String(Some(text))) => serde_json::from_str(&text).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let read_back = Entry { changes: stored, ..entry.clone() };
+    let (before, after) = crate::domain::audit::hashed_around_seq(id, at, &read_back);
     let mut values = vec![entry.shop_id.into()];
     values.extend(
         audit_pending::Column::iter()
@@ -138,7 +147,8 @@ where
 }
 
 /// How many waiting records one seal chains at once: SQLite's writers wait for it (about
-/// 2 ms for 50); PostgreSQL's do not, and fewer, larger seals cost it less.
+/// 2 ms for 50; there it seals only what an older paydesk left waiting); PostgreSQL's do not,
+/// and fewer, larger seals cost it less.
 fn seal_batch(backend: sea_orm::DatabaseBackend) -> u64 {
     match backend {
         sea_orm::DatabaseBackend::Postgres => 200,

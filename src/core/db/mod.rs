@@ -179,7 +179,7 @@ mod statistics {
     }
 }
 
-/// Pages of SQLite's write-ahead log (a quarter of SQLite's default: 1 MiB) past which the
+/// Pages of SQLite's write-ahead log (about 1 MiB, a quarter of SQLite's default) past which the
 /// writer whose commit passed them copies them into the database itself (a checkpoint), while
 /// the writers after it wait. The smaller the checkpoint, the shorter their wait: at 16
 /// connections of creates, p99 was 6.7–9.1 ms at 250 pages, 9.1–9.4 ms at 500, 11–13 ms at

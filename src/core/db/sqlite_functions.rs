@@ -45,23 +45,24 @@ pub async fn install(conn: &mut SqliteConnection) -> Result<(), Error> {
 
 type Function = unsafe extern "C" fn(*mut ffi::sqlite3_context, c_int, *mut *mut ffi::sqlite3_value);
 
-/// The text of `value` (NULL: none), read as UTF-8.
+/// The text of `value` (`None` for NULL), read as UTF-8; `Err` if SQLite could not make it
+/// (out of memory).
 ///
 /// # Safety
 /// `value` is a value SQLite passed to a function now running; the text is copied before it
 /// is touched again.
-unsafe fn text(value: *mut ffi::sqlite3_value) -> Option<String> {
+unsafe fn text(value: *mut ffi::sqlite3_value) -> Result<Option<String>, ()> {
     // SAFETY: as the caller promises; the pointer holds `sqlite3_value_bytes` bytes.
     unsafe {
         if ffi::sqlite3_value_type(value) == ffi::SQLITE_NULL {
-            return None;
+            return Ok(None);
         }
         let text = ffi::sqlite3_value_text(value);
         let len = usize::try_from(ffi::sqlite3_value_bytes(value)).unwrap_or(0);
         if text.is_null() {
-            return None;
+            return Err(());
         }
-        Some(String::from_utf8_lossy(std::slice::from_raw_parts(text, len)).into_owned())
+        Ok(Some(String::from_utf8_lossy(std::slice::from_raw_parts(text, len)).into_owned()))
     }
 }
 
@@ -89,9 +90,10 @@ unsafe extern "C" fn audit_hash(ctx: *mut ffi::sqlite3_context, n_arg: c_int, ar
         let args = std::slice::from_raw_parts(args, 4);
         let seq = (ffi::sqlite3_value_type(args[2]) == ffi::SQLITE_INTEGER).then(|| ffi::sqlite3_value_int64(args[2]));
         match (text(args[0]), text(args[1]), seq, text(args[3])) {
-            (Some(prev), Some(before), Some(seq), Some(after)) => {
+            (Ok(Some(prev)), Ok(Some(before)), Some(seq), Ok(Some(after))) => {
                 result_text(ctx, &link_hash(&prev, &before, seq, &after))
             }
+            (Err(()), ..) | (_, Err(()), ..) | (.., Err(())) => ffi::sqlite3_result_error_nomem(ctx),
             _ => ffi::sqlite3_result_null(ctx),
         }
     }
@@ -105,8 +107,9 @@ unsafe extern "C" fn lower(ctx: *mut ffi::sqlite3_context, n_arg: c_int, args: *
             return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
         }
         match text(*args) {
-            Some(text) => result_text(ctx, &text.to_lowercase()),
-            None => ffi::sqlite3_result_null(ctx),
+            Ok(Some(text)) => result_text(ctx, &text.to_lowercase()),
+            Ok(None) => ffi::sqlite3_result_null(ctx),
+            Err(()) => ffi::sqlite3_result_error_nomem(ctx),
         }
     }
 }

@@ -4,9 +4,10 @@
 //! writers of one SQLite database therefore take turns here first, in the order they came,
 //! and each finds the lock free when its turn comes; SQLite's lock and busy timeout still
 //! keep other processes (the command line, a second instance) in line. PostgreSQL's writers
-//! need no turn: they wait only for the rows they both change. [`insert_together`] makes a
-//! create and its audit record one statement shared with the creates that came meanwhile: on
-//! SQLite one turn of the lock, on PostgreSQL one insert of many rows.
+//! need no turn: they wait only for the rows they both change. [`insert_together`] and
+//! [`insert_then`] make a create and what it writes beside it (its audit record) one
+//! statement shared with the creates that came meanwhile: on SQLite one turn of the lock, on
+//! PostgreSQL one insert of many rows.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -133,15 +134,13 @@ where
         }
         return answer.await.map_err(ended_early)?;
     }
-    let sql = together_text(backend, &first, &then, 1);
-    let mut values = given(&mut first);
-    values.extend(given(&mut then));
-    commit_on_sqlite(db, sql.to_string(), values).await
+    let recorded = insert_text(&then, false);
+    insert_then(db, first, (&recorded, given(&mut then))).await
 }
 
-/// Inserts `first` (answering its row as stored) and runs `then`, statements and their
-/// values, after it in one transaction: on SQLite shared with the creates waiting (see
-/// [`commit_together`]), as [`insert_together`] does; elsewhere on its own.
+/// On SQLite, inserts `first` (answering its row as stored) and runs `then`, statements in
+/// SQLite's SQL and their values, after it in one transaction shared with the creates waiting
+/// (see [`commit_together`]), as [`insert_together`] does with a row.
 pub async fn insert_then<A>(
     db: &DatabaseConnection,
     mut first: A,
@@ -150,33 +149,35 @@ pub async fn insert_then<A>(
 where
     A: ActiveModelTrait + Clone + Send + Sync + 'static,
 {
-    let backend = db.get_database_backend();
-    if backend != DatabaseBackend::Sqlite {
-        let txn = begin(db).await?;
-        let insert = Insert::one(first).into_query().returning_all().to_owned();
-        let stored = txn.query_one(backend.build(&insert)).await?.ok_or(DbErr::RecordNotInserted)?;
-        txn.execute(Statement::from_sql_and_values(backend, then, then_values)).await?;
-        txn.commit().await?;
-        return Ok(stored);
+    if db.get_database_backend() != DatabaseBackend::Sqlite {
+        return Err(DbErr::Custom("insert_then takes SQLite's statements".into()));
     }
-    let text = insert_text(&first);
+    let text = insert_text(&first, true);
     let mut values = given(&mut first);
     values.extend(then_values);
     commit_on_sqlite(db, format!("{text}; {then}"), values).await
 }
 
-/// SQLite's insert of a row of `row`'s shape (table and columns set), answering the row;
-/// written once for each shape (see [`together_text`]).
-fn insert_text<A: ActiveModelTrait + Clone + 'static>(row: &A) -> Arc<str> {
-    type Texts = HashMap<(TypeId, u64), Arc<str>>;
+/// SQLite's insert of a row of `row`'s shape (table and columns set), answering the row if
+/// `returning`; written once for each shape, since sea-query took as long to write it as the
+/// rest of a create's work in paydesk.
+fn insert_text<A: ActiveModelTrait + Clone + 'static>(row: &A, returning: bool) -> Arc<str> {
+    type Texts = HashMap<(TypeId, u64, bool), Arc<str>>;
     static TEXTS: LazyLock<Mutex<Texts>> = LazyLock::new(Default::default);
-    let shape = (TypeId::of::<A>(), set(row));
+    let shape = (TypeId::of::<A>(), set(row), returning);
     if let Some(text) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&shape) {
         return text.clone();
     }
+    let mut insert = Insert::one(row.clone()).into_query();
+    if returning {
+        insert.returning_all();
+    }
     let mut sql = SqlWriterValues::new("?", false);
-    Insert::one(row.clone()).into_query().returning_all().build_collect_into(SqliteQueryBuilder, &mut sql);
-    let text: Arc<str> = sql.into_parts().0.into();
+    insert.build_collect_into(SqliteQueryBuilder, &mut sql);
+    let (text, values) = sql.into_parts();
+    // The values are bound in the order of the columns set, as sea-query writes them.
+    debug_assert!(values.0 == given(&mut row.clone()));
+    let text: Arc<str> = text.into();
     TEXTS.lock().unwrap_or_else(|e| e.into_inner()).insert(shape, text.clone());
     text
 }
@@ -248,7 +249,7 @@ where
     (backend == DatabaseBackend::Postgres, TypeId::of::<A>(), set(first), TypeId::of::<B>(), set(then))
 }
 
-/// The statement of [`insert_together`] for `backend`, `rows` creates of `first`'s and
+/// The statement of [`insert_together`] on PostgreSQL, `rows` creates of `first`'s and
 /// `then`'s shape: the values of every `first` bound before those of every `then`, each row's
 /// in the order of its columns. Written once for each shape and number, since sea-query took
 /// as long to write it as the rest of a create's work in paydesk.
@@ -265,18 +266,12 @@ where
     }
     let made = Insert::many(std::iter::repeat_n(first.clone(), rows)).into_query().returning_all().to_owned();
     let recorded = Insert::many(std::iter::repeat_n(then.clone(), rows)).into_query();
-    let mut sql = SqlWriterValues::new(if shape.0 { "$" } else { "?" }, shape.0);
-    if shape.0 {
-        let _ = sql.write_str("WITH \"made\" AS (");
-        made.build_collect_into(PostgresQueryBuilder, &mut sql);
-        let _ = sql.write_str("), \"then\" AS (");
-        recorded.build_collect_into(PostgresQueryBuilder, &mut sql);
-        let _ = sql.write_str(") SELECT * FROM \"made\"");
-    } else {
-        made.build_collect_into(SqliteQueryBuilder, &mut sql);
-        let _ = sql.write_str("; ");
-        recorded.build_collect_into(SqliteQueryBuilder, &mut sql);
-    }
+    let mut sql = SqlWriterValues::new("$", true);
+    let _ = sql.write_str("WITH \"made\" AS (");
+    made.build_collect_into(PostgresQueryBuilder, &mut sql);
+    let _ = sql.write_str("), \"then\" AS (");
+    recorded.build_collect_into(PostgresQueryBuilder, &mut sql);
+    let _ = sql.write_str(") SELECT * FROM \"made\"");
     let (text, values) = sql.into_parts();
     // The values are bound in the order of the columns set, as sea-query writes them.
     debug_assert_eq!(values.0.len(), rows * (given(&mut first.clone()).len() + given(&mut then.clone()).len()));
@@ -299,7 +294,7 @@ fn given<A: ActiveModelTrait>(row: &mut A) -> Vec<sea_orm::Value> {
     columns.filter_map(|c| row.take(c).into_value()).collect()
 }
 
-/// A create waiting for its commit on SQLite: its two inserts, their values, and where its
+/// A create waiting for its commit on SQLite: its statements, their values, and where its
 /// row goes.
 struct Job {
     sql: String,
@@ -464,7 +459,7 @@ async fn commit(conn: &mut PoolConnection<Sqlite>, jobs: Vec<Job>) {
     }
     sql.push_str("COMMIT");
     match run(conn, &sql, values).await {
-        // Each create's first insert answers its row; the second, none.
+        // Each create's first insert answers its row; its other statements, none.
         Ok(rows) if rows.len() == jobs.len() => {
             for (job, row) in jobs.into_iter().zip(rows) {
                 let _ = job.done.send(Ok(row));
