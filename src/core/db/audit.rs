@@ -78,10 +78,9 @@ fn chained_on_sqlite(
     row: audit_pending::ActiveModel,
     at: DateTime<Utc>,
 ) -> (&'static str, Vec<sea_orm::Value>) {
-    use sea_orm::{IdenStatic, Iterable};
+    use sea_orm::IdenStatic;
     static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let columns: Vec<String> =
-            audit_pending::Column::iter().map(|c| c.as_str().to_string()).filter(|c| c != "n").collect();
+        let columns: Vec<String> = kept_columns().map(|c| c.as_str().to_string()).collect();
         format!(
             "INSERT INTO audit_heads (shop_id, seq, hash) VALUES (?, 0, '') ON CONFLICT (shop_id) DO NOTHING; \
              INSERT INTO audit_events ({names}, seq, prev_hash, hash) \
@@ -101,13 +100,16 @@ fn chained_on_sqlite(
     let read_back = Entry { changes: stored, ..entry.clone() };
     let (before, after) = crate::domain::audit::hashed_around_seq(id, at, &read_back);
     let mut values = vec![entry.shop_id.into()];
-    values.extend(
-        audit_pending::Column::iter()
-            .filter(|c| c.as_str() != "n")
-            .map(|c| row.get(c).into_value().unwrap_or(sea_orm::Value::String(None))),
-    );
+    values.extend(kept_columns().map(|c| row.get(c).into_value().unwrap_or(sea_orm::Value::String(None))));
     values.extend([before.into(), after.into(), entry.shop_id.into(), entry.shop_id.into()]);
     (SQL.as_str(), values)
+}
+
+/// The columns of a waiting record that its chained copy keeps: all but its place in the
+/// queue (`n`), in the table's order.
+fn kept_columns() -> impl Iterator<Item = audit_pending::Column> {
+    use sea_orm::{IdenStatic, Iterable};
+    audit_pending::Column::iter().filter(|c| c.as_str() != "n")
 }
 
 /// Inserts `row`, a new object of shop `shop_id` whose id is `object.1`, with the record of
@@ -258,9 +260,8 @@ async fn move_chained(
     taken: &[i64],
     chained: &[audit_events::Model],
 ) -> Result<u64, DbErr> {
-    use sea_orm::{IdenStatic, Iterable};
-    let names: Vec<String> =
-        audit_pending::Column::iter().map(|c| format!("\"{}\"", c.as_str())).filter(|c| c != "\"n\"").collect();
+    use sea_orm::IdenStatic;
+    let names: Vec<String> = kept_columns().map(|c| format!("\"{}\"", c.as_str())).collect();
     let copied: Vec<String> = names.iter().map(|c| format!("m.{c}")).collect();
     let sql = format!(
         "WITH link(n, seq, prev_hash, hash) AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])), \
