@@ -54,6 +54,7 @@ mod stripe_disputes;
 mod stripe_local;
 mod stripe_pay;
 mod subscriptions;
+mod tax_rates;
 mod upgrade;
 mod walk;
 mod webhooks;

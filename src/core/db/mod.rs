@@ -41,6 +41,7 @@ pub mod shops;
 mod sqlite_functions;
 pub mod subscriptions;
 pub mod summaries;
+pub mod tax_rates;
 pub mod test_clocks;
 pub mod throttle;
 pub mod two_step;

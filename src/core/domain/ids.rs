@@ -28,6 +28,8 @@ pub const TEST_CLOCK: &str = "clk_";
 pub const MAIL: &str = "mail_";
 /// Coupon ids.
 pub const COUPON: &str = "cpn_";
+/// Tax rate ids.
+pub const TAX_RATE: &str = "txr_";
 /// Audit trail records.
 pub const AUDIT_EVENT: &str = "aud_";
 

@@ -31,8 +31,10 @@ pub mod revenue;
 pub mod schema;
 pub mod session;
 pub mod subscription;
+pub mod tax;
 pub mod throttle;
 pub mod two_step;
+pub mod vat_id;
 pub mod vocab;
 pub mod webhook;
 

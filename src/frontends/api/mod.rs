@@ -27,6 +27,7 @@ pub mod products;
 pub mod refunds;
 pub mod schemas;
 pub mod subscriptions;
+pub mod tax_rates;
 pub mod test_clocks;
 pub mod webhooks;
 
@@ -37,6 +38,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(plans::router())
         .merge(customers::router())
         .merge(coupons::router())
+        .merge(tax_rates::router())
         .merge(events::router())
         .merge(audit::router())
         .merge(payments::router())

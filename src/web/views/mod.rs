@@ -15,6 +15,7 @@ pub mod processor;
 pub mod product;
 pub mod refund;
 pub mod subscription;
+pub mod tax_rate;
 pub mod webhook;
 
 pub use audit::AuditEventView;
@@ -27,6 +28,7 @@ pub use plan::PlanView;
 pub use product::ProductView;
 pub use refund::RefundView;
 pub use subscription::SubscriptionView;
+pub use tax_rate::TaxRateView;
 pub use webhook::{DeliveryView, EndpointView};
 
 /// A pay link as programs read it: what is paid for, and where to send the customer.

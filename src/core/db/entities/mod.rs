@@ -28,6 +28,7 @@ pub mod shops;
 pub mod subscription_counts;
 pub mod subscription_events;
 pub mod subscriptions;
+pub mod tax_rates;
 pub mod test_card_outcomes;
 pub mod test_clocks;
 pub mod throttle_hits;

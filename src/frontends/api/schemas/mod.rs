@@ -426,6 +426,7 @@ pub mod processor;
 pub mod products;
 pub mod refunds;
 pub mod subscriptions;
+pub mod tax_rates;
 pub mod test_clocks;
 pub mod webhooks;
 

@@ -1,0 +1,67 @@
+//! Stored tax rates: made, listed and archived, never changed.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{ActiveModelTrait, ActiveValue::NotSet, DatabaseConnection, DbErr, Set};
+
+use super::ShopOwned;
+use super::entities::tax_rates::{ActiveModel, Column, Entity, Model};
+use crate::domain::ids::{TAX_RATE, new_id};
+use crate::domain::tax::TaxRateFields;
+
+impl ShopOwned for Entity {
+    const SEQ: Column = Column::Seq;
+    const ID: Column = Column::Id;
+    const SHOP: Column = Column::ShopId;
+    fn public_id(row: &Model) -> &str {
+        &row.id
+    }
+}
+
+impl super::Archivable for Entity {
+    const ARCHIVED_AT: Column = Column::ArchivedAt;
+    const UPDATED_AT: Column = Column::UpdatedAt;
+}
+
+/// Stores a new tax rate of the shop, with its record in the audit trail.
+pub async fn insert(
+    db: &DatabaseConnection,
+    shop_id: i64,
+    f: &TaxRateFields,
+    now: DateTime<Utc>,
+) -> Result<Model, DbErr> {
+    let txn = super::begin(db).await?;
+    let at = super::now_millis(now);
+    let created = ActiveModel {
+        seq: NotSet,
+        id: Set(new_id(TAX_RATE)),
+        shop_id: Set(shop_id),
+        name: Set(f.name.clone()),
+        percentage: Set(f.percentage),
+        category: Set(f.category),
+        country: Set(f.country.clone()),
+        exemption_reason: Set(f.exemption_reason.clone()),
+        archived_at: Set(None),
+        created_at: Set(at),
+        updated_at: Set(at),
+    }
+    .insert(&txn)
+    .await?;
+    let fields = crate::domain::audit::changes(&serde_json::json!({}), &f.audited(), &[]);
+    super::audit::record_acting(&txn, shop_id, "tax_rate.created", ("tax_rate", &created.id), fields, now).await?;
+    txn.commit().await?;
+    Ok(created)
+}
+
+/// Archives the shop's tax rate, with its record in the audit trail; whether it changed it
+/// (an archived rate stays as it is).
+pub async fn archive(db: &DatabaseConnection, shop_id: i64, id: &str, now: DateTime<Utc>) -> Result<bool, DbErr> {
+    let txn = super::begin(db).await?;
+    let changed = super::set_archived::<Entity>(&txn, shop_id, id, Some(now), now).await?;
+    if changed {
+        use crate::domain::audit::Change;
+        let change = vec![Change::of("archived_at", None::<String>, Change::moment(now))];
+        super::audit::record_acting(&txn, shop_id, "tax_rate.archived", ("tax_rate", id), change, now).await?;
+    }
+    txn.commit().await?;
+    Ok(changed)
+}
