@@ -21,7 +21,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    audit, coupons, customers, disputes, events, payments, plans, processor, products, refunds, subscriptions,
+    audit, coupons, customers, disputes, events, payments, plans, processor, products, refunds, seller, subscriptions,
     tax_rates, test_clocks, webhooks,
 };
 use crate::frontends::{ops, pay};
@@ -94,7 +94,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         plans::create, plans::list, plans::show, plans::update, plans::archive, plans::restore,
         customers::create, customers::list, customers::show, customers::portal_session,
         coupons::create, coupons::list, coupons::show, coupons::archive, coupons::apply, coupons::remove,
-        tax_rates::create, tax_rates::list, tax_rates::show, tax_rates::archive,
+        tax_rates::create, tax_rates::list, tax_rates::show, tax_rates::archive, seller::show, seller::update,
         payments::list, payments::show, payments::capture, payments::void,
         refunds::create, refunds::list, refunds::show,
         disputes::list, disputes::show, disputes::answer, disputes::close,
@@ -121,7 +121,8 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         (name = "Refunds", description = "Money given back, in part or in full."),
         (name = "Disputes", description = "Payments a cardholder's bank took back or asked about, and the merchant's answer."),
         (name = "Coupons", description = "Percent or amount off a subscription's plan periods."),
-        (name = "Tax rates", description = "The rates, zero rates and exemptions that invoices apply."),
+        (name = "Invoicing", description = "Tax rates (rates, zero rates and exemptions), and the seller that \
+            invoices name."),
         (name = "Subscriptions", description = "A customer's subscription to a plan, billed by the engine."),
         (name = "Test clocks", description = "Simulated time for test-mode subscriptions."),
         (name = "Events", description = "What happened, with the object as it was then."),

@@ -36,6 +36,7 @@ pub mod products;
 pub mod refunds;
 pub mod schema;
 pub mod search_index;
+pub mod sellers;
 pub mod sessions;
 pub mod shops;
 mod sqlite_functions;

@@ -29,6 +29,7 @@ pub mod product;
 pub mod refund;
 pub mod revenue;
 pub mod schema;
+pub mod seller;
 pub mod session;
 pub mod subscription;
 pub mod tax;

@@ -53,14 +53,14 @@ impl TaxRateFields {
             }
             _ => {}
         }
-        let country = r.string("country", 2, &mut e).map(|c| c.trim().to_uppercase());
+        let country = r.string("country", 2, &mut e);
         if country.as_deref().is_some_and(|c| !is_country(c)) {
-            e.add("country", msg::NOT_INCLUDED);
+            e.add("country", NOT_A_COUNTRY);
         }
         let reason = r.string("exemption_reason", MAX_REASON, &mut e).map(|n| n.trim().to_owned());
-        match (category, &reason) {
-            (TaxCategory::Exempt, None) => e.require("exemption_reason", !e.has("exemption_reason")),
-            (TaxCategory::Standard | TaxCategory::ZeroRated, Some(_)) => {
+        match category {
+            TaxCategory::Exempt => e.require("exemption_reason", reason.is_none() && !e.has("exemption_reason")),
+            _ if r.value("exemption_reason").is_some() => {
                 e.add("exemption_reason", "must be blank unless the category is exempt")
             }
             _ => {}
@@ -103,6 +103,8 @@ fn percentage(r: &Reader, field: &str, e: &mut Errors) -> Option<i64> {
     read.map_err(|m| e.add(&r.key(field), m)).ok()
 }
 
+/// As customers' countries say it.
+pub const NOT_A_COUNTRY: &str = "is not an ISO 3166-1 alpha-2 code";
 const NEGATIVE: &str = "must be greater than or equal to 0";
 const OVER_100: &str = "must be less than or equal to 100";
 const DECIMALS: &str = "may have at most 4 decimals";
@@ -117,7 +119,6 @@ pub fn parse_percentage(text: &str) -> Result<i64, &'static str> {
     if whole.is_empty() || !digits(whole) || !digits(fraction) || (text.contains('.') && fraction.is_empty()) {
         return Err(msg::NOT_A_NUMBER);
     }
-    let fraction = fraction.trim_end_matches('0');
     if fraction.len() > 4 {
         return Err(DECIMALS);
     }
@@ -181,6 +182,7 @@ mod tests {
         assert_eq!(parse_percentage("19"), Ok(190_000));
         assert_eq!(parse_percentage("7.7"), Ok(77_000));
         assert_eq!(parse_percentage("5.5000"), Ok(55_000));
+        assert_eq!(parse_percentage("5.50000"), Err("may have at most 4 decimals"));
         assert_eq!(parse_percentage("0.0001"), Ok(1));
         assert_eq!(parse_percentage("100"), Ok(1_000_000));
         assert_eq!(parse_percentage("0"), Ok(0));
@@ -200,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_rate_is_read_with_every_problem_named() {
-        let rate = parse(json!({"name": " VAT ", "percentage": 19, "country": "de"})).unwrap();
+        let rate = parse(json!({"name": " VAT ", "percentage": 19, "country": "DE"})).unwrap();
         assert_eq!(
             rate,
             TaxRateFields {
@@ -228,7 +230,7 @@ mod tests {
         let e = parse(json!({"percentage": 101, "country": "XX", "category": "reduced"})).unwrap_err();
         assert_eq!(e.get("name"), Some(&["can't be blank".to_string()][..]));
         assert_eq!(e.get("percentage"), Some(&["must be less than or equal to 100".to_string()][..]));
-        assert_eq!(e.get("country"), Some(&["is not included in the list".to_string()][..]));
+        assert_eq!(e.get("country"), Some(&[NOT_A_COUNTRY.to_string()][..]));
         assert_eq!(e.get("category"), Some(&["is not included in the list".to_string()][..]));
         let e = parse(json!({"name": "VAT"})).unwrap_err();
         assert_eq!(e.get("percentage"), Some(&["can't be blank".to_string()][..]));
@@ -238,8 +240,15 @@ mod tests {
         assert_eq!(e.get("percentage"), Some(&["must be 0 for a zero-rated rate".to_string()][..]));
         let e = parse(json!({"name": "E", "category": "exempt"})).unwrap_err();
         assert_eq!(e.get("exemption_reason"), Some(&["can't be blank".to_string()][..]));
-        let e = parse(json!({"name": "S", "percentage": 20, "exemption_reason": "no"})).unwrap_err();
-        assert!(e.has("exemption_reason"));
+        for reason in [json!("no"), json!(" ")] {
+            let e = parse(json!({"name": "S", "percentage": 20, "exemption_reason": reason})).unwrap_err();
+            assert_eq!(
+                e.get("exemption_reason"),
+                Some(&["must be blank unless the category is exempt".to_string()][..])
+            );
+        }
+        let e = parse(json!({"name": "S", "percentage": 20, "country": "de"})).unwrap_err();
+        assert_eq!(e.get("country"), Some(&[NOT_A_COUNTRY.to_string()][..]));
         let e = parse(json!({"name": "S", "percentage": true})).unwrap_err();
         assert_eq!(e.get("percentage"), Some(&["is not a number".to_string()][..]));
     }

@@ -26,6 +26,7 @@ pub mod processor;
 pub mod products;
 pub mod refunds;
 pub mod schemas;
+pub mod seller;
 pub mod subscriptions;
 pub mod tax_rates;
 pub mod test_clocks;
@@ -39,6 +40,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(customers::router())
         .merge(coupons::router())
         .merge(tax_rates::router())
+        .merge(seller::router())
         .merge(events::router())
         .merge(audit::router())
         .merge(payments::router())

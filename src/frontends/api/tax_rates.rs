@@ -31,7 +31,7 @@ pub fn router() -> Router<AppState> {
 /// (the default; above 0 %), `zero_rated` or `exempt` (0 %, with the `exemption_reason` its
 /// invoices print); optionally the `country` where it applies. A rate is never changed:
 /// archive it and make another.
-#[utoipa::path(post, path = "/tax_rates", tag = "Tax rates",
+#[utoipa::path(post, path = "/tax_rates", tag = "Invoicing",
     request_body = schemas::tax_rates::TaxRateCreate,
     responses((status = 201, description = "The tax rate", body = TaxRateView)))]
 async fn create(
@@ -49,7 +49,7 @@ async fn find(state: &AppState, shop_id: i64, id: &str) -> Result<tax_rates::Mod
 }
 
 /// Read a tax rate
-#[utoipa::path(get, path = "/tax_rates/{id}", tag = "Tax rates", params(("id" = String, Path, description = "The tax rate's id (`txr_…`)")),
+#[utoipa::path(get, path = "/tax_rates/{id}", tag = "Invoicing", params(("id" = String, Path, description = "The tax rate's id (`txr_…`)")),
     responses((status = 200, description = "The tax rate", body = TaxRateView)))]
 async fn show(
     State(state): State<AppState>,
@@ -60,7 +60,7 @@ async fn show(
 }
 
 /// List tax rates
-#[utoipa::path(get, path = "/tax_rates", tag = "Tax rates", params(schemas::Paging),
+#[utoipa::path(get, path = "/tax_rates", tag = "Invoicing", params(schemas::Paging),
     responses((status = 200, description = "A page of tax rates, newest first", body = [TaxRateView])))]
 async fn list(
     State(state): State<AppState>,
@@ -76,7 +76,7 @@ async fn list(
 ///
 /// No product or plan can choose it any more; those that have it keep it. Asked again, it
 /// changes nothing.
-#[utoipa::path(post, path = "/tax_rates/{id}/archive", tag = "Tax rates", params(("id" = String, Path, description = "The tax rate's id (`txr_…`)")),
+#[utoipa::path(post, path = "/tax_rates/{id}/archive", tag = "Invoicing", params(("id" = String, Path, description = "The tax rate's id (`txr_…`)")),
     responses((status = 200, description = "The archived tax rate", body = TaxRateView)))]
 async fn archive(
     State(state): State<AppState>,

@@ -14,6 +14,7 @@ pub mod plan;
 pub mod processor;
 pub mod product;
 pub mod refund;
+pub mod seller;
 pub mod subscription;
 pub mod tax_rate;
 pub mod webhook;

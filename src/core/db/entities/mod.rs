@@ -24,6 +24,7 @@ pub mod recovery_codes;
 pub mod refunds;
 pub mod sessions;
 pub mod shop_processors;
+pub mod shop_sellers;
 pub mod shops;
 pub mod subscription_counts;
 pub mod subscription_events;

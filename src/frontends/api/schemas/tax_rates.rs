@@ -99,3 +99,48 @@ fn tax_rate_rules() -> OneOfBuilder {
             "A `standard` rate (the default) above 0 %; a `zero_rated` one at 0 %; an `exempt` one at 0 % with its `exemption_reason`.",
         ))
 }
+
+/// The shop's seller details, as a whole: a field not sent, `null` or blank is emptied.
+#[derive(ToSchema)]
+#[schema(example = json!({"legal_name": "Corner Books GmbH", "address_line1": "Hauptstraße 1", "city": "Berlin",
+    "postal_code": "10115", "country": "DE", "vat_id": "DE123456789"}))]
+pub struct SellerUpdate {
+    #[schema(max_length = 200, pattern = r"^[^\x00]*$")]
+    legal_name: Option<String>,
+    #[schema(max_length = 200, pattern = r"^[^\x00]*$")]
+    address_line1: Option<String>,
+    #[schema(max_length = 200, pattern = r"^[^\x00]*$")]
+    address_line2: Option<String>,
+    #[schema(max_length = 100, pattern = r"^[^\x00]*$")]
+    city: Option<String>,
+    #[schema(max_length = 20, pattern = r"^[^\x00]*$")]
+    postal_code: Option<String>,
+    country: Option<CountryCode>,
+    /// In the form of the `country`'s VAT ids (its prefix may be left out; spaces, dots and
+    /// dashes are ignored). Needs `country`.
+    #[schema(max_length = 20, pattern = r"^[ .\u00a0-]*([A-Za-z0-9][ .\u00a0-]*){1,20}$")]
+    vat_id: Option<String>,
+    #[schema(max_length = 100, pattern = r"^[^\x00]*$")]
+    registration_number: Option<String>,
+    #[schema(max_length = 1000, pattern = r"^[^\x00]*$")]
+    invoice_footer: Option<String>,
+    // A VAT id only with its country.
+    #[serde(flatten)]
+    #[schema(schema_with = seller_rules)]
+    rules: Value,
+}
+
+/// SellerUpdate: `vat_id` only with `country`.
+fn seller_rules() -> OneOfBuilder {
+    OneOfBuilder::new()
+        .item(ObjectBuilder::new().title(Some("No VAT id")).property("vat_id", absent()))
+        .item(
+            ObjectBuilder::new()
+                .title(Some("A VAT id and its country"))
+                .property("vat_id", given(Type::String))
+                .required("vat_id")
+                .property("country", given(Type::String))
+                .required("country"),
+        )
+        .description(Some("A `vat_id` needs the `country` whose form it has."))
+}
