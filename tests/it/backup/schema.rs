@@ -26,28 +26,32 @@ backend_tests! {
         };
         let known = paydesk::db::schema::known();
         let db = paydesk::db::connect(&url, 1).await.unwrap();
-        // A shop made by this paydesk, then its newest migration taken back.
+        // A shop made by this paydesk, then its migrations taken back to before the one that
+        // marks how far SQLite's word indexes go (000044), and those after it.
         migration::Migrator::up(&db, None).await.unwrap();
         let vault = paydesk::external::vault::Vault::load(&paydesk::config::KekSource::Given(
             paydesk::config::parse_kek(TEST_KEK).unwrap())).unwrap();
         paydesk::services::keys::create_shop(&db, &vault, "Old shop", None, Utc::now()).await.unwrap();
-        migration::Migrator::down(&db, Some(1)).await.unwrap();
+        let marks = known.iter().position(|name| name.ends_with("_search_behind")).unwrap();
+        let back = known.len() - marks;
+        migration::Migrator::down(&db, Some(back as u32)).await.unwrap();
         let at = |db| async move { paydesk::db::schema::standing(db).await.unwrap() };
-        assert_eq!(at(&db).await.pending, known[known.len() - 1..].to_vec());
+        assert_eq!(at(&db).await.pending, known[marks..].to_vec());
 
         let output = pd(&url, &["migrate", "--dry-run"]);
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         let review = String::from_utf8(output.stdout).unwrap();
-        let newest = known.last().unwrap();
-        assert!(review.contains(&format!("the database is at {}", known[known.len() - 2])), "{review}");
-        assert!(review.contains(&format!("-- {newest} (ran in")), "{review}");
-        // The newest migration, on SQLite, drops the triggers that indexed a row's words at its
-        // insert, and marks how far each index goes instead (on PostgreSQL it does nothing).
+        assert!(review.contains(&format!("the database is at {}", known[marks - 1])), "{review}");
+        for pending in &known[marks..] {
+            assert!(review.contains(&format!("-- {pending} (ran in")), "{review}");
+        }
+        // On SQLite, 000044 drops the triggers that indexed a row's words at its insert, and
+        // marks how far each index goes instead (on PostgreSQL it does nothing).
         if backend == Backend::Sqlite {
             assert!(review.contains("search_marks"), "{review}");
         }
         assert!(!review.lines().any(|l| l.to_lowercase().starts_with("select ")), "reads are left out: {review}");
-        assert_eq!(at(&db).await.pending.len(), 1, "the dry run changed nothing");
+        assert_eq!(at(&db).await.pending.len(), back, "the dry run changed nothing");
         let trigger = "SELECT name FROM sqlite_master WHERE name = 'products_search_insert'";
         let found = || db.query_all(sea_orm::Statement::from_string(db.get_database_backend(), trigger));
         if backend == Backend::Sqlite {
@@ -67,7 +71,7 @@ backend_tests! {
                 assert_eq!(taken.len(), 1, "a snapshot before migrating");
                 let manifest = &taken[0].1;
                 assert_eq!(manifest.reason, paydesk::domain::backup::Reason::BeforeMigrating);
-                assert_eq!(manifest.schema.as_ref(), Some(&known[known.len() - 2]));
+                assert_eq!(manifest.schema.as_ref(), Some(&known[marks - 1]));
                 assert_eq!(manifest.tables["shops"], 1);
             }
             Backend::Postgres => assert!(taken.is_empty(), "PostgreSQL's snapshots are the operator's"),
