@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::Errors;
 use super::country::is_country;
-use super::input::Reader;
+use super::input::{Reader, msg};
 use super::tax::NOT_A_COUNTRY;
 use super::vat_id;
 
@@ -50,7 +50,14 @@ impl Seller {
         let mut e = Errors::default();
         let mut read = |field: &str| {
             let max = FIELDS.iter().find(|(name, _)| *name == field).map_or(0, |(_, max)| *max);
-            r.string(field, max, &mut e).map(|s| s.trim().to_owned())
+            match r.value(field) {
+                // Too long is too long, blank or not (the OpenAPI document's maxLength).
+                Some(Value::String(s)) if s.chars().count() > max => {
+                    e.add(field, msg::too_long(max));
+                    None
+                }
+                _ => r.string(field, max, &mut e).map(|s| s.trim().to_owned()),
+            }
         };
         let mut seller = Seller {
             legal_name: read("legal_name"),
@@ -149,6 +156,8 @@ mod tests {
         assert_eq!(e.get("country"), Some(&[NOT_A_COUNTRY.to_string()][..]));
         assert_eq!(e.get("vat_id"), None);
         assert_eq!(e.get("legal_name"), Some(&["is too long (maximum is 200 characters)".to_string()][..]));
+        let e = parse(json!({"vat_id": " ".repeat(21)})).unwrap_err();
+        assert_eq!(e.get("vat_id"), Some(&["is too long (maximum is 20 characters)".to_string()][..]));
         let e = parse(json!({"city": 5})).unwrap_err();
         assert_eq!(e.get("city"), Some(&["must be a string".to_string()][..]));
     }

@@ -34,7 +34,7 @@ async fn show(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<J
 /// `country`, and is checked for its form there and kept in one form (capitals, no spaces,
 /// with the country's prefix). Invoices issued before keep the details of their day.
 #[utoipa::path(put, path = "/shop/seller", tag = "Invoicing",
-    request_body = schemas::tax_rates::SellerUpdate,
+    request_body = Option<schemas::tax_rates::SellerUpdate>,
     responses((status = 200, description = "The seller details", body = SellerView),
         (status = 422, description = "A field is wrong", body = crate::web::error::ErrorBody)))]
 async fn update(

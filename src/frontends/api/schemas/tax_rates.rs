@@ -118,7 +118,7 @@ pub struct SellerUpdate {
     country: Option<CountryCode>,
     /// In the form of the `country`'s VAT ids (its prefix may be left out; spaces, dots and
     /// dashes are ignored). Needs `country`.
-    #[schema(max_length = 20, pattern = r"^[ .\u00a0-]*([A-Za-z0-9][ .\u00a0-]*){1,20}$")]
+    #[schema(max_length = 20, pattern = r"^(\s*|[ .\u00a0-]*([A-Za-z0-9][ .\u00a0-]*){1,20})$")]
     vat_id: Option<String>,
     #[schema(max_length = 100, pattern = r"^[^\x00]*$")]
     registration_number: Option<String>,
@@ -130,14 +130,19 @@ pub struct SellerUpdate {
     rules: Value,
 }
 
-/// SellerUpdate: `vat_id` only with `country`.
+/// SellerUpdate: `vat_id` only with `country` (a blank one is none).
 fn seller_rules() -> OneOfBuilder {
     OneOfBuilder::new()
-        .item(ObjectBuilder::new().title(Some("No VAT id")).property("vat_id", absent()))
+        .item(
+            ObjectBuilder::new().title(Some("No VAT id")).property(
+                "vat_id",
+                OneOfBuilder::new().item(absent()).item(given(Type::String).pattern(Some(r"^\s*$"))),
+            ),
+        )
         .item(
             ObjectBuilder::new()
                 .title(Some("A VAT id and its country"))
-                .property("vat_id", given(Type::String))
+                .property("vat_id", given(Type::String).pattern(Some(r"\S")))
                 .required("vat_id")
                 .property("country", given(Type::String))
                 .required("country"),
