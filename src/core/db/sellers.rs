@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, Set};
+use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait, QuerySelect, Set};
 
 use super::entities::shop_sellers::{ActiveModel, Column, Entity, Model};
 use crate::domain::audit::{Entry, changes};
@@ -40,7 +40,17 @@ pub async fn replace(
     now: DateTime<Utc>,
 ) -> Result<Seller, DbErr> {
     let txn = super::begin(db).await?;
-    let before = find(&txn, shop_id).await?;
+    // The shop's row, made empty if it has none, and held until the commit: a change made at
+    // the same time waits, so that each record's "before" is what it replaced (SQLite's
+    // transaction holds the only write lock from its start already).
+    let empty = ActiveModel { shop_id: Set(shop_id), updated_at: Set(super::now_millis(now)), ..Default::default() };
+    let first = OnConflict::column(Column::ShopId).do_nothing().to_owned();
+    Entity::insert(empty).on_conflict(first).exec_without_returning(&txn).await?;
+    let mut held = Entity::find_by_id(shop_id);
+    if txn.get_database_backend() == DatabaseBackend::Postgres {
+        held = held.lock_exclusive();
+    }
+    let before = held.one(&txn).await?.map(Seller::from).unwrap_or_default();
     let s = seller.clone();
     let row = ActiveModel {
         shop_id: Set(shop_id),

@@ -66,9 +66,24 @@ impl Seller {
             city: read("city"),
             postal_code: read("postal_code"),
             country: read("country"),
-            vat_id: read("vat_id"),
+            vat_id: None,
             registration_number: read("registration_number"),
             invoice_footer: read("invoice_footer"),
+        };
+        // A VAT id is read as typed: only spaces make it blank, and its separators are
+        // vat_id::SEPARATORS (no tabs or other white space).
+        seller.vat_id = match r.value("vat_id") {
+            Some(Value::String(s)) if s.chars().count() > 20 => {
+                e.add("vat_id", msg::too_long(20));
+                None
+            }
+            Some(Value::String(s)) if s.chars().all(|c| c == ' ') => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                e.add("vat_id", msg::NOT_A_STRING);
+                None
+            }
+            None => None,
         };
         if seller.country.as_deref().is_some_and(|c| !is_country(c)) {
             e.add("country", NOT_A_COUNTRY);
@@ -158,6 +173,9 @@ mod tests {
         assert_eq!(e.get("legal_name"), Some(&["is too long (maximum is 200 characters)".to_string()][..]));
         let e = parse(json!({"vat_id": " ".repeat(21)})).unwrap_err();
         assert_eq!(e.get("vat_id"), Some(&["is too long (maximum is 20 characters)".to_string()][..]));
+        let e = parse(json!({"country": "DE", "vat_id": "\tDE123456789"})).unwrap_err();
+        assert_eq!(e.get("vat_id"), Some(&["is not a VAT id".to_string()][..]));
+        assert_eq!(parse(json!({"vat_id": "   "})).unwrap().vat_id, None);
         let e = parse(json!({"city": 5})).unwrap_err();
         assert_eq!(e.get("city"), Some(&["must be a string".to_string()][..]));
     }

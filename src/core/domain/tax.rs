@@ -48,9 +48,8 @@ impl TaxRateFields {
         match (category, percentage) {
             (TaxCategory::Standard, None) if !e.has("percentage") => e.add("percentage", msg::BLANK),
             (TaxCategory::Standard, Some(0)) => e.add("percentage", "must be greater than 0 for a standard rate"),
-            (TaxCategory::ZeroRated | TaxCategory::Exempt, Some(p)) if p != 0 => {
-                e.add("percentage", format!("must be 0 for a {} rate", category.as_str().replace('_', "-")))
-            }
+            (TaxCategory::ZeroRated, Some(p)) if p != 0 => e.add("percentage", "must be 0 for a zero-rated rate"),
+            (TaxCategory::Exempt, Some(p)) if p != 0 => e.add("percentage", "must be 0 for an exempt rate"),
             _ => {}
         }
         let country = r.string("country", 2, &mut e);
@@ -61,7 +60,7 @@ impl TaxRateFields {
         match category {
             TaxCategory::Exempt => e.require("exemption_reason", reason.is_none() && !e.has("exemption_reason")),
             _ if r.value("exemption_reason").is_some() => {
-                e.add("exemption_reason", "must be blank unless the category is exempt")
+                e.add("exemption_reason", "must not be sent unless the category is exempt")
             }
             _ => {}
         }
@@ -87,21 +86,23 @@ impl TaxRateFields {
 /// digits in a string, in ten-thousandths of a percent.
 fn percentage(r: &Reader, field: &str, e: &mut Errors) -> Option<i64> {
     let read = match r.value(field)? {
-        // A JSON number is a binary fraction: 7.7 is read as the four-decimal number nearest it.
-        Value::Number(n) => {
-            let scaled = n.as_f64().unwrap_or(f64::NAN) * 10_000.0;
-            match scaled.round() {
-                _ if scaled < 0.0 => Err(NEGATIVE),
-                _ if scaled > 1e6 => Err(OVER_100),
-                units if (scaled - units).abs() < 1e-6 => Ok(units as i64),
-                _ => Err(DECIMALS),
-            }
-        }
-        Value::String(s) => parse_percentage(s.trim()),
+        // A JSON number is a binary fraction: it is read as the four-decimal number nearest
+        // it (7.7 is 7.7), and one above 0 as at least 0.0001.
+        Value::Number(n) => match n.as_f64().unwrap_or(f64::NAN) {
+            f if f < 0.0 => Err(NEGATIVE),
+            f if f > 100.0 => Err(OVER_100),
+            f if f > 0.0 => Ok(((f * 10_000.0).round() as i64).max(1)),
+            0.0 => Ok(0),
+            _ => Err(msg::NOT_A_NUMBER),
+        },
+        Value::String(s) => parse_percentage(s.trim_matches(SPACES)),
         _ => Err(msg::NOT_A_NUMBER),
     };
     read.map_err(|m| e.add(&r.key(field), m)).ok()
 }
+
+/// What a percentage's digits may be surrounded by (the OpenAPI document's `[ \t\n\r]`).
+const SPACES: [char; 4] = [' ', '\t', '\n', '\r'];
 
 /// As customers' countries say it.
 pub const NOT_A_COUNTRY: &str = "is not an ISO 3166-1 alpha-2 code";
@@ -216,9 +217,21 @@ mod tests {
         assert_eq!(parse(json!({"name": "VAT", "percentage": "7.7"})).unwrap().percentage, 77_000);
         assert_eq!(parse(json!({"name": "VAT", "percentage": 7.7})).unwrap().percentage, 77_000);
         assert_eq!(parse(json!({"name": "VAT", "percentage": 0.1 + 0.2})).unwrap().percentage, 3_000);
+        assert_eq!(parse(json!({"name": "VAT", "percentage": 19.12346})).unwrap().percentage, 191_235);
+        assert_eq!(
+            parse(json!({"name": "VAT", "percentage": 0.00001})).unwrap().percentage,
+            1,
+            "above 0 stays above 0"
+        );
+        assert_eq!(parse(json!({"name": "VAT", "percentage": 100})).unwrap().percentage, WHOLE);
+        assert_eq!(parse(json!({"name": "VAT", "percentage": " 7.5\n"})).unwrap().percentage, 75_000);
+        let e = parse(json!({"name": "Z", "category": "zero_rated", "percentage": 1e-11})).unwrap_err();
+        assert_eq!(e.get("percentage"), Some(&["must be 0 for a zero-rated rate".to_string()][..]));
         for (sent, message) in [
-            (json!(0.00001), "may have at most 4 decimals"),
+            (json!("0.00001"), "may have at most 4 decimals"),
+            (json!("\u{1c}19"), "is not a number"),
             (json!(-2.5), "must be greater than or equal to 0"),
+            (json!(100.00004), "must be less than or equal to 100"),
             (json!(1e300), "must be less than or equal to 100"),
         ] {
             let e = parse(json!({"name": "VAT", "percentage": sent})).unwrap_err();
@@ -238,13 +251,16 @@ mod tests {
         assert_eq!(e.get("percentage"), Some(&["must be greater than 0 for a standard rate".to_string()][..]));
         let e = parse(json!({"name": "Z", "category": "zero_rated", "percentage": 5})).unwrap_err();
         assert_eq!(e.get("percentage"), Some(&["must be 0 for a zero-rated rate".to_string()][..]));
+        let e =
+            parse(json!({"name": "E", "category": "exempt", "percentage": 1, "exemption_reason": "x"})).unwrap_err();
+        assert_eq!(e.get("percentage"), Some(&["must be 0 for an exempt rate".to_string()][..]));
         let e = parse(json!({"name": "E", "category": "exempt"})).unwrap_err();
         assert_eq!(e.get("exemption_reason"), Some(&["can't be blank".to_string()][..]));
         for reason in [json!("no"), json!(" ")] {
             let e = parse(json!({"name": "S", "percentage": 20, "exemption_reason": reason})).unwrap_err();
             assert_eq!(
                 e.get("exemption_reason"),
-                Some(&["must be blank unless the category is exempt".to_string()][..])
+                Some(&["must not be sent unless the category is exempt".to_string()][..])
             );
         }
         let e = parse(json!({"name": "S", "percentage": 20, "country": "de"})).unwrap_err();

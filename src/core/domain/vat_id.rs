@@ -53,17 +53,25 @@ fn fits(form: &str, id: &str) -> bool {
         })
 }
 
+/// What may stand between a VAT id's characters: spaces, no-break spaces, dots and dashes.
+pub const SEPARATORS: [char; 4] = [' ', '\u{a0}', '.', '-'];
+
 /// A VAT id of a buyer or seller in `country` as stored: in capitals, without spaces, dots or
-/// dashes, and with the country's prefix (added when it was left out). Its form is checked
-/// for the countries paydesk knows (the EU's, the UK, Switzerland, Norway, Russia); elsewhere
-/// 2 to 20 letters and digits. Whether the id is registered is not checked: that takes VIES,
+/// dashes, and, for the countries whose forms paydesk knows (the EU's, the UK, Switzerland,
+/// Norway, Russia), with the country's prefix (added when it was left out) and in one of the
+/// country's forms; elsewhere 2 to 20 letters and digits as given. Whether the id is registered is not checked: that takes VIES,
 /// which is online.
 pub fn normalize(country: &str, raw: &str) -> Result<String, &'static str> {
-    let id: String =
-        raw.chars().filter(|c| !matches!(c, ' ' | '.' | '-' | '\u{a0}')).flat_map(char::to_uppercase).collect();
-    if id.is_empty() || id.chars().count() > 20 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    let id: String = raw.chars().filter(|c| !SEPARATORS.contains(c)).collect();
+    if id.is_empty() || id.len() > 20 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err("is not a VAT id");
     }
+    let id = id.to_ascii_uppercase();
+    // Greece's ids written with its ISO code rather than its VAT prefix.
+    let id = match id.strip_prefix("GR") {
+        Some(rest) if country == "GR" => format!("EL{rest}"),
+        _ => id,
+    };
     let Some(forms) = forms(country) else {
         return if id.len() >= 2 { Ok(id) } else { Err("is not a VAT id") };
     };
@@ -97,6 +105,7 @@ mod tests {
         assert_eq!(normalize("DE", "123456789"), Ok("DE123456789".into()));
         assert_eq!(normalize("GR", "EL-094259216"), Ok("EL094259216".into()));
         assert_eq!(normalize("GR", "094259216"), Ok("EL094259216".into()));
+        assert_eq!(normalize("GR", "GR094259216"), Ok("EL094259216".into()));
         assert_eq!(normalize("AT", "ATU12345678"), Ok("ATU12345678".into()));
         assert_eq!(normalize("NL", "nl123456789b01"), Ok("NL123456789B01".into()));
         assert_eq!(normalize("FR", "FR 1A 123456789"), Ok("FR1A123456789".into()));
@@ -116,7 +125,6 @@ mod tests {
             ("NL", "NL123456789A01"),
             ("SE", "SE123456789002"),
             ("FR", "FR123456789"),
-            ("GR", "GR094259216"),
             ("RU", "77070838"),
         ] {
             assert!(normalize(country, id).is_err(), "{country} {id}");
@@ -124,6 +132,9 @@ mod tests {
         assert_eq!(normalize("DE", ""), Err("is not a VAT id"));
         assert_eq!(normalize("DE", "DE12345678é"), Err("is not a VAT id"));
         assert_eq!(normalize("US", "1"), Err("is not a VAT id"));
+        assert_eq!(normalize("SE", "ſe123456789001"), Err("is not a VAT id"));
+        assert_eq!(normalize("US", "ßß"), Err("is not a VAT id"));
+        assert_eq!(normalize("DE", "\tDE123456789"), Err("is not a VAT id"));
         assert_eq!(normalize("US", &"1".repeat(21)), Err("is not a VAT id"));
     }
 

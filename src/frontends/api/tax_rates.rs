@@ -27,10 +27,11 @@ pub fn router() -> Router<AppState> {
 
 /// Create a tax rate
 ///
-/// A `name`, a `percentage` (0 to 100, at most four decimals) and a `category`: `standard`
-/// (the default; above 0 %), `zero_rated` or `exempt` (0 %, with the `exemption_reason` its
-/// invoices print); optionally the `country` where it applies. A rate is never changed:
-/// archive it and make another.
+/// A `name`, a `percentage` (0 to 100) and a `category`: `standard` (the default; above
+/// 0 %), `zero_rated` or `exempt` (0 %, with the `exemption_reason` its invoices print);
+/// optionally the `country` where it applies. A JSON number is read as the four-decimal
+/// number nearest it; digits in a string may have at most four decimals. A rate is never
+/// changed: archive it and make another.
 #[utoipa::path(post, path = "/tax_rates", tag = "Invoicing",
     request_body = schemas::tax_rates::TaxRateCreate,
     responses((status = 201, description = "The tax rate", body = TaxRateView)))]
@@ -74,8 +75,7 @@ async fn list(
 
 /// Archive a tax rate
 ///
-/// No product or plan can choose it any more; those that have it keep it. Asked again, it
-/// changes nothing.
+/// It is kept, marked with the time it was archived. Asked again, it changes nothing.
 #[utoipa::path(post, path = "/tax_rates/{id}/archive", tag = "Invoicing", params(("id" = String, Path, description = "The tax rate's id (`txr_…`)")),
     responses((status = 200, description = "The archived tax rate", body = TaxRateView)))]
 async fn archive(

@@ -27,7 +27,7 @@ pub struct TaxRateView {
     country: Option<String>,
     /// Why a sale at an `exempt` rate is exempt, as its invoices print it.
     exemption_reason: Option<String>,
-    /// Once archived, no product or plan can choose it; what already has it keeps it.
+    /// When it was archived; an archived rate is kept.
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     archived_at: Option<String>,
     shop_id: i64,

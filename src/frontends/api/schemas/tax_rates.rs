@@ -11,7 +11,8 @@ pub struct TaxRateCreate {
     /// What invoices call it.
     #[schema(min_length = 1, max_length = 100, pattern = r"^[^\x00]*\S[^\x00]*$")]
     name: String,
-    /// 0 to 100, with at most four decimals: a JSON number or its digits in a string.
+    /// 0 to 100: a JSON number (read as the four-decimal number nearest it, and one above 0
+    /// as at least 0.0001), or its digits in a string with at most four decimals.
     #[schema(schema_with = any_percentage)]
     percentage: Option<Value>,
     /// `standard` (the default), `zero_rated` or `exempt`.
@@ -29,32 +30,21 @@ pub struct TaxRateCreate {
 }
 
 /// Up to four decimals as digits: 0 to 100.
-const PERCENT_DIGITS: &str = r"^\s*0*(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)\s*$";
+const PERCENT_DIGITS: &str = r"^[ \t\n\r]*0*(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)[ \t\n\r]*$";
 
 /// The same, above 0.
-const POSITIVE_DIGITS: &str = r"^\s*0*(100(\.0{1,4})?|[1-9][0-9]?(\.[0-9]{1,4})?|0\.([1-9][0-9]{0,3}|0[1-9][0-9]{0,2}|00[1-9][0-9]?|000[1-9]))\s*$";
+const POSITIVE_DIGITS: &str = r"^[ \t\n\r]*0*(100(\.0{1,4})?|[1-9][0-9]?(\.[0-9]{1,4})?|0\.([1-9][0-9]{0,3}|0[1-9][0-9]{0,2}|00[1-9][0-9]?|000[1-9]))[ \t\n\r]*$";
 
 fn any_percentage() -> OneOfBuilder {
     OneOfBuilder::new()
-        .item(
-            ObjectBuilder::new()
-                .schema_type(Type::Number)
-                .minimum(Some(0))
-                .maximum(Some(100))
-                .multiple_of(Some(0.0001)),
-        )
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+        .item(ObjectBuilder::new().schema_type(Type::Number).minimum(Some(0)).maximum(Some(100)))
         .item(ObjectBuilder::new().schema_type(Type::String).pattern(Some(PERCENT_DIGITS)))
 }
 
 fn positive_percentage() -> OneOfBuilder {
     OneOfBuilder::new()
-        .item(
-            ObjectBuilder::new()
-                .schema_type(Type::Number)
-                .exclusive_minimum(Some(0))
-                .maximum(Some(100))
-                .multiple_of(Some(0.0001)),
-        )
+        .item(ObjectBuilder::new().schema_type(Type::Number).exclusive_minimum(Some(0)).maximum(Some(100)))
         .item(ObjectBuilder::new().schema_type(Type::String).pattern(Some(POSITIVE_DIGITS)))
 }
 
@@ -63,7 +53,7 @@ fn zero_percentage() -> OneOfBuilder {
     OneOfBuilder::new()
         .item(ObjectBuilder::new().schema_type(Type::Null))
         .item(ObjectBuilder::new().schema_type(Type::Number).minimum(Some(0)).maximum(Some(0)))
-        .item(ObjectBuilder::new().schema_type(Type::String).pattern(Some(r"^\s*0+(\.0{1,4})?\s*$")))
+        .item(ObjectBuilder::new().schema_type(Type::String).pattern(Some(r"^[ \t\n\r]*0+(\.0{1,4})?[ \t\n\r]*$")))
 }
 
 /// TaxRateCreate: a `standard` rate above 0 % without a reason; a `zero_rated` one at 0 %
@@ -118,7 +108,7 @@ pub struct SellerUpdate {
     country: Option<CountryCode>,
     /// In the form of the `country`'s VAT ids (its prefix may be left out; spaces, dots and
     /// dashes are ignored). Needs `country`.
-    #[schema(max_length = 20, pattern = r"^(\s*|[ .\u00a0-]*([A-Za-z0-9][ .\u00a0-]*){1,20})$")]
+    #[schema(max_length = 20, pattern = r"^( *|[ .\u00a0-]*([A-Za-z0-9][ .\u00a0-]*){1,20})$")]
     vat_id: Option<String>,
     #[schema(max_length = 100, pattern = r"^[^\x00]*$")]
     registration_number: Option<String>,
@@ -136,13 +126,13 @@ fn seller_rules() -> OneOfBuilder {
         .item(
             ObjectBuilder::new().title(Some("No VAT id")).property(
                 "vat_id",
-                OneOfBuilder::new().item(absent()).item(given(Type::String).pattern(Some(r"^\s*$"))),
+                OneOfBuilder::new().item(absent()).item(given(Type::String).pattern(Some(r"^ *$"))),
             ),
         )
         .item(
             ObjectBuilder::new()
                 .title(Some("A VAT id and its country"))
-                .property("vat_id", given(Type::String).pattern(Some(r"\S")))
+                .property("vat_id", given(Type::String).pattern(Some(r"[^ ]")))
                 .required("vat_id")
                 .property("country", given(Type::String))
                 .required("country"),
