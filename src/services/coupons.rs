@@ -37,19 +37,8 @@ pub async fn create(
 /// Archives the shop's coupon (no code redeems it any more; discounts given go on); answers
 /// whether it changed it.
 pub async fn archive(state: &AppState, shop_id: i64, id: &str) -> Result<bool, AppError> {
-    let now = Utc::now();
-    let txn = crate::db::begin(&state.db).await?;
-    let changed = db::set_archived::<coupons::Entity>(&txn, shop_id, id, Some(now), now).await?;
-    if changed {
-        let change = vec![crate::domain::audit::Change::of(
-            "archived_at",
-            None::<String>,
-            crate::domain::audit::Change::moment(now),
-        )];
-        db::audit::record_acting(&txn, shop_id, "coupon.archived", ("coupon", id), change, now).await?;
-    }
-    txn.commit().await?;
-    Ok(changed)
+    let action = ("coupon.archived", "coupon");
+    Ok(db::archive_recorded::<coupons::Entity>(&state.db, (shop_id, id), action, Utc::now()).await?)
 }
 
 /// The shop's coupon a code (or id) names for a subscription of `plan` at `now`, if it can be

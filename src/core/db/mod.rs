@@ -308,6 +308,25 @@ pub async fn set_archived<E: Archivable>(
     Ok(result.rows_affected == 1)
 }
 
+/// Archives one of the shop's `E` in its own transaction, with the audit record `action` on
+/// the object `(kind, id)` when this changed it; whether it did (an archived one stays so).
+pub async fn archive_recorded<E: Archivable>(
+    db: &DatabaseConnection,
+    (shop_id, id): (i64, &str),
+    (action, kind): (&str, &str),
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, DbErr> {
+    use crate::domain::audit::Change;
+    let txn = begin(db).await?;
+    let changed = set_archived::<E>(&txn, shop_id, id, Some(now), now).await?;
+    if changed {
+        let change = vec![Change::of("archived_at", None::<String>, Change::moment(now))];
+        audit::record_acting(&txn, shop_id, action, (kind, id), change, now).await?;
+    }
+    txn.commit().await?;
+    Ok(changed)
+}
+
 /// One page of a list: at most `limit` rows older than `starting_after`.
 #[derive(Debug, Clone)]
 pub struct Page {

@@ -51,17 +51,3 @@ pub async fn insert(
     txn.commit().await?;
     Ok(created)
 }
-
-/// Archives the shop's tax rate, with its record in the audit trail; whether it changed it
-/// (an archived rate stays as it is).
-pub async fn archive(db: &DatabaseConnection, shop_id: i64, id: &str, now: DateTime<Utc>) -> Result<bool, DbErr> {
-    let txn = super::begin(db).await?;
-    let changed = super::set_archived::<Entity>(&txn, shop_id, id, Some(now), now).await?;
-    if changed {
-        use crate::domain::audit::Change;
-        let change = vec![Change::of("archived_at", None::<String>, Change::moment(now))];
-        super::audit::record_acting(&txn, shop_id, "tax_rate.archived", ("tax_rate", id), change, now).await?;
-    }
-    txn.commit().await?;
-    Ok(changed)
-}

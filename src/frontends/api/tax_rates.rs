@@ -84,6 +84,12 @@ async fn archive(
     Path(id): Path<String>,
 ) -> Result<Json<TaxRateView>, AppError> {
     let rate = find(&state, shop.id, &id).await?;
-    db::tax_rates::archive(&state.db, shop.id, &rate.id, Utc::now()).await?;
+    db::archive_recorded::<tax_rates::Entity>(
+        &state.db,
+        (shop.id, &rate.id),
+        ("tax_rate.archived", "tax_rate"),
+        Utc::now(),
+    )
+    .await?;
     Ok(Json(TaxRateView::from(&find(&state, shop.id, &id).await?)))
 }
