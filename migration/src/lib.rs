@@ -49,6 +49,7 @@ mod m20261205_000043_audit_pending_lean;
 mod m20261205_000044_search_behind;
 mod m20261206_000045_tax_rates;
 mod m20261206_000046_shop_sellers;
+mod m20261206_000047_documents;
 
 pub use m20261205_000040_search::{SEARCHED, SEPARATORS, search_words};
 pub use m20261205_000041_billing_order::SCHEDULED;
@@ -107,6 +108,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000044_search_behind::Migration),
             Box::new(m20261206_000045_tax_rates::Migration),
             Box::new(m20261206_000046_shop_sellers::Migration),
+            Box::new(m20261206_000047_documents::Migration),
         ]
     }
 }

@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod coupons;
 pub mod disputes;
 pub mod events;
+pub mod invoices;
 pub mod keys;
 pub mod lockout;
 pub mod mail;

@@ -509,6 +509,7 @@ async fn back_office_settle(
     if let Some(settled) = db::find_public::<payments::Entity>(&txn, &payment.id).await? {
         let amount = amount.unwrap_or(settled.amount);
         events::record(&txn, &state.config, vec![events::payment_child(event, &settled, &uid, amount)]).await?;
+        crate::services::invoices::issue_for_payments(&txn, &state.config, &[&settled], now).await?;
     }
     txn.commit().await?;
     Ok(Received::Taken)

@@ -529,6 +529,7 @@ async fn settle_now(
     // A capture or void takes or releases the whole authorization, under a uid of its own.
     let event = crate::services::events::payment_child(event_type, &settled, &key, settled.amount);
     crate::services::events::record(&txn, &state.config, vec![event]).await?;
+    crate::services::invoices::issue_for_payments(&txn, &state.config, &[&settled], now).await?;
     txn.commit().await?;
     Ok(settled)
 }

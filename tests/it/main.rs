@@ -25,6 +25,7 @@ mod ended_renewals;
 mod engine;
 mod events;
 mod idempotency;
+mod invoices;
 mod isolation;
 mod late_outcomes;
 mod layout;

@@ -15,7 +15,7 @@ async fn sold(app: &TestApp, shop: &Shop, product: &str) -> usize {
     paid.as_array().unwrap().len()
 }
 
-fn no_server_error(status: StatusCode, what: &str) {
+pub fn no_server_error(status: StatusCode, what: &str) {
     assert!(!status.is_server_error(), "{what} answered {status}");
 }
 

@@ -21,8 +21,8 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    audit, coupons, customers, disputes, events, payments, plans, processor, products, refunds, seller, subscriptions,
-    tax_rates, test_clocks, webhooks,
+    audit, coupons, customers, disputes, events, invoices, payments, plans, processor, products, refunds, seller,
+    subscriptions, tax_rates, test_clocks, webhooks,
 };
 use crate::frontends::{ops, pay};
 use crate::web::error::AppError;
@@ -95,6 +95,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         customers::create, customers::list, customers::show, customers::portal_session,
         coupons::create, coupons::list, coupons::show, coupons::archive, coupons::apply, coupons::remove,
         tax_rates::create, tax_rates::list, tax_rates::show, tax_rates::archive, seller::show, seller::update,
+        invoices::list, invoices::show, invoices::list_credit_notes, invoices::show_credit_note,
         payments::list, payments::show, payments::capture, payments::void,
         refunds::create, refunds::list, refunds::show,
         disputes::list, disputes::show, disputes::answer, disputes::close,
@@ -121,8 +122,8 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         (name = "Refunds", description = "Money given back, in part or in full."),
         (name = "Disputes", description = "Payments a cardholder's bank took back or asked about, and the merchant's answer."),
         (name = "Coupons", description = "Percent or amount off a subscription's plan periods."),
-        (name = "Invoicing", description = "Tax rates (rates, zero rates and exemptions), and the seller that \
-            invoices name."),
+        (name = "Invoicing", description = "Invoices and credit notes, issued as charges succeed and never \
+            changed; tax rates (rates, zero rates and exemptions); the seller that invoices name."),
         (name = "Subscriptions", description = "A customer's subscription to a plan, billed by the engine."),
         (name = "Test clocks", description = "Simulated time for test-mode subscriptions."),
         (name = "Events", description = "What happened, with the object as it was then."),

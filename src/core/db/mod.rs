@@ -22,6 +22,7 @@ pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;
 pub mod disputes;
+pub mod documents;
 pub mod entities;
 pub mod events;
 pub mod idempotency;

@@ -50,6 +50,8 @@ words! {
         // language edited.
         ProductArchived = "product.archived", ProductRestored = "product.restored",
         PlanUpdated = "plan.updated", PlanArchived = "plan.archived", PlanRestored = "plan.restored",
+        // An invoice issued for a charge; a credit note for a refund or a dispute lost.
+        InvoiceIssued = "invoice.issued", CreditNoteIssued = "credit_note.issued",
     }
 }
 

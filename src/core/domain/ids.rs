@@ -30,6 +30,10 @@ pub const MAIL: &str = "mail_";
 pub const COUPON: &str = "cpn_";
 /// Tax rate ids.
 pub const TAX_RATE: &str = "txr_";
+/// Invoice ids.
+pub const INVOICE: &str = "inv_";
+/// Credit note ids.
+pub const CREDIT_NOTE: &str = "cn_";
 /// Audit trail records.
 pub const AUDIT_EVENT: &str = "aud_";
 

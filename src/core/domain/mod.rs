@@ -17,6 +17,7 @@ pub mod errors;
 pub mod event;
 pub mod ids;
 pub mod input;
+pub mod invoice;
 pub mod mail;
 pub mod money;
 pub mod payment;

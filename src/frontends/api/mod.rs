@@ -19,6 +19,7 @@ pub mod customers;
 pub mod disputes;
 pub mod events;
 pub mod idempotency;
+pub mod invoices;
 pub mod json;
 pub mod payments;
 pub mod plans;
@@ -40,6 +41,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(customers::router())
         .merge(coupons::router())
         .merge(tax_rates::router())
+        .merge(invoices::router())
         .merge(seller::router())
         .merge(events::router())
         .merge(audit::router())

@@ -81,6 +81,8 @@ pub(super) async fn record_in(
     let charged = db::payments::find_by_billing_keys(txn, answered).await?;
     let charge_events = charged.iter().filter_map(|p| Some(events::payment(EventType::of_charge(p.status)?, p)));
     events::record(txn, &state.config, charge_events.collect()).await?;
+    let invoiced: Vec<&payments::Model> = charged.iter().collect();
+    crate::services::invoices::issue_for_payments(txn, &state.config, &invoiced, now).await?;
     events::timeline(txn, &state.config, lines).await?;
     Ok((report, saved, charged))
 }

@@ -9,6 +9,8 @@ pub mod coupons;
 pub mod customers;
 pub mod dispute_history;
 pub mod disputes;
+pub mod document_series;
+pub mod documents;
 pub mod events;
 pub mod idempotency_keys;
 pub mod jobs;

@@ -419,6 +419,7 @@ pub mod audit;
 pub mod coupons;
 pub mod customers;
 pub mod disputes;
+pub mod documents;
 pub mod events;
 pub mod payments;
 pub mod plans;

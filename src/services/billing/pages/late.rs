@@ -59,6 +59,7 @@ pub async fn late_success(state: &AppState, payment: payments::Model, now: DateT
     if let Some(kind) = EventType::of_charge(paid.status) {
         events::record(&txn, &state.config, vec![events::payment(kind, &paid)]).await?;
     }
+    crate::services::invoices::issue_for_payments(&txn, &state.config, &[&paid], at).await?;
     txn.commit().await?;
     tracing::warn!(payment = %paid.id, kept, "a payment went through after it had ended");
     Ok(Late { payment: paid, give_back: !kept })

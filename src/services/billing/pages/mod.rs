@@ -160,6 +160,7 @@ pub async fn record_answer(
         events::record(&txn, &state.config, vec![events::payment(kind, &settled)]).await?;
     }
     let held = opening::begin(&txn, state, opening, &settled, at).await?;
+    crate::services::invoices::issue_for_payments(&txn, &state.config, &[&settled], at).await?;
     txn.commit().await?;
     telemetry::payment(settled.status.as_str(), "hosted");
     opening::wake(state, held).await?;

@@ -1,0 +1,42 @@
+//! Invoices and credit notes: what `GET /invoices` and `GET /credit_notes` accept.
+
+use super::*;
+
+/// `GET /invoices` and `GET /credit_notes`: each filter given narrows the list; the `Link` to
+/// the next page keeps them. A `+` in a time must be sent percent-encoded (`%2B`).
+#[derive(serde::Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DocumentFilterParams {
+    /// Page size, 1 to 1000.
+    #[param(minimum = 1, maximum = 1000, default = 100)]
+    limit: Option<u64>,
+    /// The last id of the previous page (an id of this list, else 404); empty means the first.
+    #[param(max_length = 64, pattern = r"^[A-Za-z0-9_]{0,64}$")]
+    starting_after: Option<String>,
+    /// Documents of this customer (`cst_…`).
+    customer: Option<String>,
+    /// Documents of this subscription (`sbs_…`).
+    subscription: Option<String>,
+    /// Documents of this payment (`pay_…`).
+    payment: Option<String>,
+    /// Credit notes of this invoice (`inv_…`).
+    invoice: Option<String>,
+    /// The number as printed (`INV-000042`), or its digits (`42`).
+    number: Option<String>,
+    /// Issued at or after this moment.
+    #[serde(rename = "issued[gte]")]
+    #[param(value_type = Option<FilterTime>, inline)]
+    issued_gte: Option<String>,
+    /// Issued after this moment.
+    #[serde(rename = "issued[gt]")]
+    #[param(value_type = Option<FilterTime>, inline)]
+    issued_gt: Option<String>,
+    /// Issued at or before this moment.
+    #[serde(rename = "issued[lte]")]
+    #[param(value_type = Option<FilterTime>, inline)]
+    issued_lte: Option<String>,
+    /// Issued before this moment.
+    #[serde(rename = "issued[lt]")]
+    #[param(value_type = Option<FilterTime>, inline)]
+    issued_lt: Option<String>,
+}

@@ -1,0 +1,185 @@
+//! Invoices over HTTP: each charge that took money is invoiced as it succeeds, once the
+//! shop's seller details are complete; numbers run 1, 2, 3… without gaps per series (test
+//! charges apart), whatever pays at once; each is read, listed, filtered and kept apart per
+//! shop.
+
+use futures::future::join_all;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::bepaid_pay::events_of;
+use crate::helpers::*;
+use crate::money::no_server_error;
+use crate::subscriptions::{advance, clock, plan, subscribe};
+
+/// A seller whose invoices can start.
+pub async fn set_seller(app: &TestApp, shop: &Shop) {
+    let seller = json!({"legal_name": "Gym GmbH", "address_line1": "Hauptstr. 1", "city": "Berlin",
+                        "postal_code": "10115", "country": "DE", "vat_id": "DE123456789"});
+    let (status, body) = app.put(shop, "/shop/seller", &seller).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["missing"], json!([]));
+}
+
+/// The shop's invoices (at most 1,000), newest first.
+pub async fn invoices(app: &TestApp, shop: &Shop, filter: &str) -> Vec<Value> {
+    let (status, list) = app.get(shop, &format!("/invoices?limit=1000&{filter}")).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    list.as_array().unwrap().clone()
+}
+
+/// The numbers of invoices, in their series' order.
+fn sequences(invoices: &[Value]) -> Vec<i64> {
+    let mut numbers: Vec<i64> = invoices.iter().map(|i| i["sequence"].as_i64().unwrap()).collect();
+    numbers.sort_unstable();
+    numbers
+}
+
+async fn payments_of(app: &TestApp, shop: &Shop, filter: &str) -> Vec<Value> {
+    let (_, list) = app.get(shop, &format!("/payments?limit=1000&{filter}")).await;
+    list.as_array().unwrap().clone()
+}
+
+db_tests! {
+    async fn a_paid_product_is_invoiced_once_the_seller_is_complete(app) {
+        let shop = app.shop("Gym").await;
+        let mut body = test_product_body();
+        body["visible_fields"] = json!(["email", "first_name", "last_name", "country", "city", "address", "zip"]);
+        let product = app.product(&shop, &body).await;
+        let id = product["id"].as_str().unwrap();
+        let details = [("email", "ann@example.com"), ("first_name", "Ann"), ("last_name", "Lee"), ("country", "FR"),
+                       ("city", "Lyon"), ("address", "1 rue de la Paix"), ("zip", "69001")];
+        assert_eq!(app.pay(id, cards::SUCCESS, &details).await.status, StatusCode::SEE_OTHER);
+        assert_eq!(invoices(&app, &shop, "").await, Vec::<Value>::new(), "no seller yet: a receipt only");
+
+        set_seller(&app, &shop).await;
+        assert_eq!(app.pay(id, cards::DECLINED, &details).await.status, StatusCode::PAYMENT_REQUIRED);
+        assert_eq!(invoices(&app, &shop, "").await.len(), 0, "a declined charge has no invoice");
+        assert_eq!(app.pay(id, cards::SUCCESS, &details).await.status, StatusCode::SEE_OTHER);
+        let paid = payments_of(&app, &shop, "status=succeeded").await;
+        let listed = invoices(&app, &shop, "").await;
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        let invoice = &listed[0];
+        let payment_id = paid[0]["id"].as_str().unwrap();
+        assert!(invoice["id"].as_str().unwrap().starts_with("inv_"), "{invoice}");
+        assert_eq!(
+            (&invoice["object"], &invoice["number"], &invoice["sequence"], &invoice["test"]),
+            (&json!("invoice"), &json!("TEST-INV-000001"), &json!(1), &json!(true))
+        );
+        assert_eq!((&invoice["payment_id"], &invoice["customer_id"]), (&json!(payment_id), &paid[0]["customer_id"]));
+        assert_eq!((&invoice["net_total"], &invoice["tax_total"], &invoice["total"]), (&json!(990), &json!(0), &json!(990)));
+        assert_eq!((&invoice["currency"], &invoice["language"]), (&json!("EUR"), &json!("en")));
+        assert_eq!(invoice["seller"]["name"], "Gym GmbH");
+        assert_eq!(invoice["seller"]["vat_id"], "DE123456789");
+        assert_eq!(
+            invoice["buyer"],
+            json!({"name": "Ann Lee", "company": null, "address_line1": "1 rue de la Paix", "address_line2": null, "city": "Lyon",
+                   "postal_code": "69001", "region": null, "country": "FR", "vat_id": null, "registration_number": null,
+                   "email": "ann@example.com"})
+        );
+        let line = &invoice["lines"][0];
+        assert_eq!((&line["description"], &line["quantity"], &line["unit_price"], &line["gross"]), (&json!("Gift card"), &json!(1), &json!(990), &json!(990)));
+        assert_eq!((&line["tax"]["treatment"], &line["tax"]["category_code"]), (&json!("not_subject"), &json!("O")));
+        assert_eq!(invoice["tax_totals"], json!([{"treatment": "not_subject", "category_code": "O", "percentage": 0.0,
+                                                  "exemption_reason": null, "net": 990, "tax": 0, "gross": 990}]));
+        assert!(is_api_time(&invoice["issued_at"]), "{invoice}");
+
+        let inv = invoice["id"].as_str().unwrap();
+        let (status, one) = app.get(&shop, &format!("/invoices/{inv}")).await;
+        assert_eq!((status, &one), (StatusCode::OK, invoice));
+        for filter in [format!("payment={payment_id}"), "number=TEST-INV-000001".into(), "number=1".into(),
+                       format!("customer={}", paid[0]["customer_id"].as_str().unwrap()), "issued[gte]=2000-01-01T00:00:00Z".into()] {
+            assert_eq!(invoices(&app, &shop, &filter).await.len(), 1, "{filter}");
+        }
+        for filter in ["payment=pay_0000000000000000", "number=INV-000001", "number=2", "issued[lt]=2000-01-01T00:00:00Z"] {
+            assert_eq!(invoices(&app, &shop, filter).await.len(), 0, "{filter}");
+        }
+        let (status, bad) = app.get(&shop, "/invoices?issued[gte]=someday").await;
+        assert_invalid(status, &bad, "issued[gte]", &["must be an RFC 3339 time or Unix seconds"]);
+        let issued = events_of(&app, &shop, "invoice.issued").await;
+        assert_eq!(issued.len(), 1);
+        assert_eq!(issued[0]["data"]["object"]["id"], json!(inv), "{}", issued[0]);
+        assert_eq!(app.get(&shop, &format!("/credit_notes/{inv}")).await.0, StatusCode::NOT_FOUND, "not a credit note");
+        assert_eq!(app.get(&shop, "/credit_notes").await.1, json!([]));
+
+        let other = app.shop("Records").await;
+        assert_eq!(app.get(&other, &format!("/invoices/{inv}")).await.0, StatusCode::NOT_FOUND);
+        assert_eq!(app.get(&other, "/invoices").await.1, json!([]));
+        assert_eq!(app.get(&shop, "/invoices/inv_0000000000000000").await.0, StatusCode::NOT_FOUND);
+    }
+
+    async fn an_authorization_is_invoiced_at_its_capture_and_a_void_never(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let mut body = test_product_body();
+        body["transaction_type"] = json!("authorization");
+        let product = app.product(&shop, &body).await;
+        let id = product["id"].as_str().unwrap();
+        for _ in 0..2 {
+            assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        }
+        assert_eq!(invoices(&app, &shop, "").await.len(), 0, "held money is not taken yet");
+        let held = payments_of(&app, &shop, "status=authorized").await;
+        let (first, second) = (held[0]["id"].as_str().unwrap(), held[1]["id"].as_str().unwrap());
+        let (capture, empty) = (format!("/payments/{first}/capture"), json!({}));
+        let captures = join_all((0..6).map(|_| app.post(&shop, &capture, &empty))).await;
+        assert_eq!(captures.iter().filter(|(s, _)| *s == StatusCode::OK).count(), 1, "{captures:?}");
+        assert_eq!(app.post(&shop, &format!("/payments/{second}/void"), &json!({})).await.0, StatusCode::OK);
+        let listed = invoices(&app, &shop, "").await;
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0]["payment_id"], json!(first));
+    }
+
+    async fn each_renewal_is_invoiced_for_its_period_and_the_series_has_no_gaps(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-03-01T00:00:00Z").await;
+        let sub = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await["id"].as_str().unwrap().to_string();
+        advance(&app, &shop, &clock, "2026-05-01T01:00:00Z").await;
+        let listed = invoices(&app, &shop, &format!("subscription={sub}")).await;
+        assert_eq!(sequences(&listed), [1, 2, 3]);
+        let periods: Vec<(&Value, &Value, &Value)> = listed
+            .iter()
+            .rev()
+            .map(|i| (&i["lines"][0]["period_start"], &i["lines"][0]["period_end"], &i["issued_at"]))
+            .collect();
+        assert_eq!(
+            periods,
+            [
+                (&json!("2026-03-01T00:00:00.000Z"), &json!("2026-04-01T00:00:00.000Z"), &json!("2026-03-01T00:00:00.000Z")),
+                (&json!("2026-04-01T00:00:00.000Z"), &json!("2026-05-01T00:00:00.000Z"), &json!("2026-04-01T00:00:00.000Z")),
+                (&json!("2026-05-01T00:00:00.000Z"), &json!("2026-06-01T00:00:00.000Z"), &json!("2026-05-01T00:00:00.000Z")),
+            ]
+        );
+        assert_eq!(listed[0]["lines"][0]["description"], "Gold");
+        let paid = payments_of(&app, &shop, &format!("subscription={sub}&status=succeeded")).await;
+        let mut invoiced: Vec<&str> = listed.iter().map(|i| i["payment_id"].as_str().unwrap()).collect();
+        let mut charged: Vec<&str> = paid.iter().map(|p| p["id"].as_str().unwrap()).collect();
+        invoiced.sort_unstable();
+        charged.sort_unstable();
+        assert_eq!(invoiced, charged, "one invoice per charge");
+    }
+
+    async fn payers_at_once_take_numbers_one_to_n(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let mut body = test_product_body();
+        body["infinite"] = json!(true);
+        body.as_object_mut().unwrap().remove("quantity");
+        let product = app.product(&shop, &body).await;
+        let path = format!("/products/{}/pay", product["id"].as_str().unwrap());
+        let forms = join_all((0..40).map(|_| app.open_form(&path))).await;
+        let (good, bad) = (card(cards::SUCCESS), card(cards::DECLINED));
+        let paid = join_all(forms.iter().enumerate().map(|(i, form)| app.submit(&path, form, if i % 5 == 4 { &bad } else { &good }))).await;
+        paid.iter().for_each(|p| no_server_error(p.status, "a payer"));
+        let succeeded = payments_of(&app, &shop, "status=succeeded").await.len();
+        assert_eq!(succeeded, 32);
+        let listed = invoices(&app, &shop, "").await;
+        assert_eq!(sequences(&listed), (1..=32).collect::<Vec<i64>>(), "gapless and unique");
+        let mut payments: Vec<&str> = listed.iter().map(|i| i["payment_id"].as_str().unwrap()).collect();
+        payments.sort_unstable();
+        payments.dedup();
+        assert_eq!(payments.len(), 32, "one invoice per charge");
+    }
+}
