@@ -11,7 +11,7 @@ use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::db::entities::{disputes, payments, shops};
 use crate::db::{self};
-use crate::domain::dispute::{self as rules, EvidenceAsk, Seen};
+use crate::domain::dispute::{self as rules, DisputeStatus, EvidenceAsk, Seen};
 use crate::domain::event::EventType;
 use crate::domain::mail::MailKind;
 use crate::domain::refund::RefundAsk;
@@ -126,6 +126,14 @@ async fn record(
         child: None,
     };
     events::record(db, &state.config, vec![event]).await?;
+    // A dispute that ended with the money taken back credits its payment's invoice.
+    let lost = [DisputeStatus::Lost, DisputeStatus::Accepted, DisputeStatus::Expired];
+    if kind == EventType::DisputeClosed && lost.contains(&dispute.status) {
+        let source = (format!("dispute:{}", dispute.id), dispute.payment_id.as_str());
+        let reason = Some(format!("Dispute {}", dispute.status));
+        crate::services::invoices::credit(db, &state.config, source, dispute.amount, reason, dispute.updated_at)
+            .await?;
+    }
     Ok(())
 }
 

@@ -52,6 +52,48 @@ pub async fn issue_for_payments(
     Ok(issued)
 }
 
+/// Issues, in the caller's transaction, the credit note of money a payment gave back:
+/// `source` (`refund:rfd_…`, `dispute:dsp_…`) gave back `amount` of payment `payment_id`.
+/// Nothing when the payment has no invoice (it was paid before the seller's details were
+/// complete), or its invoice is credited in full already. Call it after the payment's row
+/// was changed in the same transaction: that holds the row, so credit notes of one payment
+/// are issued one after another.
+pub async fn credit(
+    txn: &impl ConnectionTrait,
+    config: &Config,
+    (source, payment_id): (String, &str),
+    amount: i64,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Option<documents::Model>, DbErr> {
+    let Some(invoice) = db::documents::invoice_of_payment(txn, payment_id).await? else { return Ok(None) };
+    let content: invoice::Content =
+        serde_json::from_str(&invoice.content).map_err(|e| DbErr::Custom(format!("invoice {}: {e}", invoice.id)))?;
+    let before = db::documents::credited(txn, &invoice.id).await?;
+    let after = before.saturating_add(amount).min(invoice.gross_total);
+    if after <= before {
+        return Ok(None);
+    }
+    let Some(lines) = invoice::credit_lines(&content, before, after) else { return Ok(None) };
+    let document = NewDocument {
+        shop_id: invoice.shop_id,
+        kind: DocumentKind::CreditNote,
+        test: invoice.test,
+        source,
+        payment_id: invoice.payment_id.clone(),
+        invoice_id: Some(invoice.id.clone()),
+        customer_id: invoice.customer_id.clone(),
+        subscription_id: invoice.subscription_id.clone(),
+        currency: invoice.currency,
+        language: invoice.language,
+        issued_at: now,
+        content: invoice::credit_note(&content, &invoice.number_text, lines, reason),
+    };
+    let issued = db::documents::issue(txn, vec![document], now).await?.pop();
+    crate::services::events::record(txn, config, issued.iter().map(event).collect()).await?;
+    Ok(issued)
+}
+
 /// Whether a payment is invoiced: it took money (a saved card's zero-amount check does not).
 fn invoiced(p: &payments::Model) -> bool {
     p.status == PaymentStatus::Succeeded

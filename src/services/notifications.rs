@@ -474,6 +474,8 @@ async fn back_office_refund(
         happened.push(events::payment_child(EventType::PaymentRefunded, &payment, uid, amount));
     }
     events::record(&txn, &state.config, happened).await?;
+    let source = (format!("refund:{}", refund.id), refund.payment_id.as_str());
+    crate::services::invoices::credit(&txn, &state.config, source, amount, refund.reason.clone(), now).await?;
     match txn.commit().await {
         Err(e) if crate::web::error::duplicate(&e) => Ok(Received::Taken),
         done => done.map(|_| Received::Taken).map_err(AppError::from),

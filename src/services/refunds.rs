@@ -130,6 +130,9 @@ async fn finish(
             if let Some(payment) = db::find_public::<payments::Entity>(&txn, &refund.payment_id).await? {
                 happened.push(events::payment_child(EventType::PaymentRefunded, &payment, &refund.id, refund.amount));
             }
+            let source = (format!("refund:{}", refund.id), refund.payment_id.as_str());
+            crate::services::invoices::credit(&txn, &state.config, source, refund.amount, refund.reason.clone(), now)
+                .await?;
         } else {
             happened.push(events::refund(EventType::RefundFailed, &refund));
         }

@@ -13,7 +13,7 @@ use crate::bepaid_pay::events_of;
 use crate::helpers::*;
 use crate::subscriptions::{advance, card_json, clock, get_sub, plan, subscribe};
 
-const DISPUTED: &str = "4000000000000259";
+pub const DISPUTED: &str = "4000000000000259";
 const INQUIRED: &str = "4000000000001976";
 const WARNED: &str = "4000000000005423";
 

@@ -182,4 +182,65 @@ db_tests! {
         payments.dedup();
         assert_eq!(payments.len(), 32, "one invoice per charge");
     }
+
+    async fn refunds_issue_credit_notes_that_add_up_to_what_was_given_back(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        assert_eq!(app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        let invoice = invoices(&app, &shop, "").await.remove(0);
+        let (inv, payment) = (invoice["id"].as_str().unwrap(), invoice["payment_id"].as_str().unwrap());
+        let path = format!("/payments/{payment}/refund");
+        let (status, first) = app.post(&shop, &path, &json!({"amount": 300, "reason": "damaged"})).await;
+        assert_eq!(status, StatusCode::CREATED, "{first}");
+        // Refunds asked at once: each that goes through has its credit note, none more.
+        let (amount, empty) = (json!({"amount": 100}), json!({}));
+        let at_once = join_all((0..6).map(|i| app.post(&shop, &path, if i == 5 { &empty } else { &amount }))).await;
+        at_once.iter().for_each(|(s, _)| no_server_error(*s, "a refund"));
+        let (_, paid) = app.get(&shop, &format!("/payments/{payment}")).await;
+        let refunded = paid["refunded_amount"].as_i64().unwrap();
+
+        let (status, notes) = app.get(&shop, &format!("/credit_notes?invoice={inv}")).await;
+        assert_eq!(status, StatusCode::OK, "{notes}");
+        let notes = notes.as_array().unwrap();
+        let (_, refunds) = app.get(&shop, &format!("/refunds?payment={payment}")).await;
+        let succeeded = refunds.as_array().unwrap().iter().filter(|r| r["status"] == "succeeded").count();
+        assert_eq!(notes.len(), succeeded, "one credit note per refund: {notes:?}");
+        assert_eq!(sequences(notes), (1..=succeeded as i64).collect::<Vec<_>>());
+        let total: i64 = notes.iter().map(|n| n["total"].as_i64().unwrap()).sum();
+        assert_eq!(total, refunded, "credit notes add up to what was given back");
+        let oldest = notes.last().unwrap();
+        assert_eq!(
+            (&oldest["object"], &oldest["number"], &oldest["invoice_id"], &oldest["invoice_number"], &oldest["total"]),
+            (&json!("credit_note"), &json!("TEST-CN-000001"), &json!(inv), &invoice["number"], &json!(300))
+        );
+        assert_eq!(oldest["lines"][0]["description"], "Gift card");
+        let cn = oldest["id"].as_str().unwrap();
+        assert!(cn.starts_with("cn_"), "{oldest}");
+        assert_eq!(app.get(&shop, &format!("/credit_notes/{cn}")).await.1, *oldest);
+        assert_eq!(app.get(&shop, &format!("/invoices/{cn}")).await.0, StatusCode::NOT_FOUND, "not an invoice");
+        assert_eq!(events_of(&app, &shop, "credit_note.issued").await.len(), succeeded);
+        let other = app.shop("Records").await;
+        assert_eq!(app.get(&other, &format!("/credit_notes/{cn}")).await.0, StatusCode::NOT_FOUND);
+    }
+
+    async fn a_dispute_lost_credits_the_whole_invoice_once(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        app.pay(product["id"].as_str().unwrap(), crate::disputes::DISPUTED, &[]).await;
+        let invoice = invoices(&app, &shop, "").await.remove(0);
+        let later = chrono::Utc::now() + chrono::Duration::minutes(3);
+        join_all((0..3).map(|_| paydesk::services::network::run(&app.state, None, later))).await;
+        let dispute = crate::disputes::dispute_of(&app, &shop, invoice["payment_id"].as_str().unwrap()).await;
+        let path = format!("/disputes/{}/close", dispute["id"].as_str().unwrap());
+        let (status, closed) = app.post(&shop, &path, &json!({})).await;
+        assert_eq!((status, &closed["status"]), (StatusCode::OK, &json!("accepted")), "{closed}");
+        let (_, notes) = app.get(&shop, "/credit_notes").await;
+        let [note] = notes.as_array().unwrap().clone().try_into().unwrap();
+        assert_eq!((&note["invoice_id"], &note["total"]), (&invoice["id"], &invoice["total"]), "{note}");
+        let (status, refused) = app.post(&shop, &format!("/payments/{}/refund", invoice["payment_id"].as_str().unwrap()), &json!({})).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+        assert_eq!(app.get(&shop, "/credit_notes").await.1.as_array().unwrap().len(), 1);
+    }
 }

@@ -207,3 +207,16 @@ pub async fn find(
 pub async fn invoice_of_payment(db: &impl ConnectionTrait, payment_id: &str) -> Result<Option<Model>, DbErr> {
     Entity::find().filter(Column::Source.eq(payment_source(payment_id))).order_by_asc(Column::Seq).one(db).await
 }
+
+/// What the credit notes of an invoice credit in all (their gross).
+pub async fn credited(db: &impl ConnectionTrait, invoice_id: &str) -> Result<i64, DbErr> {
+    let totals: Vec<i64> = Entity::find()
+        .select_only()
+        .column(Column::GrossTotal)
+        .filter(Column::InvoiceId.eq(invoice_id))
+        .filter(Column::Kind.eq(DocumentKind::CreditNote))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(totals.into_iter().sum())
+}

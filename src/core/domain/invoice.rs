@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::Errors;
 use super::event::moment;
 use super::seller::Seller;
-use super::tax::{LineAmounts, TaxCategory, line_amounts};
+use super::tax::{LineAmounts, TaxCategory, line_amounts, round_div};
 use super::vocab::{Language, words};
 
 words! {
@@ -316,6 +316,86 @@ pub fn content(
     Some(Content { seller, buyer, lines, taxes, notes, footer, invoice_number: None, reason: None })
 }
 
+/// The lines of a credit note that takes a document from `before` to `after` credited (of
+/// its gross, in minimal units): each line gets its share of the credit in proportion to its
+/// gross, and its tax in proportion within the line. Shares are worked out on what is
+/// credited in all (before and after), so credit notes add up exactly to their invoice once
+/// it is credited in full, and never to more. `None` when `before..after` is not within the
+/// invoice.
+pub fn credit_lines(invoice: &Content, before: i64, after: i64) -> Option<Vec<Line>> {
+    let total = invoice.totals().gross;
+    if !(0 <= before && before < after && after <= total) {
+        return None;
+    }
+    let share = |part: i64, of: i64, whole: i64| -> Option<i64> {
+        let exact = i128::from(part) * i128::from(of);
+        i64::try_from(round_div(exact, i128::from(whole))).ok()
+    };
+    // The gross of each line credited once `credited` of the whole is: the running sums of
+    // the lines, each rounded, so the lines add up to `credited` exactly.
+    let of_lines = |credited: i64| -> Option<Vec<i64>> {
+        let mut upto = 0i64;
+        let mut given = 0i64;
+        let mut shares = Vec::with_capacity(invoice.lines.len());
+        for line in &invoice.lines {
+            upto = upto.checked_add(line.gross)?;
+            let running = share(credited, upto, total)?;
+            shares.push(running - given);
+            given = running;
+        }
+        Some(shares)
+    };
+    let (was, is) = (of_lines(before)?, of_lines(after)?);
+    let mut lines = Vec::new();
+    for ((line, was), is) in invoice.lines.iter().zip(was).zip(is) {
+        let gross = is - was;
+        if gross == 0 {
+            continue;
+        }
+        let tax_of =
+            |credited: i64| if line.gross == 0 { Some(0) } else { share(line.tax_amount, credited, line.gross) };
+        let tax = tax_of(is)? - tax_of(was)?;
+        lines.push(Line {
+            quantity: 1,
+            unit_price: gross,
+            discount: 0,
+            tax_included: true,
+            net: gross - tax,
+            tax_amount: tax,
+            gross,
+            ..line.clone()
+        });
+    }
+    Some(lines)
+}
+
+/// A credit note's content for `lines` of `invoice`, numbered `invoice_number`.
+pub fn credit_note(invoice: &Content, invoice_number: &str, lines: Vec<Line>, reason: Option<String>) -> Content {
+    let mut taxes: Vec<TaxTotal> = Vec::new();
+    for line in &lines {
+        let t = &line.tax;
+        match taxes.iter_mut().find(|total| {
+            (total.treatment, total.percentage, &total.exemption_reason)
+                == (t.treatment, t.percentage, &t.exemption_reason)
+        }) {
+            Some(total) => {
+                total.net += line.net;
+                total.tax += line.tax_amount;
+                total.gross += line.gross;
+            }
+            None => taxes.push(TaxTotal {
+                treatment: t.treatment,
+                percentage: t.percentage,
+                exemption_reason: t.exemption_reason.clone(),
+                net: line.net,
+                tax: line.tax_amount,
+                gross: line.gross,
+            }),
+        }
+    }
+    Content { lines, taxes, invoice_number: Some(invoice_number.to_owned()), reason, ..invoice.clone() }
+}
+
 /// Which documents a list shows: `?customer=`, `?subscription=`, `?payment=`, `?invoice=`
 /// (a credit note's), `?number=` (as printed, or its digits), and `?issued[gte]=` / `[gt]` /
 /// `[lte]` / `[lt]` (RFC 3339 or Unix seconds).
@@ -442,6 +522,34 @@ mod tests {
     fn numbers_are_padded_and_test_series_say_so() {
         assert_eq!(number_text(DocumentKind::Invoice.default_prefix(false), 42), "INV-000042");
         assert_eq!(number_text(DocumentKind::CreditNote.default_prefix(true), 1_234_567), "TEST-CN-1234567");
+    }
+
+    #[test]
+    fn credit_notes_follow_the_refunded_share_and_add_up_to_their_invoice() {
+        let invoice = issue(vec![
+            line(11_900, 0, rate(TaxTreatment::Standard, 190_000), true),
+            line(1_000, 0, rate(TaxTreatment::Standard, 70_000), false),
+        ]);
+        let total = invoice.totals();
+        assert_eq!(total, LineAmounts { net: 11_000, tax: 1_970, gross: 12_970 });
+        let mut credited = LineAmounts { net: 0, tax: 0, gross: 0 };
+        let mut before = 0;
+        for after in [1, 1_000, 1_001, 7_777, 12_969, 12_970] {
+            let lines = credit_lines(&invoice, before, after).unwrap();
+            let note = credit_note(&invoice, "INV-000001", lines, None);
+            let t = note.totals();
+            assert_eq!(t.gross, after - before);
+            assert_eq!(t.net + t.tax, t.gross);
+            for l in &note.lines {
+                assert!(l.net >= 0 && l.tax_amount >= 0, "{l:?}");
+            }
+            credited =
+                LineAmounts { net: credited.net + t.net, tax: credited.tax + t.tax, gross: credited.gross + t.gross };
+            before = after;
+        }
+        assert_eq!(credited, total, "credited in full, exactly the invoice");
+        assert!(credit_lines(&invoice, 12_970, 12_971).is_none(), "never more than the invoice");
+        assert!(credit_lines(&invoice, 5, 5).is_none());
     }
 
     #[test]

@@ -147,7 +147,7 @@ pub struct LineAmounts {
 }
 
 /// `n / d` rounded half away from zero (`d > 0`).
-fn round_div(n: i128, d: i128) -> i128 {
+pub(crate) fn round_div(n: i128, d: i128) -> i128 {
     let (q, r) = (n / d, n % d);
     if 2 * r.abs() >= d { q + n.signum() } else { q }
 }
