@@ -243,4 +243,39 @@ db_tests! {
         assert_eq!(status, StatusCode::CONFLICT, "{refused}");
         assert_eq!(app.get(&shop, "/credit_notes").await.1.as_array().unwrap().len(), 1);
     }
+
+    async fn a_series_takes_a_new_prefix_and_goes_on_from_a_number_never_back(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let (status, series) = app.get(&shop, "/shop/series").await;
+        assert_eq!(status, StatusCode::OK, "{series}");
+        let names: Vec<(&Value, &Value)> = series.as_array().unwrap().iter().map(|s| (&s["name"], &s["next"])).collect();
+        assert_eq!(names, [(&json!("invoice"), &json!("INV-000001")), (&json!("credit_note"), &json!("CN-000001")),
+                           (&json!("test_invoice"), &json!("TEST-INV-000001")), (&json!("test_credit_note"), &json!("TEST-CN-000001"))]);
+        let product = app.product(&shop, &test_product_body()).await;
+        let id = product["id"].as_str().unwrap();
+        app.pay(id, cards::SUCCESS, &[]).await;
+        let (status, moved) = app.put(&shop, "/shop/series/test_invoice", &json!({"prefix": "T2027/", "next_number": 100})).await;
+        assert_eq!(status, StatusCode::OK, "{moved}");
+        assert_eq!((&moved["next"], &moved["last_issued"]), (&json!("T2027/000100"), &json!(1)));
+        app.pay(id, cards::SUCCESS, &[]).await;
+        let numbers: Vec<Value> = invoices(&app, &shop, "").await.iter().map(|i| i["number"].clone()).collect();
+        assert_eq!(numbers, [json!("T2027/000100"), json!("TEST-INV-000001")], "issued ones keep their numbers");
+        for back in [100, 1, 0] {
+            let (status, refused) = app.put(&shop, "/shop/series/test_invoice", &json!({"next_number": back})).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{back}: {refused}");
+            assert!(refused["errors"]["next_number"].is_array(), "{refused}");
+        }
+        let (status, refused) = app.put(&shop, "/shop/series/test_invoice", &json!({"next_number": 50})).await;
+        assert_invalid(status, &refused, "next_number", &["must be greater than 100, the last number issued"]);
+        let (status, refused) = app.put(&shop, "/shop/series/invoice", &json!({"prefix": "x".repeat(21)})).await;
+        assert_invalid(status, &refused, "prefix", &["is too long (maximum is 20 characters)"]);
+        assert_eq!(app.put(&shop, "/shop/series/receipt", &json!({})).await.0, StatusCode::NOT_FOUND);
+        let (_, live) = app.put(&shop, "/shop/series/invoice", &json!({"next_number": 7})).await;
+        assert_eq!(live["next"], "INV-000007", "nothing issued there yet");
+        let (_, trail) = app.get(&shop, "/audit_events?limit=100").await;
+        let changes = trail.as_array().unwrap().iter().filter(|r| r["action"] == "series.updated").count();
+        assert_eq!(changes, 2, "each change recorded, the refused ones not");
+        assert_eq!(app.get(&app.shop("Records").await, "/shop/series").await.1[2]["next"], "TEST-INV-000001", "apart per shop");
+    }
 }

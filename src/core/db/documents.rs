@@ -119,6 +119,88 @@ fn row(d: &NewDocument, prefix: &str, number: i64) -> Result<ActiveModel, DbErr>
     })
 }
 
+/// The shop's series, each as it stands (one never used yet as it would start).
+pub async fn series(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<series::Model>, DbErr> {
+    let stored = Series::find().filter(series::Column::ShopId.eq(shop_id)).all(db).await?;
+    Ok(crate::domain::series::NAMES
+        .iter()
+        .map(|&(_, kind, test)| {
+            let found = stored.iter().find(|s| (s.kind, s.test) == (kind, test)).cloned();
+            found.unwrap_or_else(|| fresh(shop_id, kind, test, DateTime::<Utc>::UNIX_EPOCH))
+        })
+        .collect())
+}
+
+fn fresh(shop_id: i64, kind: DocumentKind, test: bool, now: DateTime<Utc>) -> series::Model {
+    series::Model {
+        shop_id,
+        kind,
+        test,
+        prefix: kind.default_prefix(test).to_owned(),
+        next_number: 1,
+        last_issued: 0,
+        updated_at: now,
+    }
+}
+
+/// Changes a series' prefix or next number, with its record in the audit trail. A next
+/// number at or below the last one issued is refused: the last number issued is then
+/// answered as the error. A document issued at the same time waits for the change, or the
+/// change for it, so the check always sees the last number issued.
+pub async fn change_series(
+    db: &sea_orm::DatabaseConnection,
+    (shop_id, kind, test): (i64, DocumentKind, bool),
+    change: &crate::domain::series::SeriesChange,
+    audit: &crate::domain::audit::Entry,
+    now: DateTime<Utc>,
+) -> Result<Result<series::Model, i64>, DbErr> {
+    let txn = super::begin(db).await?;
+    let at = super::now_millis(now);
+    let new: series::ActiveModel = fresh(shop_id, kind, test, at).into();
+    let key = [series::Column::ShopId, series::Column::Kind, series::Column::Test];
+    Series::insert(new)
+        .on_conflict(OnConflict::columns(key).do_nothing().to_owned())
+        .exec_without_returning(&txn)
+        .await?;
+    let mut update = Series::update_many().col_expr(series::Column::UpdatedAt, Expr::value(at));
+    if let Some(prefix) = &change.prefix {
+        update = update.col_expr(series::Column::Prefix, Expr::value(prefix.as_str()));
+    }
+    if let Some(next) = change.next_number {
+        update =
+            update.col_expr(series::Column::NextNumber, Expr::value(next)).filter(series::Column::LastIssued.lt(next));
+    }
+    // Held on PostgreSQL until the commit (SQLite's transaction holds the only write lock),
+    // so that the record's "before" is what the change replaced.
+    let mut held = Series::find_by_id((shop_id, kind, test));
+    if txn.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
+        held = held.lock_exclusive();
+    }
+    let before = held.one(&txn).await?;
+    let moved = update
+        .filter(series::Column::ShopId.eq(shop_id))
+        .filter(series::Column::Kind.eq(kind))
+        .filter(series::Column::Test.eq(test))
+        .exec(&txn)
+        .await?;
+    let after = Series::find_by_id((shop_id, kind, test)).one(&txn).await?;
+    let (Some(before), Some(after)) = (before, after) else {
+        return Err(DbErr::RecordNotFound(format!("series {kind} of shop {shop_id}")));
+    };
+    if moved.rows_affected == 0 {
+        return Ok(Err(after.last_issued));
+    }
+    let audited = |s: &series::Model| serde_json::json!({"prefix": s.prefix, "next_number": s.next_number});
+    let changed = crate::domain::audit::changes(&audited(&before), &audited(&after), &[]);
+    if !changed.is_empty() {
+        let name = crate::domain::series::name_of(kind, test);
+        let entry = audit.clone().on("series", name.to_owned()).changing(changed);
+        super::audit::record(&txn, &entry, now).await?;
+    }
+    txn.commit().await?;
+    Ok(Ok(after))
+}
+
 /// Takes `count` numbers of a series (`shop`, `kind`, `test`), made on first use: its prefix
 /// and the first number taken.
 async fn take_numbers(
@@ -128,15 +210,7 @@ async fn take_numbers(
     now: DateTime<Utc>,
 ) -> Result<(String, i64), DbErr> {
     let now = super::now_millis(now);
-    let new = series::ActiveModel {
-        shop_id: Set(shop_id),
-        kind: Set(kind),
-        test: Set(test),
-        prefix: Set(kind.default_prefix(test).to_owned()),
-        next_number: Set(1),
-        last_issued: Set(0),
-        updated_at: Set(now),
-    };
+    let new: series::ActiveModel = fresh(shop_id, kind, test, now).into();
     let key = [series::Column::ShopId, series::Column::Kind, series::Column::Test];
     Series::insert(new)
         .on_conflict(OnConflict::columns(key).do_nothing().to_owned())

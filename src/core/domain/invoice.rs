@@ -51,9 +51,6 @@ pub fn number_text(prefix: &str, number: i64) -> String {
     format!("{prefix}{number:06}")
 }
 
-/// The longest prefix a series may have.
-pub const MAX_PREFIX: usize = 20;
-
 /// A seller or a buyer as the document names them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Party {

@@ -31,6 +31,7 @@ pub mod refund;
 pub mod revenue;
 pub mod schema;
 pub mod seller;
+pub mod series;
 pub mod session;
 pub mod subscription;
 pub mod tax;

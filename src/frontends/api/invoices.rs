@@ -7,12 +7,16 @@ use axum::routing::get;
 use axum::{Json, Router};
 
 use super::auth::ApiShop;
+use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
 use crate::db;
 use crate::domain::invoice::{DocumentFilter, DocumentKind};
+use crate::domain::series::SeriesChange;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 use crate::web::views::DocumentView;
+use crate::web::views::document::SeriesView;
+use chrono::Utc;
 
 /// Routes of invoices and credit notes.
 pub fn router() -> Router<AppState> {
@@ -21,6 +25,44 @@ pub fn router() -> Router<AppState> {
         .route("/invoices/{id}", get(show))
         .route("/credit_notes", get(list_credit_notes))
         .route("/credit_notes/{id}", get(show_credit_note))
+        .route("/shop/series", get(series))
+        .route("/shop/series/{name}", axum::routing::put(update_series))
+}
+
+/// List the shop's number series
+///
+/// Four series: invoices and credit notes, live and test. Each is a prefix and the number
+/// its next document takes; numbers run without gaps.
+#[utoipa::path(get, path = "/shop/series", tag = "Invoicing",
+    responses((status = 200, description = "The series", body = [SeriesView])))]
+async fn series(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result<Json<Vec<SeriesView>>, AppError> {
+    Ok(Json(db::documents::series(&state.db, shop.id).await?.iter().map(SeriesView::from).collect()))
+}
+
+/// Change a number series
+///
+/// Its `prefix`, or the `next_number` its next document takes, or both: a number at or
+/// below the last one issued is refused (422), so numbers never repeat. Documents issued
+/// before keep their numbers.
+#[utoipa::path(put, path = "/shop/series/{name}", tag = "Invoicing",
+    params(("name" = String, Path, description = "`invoice`, `credit_note`, `test_invoice` or `test_credit_note`")),
+    request_body = schemas::documents::SeriesUpdate,
+    responses((status = 200, description = "The series", body = SeriesView),
+        (status = 422, description = "A field is wrong", body = crate::web::error::ErrorBody)))]
+async fn update_series(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(name): Path<String>,
+    crate::web::guard::Caller(origin): crate::web::guard::Caller,
+    JsonObject(body): JsonObject,
+) -> Result<Json<SeriesView>, AppError> {
+    let (kind, test) = crate::domain::series::named(&name).ok_or(AppError::NotFound("Series"))?;
+    let change = SeriesChange::parse(&body)?;
+    let audit = super::by_key(shop.id, origin, "series.updated");
+    match db::documents::change_series(&state.db, (shop.id, kind, test), &change, &audit, Utc::now()).await? {
+        Ok(series) => Ok(Json(SeriesView::from(&series))),
+        Err(last) => Err(crate::domain::Errors::one("next_number", &crate::domain::series::not_after(last)).into()),
+    }
 }
 
 async fn list_of(

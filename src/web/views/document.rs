@@ -225,3 +225,45 @@ impl From<&documents::Model> for DocumentView {
         }
     }
 }
+
+/// A number series as the API returns it.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Series)]
+pub struct SeriesView {
+    /// `series`.
+    #[schema(example = "series")]
+    object: &'static str,
+    /// `invoice`, `credit_note`, `test_invoice` or `test_credit_note`.
+    #[schema(example = "invoice")]
+    name: &'static str,
+    /// `invoice` or `credit_note`.
+    #[schema(value_type = String, example = "invoice")]
+    kind: DocumentKind,
+    test: bool,
+    #[schema(example = "INV-")]
+    prefix: String,
+    /// The number the next document takes.
+    #[schema(example = 43)]
+    next_number: i64,
+    /// The highest number issued; 0 before the first.
+    #[schema(example = 42)]
+    last_issued: i64,
+    /// The next document's number as it will be printed.
+    #[schema(example = "INV-000043")]
+    next: String,
+}
+
+impl From<&crate::db::entities::document_series::Model> for SeriesView {
+    fn from(s: &crate::db::entities::document_series::Model) -> Self {
+        SeriesView {
+            object: "series",
+            name: crate::domain::series::name_of(s.kind, s.test),
+            kind: s.kind,
+            test: s.test,
+            prefix: s.prefix.clone(),
+            next_number: s.next_number,
+            last_issued: s.last_issued,
+            next: crate::domain::invoice::number_text(&s.prefix, s.next_number),
+        }
+    }
+}

@@ -40,3 +40,16 @@ pub struct DocumentFilterParams {
     #[param(value_type = Option<FilterTime>, inline)]
     issued_lt: Option<String>,
 }
+
+/// A change of a series: either field, or both.
+#[derive(ToSchema)]
+#[schema(example = json!({"prefix": "2027-", "next_number": 1001}))]
+pub struct SeriesUpdate {
+    /// Printed before the number; empty for none. At most 20 characters, no control
+    /// characters.
+    #[schema(max_length = 20, pattern = r"^[^\x00-\x1f\x7f-\x9f]*$")]
+    prefix: Option<String>,
+    /// The number the next document takes: above the last one issued (422 otherwise).
+    #[schema(minimum = 1, maximum = 999_999_999_999_i64)]
+    next_number: Option<i64>,
+}
