@@ -61,7 +61,7 @@ async fn update_series(
     let audit = super::by_key(shop.id, origin, "series.updated");
     match db::documents::change_series(&state.db, (shop.id, kind, test), &change, &audit, Utc::now()).await? {
         Ok(series) => Ok(Json(SeriesView::from(&series))),
-        Err(last) => Err(crate::domain::Errors::one("next_number", &crate::domain::series::not_after(last)).into()),
+        Err(last) => Err(crate::domain::Errors::one("next_number", crate::domain::series::not_after(last)).into()),
     }
 }
 
