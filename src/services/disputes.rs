@@ -128,11 +128,11 @@ async fn record(
     events::record(db, &state.config, vec![event]).await?;
     // A dispute that ended with the money taken back credits its payment's invoice.
     let lost = [DisputeStatus::Lost, DisputeStatus::Accepted, DisputeStatus::Expired];
-    if kind == EventType::DisputeClosed && lost.contains(&dispute.status) {
+    if kind == EventType::DisputeClosed && lost.contains(&dispute.status) && dispute.withdrawn_amount > 0 {
         let source = (format!("dispute:{}", dispute.id), dispute.payment_id.as_str());
         let reason = Some(format!("Dispute {}", dispute.status));
-        crate::services::invoices::credit(db, &state.config, source, dispute.amount, reason, dispute.updated_at)
-            .await?;
+        let taken = dispute.withdrawn_amount;
+        crate::services::invoices::credit(db, &state.config, source, taken, reason, dispute.updated_at).await?;
     }
     Ok(())
 }

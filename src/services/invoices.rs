@@ -41,8 +41,11 @@ pub async fn issue_for_payments(
         let of_shop: Vec<&payments::Model> = taken.iter().copied().filter(|p| p.shop_id == shop_id).collect();
         let about = About::load(txn, shop_id, &of_shop).await?;
         for p in of_shop {
-            if let Some(document) = about.invoice(p, &seller, footer.clone(), config.timezone, now) {
-                new.push(document);
+            match about.invoice(p, &seller, footer.clone(), config.timezone, now) {
+                Some(document) => new.push(document),
+                None => {
+                    tracing::error!(payment = %p.id, "a succeeded charge could not be invoiced: what it paid for is gone")
+                }
             }
         }
     }
@@ -55,9 +58,7 @@ pub async fn issue_for_payments(
 /// Issues, in the caller's transaction, the credit note of money a payment gave back:
 /// `source` (`refund:rfd_…`, `dispute:dsp_…`) gave back `amount` of payment `payment_id`.
 /// Nothing when the payment has no invoice (it was paid before the seller's details were
-/// complete), or its invoice is credited in full already. Call it after the payment's row
-/// was changed in the same transaction: that holds the row, so credit notes of one payment
-/// are issued one after another.
+/// complete); no more than what is left of the invoice to credit.
 pub async fn credit(
     txn: &impl ConnectionTrait,
     config: &Config,
@@ -67,17 +68,63 @@ pub async fn credit(
     now: DateTime<Utc>,
 ) -> Result<Option<documents::Model>, DbErr> {
     let Some(invoice) = db::documents::invoice_of_payment(txn, payment_id).await? else { return Ok(None) };
-    let content: invoice::Content =
-        serde_json::from_str(&invoice.content).map_err(|e| DbErr::Custom(format!("invoice {}: {e}", invoice.id)))?;
-    let before = db::documents::credited(txn, &invoice.id).await?;
-    let after = before.saturating_add(amount).min(invoice.gross_total);
-    if after <= before {
-        return Ok(None);
-    }
-    let Some(lines) = invoice::credit_lines(&content, before, after) else { return Ok(None) };
-    let document = NewDocument {
+    // Held before what was credited is read: two credits of one invoice go one after another.
+    db::documents::hold_credit_notes(txn, invoice.shop_id, invoice.test, now).await?;
+    let (content, credited) = credited(txn, &invoice).await?;
+    let amount = amount.min(content.totals().gross - credited.total());
+    let Some(lines) = invoice::credit_lines(&content, &credited, amount) else { return Ok(None) };
+    let Some(note) = invoice::credit_note(&content, &invoice.number_text, lines, reason) else { return Ok(None) };
+    let document = correcting(&invoice, DocumentKind::CreditNote, source, note, now);
+    issue(txn, config, document, now).await
+}
+
+/// Issues, in the caller's transaction, the corrective invoice of a refund that failed after
+/// its credit note was issued: it bills again what that credit note credited, so the books
+/// show the money the merchant kept. Nothing when the refund had no credit note.
+pub async fn rebill_failed_refund(
+    txn: &impl ConnectionTrait,
+    config: &Config,
+    refund_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<documents::Model>, DbErr> {
+    let Some(note) = db::documents::by_source(txn, &format!("refund:{refund_id}")).await? else { return Ok(None) };
+    let Some(invoice_id) = note.invoice_id.as_deref() else { return Ok(None) };
+    let Some(invoice) = db::find_public::<documents::Entity>(txn, invoice_id).await? else { return Ok(None) };
+    let credited: invoice::Content = read(&note)?;
+    let reason = Some(format!("The refund {refund_id} failed after its credit note {} was issued", note.number_text));
+    let content = invoice::Content { reason, invoice_number: Some(invoice.number_text.clone()), ..credited };
+    let source = format!("refund_failed:{refund_id}");
+    issue(txn, config, correcting(&invoice, DocumentKind::Invoice, source, content, now), now).await
+}
+
+/// An invoice's content, and what its documents credited so far.
+async fn credited(
+    txn: &impl ConnectionTrait,
+    invoice: &documents::Model,
+) -> Result<(invoice::Content, invoice::Credited), DbErr> {
+    let content = read(invoice)?;
+    let documents = db::documents::of_invoice(txn, &invoice.id).await?;
+    let read: Vec<(invoice::Content, bool)> =
+        documents.iter().map(|d| Ok((read(d)?, d.kind == DocumentKind::CreditNote))).collect::<Result<_, DbErr>>()?;
+    let credited = invoice::Credited::of(&content, read.iter().map(|(c, credits)| (c, *credits)));
+    Ok((content, credited))
+}
+
+fn read(document: &documents::Model) -> Result<invoice::Content, DbErr> {
+    serde_json::from_str(&document.content).map_err(|e| DbErr::Custom(format!("document {}: {e}", document.id)))
+}
+
+/// A document that corrects `invoice`, of `kind`, for `source`.
+fn correcting(
+    invoice: &documents::Model,
+    kind: DocumentKind,
+    source: String,
+    content: invoice::Content,
+    now: DateTime<Utc>,
+) -> NewDocument {
+    NewDocument {
         shop_id: invoice.shop_id,
-        kind: DocumentKind::CreditNote,
+        kind,
         test: invoice.test,
         source,
         payment_id: invoice.payment_id.clone(),
@@ -87,8 +134,17 @@ pub async fn credit(
         currency: invoice.currency,
         language: invoice.language,
         issued_at: now,
-        content: invoice::credit_note(&content, &invoice.number_text, lines, reason),
-    };
+        content,
+    }
+}
+
+/// Issues one document with its event, in the caller's transaction.
+async fn issue(
+    txn: &impl ConnectionTrait,
+    config: &Config,
+    document: NewDocument,
+    now: DateTime<Utc>,
+) -> Result<Option<documents::Model>, DbErr> {
     let issued = db::documents::issue(txn, vec![document], now).await?.pop();
     crate::services::events::record(txn, config, issued.iter().map(event).collect()).await?;
     Ok(issued)

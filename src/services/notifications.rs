@@ -511,7 +511,9 @@ async fn back_office_settle(
     if let Some(settled) = db::find_public::<payments::Entity>(&txn, &payment.id).await? {
         let amount = amount.unwrap_or(settled.amount);
         events::record(&txn, &state.config, vec![events::payment_child(event, &settled, &uid, amount)]).await?;
-        crate::services::invoices::issue_for_payments(&txn, &state.config, &[&settled], now).await?;
+        // A capture of part of the authorization is invoiced for what it took.
+        let captured = payments::Model { amount: amount.min(settled.amount), ..settled.clone() };
+        crate::services::invoices::issue_for_payments(&txn, &state.config, &[&captured], now).await?;
     }
     txn.commit().await?;
     Ok(Received::Taken)

@@ -193,6 +193,7 @@ pub async fn failed_later(
     if let Some(failed) = db::find_public::<refunds::Entity>(&txn, &refund.id).await? {
         events::record(&txn, &state.config, vec![events::refund(EventType::RefundFailed, &failed)]).await?;
     }
+    crate::services::invoices::rebill_failed_refund(&txn, &state.config, &refund.id, now).await?;
     if state.config.smtp.is_some() {
         let kind = crate::domain::mail::MailKind::RefundFailedLater;
         db::mails::to_owners(&txn, refund.shop_id, kind, &refund.id, None, Utc::now()).await?;

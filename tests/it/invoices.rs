@@ -270,12 +270,16 @@ db_tests! {
         assert_invalid(status, &refused, "next_number", &["must be greater than 100, the last number issued"]);
         let (status, refused) = app.put(&shop, "/shop/series/invoice", &json!({"prefix": "x".repeat(21)})).await;
         assert_invalid(status, &refused, "prefix", &["is too long (maximum is 20 characters)"]);
+        let (status, refused) = app.put(&shop, "/shop/series/invoice", &json!({"prefix": "INV2027"})).await;
+        assert_invalid(status, &refused, "prefix", &["must not end with a digit"]);
+        let (_, bare) = app.put(&shop, "/shop/series/credit_note", &json!({"prefix": null})).await;
+        assert_eq!((&bare["prefix"], &bare["next"]), (&json!(""), &json!("000001")), "null is no prefix");
         assert_eq!(app.put(&shop, "/shop/series/receipt", &json!({})).await.0, StatusCode::NOT_FOUND);
         let (_, live) = app.put(&shop, "/shop/series/invoice", &json!({"next_number": 7})).await;
         assert_eq!(live["next"], "INV-000007", "nothing issued there yet");
         let (_, trail) = app.get(&shop, "/audit_events?limit=100").await;
         let changes = trail.as_array().unwrap().iter().filter(|r| r["action"] == "series.updated").count();
-        assert_eq!(changes, 2, "each change recorded, the refused ones not");
+        assert_eq!(changes, 3, "each change recorded, the refused ones not");
         assert_eq!(app.get(&app.shop("Records").await, "/shop/series").await.1[2]["next"], "TEST-INV-000001", "apart per shop");
     }
 }

@@ -529,6 +529,36 @@ backend_tests! {
         assert_eq!(events_of(&app, &shop, "payment.captured").await.len(), 1);
     }
 
+    async fn a_refund_that_fails_after_its_credit_note_is_billed_again(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
+        crate::invoices::set_seller(&app, &shop).await;
+        let product = new_product(&app, &shop, json!({})).await;
+        let id = product["id"].as_str().unwrap();
+        assert_eq!(app.pay(id, "4242424242424242", &[]).await.status, StatusCode::SEE_OTHER);
+        let paid = payment_of(&app, &shop, id).await["id"].as_str().unwrap().to_string();
+        let (_, own) = app.post(&shop, &format!("/payments/{paid}/refund"), &json!({"amount": 300})).await;
+        assert_eq!(own["status"], "succeeded", "{own}");
+        let refund = stripe.refunds().last().unwrap().clone();
+        let failed = json!({"id": refund.id, "object": "refund", "amount": 300, "status": "failed",
+                            "failure_reason": "expired_or_canceled_card", "payment_intent": refund.payment_intent,
+                            "metadata": refund.metadata});
+        let event = stripe.event("refund.updated", failed);
+        for _ in 0..2 {
+            assert_eq!(stripe.send(&hook(&app, &shop), &event, WEBHOOK_SECRET, Utc::now().timestamp()).await, 200);
+        }
+        let documents = crate::invoices::invoices(&app, &shop, &format!("payment={paid}")).await;
+        let [corrective, invoice] = documents.try_into().unwrap();
+        assert_eq!((&corrective["invoice_id"], &corrective["total"]), (&invoice["id"], &json!(300)), "{corrective}");
+        assert_eq!(corrective["invoice_number"], invoice["number"]);
+        // The money is refundable again (the double's charge still counts the failed refund),
+        // and what is given back is credited again.
+        let (_, again) = app.post(&shop, &format!("/payments/{paid}/refund"), &json!({"amount": 690})).await;
+        assert_eq!(again["status"], "succeeded", "{again}");
+        let (_, notes) = app.get(&shop, &format!("/credit_notes?invoice={}", invoice["id"].as_str().unwrap())).await;
+        let totals: Vec<&Value> = notes.as_array().unwrap().iter().map(|n| &n["total"]).collect();
+        assert_eq!(totals, [&json!(690), &json!(300)], "the failed refund's credit taken back, the new one credited");
+    }
+
     async fn webhook_signatures_are_checked_by_time_secret_and_rotation(backend) {
         let (app, shop, stripe) = stripe_shop(backend, "paydesk_page").await;
         let product = new_product(&app, &shop, json!({})).await;

@@ -49,16 +49,24 @@ pub fn payment_source(payment_id: &str) -> String {
 
 /// Issues `documents` in the caller's transaction, each numbered from its shop's series of
 /// its kind and mode in the order given; a source issued already is left out. Answers the
-/// documents issued. The numbers are taken by an update of the series' row, held until the
-/// transaction ends: a document issued at the same time elsewhere waits and takes the numbers
-/// after, and a transaction that rolls back gives its numbers back, so a series has no gaps.
+/// documents issued. Each series' row is held first, until the transaction ends: a document
+/// issued at the same time elsewhere waits, and is then seen here (its source is not issued
+/// twice) or takes the numbers after. A transaction that rolls back gives its numbers back,
+/// so a series has no gaps. A live document is dated when its number is taken, so that dates
+/// follow numbers; a test one keeps its time (its test clock's).
 pub async fn issue(
     txn: &impl ConnectionTrait,
     mut documents: Vec<NewDocument>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Model>, DbErr> {
+    let mut series: Vec<(i64, DocumentKind, bool)> = documents.iter().map(|d| (d.shop_id, d.kind, d.test)).collect();
+    series.sort_by_key(|&(shop, kind, test)| (shop, kind.as_str(), test));
+    series.dedup();
+    for &key in &series {
+        hold(txn, key, now).await?;
+    }
+    let mut issued = std::collections::HashSet::new();
     let sources: Vec<&str> = documents.iter().map(|d| d.source.as_str()).collect();
-    let mut issued = Vec::new();
     for chunk in sources.chunks(500) {
         let found: Vec<String> = Entity::find()
             .select_only()
@@ -71,15 +79,17 @@ pub async fn issue(
     }
     documents.retain(|d| !issued.contains(&d.source));
     let mut rows = Vec::with_capacity(documents.len());
-    let mut series: Vec<(i64, DocumentKind, bool)> = documents.iter().map(|d| (d.shop_id, d.kind, d.test)).collect();
-    series.sort_by_key(|&(shop, kind, test)| (shop, kind.as_str(), test));
-    series.dedup();
     for (shop_id, kind, test) in series {
         let of_series: Vec<&NewDocument> =
             documents.iter().filter(|d| (d.shop_id, d.kind, d.test) == (shop_id, kind, test)).collect();
+        if of_series.is_empty() {
+            continue;
+        }
         let (prefix, first) = take_numbers(txn, (shop_id, kind, test), of_series.len() as i64, now).await?;
+        let taken_at = Utc::now();
         for (number, d) in (first..).zip(of_series) {
-            rows.push(row(d, &prefix, number)?);
+            let issued_at = if d.test { d.issued_at } else { taken_at.max(d.issued_at) };
+            rows.push(row(d, &prefix, number, issued_at)?);
         }
     }
     let mut models = Vec::with_capacity(rows.len());
@@ -89,7 +99,7 @@ pub async fn issue(
     Ok(models)
 }
 
-fn row(d: &NewDocument, prefix: &str, number: i64) -> Result<ActiveModel, DbErr> {
+fn row(d: &NewDocument, prefix: &str, number: i64, issued_at: DateTime<Utc>) -> Result<ActiveModel, DbErr> {
     let totals = d.content.totals();
     let content = serde_json::to_string(&d.content).map_err(|e| DbErr::Custom(e.to_string()))?;
     let id_prefix = match d.kind {
@@ -114,7 +124,7 @@ fn row(d: &NewDocument, prefix: &str, number: i64) -> Result<ActiveModel, DbErr>
         tax_total: Set(totals.tax),
         gross_total: Set(totals.gross),
         language: Set(d.language),
-        issued_at: Set(super::now_millis(d.issued_at)),
+        issued_at: Set(super::now_millis(issued_at)),
         content: Set(content),
     })
 }
@@ -201,14 +211,13 @@ pub async fn change_series(
     Ok(Ok(after))
 }
 
-/// Takes `count` numbers of a series (`shop`, `kind`, `test`), made on first use: its prefix
-/// and the first number taken.
-async fn take_numbers(
+/// Holds a series (`shop`, `kind`, `test`), made on first use, until the transaction ends:
+/// on PostgreSQL by updating its row; SQLite's transaction holds the only write lock.
+async fn hold(
     txn: &impl ConnectionTrait,
     (shop_id, kind, test): (i64, DocumentKind, bool),
-    count: i64,
     now: DateTime<Utc>,
-) -> Result<(String, i64), DbErr> {
+) -> Result<(), DbErr> {
     let now = super::now_millis(now);
     let new: series::ActiveModel = fresh(shop_id, kind, test, now).into();
     let key = [series::Column::ShopId, series::Column::Kind, series::Column::Test];
@@ -216,20 +225,49 @@ async fn take_numbers(
         .on_conflict(OnConflict::columns(key).do_nothing().to_owned())
         .exec_without_returning(txn)
         .await?;
-    let next = Expr::col(series::Column::NextNumber);
     Series::update_many()
-        .col_expr(series::Column::NextNumber, next.clone().add(count))
-        .col_expr(series::Column::LastIssued, next.add(count - 1))
         .col_expr(series::Column::UpdatedAt, Expr::value(now))
         .filter(series::Column::ShopId.eq(shop_id))
         .filter(series::Column::Kind.eq(kind))
         .filter(series::Column::Test.eq(test))
         .exec(txn)
         .await?;
-    // The row is this transaction's until it ends (SQLite's holds the only write lock).
+    Ok(())
+}
+
+/// Takes `count` numbers of a series the transaction holds: its prefix and the first number
+/// taken.
+async fn take_numbers(
+    txn: &impl ConnectionTrait,
+    (shop_id, kind, test): (i64, DocumentKind, bool),
+    count: i64,
+    now: DateTime<Utc>,
+) -> Result<(String, i64), DbErr> {
+    let next = Expr::col(series::Column::NextNumber);
+    Series::update_many()
+        .col_expr(series::Column::NextNumber, next.clone().add(count))
+        .col_expr(series::Column::LastIssued, next.add(count - 1))
+        .col_expr(series::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+        .filter(series::Column::ShopId.eq(shop_id))
+        .filter(series::Column::Kind.eq(kind))
+        .filter(series::Column::Test.eq(test))
+        .exec(txn)
+        .await?;
     let taken = Series::find_by_id((shop_id, kind, test)).one(txn).await?;
     let taken = taken.ok_or_else(|| DbErr::RecordNotFound(format!("series {kind} of shop {shop_id}")))?;
     Ok((taken.prefix, taken.next_number - count))
+}
+
+/// Holds the shop's series of credit notes in `test` mode for the caller's transaction: what
+/// an invoice's documents credited is read after this, so that two credit notes of one
+/// invoice are worked out one after the other.
+pub async fn hold_credit_notes(
+    txn: &impl ConnectionTrait,
+    shop_id: i64,
+    test: bool,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    hold(txn, (shop_id, DocumentKind::CreditNote, test), now).await
 }
 
 /// A page of the shop's documents of `kind` that pass `filter`, newest first.
@@ -282,15 +320,13 @@ pub async fn invoice_of_payment(db: &impl ConnectionTrait, payment_id: &str) -> 
     Entity::find().filter(Column::Source.eq(payment_source(payment_id))).order_by_asc(Column::Seq).one(db).await
 }
 
-/// What the credit notes of an invoice credit in all (their gross).
-pub async fn credited(db: &impl ConnectionTrait, invoice_id: &str) -> Result<i64, DbErr> {
-    let totals: Vec<i64> = Entity::find()
-        .select_only()
-        .column(Column::GrossTotal)
-        .filter(Column::InvoiceId.eq(invoice_id))
-        .filter(Column::Kind.eq(DocumentKind::CreditNote))
-        .into_tuple()
-        .all(db)
-        .await?;
-    Ok(totals.into_iter().sum())
+/// The documents that correct an invoice (its credit notes, and the corrective invoices of
+/// refunds that failed after they were credited), oldest first.
+pub async fn of_invoice(db: &impl ConnectionTrait, invoice_id: &str) -> Result<Vec<Model>, DbErr> {
+    Entity::find().filter(Column::InvoiceId.eq(invoice_id)).order_by_asc(Column::Seq).all(db).await
+}
+
+/// The document issued for `source`, if any.
+pub async fn by_source(db: &impl ConnectionTrait, source: &str) -> Result<Option<Model>, DbErr> {
+    Entity::find().filter(Column::Source.eq(source)).one(db).await
 }

@@ -38,21 +38,26 @@ pub struct SeriesChange {
 }
 
 impl SeriesChange {
-    /// Reads `prefix` (at most 20 characters, none of them a control character; empty for
-    /// none) and `next_number` (1 or more). Whether the number is above the last one issued
+    /// Reads `prefix` (at most 20 characters, none of them a control character, not ending
+    /// with a digit; empty or `null` for none) and `next_number` (1 or more). Whether the number is above the last one issued
     /// is the database's to say.
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Errors> {
         let r = Reader::new(body);
         let mut e = Errors::default();
         let prefix = match r.value("prefix") {
+            None if r.sent("prefix") => Some(String::new()),
             None => None,
-            Some(Value::Null) => Some(String::new()),
             Some(Value::String(p)) if p.chars().count() > MAX_PREFIX => {
                 e.add("prefix", msg::too_long(MAX_PREFIX));
                 None
             }
             Some(Value::String(p)) if p.chars().any(char::is_control) => {
                 e.add("prefix", "must not contain control characters");
+                None
+            }
+            // The number follows the prefix: `A-1` then 000001 would print as `A-1000001` does.
+            Some(Value::String(p)) if p.ends_with(|c: char| c.is_ascii_digit()) => {
+                e.add("prefix", "must not end with a digit");
                 None
             }
             Some(Value::String(p)) => Some(p.clone()),
@@ -92,6 +97,7 @@ mod tests {
         assert!(parse(json!({"prefix": "x".repeat(21)})).unwrap_err().has("prefix"));
         assert!(parse(json!({"prefix": "a\nb"})).unwrap_err().has("prefix"));
         assert!(parse(json!({"prefix": 7})).unwrap_err().has("prefix"));
+        assert!(parse(json!({"prefix": "INV2027"})).unwrap_err().has("prefix"));
         assert!(parse(json!({"next_number": 0})).unwrap_err().has("next_number"));
         assert!(parse(json!({"next_number": 1.5})).unwrap_err().has("next_number"));
         assert_eq!(named("test_credit_note"), Some((DocumentKind::CreditNote, true)));

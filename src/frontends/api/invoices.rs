@@ -3,7 +3,7 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, put};
 use axum::{Json, Router};
 
 use super::auth::ApiShop;
@@ -26,7 +26,7 @@ pub fn router() -> Router<AppState> {
         .route("/credit_notes", get(list_credit_notes))
         .route("/credit_notes/{id}", get(show_credit_note))
         .route("/shop/series", get(series))
-        .route("/shop/series/{name}", axum::routing::put(update_series))
+        .route("/shop/series/{name}", put(update_series))
 }
 
 /// List the shop's number series
@@ -48,6 +48,7 @@ async fn series(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result
     params(("name" = String, Path, description = "`invoice`, `credit_note`, `test_invoice` or `test_credit_note`")),
     request_body = schemas::documents::SeriesUpdate,
     responses((status = 200, description = "The series", body = SeriesView),
+        (status = 404, description = "No series has this name", body = crate::web::error::ErrorBody),
         (status = 422, description = "A field is wrong", body = crate::web::error::ErrorBody)))]
 async fn update_series(
     State(state): State<AppState>,

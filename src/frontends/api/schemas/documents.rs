@@ -45,11 +45,12 @@ pub struct DocumentFilterParams {
 #[derive(ToSchema)]
 #[schema(example = json!({"prefix": "2027-", "next_number": 1001}))]
 pub struct SeriesUpdate {
-    /// Printed before the number; empty for none. At most 20 characters, no control
-    /// characters.
-    #[schema(max_length = 20, pattern = r"^[^\x00-\x1f\x7f-\x9f]*$")]
+    /// Printed before the number; empty or `null` for none. At most 20 characters, no control
+    /// characters, not ending with a digit (the number follows it).
+    #[schema(max_length = 20, pattern = r"^([^\x00-\x1f\x7f-\x9f]*[^\x00-\x1f\x7f-\x9f0-9])?$")]
     prefix: Option<String>,
-    /// The number the next document takes: above the last one issued (422 otherwise).
+    /// The number the next document takes: above the last one issued (422 otherwise);
+    /// absent or `null` leaves it as it is.
     #[schema(minimum = 1, maximum = 999_999_999_999_i64)]
     next_number: Option<i64>,
 }

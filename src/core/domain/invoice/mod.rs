@@ -6,11 +6,15 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::Errors;
-use super::event::moment;
 use super::seller::Seller;
-use super::tax::{LineAmounts, TaxCategory, line_amounts, round_div};
+
+mod credit;
+mod filter;
+
+use super::tax::{LineAmounts, TaxCategory, line_amounts};
 use super::vocab::{Language, words};
+pub use credit::{Credited, credit_lines, credit_note};
+pub use filter::DocumentFilter;
 
 words! {
     /// What a document of the books is.
@@ -197,6 +201,9 @@ pub struct Line {
     pub net: i64,
     pub tax_amount: i64,
     pub gross: i64,
+    /// On a credit note or a corrective invoice: the line of the invoice it credits (from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invoice_line: Option<usize>,
 }
 
 /// The tax of a document at one rate: what its lines at that rate add up to.
@@ -232,11 +239,49 @@ pub struct Content {
 }
 
 impl Content {
-    /// The document's totals: net, tax, gross.
+    /// The document's totals: net, tax, gross (each within 64 bits: [`content`] made sure).
     pub fn totals(&self) -> LineAmounts {
-        let sum = |f: fn(&Line) -> i64| self.lines.iter().map(f).sum();
+        let sum = |f: fn(&Line) -> i64| self.lines.iter().map(f).fold(0i64, |a, b| a.saturating_add(b));
         LineAmounts { net: sum(|l| l.net), tax: sum(|l| l.tax_amount), gross: sum(|l| l.gross) }
     }
+}
+
+/// The lines added up per rate (treatment, percentage and exemption reason); `None` when a
+/// sum would not fit in 64 bits.
+pub fn tax_totals(lines: &[Line]) -> Option<Vec<TaxTotal>> {
+    let mut taxes: Vec<TaxTotal> = Vec::new();
+    for line in lines {
+        let t = &line.tax;
+        let found = taxes.iter_mut().find(|total| {
+            (total.treatment, total.percentage, &total.exemption_reason)
+                == (t.treatment, t.percentage, &t.exemption_reason)
+        });
+        match found {
+            Some(total) => {
+                total.net = total.net.checked_add(line.net)?;
+                total.tax = total.tax.checked_add(line.tax_amount)?;
+                total.gross = total.gross.checked_add(line.gross)?;
+            }
+            None => taxes.push(TaxTotal {
+                treatment: t.treatment,
+                percentage: t.percentage,
+                exemption_reason: t.exemption_reason.clone(),
+                net: line.net,
+                tax: line.tax_amount,
+                gross: line.gross,
+            }),
+        }
+    }
+    // The document's totals are the rates' totals added up: they must fit too.
+    let mut whole = LineAmounts { net: 0, tax: 0, gross: 0 };
+    for t in &taxes {
+        whole = LineAmounts {
+            net: whole.net.checked_add(t.net)?,
+            tax: whole.tax.checked_add(t.tax)?,
+            gross: whole.gross.checked_add(t.gross)?,
+        };
+    }
+    Some(taxes)
 }
 
 /// The note a reverse-charged invoice carries.
@@ -276,31 +321,10 @@ pub fn content(
             net: amounts.net,
             tax_amount: amounts.tax,
             gross: amounts.gross,
+            invoice_line: None,
         });
     }
-    let mut taxes: Vec<TaxTotal> = Vec::new();
-    for line in &lines {
-        let t = &line.tax;
-        let found = taxes.iter_mut().find(|total| {
-            (total.treatment, total.percentage, &total.exemption_reason)
-                == (t.treatment, t.percentage, &t.exemption_reason)
-        });
-        match found {
-            Some(total) => {
-                total.net = total.net.checked_add(line.net)?;
-                total.tax = total.tax.checked_add(line.tax_amount)?;
-                total.gross = total.gross.checked_add(line.gross)?;
-            }
-            None => taxes.push(TaxTotal {
-                treatment: t.treatment,
-                percentage: t.percentage,
-                exemption_reason: t.exemption_reason.clone(),
-                net: line.net,
-                tax: line.tax_amount,
-                gross: line.gross,
-            }),
-        }
-    }
+    let taxes = tax_totals(&lines)?;
     let mut notes = Vec::new();
     if lines.iter().any(|l| l.tax.treatment == TaxTreatment::ReverseCharge) {
         notes.push(reverse_charge_note(language).to_owned());
@@ -313,146 +337,15 @@ pub fn content(
     Some(Content { seller, buyer, lines, taxes, notes, footer, invoice_number: None, reason: None })
 }
 
-/// The lines of a credit note that takes a document from `before` to `after` credited (of
-/// its gross, in minimal units): each line gets its share of the credit in proportion to its
-/// gross, and its tax in proportion within the line. Shares are worked out on what is
-/// credited in all (before and after), so credit notes add up exactly to their invoice once
-/// it is credited in full, and never to more. `None` when `before..after` is not within the
-/// invoice.
-pub fn credit_lines(invoice: &Content, before: i64, after: i64) -> Option<Vec<Line>> {
-    let total = invoice.totals().gross;
-    if !(0 <= before && before < after && after <= total) {
-        return None;
-    }
-    let share = |part: i64, of: i64, whole: i64| -> Option<i64> {
-        let exact = i128::from(part) * i128::from(of);
-        i64::try_from(round_div(exact, i128::from(whole))).ok()
-    };
-    // The gross of each line credited once `credited` of the whole is: the running sums of
-    // the lines, each rounded, so the lines add up to `credited` exactly.
-    let of_lines = |credited: i64| -> Option<Vec<i64>> {
-        let mut upto = 0i64;
-        let mut given = 0i64;
-        let mut shares = Vec::with_capacity(invoice.lines.len());
-        for line in &invoice.lines {
-            upto = upto.checked_add(line.gross)?;
-            let running = share(credited, upto, total)?;
-            shares.push(running - given);
-            given = running;
-        }
-        Some(shares)
-    };
-    let (was, is) = (of_lines(before)?, of_lines(after)?);
-    let mut lines = Vec::new();
-    for ((line, was), is) in invoice.lines.iter().zip(was).zip(is) {
-        let gross = is - was;
-        if gross == 0 {
-            continue;
-        }
-        let tax_of =
-            |credited: i64| if line.gross == 0 { Some(0) } else { share(line.tax_amount, credited, line.gross) };
-        let tax = tax_of(is)? - tax_of(was)?;
-        lines.push(Line {
-            quantity: 1,
-            unit_price: gross,
-            discount: 0,
-            tax_included: true,
-            net: gross - tax,
-            tax_amount: tax,
-            gross,
-            ..line.clone()
-        });
-    }
-    Some(lines)
-}
-
-/// A credit note's content for `lines` of `invoice`, numbered `invoice_number`.
-pub fn credit_note(invoice: &Content, invoice_number: &str, lines: Vec<Line>, reason: Option<String>) -> Content {
-    let mut taxes: Vec<TaxTotal> = Vec::new();
-    for line in &lines {
-        let t = &line.tax;
-        match taxes.iter_mut().find(|total| {
-            (total.treatment, total.percentage, &total.exemption_reason)
-                == (t.treatment, t.percentage, &t.exemption_reason)
-        }) {
-            Some(total) => {
-                total.net += line.net;
-                total.tax += line.tax_amount;
-                total.gross += line.gross;
-            }
-            None => taxes.push(TaxTotal {
-                treatment: t.treatment,
-                percentage: t.percentage,
-                exemption_reason: t.exemption_reason.clone(),
-                net: line.net,
-                tax: line.tax_amount,
-                gross: line.gross,
-            }),
-        }
-    }
-    Content { lines, taxes, invoice_number: Some(invoice_number.to_owned()), reason, ..invoice.clone() }
-}
-
-/// Which documents a list shows: `?customer=`, `?subscription=`, `?payment=`, `?invoice=`
-/// (a credit note's), `?number=` (as printed, or its digits), and `?issued[gte]=` / `[gt]` /
-/// `[lte]` / `[lt]` (RFC 3339 or Unix seconds).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DocumentFilter {
-    pub customer: Option<String>,
-    pub subscription: Option<String>,
-    pub payment: Option<String>,
-    pub invoice: Option<String>,
-    pub number: Option<String>,
-    /// From this moment on (inclusive).
-    pub since: Option<DateTime<Utc>>,
-    /// Before this moment (exclusive).
-    pub until: Option<DateTime<Utc>>,
-}
-
-impl DocumentFilter {
-    /// The filters among `pairs` (name, value); other names are ignored, and so is an empty
-    /// value.
-    pub fn parse<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self, Errors> {
-        let mut filter = DocumentFilter::default();
-        let mut errors = Errors::default();
-        for (key, value) in pairs {
-            let (key, value) = (key.as_ref(), value.as_ref().trim());
-            let text = Some(value.to_owned()).filter(|v| !v.is_empty());
-            match key.trim_end_matches("_id") {
-                "customer" => filter.customer = text,
-                "subscription" => filter.subscription = text,
-                "payment" => filter.payment = text,
-                "invoice" => filter.invoice = text,
-                "number" => filter.number = text,
-                "issued[gte]" | "issued[gt]" | "issued[lte]" | "issued[lt]" => {
-                    let Some(at) = moment(value) else {
-                        errors.add(key, "must be an RFC 3339 time or Unix seconds");
-                        continue;
-                    };
-                    let millisecond = chrono::TimeDelta::milliseconds(1);
-                    match key {
-                        "issued[gte]" => filter.since = Some(at),
-                        "issued[gt]" => filter.since = Some(at + millisecond),
-                        "issued[lte]" => filter.until = Some(at + millisecond),
-                        _ => filter.until = Some(at),
-                    }
-                }
-                _ => {}
-            }
-        }
-        errors.into_result(|| filter)
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn line(unit_price: i64, discount: i64, tax: LineTax, tax_included: bool) -> LineInput {
+    pub(super) fn line(unit_price: i64, discount: i64, tax: LineTax, tax_included: bool) -> LineInput {
         LineInput { description: "Plan".into(), period: None, quantity: 1, unit_price, discount, tax, tax_included }
     }
 
-    fn rate(treatment: TaxTreatment, percentage: i64) -> LineTax {
+    pub(super) fn rate(treatment: TaxTreatment, percentage: i64) -> LineTax {
         LineTax {
             treatment,
             percentage,
@@ -462,7 +355,7 @@ mod tests {
         }
     }
 
-    fn issue(lines: Vec<LineInput>) -> Content {
+    pub(super) fn issue(lines: Vec<LineInput>) -> Content {
         content(Party::default(), Party::default(), lines, None, DocumentLanguage::En).unwrap()
     }
 
@@ -519,44 +412,6 @@ mod tests {
     fn numbers_are_padded_and_test_series_say_so() {
         assert_eq!(number_text(DocumentKind::Invoice.default_prefix(false), 42), "INV-000042");
         assert_eq!(number_text(DocumentKind::CreditNote.default_prefix(true), 1_234_567), "TEST-CN-1234567");
-    }
-
-    #[test]
-    fn credit_notes_follow_the_refunded_share_and_add_up_to_their_invoice() {
-        let invoice = issue(vec![
-            line(11_900, 0, rate(TaxTreatment::Standard, 190_000), true),
-            line(1_000, 0, rate(TaxTreatment::Standard, 70_000), false),
-        ]);
-        let total = invoice.totals();
-        assert_eq!(total, LineAmounts { net: 11_000, tax: 1_970, gross: 12_970 });
-        let mut credited = LineAmounts { net: 0, tax: 0, gross: 0 };
-        let mut before = 0;
-        for after in [1, 1_000, 1_001, 7_777, 12_969, 12_970] {
-            let lines = credit_lines(&invoice, before, after).unwrap();
-            let note = credit_note(&invoice, "INV-000001", lines, None);
-            let t = note.totals();
-            assert_eq!(t.gross, after - before);
-            assert_eq!(t.net + t.tax, t.gross);
-            for l in &note.lines {
-                assert!(l.net >= 0 && l.tax_amount >= 0, "{l:?}");
-            }
-            credited =
-                LineAmounts { net: credited.net + t.net, tax: credited.tax + t.tax, gross: credited.gross + t.gross };
-            before = after;
-        }
-        assert_eq!(credited, total, "credited in full, exactly the invoice");
-        assert!(credit_lines(&invoice, 12_970, 12_971).is_none(), "never more than the invoice");
-        assert!(credit_lines(&invoice, 5, 5).is_none());
-    }
-
-    #[test]
-    fn filters_read_ids_numbers_and_times() {
-        let f = DocumentFilter::parse([("customer_id", "cst_1"), ("number", " INV-000002 "), ("issued[lt]", "60")])
-            .unwrap();
-        assert_eq!(f.customer.as_deref(), Some("cst_1"));
-        assert_eq!(f.number.as_deref(), Some("INV-000002"));
-        assert_eq!(f.until, DateTime::from_timestamp(60, 0));
-        assert!(DocumentFilter::parse([("issued[gte]", "soon")]).unwrap_err().has("issued[gte]"));
     }
 
     #[test]

@@ -1,0 +1,72 @@
+//! Which documents a list shows.
+
+use chrono::{DateTime, Utc};
+
+use crate::domain::Errors;
+use crate::domain::event::moment;
+
+/// Which documents a list shows: `?customer=`, `?subscription=`, `?payment=`, `?invoice=`
+/// (a credit note's), `?number=` (as printed, or its digits), and `?issued[gte]=` / `[gt]` /
+/// `[lte]` / `[lt]` (RFC 3339 or Unix seconds).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentFilter {
+    pub customer: Option<String>,
+    pub subscription: Option<String>,
+    pub payment: Option<String>,
+    pub invoice: Option<String>,
+    pub number: Option<String>,
+    /// From this moment on (inclusive).
+    pub since: Option<DateTime<Utc>>,
+    /// Before this moment (exclusive).
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl DocumentFilter {
+    /// The filters among `pairs` (name, value); other names are ignored, and so is an empty
+    /// value.
+    pub fn parse<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self, Errors> {
+        let mut filter = DocumentFilter::default();
+        let mut errors = Errors::default();
+        for (key, value) in pairs {
+            let (key, value) = (key.as_ref(), value.as_ref().trim());
+            let text = Some(value.to_owned()).filter(|v| !v.is_empty());
+            match key.trim_end_matches("_id") {
+                "customer" => filter.customer = text,
+                "subscription" => filter.subscription = text,
+                "payment" => filter.payment = text,
+                "invoice" => filter.invoice = text,
+                "number" => filter.number = text,
+                "issued[gte]" | "issued[gt]" | "issued[lte]" | "issued[lt]" => {
+                    let Some(at) = moment(value) else {
+                        errors.add(key, "must be an RFC 3339 time or Unix seconds");
+                        continue;
+                    };
+                    let millisecond = chrono::TimeDelta::milliseconds(1);
+                    match key {
+                        "issued[gte]" => filter.since = Some(at),
+                        "issued[gt]" => filter.since = Some(at + millisecond),
+                        "issued[lte]" => filter.until = Some(at + millisecond),
+                        _ => filter.until = Some(at),
+                    }
+                }
+                _ => {}
+            }
+        }
+        errors.into_result(|| filter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_read_ids_numbers_and_times() {
+        let f = DocumentFilter::parse([("customer_id", "cst_1"), ("number", " INV-000002 "), ("issued[lt]", "60")])
+            .unwrap();
+        assert_eq!(f.customer.as_deref(), Some("cst_1"));
+        assert_eq!(f.number.as_deref(), Some("INV-000002"));
+        assert_eq!(f.until, DateTime::from_timestamp(60, 0));
+        assert!(DocumentFilter::parse([("issued[gte]", "soon")]).unwrap_err().has("issued[gte]"));
+    }
+}
