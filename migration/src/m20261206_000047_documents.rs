@@ -18,6 +18,13 @@ enum DocumentSeries {
 }
 
 #[derive(DeriveIden, Clone, Copy)]
+enum Payments {
+    Table,
+    Settling,
+    SettlingAt,
+}
+
+#[derive(DeriveIden, Clone, Copy)]
 enum Documents {
     Table,
     Seq,
@@ -47,6 +54,10 @@ enum Documents {
 /// that rolls back gives its numbers back. A document is written once and never changed;
 /// `source` (the payment, refund or dispute it was issued for) is unique, so each is issued
 /// once whatever is retried.
+///
+/// A held payment's capture or void is claimed on its row (`settling`, since `settling_at`)
+/// before the processor is asked, and recorded with its invoice once the processor approves;
+/// a claim an interrupted request left is taken up again by the sweep (its partial index).
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -108,10 +119,25 @@ impl MigrationTrait for Migration {
         ] {
             manager.create_index(index(name, D::Table, columns)).await?;
         }
+        for column in [
+            ColumnDef::new(Payments::Settling).string().null().to_owned(),
+            ColumnDef::new(Payments::SettlingAt).timestamp_with_time_zone().null().to_owned(),
+        ] {
+            let mut column = column;
+            manager.alter_table(Table::alter().table(Payments::Table).add_column(&mut column).to_owned()).await?;
+        }
+        let db = manager.get_connection();
+        db.execute_unprepared("CREATE INDEX ix_payments_settling ON payments (settling_at) WHERE settling IS NOT NULL")
+            .await?;
         Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        db.execute_unprepared("DROP INDEX ix_payments_settling").await?;
+        for column in [Payments::Settling, Payments::SettlingAt] {
+            manager.alter_table(Table::alter().table(Payments::Table).drop_column(column).to_owned()).await?;
+        }
         manager.drop_table(Table::drop().table(Documents::Table).to_owned()).await?;
         manager.drop_table(Table::drop().table(DocumentSeries::Table).to_owned()).await
     }

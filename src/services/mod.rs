@@ -8,6 +8,7 @@
 pub mod audit;
 pub mod backup;
 pub mod billing;
+pub mod captures;
 pub mod catalog;
 pub mod coupons;
 pub mod disputes;

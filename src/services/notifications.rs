@@ -497,7 +497,7 @@ async fn back_office_settle(
         false => (PaymentStatus::Succeeded, EventType::PaymentCaptured),
     };
     let txn = crate::db::begin(&state.db).await?;
-    if !db::payments::transition(&txn, shop_id, &payment.id, PaymentStatus::Authorized, to, now).await? {
+    if !db::payments::settle_held(&txn, shop_id, &payment.id, to, now).await? {
         return Ok(Received::Taken);
     }
     if to == PaymentStatus::Voided
@@ -531,7 +531,7 @@ pub async fn give_back_late(
 ) -> Result<payments::Model, AppError> {
     match paid.status {
         PaymentStatus::Authorized => {
-            crate::services::payments::void(state, paid.shop_id, &paid.id, now).await?;
+            crate::services::captures::void(state, paid.shop_id, &paid.id, now).await?;
         }
         _ => {
             let ask = crate::domain::refund::RefundAsk {

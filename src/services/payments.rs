@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use sea_orm::DbErr;
-use tracing::Instrument;
 
 use crate::db::entities::{payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
@@ -15,8 +14,8 @@ use crate::domain::Errors;
 use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
 use crate::domain::event::EventType;
-use crate::domain::vocab::{PaymentStatus, TransactionType, VisibleField};
-use crate::external::acquirer::{Acquirer, CardRef, CardRefused, HostedRequest, Outcome, SettleRequest};
+use crate::domain::vocab::{TransactionType, VisibleField};
+use crate::external::acquirer::{Acquirer, CardRef, CardRefused, HostedRequest, Outcome};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -433,108 +432,4 @@ async fn charge(
     let request = crate::services::billing::charge_of(&payment, description, Some(&return_url), now);
     let outcome = acquirer.charge(card, request).await;
     crate::services::billing::record_answer(state, payment, outcome, None, now).await
-}
-
-/// Captures an authorized payment of the shop in full.
-pub async fn capture(
-    state: &AppState,
-    shop_id: i64,
-    id: &str,
-    now: DateTime<Utc>,
-) -> Result<payments::Model, AppError> {
-    settle(state, shop_id, id, PaymentStatus::Succeeded, now).await
-}
-
-/// Voids an authorized payment of the shop; a finite product gets its unit back.
-pub async fn void(state: &AppState, shop_id: i64, id: &str, now: DateTime<Utc>) -> Result<payments::Model, AppError> {
-    settle(state, shop_id, id, PaymentStatus::Voided, now).await
-}
-
-/// Moves an authorization to `to` (captured or voided). The status changes first, so of two
-/// concurrent calls only one reaches the acquirer; if the acquirer refuses, it changes back.
-async fn settle(
-    state: &AppState,
-    shop_id: i64,
-    id: &str,
-    to: PaymentStatus,
-    now: DateTime<Utc>,
-) -> Result<payments::Model, AppError> {
-    // In a task of its own: once the status moved, the acquirer is asked and the answer
-    // recorded even if the client hangs up.
-    let (state, id) = (state.clone(), id.to_string());
-    let work = async move { settle_now(&state, shop_id, &id, to, now).await };
-    tokio::spawn(crate::db::audit::acting::carry(work).in_current_span()).await.map_err(|_| AppError::Panic)?
-}
-
-async fn settle_now(
-    state: &AppState,
-    shop_id: i64,
-    id: &str,
-    to: PaymentStatus,
-    now: DateTime<Utc>,
-) -> Result<payments::Model, AppError> {
-    let find = || db::find::<payments::Entity>(&state.db, shop_id, id);
-    let payment = find().await?.ok_or(AppError::NotFound("Payment"))?;
-    let from = PaymentStatus::Authorized;
-    if !db::payments::transition(&state.db, shop_id, id, from, to, now).await? {
-        let verb = if to == PaymentStatus::Voided { "voided" } else { "captured" };
-        return Err(AppError::Conflict(format!(
-            "Only an authorized payment can be {verb}; this payment is {}",
-            find().await?.map_or(payment.status, |p| p.status)
-        )));
-    }
-    let reference = payment.acquirer_reference.clone().unwrap_or_default();
-    let kind = if to == PaymentStatus::Voided { "void" } else { "capture" };
-    let key = child_uid(&payment.id, kind);
-    let tracking_id = payment.billing_key.as_deref().unwrap_or(&payment.id);
-    let request = SettleRequest { reference: &reference, amount: payment.amount, idempotency_key: &key, tracking_id };
-    let outcome = match acquirer_for(state, shop_id, payment.test).await {
-        Ok(acquirer) if to == PaymentStatus::Voided => acquirer.void(request).await,
-        Ok(acquirer) => acquirer.capture(request).await,
-        Err(e) => Outcome::Error { code: "processing_error", message: e.to_string().into() },
-    };
-    let refused = match &outcome {
-        Outcome::Declined { message, .. } => Some(AppError::Declined(message.to_string())),
-        Outcome::Error { message, .. } => {
-            Some(AppError::Acquirer(format!("The payment processor could not make this {kind}: {message}")))
-        }
-        // Sent again under the same key, the processor answers what it did the first time.
-        Outcome::Pending { .. } => Some(AppError::Acquirer(format!(
-            "The payment processor's answer to this {kind} was lost; nothing changed here. Send the {kind} again: \
-             it goes under the same key, so it is never made twice"
-        ))),
-        Outcome::Approved { .. } => None,
-    };
-    if let Some(refused) = refused {
-        db::payments::transition(&state.db, shop_id, id, to, from, now).await?;
-        return Err(refused);
-    }
-    let txn = crate::db::begin(&state.db).await?;
-    if to == PaymentStatus::Voided
-        && let Some(product_id) = &payment.product_id
-    {
-        db::products::release_unit(&txn, product_id).await?;
-    }
-    if let Outcome::Approved { reference: captured } = &outcome
-        && to == PaymentStatus::Succeeded
-        && *captured != reference
-    {
-        db::payments::set_capture_reference(&txn, id, captured).await?;
-    }
-    let settled = db::find::<payments::Entity>(&txn, shop_id, id).await?.ok_or(AppError::NotFound("Payment"))?;
-    let event_type = match to {
-        PaymentStatus::Voided => EventType::PaymentVoided,
-        _ => EventType::PaymentCaptured,
-    };
-    // A capture or void takes or releases the whole authorization, under a uid of its own.
-    let event = crate::services::events::payment_child(event_type, &settled, &key, settled.amount);
-    crate::services::events::record(&txn, &state.config, vec![event]).await?;
-    crate::services::invoices::issue_for_payments(&txn, &state.config, &[&settled], now).await?;
-    txn.commit().await?;
-    Ok(settled)
-}
-
-/// The uid a payment's capture or void is notified under: the payment's id and the word.
-fn child_uid(payment_id: &str, kind: &str) -> String {
-    format!("{payment_id}_{kind}")
 }

@@ -282,4 +282,39 @@ db_tests! {
         assert_eq!(changes, 3, "each change recorded, the refused ones not");
         assert_eq!(app.get(&app.shop("Records").await, "/shop/series").await.1[2]["next"], "TEST-INV-000001", "apart per shop");
     }
+
+    async fn a_capture_or_void_its_request_left_half_done_is_finished_by_the_sweep(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let mut body = test_product_body();
+        body["transaction_type"] = json!("authorization");
+        let product = app.product(&shop, &body).await;
+        let id = product["id"].as_str().unwrap();
+        for _ in 0..2 {
+            assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        }
+        let held = payments_of(&app, &shop, "status=authorized").await;
+        let (capture, void) = (held[0]["id"].as_str().unwrap(), held[1]["id"].as_str().unwrap());
+        // Each request claimed its move and stopped before the processor answered.
+        let now = chrono::Utc::now();
+        assert!(paydesk::db::payments::claim_settling(&app.db, shop.id, capture, "capture", now).await.unwrap());
+        assert!(paydesk::db::payments::claim_settling(&app.db, shop.id, void, "void", now).await.unwrap());
+        let (status, busy) = app.post(&shop, &format!("/payments/{capture}/void"), &json!({})).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{busy}");
+        assert_eq!(busy["message"], "A capture of this payment is under way");
+        assert_eq!(app.get(&shop, &format!("/payments/{capture}")).await.1["status"], "authorized");
+        let sweep = |at| paydesk::services::captures::resume_interrupted(&app.state, at);
+        assert_eq!(sweep(now).await.unwrap(), 0, "not before a request could have finished");
+        let later = now + chrono::Duration::minutes(3);
+        let swept = join_all((0..3).map(|_| sweep(later))).await;
+        assert_eq!(swept.iter().map(|n| n.as_ref().unwrap()).sum::<usize>(), 2, "{swept:?}");
+        assert_eq!(app.get(&shop, &format!("/payments/{capture}")).await.1["status"], "succeeded");
+        assert_eq!(app.get(&shop, &format!("/payments/{void}")).await.1["status"], "voided");
+        let listed = invoices(&app, &shop, "").await;
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0]["payment_id"], json!(capture));
+        assert_eq!(events_of(&app, &shop, "payment.captured").await.len(), 1);
+        assert_eq!(events_of(&app, &shop, "payment.voided").await.len(), 1);
+        assert_eq!(app.get(&shop, &format!("/products/{id}")).await.1["quantity"], 4, "the voided unit is back");
+    }
 }

@@ -432,8 +432,8 @@ db_tests! {
         for void in [false, true] {
             let now = chrono::Utc::now();
             let refused = match void {
-                false => paydesk::services::payments::capture(&state, shop.id, payment, now).await,
-                true => paydesk::services::payments::void(&state, shop.id, payment, now).await,
+                false => paydesk::services::captures::capture(&state, shop.id, payment, now).await,
+                true => paydesk::services::captures::void(&state, shop.id, payment, now).await,
             };
             assert!(matches!(refused, Err(paydesk::web::error::AppError::Acquirer(_))), "{refused:?}");
             let after = payment_of(&app, &shop, id).await;

@@ -66,7 +66,7 @@ async fn capture(
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
 ) -> Result<Json<PaymentView>, AppError> {
-    let payment = crate::services::payments::capture(&state, shop.id, &id, Utc::now()).await?;
+    let payment = crate::services::captures::capture(&state, shop.id, &id, Utc::now()).await?;
     Ok(Json(PaymentView::from(&payment)))
 }
 
@@ -85,6 +85,6 @@ async fn void(
     ApiShop(shop): ApiShop,
     Path(id): Path<String>,
 ) -> Result<Json<PaymentView>, AppError> {
-    let payment = crate::services::payments::void(&state, shop.id, &id, Utc::now()).await?;
+    let payment = crate::services::captures::void(&state, shop.id, &id, Utc::now()).await?;
     Ok(Json(PaymentView::from(&payment)))
 }

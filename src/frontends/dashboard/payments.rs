@@ -351,7 +351,7 @@ fn refund_row(r: &refunds::Model, m: &Merchant) -> RefundRow {
 
 async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    match crate::services::payments::capture(&state, m.shop.id, &id, Utc::now()).await {
+    match crate::services::captures::capture(&state, m.shop.id, &id, Utc::now()).await {
         Ok(p) => m.flash(&m.f("Captured {}.", &[&m.money(p.amount, p.currency)])).await,
         Err(AppError::Conflict(_)) => m.flash(&settled_already(&find(&state, &m, &id).await?, &m)).await,
         Err(e) => return Err(e),
@@ -398,7 +398,7 @@ async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         };
         return ok(&page);
     }
-    match crate::services::payments::void(&state, m.shop.id, &id, Utc::now()).await {
+    match crate::services::captures::void(&state, m.shop.id, &id, Utc::now()).await {
         Ok(_) => m.flash(m.t("The authorization was voided: the funds are released.")).await,
         Err(AppError::Conflict(_)) => m.flash(&settled_already(&find(&state, &m, &id).await?, &m)).await,
         Err(e) => return Err(e),

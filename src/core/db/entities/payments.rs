@@ -68,6 +68,10 @@ pub struct Model {
     /// When the simulated processor's card network acts on this payment next (a test
     /// card's dispute or early fraud warning).
     pub network_at: Option<DateTimeUtc>,
+    /// A capture or void claimed (`capture`, `void`) and not recorded yet, and since when:
+    /// the sweep takes up one an interrupted request left.
+    pub settling: Option<String>,
+    pub settling_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -121,8 +121,6 @@ pub async fn set_card(db: &impl ConnectionTrait, id: &str, card: &CardRef) -> Re
     Ok(())
 }
 
-/// Moves the shop's payment from one status to another if, and only if, it is still in
-/// `from`: of two concurrent captures, one wins. Returns whether it moved.
 /// Keeps the processor's reference of a captured payment's capture (refunds name it).
 pub async fn set_capture_reference(db: &impl ConnectionTrait, id: &str, reference: &str) -> Result<(), DbErr> {
     Entity::update_many()

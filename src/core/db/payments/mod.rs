@@ -2,9 +2,11 @@
 
 mod answers;
 mod pages;
+mod settling;
 
 pub use answers::*;
 pub use pages::*;
+pub use settling::*;
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, Query, SelectStatement, SimpleExpr, UnionType};
@@ -366,6 +368,8 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         action_url: Set(None),
         checkout_token: Set(None),
         customer_details: Set(new.customer_details),
+        settling: Set(None),
+        settling_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -489,37 +493,6 @@ pub async fn attach(
         }
         Err(e) => Err(e),
     }
-}
-
-pub async fn transition(
-    db: &impl ConnectionTrait,
-    shop_id: i64,
-    id: &str,
-    from: PaymentStatus,
-    to: PaymentStatus,
-    now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
-    let now = super::now_millis(now);
-    let mut update = Entity::update_many()
-        .col_expr(Column::Status, Expr::value(to.as_str()))
-        .col_expr(Column::UpdatedAt, Expr::value(now));
-    let never: Option<DateTime<Utc>> = None;
-    update = match to {
-        PaymentStatus::Succeeded => update.col_expr(Column::CapturedAt, Expr::value(Some(now))),
-        PaymentStatus::Voided => update.col_expr(Column::VoidedAt, Expr::value(Some(now))),
-        // Back to a held authorization (the acquirer refused): neither captured nor voided.
-        PaymentStatus::Authorized => {
-            update.col_expr(Column::CapturedAt, Expr::value(never)).col_expr(Column::VoidedAt, Expr::value(never))
-        }
-        _ => update,
-    };
-    let result = update
-        .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Id.eq(id))
-        .filter(Column::Status.eq(from))
-        .exec(db)
-        .await?;
-    Ok(result.rows_affected == 1)
 }
 
 /// The customer's payments at the shop, newest first (at most `limit`).
