@@ -17,9 +17,23 @@ use crate::services::payments::acquirer_for;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
-/// How long a claim stands before the sweep takes it up (a request asks the processor within
-/// its timeout, well under this).
-const INTERRUPTED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(2);
+/// How many times a request sends a capture or void at most (the processors' retries of a
+/// lost answer, and the lookup after them).
+const SENDS: u32 = 4;
+
+/// How long after it was claimed a capture or void of a request still running could be
+/// under way: every send of it timing out, and a minute more.
+fn interrupted_after(state: &AppState) -> chrono::TimeDelta {
+    let sends = state.config.processor_timeout * SENDS;
+    chrono::TimeDelta::from_std(sends).unwrap_or(chrono::TimeDelta::MAX) + chrono::TimeDelta::minutes(1)
+}
+
+/// How long the sweep asks about a claim whose answer stays unknown: processors keep a key's
+/// answer for a day, and past that a capture the processor has not answered never arrived.
+const GIVEN_UP_AFTER: chrono::TimeDelta = chrono::TimeDelta::hours(23);
+
+/// How many claims one sweep takes up at most.
+const SWEPT: u64 = 20;
 
 /// Captures an authorized payment of the shop in full.
 pub async fn capture(
@@ -66,7 +80,7 @@ async fn settle_now(
     let find = || db::find::<payments::Entity>(&state.db, shop_id, id);
     let payment = find().await?.ok_or(AppError::NotFound("Payment"))?;
     let kind = kind_of(to);
-    if !db::payments::claim_settling(&state.db, shop_id, id, kind, now).await? {
+    let Some(token) = db::payments::claim_settling(&state.db, shop_id, id, kind, now).await? else {
         let current = find().await?.unwrap_or(payment);
         return Err(AppError::Conflict(match &current.settling {
             Some(under_way) => format!("A {under_way} of this payment is under way"),
@@ -75,11 +89,11 @@ async fn settle_now(
                 format!("Only an authorized payment can be {verb}; this payment is {}", current.status)
             }
         }));
-    }
+    };
     match ask(state, &payment, to).await {
         Outcome::Approved { reference } => record(state, payment, to, &reference, now).await,
         refused => {
-            db::payments::release_settling(&state.db, id, kind).await?;
+            db::payments::release_settling(&state.db, id, token).await?;
             Err(refusal(&refused, kind))
         }
     }
@@ -115,7 +129,8 @@ fn refusal(outcome: &Outcome, kind: &str) -> AppError {
 
 /// Records the approved capture or void of `payment` in one transaction: its status, a
 /// voided product's unit given back, a capture's own reference, the event and a capture's
-/// invoice. One recorded already (by the processor's notification) is answered as it is.
+/// invoice. The processor's approval decides, whoever holds the claim by now; one recorded
+/// already (by the processor's notification, or the sweep) is answered as it is.
 async fn record(
     state: &AppState,
     payment: payments::Model,
@@ -125,7 +140,7 @@ async fn record(
 ) -> Result<payments::Model, AppError> {
     let (shop_id, id, kind) = (payment.shop_id, payment.id.as_str(), kind_of(to));
     let txn = crate::db::begin(&state.db).await?;
-    if !db::payments::record_settled(&txn, id, kind, to, now).await? {
+    if !db::payments::settle_held(&txn, shop_id, id, to, now).await? {
         txn.rollback().await?;
         return db::find::<payments::Entity>(&state.db, shop_id, id).await?.ok_or(AppError::NotFound("Payment"));
     }
@@ -151,34 +166,47 @@ async fn record(
     Ok(settled)
 }
 
-/// Takes up the captures and voids interrupted requests left claimed before `now` less a
-/// while: each is asked of the processor again under its key and recorded as it answers; a
-/// refusal gives the claim up, and an answer lost again leaves it for the next sweep.
-/// Answers how many were recorded or given up.
+/// Takes up the captures and voids interrupted requests left claimed: each is asked of the
+/// processor again under its key and recorded as it answers. A refusal or a failure gives the
+/// claim up, as a request would have; an answer lost again leaves it for the next sweep, for a
+/// day at most. Answers how many were recorded or given up; one that cannot be finished now
+/// is logged and left for the next sweep.
 pub async fn resume_interrupted(state: &AppState, now: DateTime<Utc>) -> Result<usize, AppError> {
     let mut done = 0;
-    for payment in db::payments::settling_due(&state.db, now - INTERRUPTED_AFTER, 100).await? {
-        let (Some(kind), Some(was)) = (payment.settling.clone(), payment.settling_at) else { continue };
-        if !db::payments::take_settling(&state.db, &payment.id, was, now).await? {
-            continue;
-        }
-        let to = if kind == "void" { PaymentStatus::Voided } else { PaymentStatus::Succeeded };
-        match ask(state, &payment, to).await {
-            Outcome::Approved { reference } => {
-                record(state, payment, to, &reference, now).await?;
-                done += 1;
-            }
-            Outcome::Declined { message, .. } => {
-                tracing::warn!(payment = %payment.id, kind, %message, "the processor refused an interrupted settlement");
-                db::payments::release_settling(&state.db, &payment.id, &kind).await?;
-                done += 1;
-            }
-            _ => {
-                tracing::warn!(payment = %payment.id, kind, "an interrupted settlement is still unknown; asked again later")
-            }
+    for payment in db::payments::settling_due(&state.db, now - interrupted_after(state), SWEPT).await? {
+        match resume(state, payment, now).await {
+            Ok(finished) => done += usize::from(finished),
+            Err(e) => tracing::error!(error = %e, "finishing an interrupted capture or void failed"),
         }
     }
     Ok(done)
+}
+
+/// Takes up one claim the sweep found: whether it was finished (recorded or given up).
+async fn resume(state: &AppState, payment: payments::Model, now: DateTime<Utc>) -> Result<bool, AppError> {
+    let (Some(kind), Some(was)) = (payment.settling.clone(), payment.settling_at) else { return Ok(false) };
+    // Renewed with the time it is taken: a long sweep's last claims are not due again at once.
+    let token = crate::db::now_millis(Utc::now().max(now));
+    if !db::payments::take_settling(&state.db, &payment.id, was, token).await? {
+        return Ok(false);
+    }
+    let to = if kind == "void" { PaymentStatus::Voided } else { PaymentStatus::Succeeded };
+    let (id, claimed) = (payment.id.clone(), payment.updated_at);
+    match ask(state, &payment, to).await {
+        Outcome::Approved { reference } => {
+            record(state, payment, to, &reference, now).await?;
+            Ok(true)
+        }
+        Outcome::Pending { .. } if now - claimed < GIVEN_UP_AFTER => {
+            tracing::warn!(payment = %id, kind, "an interrupted capture or void is still unknown; asked again later");
+            Ok(false)
+        }
+        refused => {
+            tracing::warn!(payment = %id, kind, outcome = ?refused, "an interrupted capture or void did not go through");
+            db::payments::release_settling(&state.db, &id, token).await?;
+            Ok(true)
+        }
+    }
 }
 
 /// The uid a payment's capture or void is notified under: the payment's id and the word.

@@ -107,12 +107,12 @@ async fn run_billing(state: &AppState) {
         Ok(count) => tracing::info!(count, "finished interrupted refunds"),
         Err(e) => tracing::error!(error = %e, "finishing interrupted refunds failed"),
     }
+    let ran = billing::run_due(state, Utc::now()).await;
     match crate::services::captures::resume_interrupted(state, Utc::now()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "finished interrupted captures and voids"),
         Err(e) => tracing::error!(error = %e, "finishing interrupted captures and voids failed"),
     }
-    let ran = billing::run_due(state, Utc::now()).await;
     match crate::services::notifications::recheck_ended(state, Utc::now()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "looked ended payments up once more"),

@@ -46,7 +46,7 @@ async fn series(State(state): State<AppState>, ApiShop(shop): ApiShop) -> Result
 /// before keep their numbers.
 #[utoipa::path(put, path = "/shop/series/{name}", tag = "Invoicing",
     params(("name" = String, Path, description = "`invoice`, `credit_note`, `test_invoice` or `test_credit_note`")),
-    request_body = schemas::documents::SeriesUpdate,
+    request_body = Option<schemas::documents::SeriesUpdate>,
     responses((status = 200, description = "The series", body = SeriesView),
         (status = 404, description = "No series has this name", body = crate::web::error::ErrorBody),
         (status = 422, description = "A field is wrong", body = crate::web::error::ErrorBody)))]

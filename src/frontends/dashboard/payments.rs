@@ -321,7 +321,7 @@ async fn show_page(state: &AppState, m: &Merchant, p: payments::Model, refund_fo
         created: local(p.created_at, m.tz),
         captured: p.captured_at.map(|t| local(t, m.tz)),
         voided: p.voided_at.map(|t| local(t, m.tz)),
-        holdable: p.status == PaymentStatus::Authorized,
+        holdable: p.status == PaymentStatus::Authorized && p.settling.is_none(),
         refunded: m.money(p.refunded_amount, p.currency),
         disputed: match p.dispute_fees {
             0 => m.f("{} taken back", &[&m.money(p.disputed_amount, p.currency)]),
@@ -362,6 +362,9 @@ async fn capture(State(state): State<AppState>, m: Merchant, Path(id): Path<Stri
 /// What a payment's page says when a capture or void finds it settled already (by a second
 /// click, or by another user a moment before).
 fn settled_already(p: &payments::Model, m: &Merchant) -> String {
+    if p.status == PaymentStatus::Authorized && p.settling.is_some() {
+        return m.t("A capture or void of this payment is under way: look again in a moment.").into();
+    }
     match p.status {
         PaymentStatus::Voided => m.t("This authorization was already voided: the funds are released.").into(),
         status if status.is_taken() => m.t("This payment was already captured.").into(),
@@ -374,7 +377,7 @@ fn settled_already(p: &payments::Model, m: &Merchant) -> String {
 async fn void(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let p = find(&state, &m, &id).await?;
-    if p.status != PaymentStatus::Authorized {
+    if p.status != PaymentStatus::Authorized || p.settling.is_some() {
         m.flash(&settled_already(&p, &m)).await;
         return see_other(&format!("/dashboard/payments/{id}"));
     }

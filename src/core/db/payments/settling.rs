@@ -5,52 +5,42 @@
 use super::*;
 
 /// Claims the shop's authorized payment for a capture or void (`kind`), if nothing claimed it
-/// first: of two at once, one wins. Whether this call claimed it.
+/// first: of two at once, one wins. The claim's time (also the row's `updated_at`, which the
+/// sweep gives up by) is its holder's token: answers it when this call claimed the payment.
 pub async fn claim_settling(
     db: &impl ConnectionTrait,
     shop_id: i64,
     id: &str,
     kind: &str,
     now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
+) -> Result<Option<DateTime<Utc>>, DbErr> {
+    let token = crate::db::now_millis(now);
     let claimed = Entity::update_many()
         .col_expr(Column::Settling, Expr::value(Some(kind)))
-        .col_expr(Column::SettlingAt, Expr::value(Some(crate::db::now_millis(now))))
+        .col_expr(Column::SettlingAt, Expr::value(Some(token)))
+        .col_expr(Column::UpdatedAt, Expr::value(token))
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Id.eq(id))
         .filter(Column::Status.eq(PaymentStatus::Authorized))
         .filter(Column::Settling.is_null())
         .exec(db)
         .await?;
-    Ok(claimed.rows_affected == 1)
+    Ok((claimed.rows_affected == 1).then_some(token))
 }
 
-/// Gives a claim of `kind` up: the processor refused, or its answer was lost and the caller
-/// is told to send it again.
-pub async fn release_settling(db: &impl ConnectionTrait, id: &str, kind: &str) -> Result<(), DbErr> {
+/// Gives up the claim its holder knows by `token`: the processor refused, or its answer was
+/// lost and the caller is told to send it again. A claim another holder took since is left.
+pub async fn release_settling(db: &impl ConnectionTrait, id: &str, token: DateTime<Utc>) -> Result<(), DbErr> {
     let none: Option<String> = None;
     let never: Option<DateTime<Utc>> = None;
     Entity::update_many()
         .col_expr(Column::Settling, Expr::value(none))
         .col_expr(Column::SettlingAt, Expr::value(never))
         .filter(Column::Id.eq(id))
-        .filter(Column::Settling.eq(kind))
+        .filter(Column::SettlingAt.eq(token))
         .exec(db)
         .await?;
     Ok(())
-}
-
-/// Records the claimed capture (`to` succeeded) or void (`to` voided) the processor approved,
-/// if the payment is still authorized under that claim: whether this call recorded it.
-pub async fn record_settled(
-    db: &impl ConnectionTrait,
-    id: &str,
-    kind: &str,
-    to: PaymentStatus,
-    now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
-    let recorded = settled_to(to, now).filter(Column::Id.eq(id)).filter(Column::Settling.eq(kind)).exec(db).await?;
-    Ok(recorded.rows_affected == 1)
 }
 
 /// The update that moves an authorized payment to `to` (succeeded or voided) at `now`, its
@@ -73,8 +63,8 @@ fn settled_to(to: PaymentStatus, now: DateTime<Utc>) -> sea_orm::UpdateMany<Enti
 }
 
 /// Records a capture (`to` succeeded) or void (`to` voided) of the shop's authorized payment
-/// made in the processor's back office, whatever claim it had (the claim has nothing left to
-/// do): whether this call moved it. Of two notifications at once, one moves it.
+/// the processor approved (asked by paydesk, or made in its back office), whatever claim it
+/// had: the processor's approval decides. Whether this call moved it: of two at once, one.
 pub async fn settle_held(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -97,8 +87,8 @@ pub async fn settling_due(db: &impl ConnectionTrait, before: DateTime<Utc>, limi
         .await
 }
 
-/// Takes up a claim the sweep found (made at `was`), renewing it for `now`: of two sweeps at
-/// once, one takes it. Whether this call took it.
+/// Takes up a claim the sweep found (its token `was`), renewing it with the token `now`: of
+/// two sweeps at once, one takes it. Whether this call took it.
 pub async fn take_settling(
     db: &impl ConnectionTrait,
     id: &str,

@@ -43,6 +43,10 @@ pub const RU: &[(&str, &str)] = &[
     ),
     ("This payment was already captured.", "Этот платёж уже списан."),
     (
+        "A capture or void of this payment is under way: look again in a moment.",
+        "Списание или отмена этого платежа уже выполняется: посмотрите ещё раз через минуту.",
+    ),
+    (
         "This payment is {}: nothing is held to capture or void.",
         "Статус платежа — «{}»: списывать или отменять нечего.",
     ),
