@@ -112,9 +112,9 @@ impl MigrationTrait for Migration {
             ("ix_documents_list", &[D::ShopId, D::Kind, D::Seq][..]),
             ("ix_documents_customer", &[D::ShopId, D::Kind, D::CustomerId, D::Seq]),
             ("ix_documents_subscription", &[D::ShopId, D::Kind, D::SubscriptionId, D::Seq]),
-            ("ix_documents_payment", &[D::PaymentId, D::Seq]),
-            ("ix_documents_invoice", &[D::InvoiceId, D::Seq]),
-            ("ix_documents_number_text", &[D::ShopId, D::Kind, D::NumberText]),
+            ("ix_documents_payment", &[D::ShopId, D::Kind, D::PaymentId, D::Seq]),
+            ("ix_documents_invoice", &[D::ShopId, D::InvoiceId, D::Kind, D::Seq]),
+            ("ix_documents_number_text", &[D::ShopId, D::Kind, D::NumberText, D::Seq]),
             ("ix_documents_issued", &[D::ShopId, D::Kind, D::IssuedAt]),
         ] {
             manager.create_index(index(name, D::Table, columns)).await?;

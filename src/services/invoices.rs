@@ -103,7 +103,7 @@ async fn credited(
     invoice: &documents::Model,
 ) -> Result<(invoice::Content, invoice::Credited), DbErr> {
     let content = read(invoice)?;
-    let documents = db::documents::of_invoice(txn, &invoice.id).await?;
+    let documents = db::documents::of_invoice(txn, invoice).await?;
     let read: Vec<(invoice::Content, bool)> =
         documents.iter().map(|d| Ok((read(d)?, d.kind == DocumentKind::CreditNote))).collect::<Result<_, DbErr>>()?;
     let credited = invoice::Credited::of(&content, read.iter().map(|(c, credits)| (c, *credits)));

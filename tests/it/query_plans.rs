@@ -228,3 +228,43 @@ async fn every_pooled_sqlite_connection_plans_with_the_statistics_last_gathered(
         assert!(plan.contains("INDEX ix_b"), "every connection plans with the new statistics: {plan}");
     }
 }
+
+db_tests! {
+    async fn the_books_are_listed_and_filtered_from_their_indexes(app) {
+        use paydesk::db::entities::documents;
+        use paydesk::domain::invoice::{DocumentFilter, DocumentKind};
+        let (shop, _, _) = paid(&app).await;
+        crate::invoices::set_seller(&app, &shop).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        let invoice = crate::invoices::invoices(&app, &shop, "").await.remove(0);
+        let changed = [
+            ("number", "number + n.i".to_string()),
+            ("number_text", "number_text || '-' || n.i".to_string()),
+            ("source", "source || '_' || n.i".to_string()),
+            ("payment_id", "payment_id || '_' || n.i".to_string()),
+            ("customer_id", "'cst_' || (n.i % 1000)".to_string()),
+        ];
+        copy_rows::<documents::Entity>(&app, invoice["id"].as_str().unwrap(), 20_000, &changed).await;
+        let (_, listed) = app.get(&shop, "/invoices?limit=100").await;
+        assert_eq!(listed.as_array().unwrap().len(), 100);
+
+        let backend = app.db.get_database_backend();
+        let filter = |f: DocumentFilter| f;
+        let one = |s: &str| Some(s.to_string());
+        for (what, f, index) in [
+            ("the first page", DocumentFilter::default(), "ix_documents_list"),
+            ("a customer's", filter(DocumentFilter { customer: one("cst_101"), ..Default::default() }), "ix_documents_customer"),
+            ("a payment's", filter(DocumentFilter { payment: one(invoice["payment_id"].as_str().unwrap()), ..Default::default() }), "ix_documents_payment"),
+            ("a number", filter(DocumentFilter { number: one("TEST-INV-000001-77"), ..Default::default() }), "ix_documents_number_text"),
+            ("an invoice's corrections", filter(DocumentFilter { invoice: one(invoice["id"].as_str().unwrap()), ..Default::default() }), "ix_documents_invoice"),
+        ] {
+            let statement = paydesk::db::documents::list_query(shop.id, DocumentKind::Invoice, &f, 101).build(backend);
+            let plan = plan_of(&app, statement).await;
+            assert!(!scans(&plan, "documents"), "{what} scans: {plan}");
+            assert!(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "{what} sorts: {plan}");
+            // With one shop, PostgreSQL walks the whole table's newest first for the first page.
+            assert!(plan.contains(index) || plan.contains("documents_pkey"), "{what}: {plan}");
+        }
+    }
+}

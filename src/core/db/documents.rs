@@ -278,6 +278,20 @@ pub async fn list(
     page: &Page,
     filter: &DocumentFilter,
 ) -> Result<Listed<Model>, ListError> {
+    super::list_where::<Entity>(db, shop_id, page, condition(kind, filter)).await
+}
+
+/// The first `limit` documents [`list`] shows: the query, to see its plan.
+pub fn list_query(shop_id: i64, kind: DocumentKind, filter: &DocumentFilter, limit: u64) -> sea_orm::Select<Entity> {
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(condition(kind, filter))
+        .order_by_desc(Column::Seq)
+        .limit(limit)
+}
+
+/// The documents of `kind` that pass `filter`.
+fn condition(kind: DocumentKind, filter: &DocumentFilter) -> Condition {
     let mut condition = Condition::all().add(Column::Kind.eq(kind));
     let ids = [
         (Column::CustomerId, &filter.customer),
@@ -302,7 +316,7 @@ pub async fn list(
     if let Some(until) = filter.until {
         condition = condition.add(Column::IssuedAt.lt(until));
     }
-    super::list_where::<Entity>(db, shop_id, page, condition).await
+    condition
 }
 
 /// The shop's document of `kind` with this id.
@@ -322,8 +336,13 @@ pub async fn invoice_of_payment(db: &impl ConnectionTrait, payment_id: &str) -> 
 
 /// The documents that correct an invoice (its credit notes, and the corrective invoices of
 /// refunds that failed after they were credited), oldest first.
-pub async fn of_invoice(db: &impl ConnectionTrait, invoice_id: &str) -> Result<Vec<Model>, DbErr> {
-    Entity::find().filter(Column::InvoiceId.eq(invoice_id)).order_by_asc(Column::Seq).all(db).await
+pub async fn of_invoice(db: &impl ConnectionTrait, invoice: &Model) -> Result<Vec<Model>, DbErr> {
+    Entity::find()
+        .filter(Column::ShopId.eq(invoice.shop_id))
+        .filter(Column::InvoiceId.eq(invoice.id.as_str()))
+        .order_by_asc(Column::Seq)
+        .all(db)
+        .await
 }
 
 /// The document issued for `source`, if any.
