@@ -34,8 +34,7 @@ pub async fn issue_for_payments(
     let mut shops: Vec<i64> = taken.iter().map(|p| p.shop_id).collect();
     shops.sort_unstable();
     shops.dedup();
-    for shop_id in shops {
-        let details = db::sellers::find(txn, shop_id).await?;
+    for (shop_id, details) in db::sellers::of_shops(txn, &shops).await? {
         let Some(seller) = Party::seller(&details) else { continue };
         let footer = details.invoice_footer;
         let of_shop: Vec<&payments::Model> = taken.iter().copied().filter(|p| p.shop_id == shop_id).collect();
@@ -69,7 +68,7 @@ pub async fn credit(
 ) -> Result<Option<documents::Model>, DbErr> {
     let Some(invoice) = db::documents::invoice_of_payment(txn, payment_id).await? else { return Ok(None) };
     // Held before what was credited is read: two credits of one invoice go one after another.
-    db::documents::hold_credit_notes(txn, invoice.shop_id, invoice.test, now).await?;
+    db::documents::hold(txn, (invoice.shop_id, DocumentKind::CreditNote, invoice.test), now).await?;
     let (content, credited) = credited(txn, &invoice).await?;
     let amount = amount.min(content.totals().gross - credited.total());
     let Some(lines) = invoice::credit_lines(&content, &credited, amount) else { return Ok(None) };

@@ -213,7 +213,7 @@ pub async fn change_series(
 
 /// Holds a series (`shop`, `kind`, `test`), made on first use, until the transaction ends:
 /// on PostgreSQL by updating its row; SQLite's transaction holds the only write lock.
-async fn hold(
+pub async fn hold(
     txn: &impl ConnectionTrait,
     (shop_id, kind, test): (i64, DocumentKind, bool),
     now: DateTime<Utc>,
@@ -256,18 +256,6 @@ async fn take_numbers(
     let taken = Series::find_by_id((shop_id, kind, test)).one(txn).await?;
     let taken = taken.ok_or_else(|| DbErr::RecordNotFound(format!("series {kind} of shop {shop_id}")))?;
     Ok((taken.prefix, taken.next_number - count))
-}
-
-/// Holds the shop's series of credit notes in `test` mode for the caller's transaction: what
-/// an invoice's documents credited is read after this, so that two credit notes of one
-/// invoice are worked out one after the other.
-pub async fn hold_credit_notes(
-    txn: &impl ConnectionTrait,
-    shop_id: i64,
-    test: bool,
-    now: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    hold(txn, (shop_id, DocumentKind::CreditNote, test), now).await
 }
 
 /// A page of the shop's documents of `kind` that pass `filter`, newest first.

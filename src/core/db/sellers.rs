@@ -30,6 +30,13 @@ pub async fn find(db: &impl ConnectionTrait, shop_id: i64) -> Result<Seller, DbE
     Ok(Entity::find_by_id(shop_id).one(db).await?.map(Seller::from).unwrap_or_default())
 }
 
+/// The seller details of these shops that have any, in one query, by shop.
+pub async fn of_shops(db: &impl ConnectionTrait, shop_ids: &[i64]) -> Result<Vec<(i64, Seller)>, DbErr> {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    let rows = Entity::find().filter(Column::ShopId.is_in(shop_ids.iter().copied())).all(db).await?;
+    Ok(rows.into_iter().map(|row| (row.shop_id, Seller::from(row))).collect())
+}
+
 /// Replaces the shop's seller details with `seller`, recording what changed as `audit` (no
 /// record when nothing did); answers them as stored.
 pub async fn replace(

@@ -151,23 +151,13 @@ impl Filter {
         let text = |value: &str| Some(value.to_string()).filter(|v| !v.is_empty());
         for (key, value) in pairs {
             let (key, value) = (key.as_ref(), value.as_ref().trim());
+            if super::event::read_bound("created", (key, value), &mut filter.from, &mut filter.until, &mut errors) {
+                continue;
+            }
             match key {
                 "actor" => filter.actor = text(value),
                 "action" => filter.action = text(value),
                 "object_id" => filter.object_id = text(value),
-                "created[gte]" | "created[gt]" | "created[lte]" | "created[lt]" => {
-                    let Some(at) = super::event::moment(value) else {
-                        errors.add(key, "must be an RFC 3339 time or Unix seconds");
-                        continue;
-                    };
-                    let millisecond = chrono::TimeDelta::milliseconds(1);
-                    match key {
-                        "created[gte]" => filter.from = Some(at),
-                        "created[gt]" => filter.from = Some(at + millisecond),
-                        "created[lte]" => filter.until = Some(at + millisecond),
-                        _ => filter.until = Some(at),
-                    }
-                }
                 _ => {}
             }
         }

@@ -131,25 +131,15 @@ impl EventFilter {
         let mut errors = Errors::default();
         for (key, value) in pairs {
             let (key, value) = (key.as_ref(), value.as_ref().trim());
+            if read_bound("created", (key, value), &mut filter.since, &mut filter.until, &mut errors) {
+                continue;
+            }
             match key {
                 "type" => match types_of(value) {
                     Some(types) => filter.types = types,
                     None => errors.add("type", "is not included in the list"),
                 },
                 "object_id" => filter.object_id = Some(value.to_string()).filter(|v| !v.is_empty()),
-                "created[gte]" | "created[gt]" | "created[lte]" | "created[lt]" => {
-                    let Some(at) = moment(value) else {
-                        errors.add(key, "must be an RFC 3339 time or Unix seconds");
-                        continue;
-                    };
-                    let millisecond = chrono::TimeDelta::milliseconds(1);
-                    match key {
-                        "created[gte]" => filter.since = Some(at),
-                        "created[gt]" => filter.since = Some(at + millisecond),
-                        "created[lte]" => filter.until = Some(at + millisecond),
-                        _ => filter.until = Some(at),
-                    }
-                }
                 _ => {}
             }
         }
@@ -166,6 +156,33 @@ fn types_of(value: &str) -> Option<Vec<EventType>> {
         }
         None => EventType::parse(value).map(|t| vec![t]),
     }
+}
+
+/// Reads `key` if it is a time bound of `field` (`{field}[gte]`, `[gt]`, `[lte]` or `[lt]`,
+/// RFC 3339 or Unix seconds) into `since` (inclusive) or `until` (exclusive), or its error
+/// into `errors`: whether it was one.
+pub fn read_bound(
+    field: &str,
+    (key, value): (&str, &str),
+    since: &mut Option<DateTime<Utc>>,
+    until: &mut Option<DateTime<Utc>>,
+    errors: &mut Errors,
+) -> bool {
+    let Some(bound) = key.strip_prefix(field).filter(|b| ["[gte]", "[gt]", "[lte]", "[lt]"].contains(b)) else {
+        return false;
+    };
+    let Some(at) = moment(value) else {
+        errors.add(key, "must be an RFC 3339 time or Unix seconds");
+        return true;
+    };
+    let millisecond = chrono::TimeDelta::milliseconds(1);
+    match bound {
+        "[gte]" => *since = Some(at),
+        "[gt]" => *since = Some(at + millisecond),
+        "[lte]" => *until = Some(at + millisecond),
+        _ => *until = Some(at),
+    }
+    true
 }
 
 /// A moment of a filter, in the years 0 to 9999 (what every database stores).

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::Errors;
-use crate::domain::event::moment;
+use crate::domain::event::read_bound;
 
 /// Which documents a list shows: `?customer=`, `?subscription=`, `?payment=`, `?invoice=`
 /// (a credit note's), `?number=` (as printed, or its digits), and `?issued[gte]=` / `[gt]` /
@@ -29,6 +29,9 @@ impl DocumentFilter {
         let mut errors = Errors::default();
         for (key, value) in pairs {
             let (key, value) = (key.as_ref(), value.as_ref().trim());
+            if read_bound("issued", (key, value), &mut filter.since, &mut filter.until, &mut errors) {
+                continue;
+            }
             let text = Some(value.to_owned()).filter(|v| !v.is_empty());
             match key.trim_end_matches("_id") {
                 "customer" => filter.customer = text,
@@ -36,19 +39,6 @@ impl DocumentFilter {
                 "payment" => filter.payment = text,
                 "invoice" => filter.invoice = text,
                 "number" => filter.number = text,
-                "issued[gte]" | "issued[gt]" | "issued[lte]" | "issued[lt]" => {
-                    let Some(at) = moment(value) else {
-                        errors.add(key, "must be an RFC 3339 time or Unix seconds");
-                        continue;
-                    };
-                    let millisecond = chrono::TimeDelta::milliseconds(1);
-                    match key {
-                        "issued[gte]" => filter.since = Some(at),
-                        "issued[gt]" => filter.since = Some(at + millisecond),
-                        "issued[lte]" => filter.until = Some(at + millisecond),
-                        _ => filter.until = Some(at),
-                    }
-                }
                 _ => {}
             }
         }
