@@ -81,6 +81,8 @@ async fn add_customers(state: &AppState, shop_id: i64, n: usize) {
             zip: Set(None),
             state: Set(None),
             phone: Set(None),
+            company: Set(None),
+            vat_id: Set(None),
             email: Set(format!("ann{i}@example.com")),
             ip: Set("203.0.113.9".into()),
             external_id: Set(None),

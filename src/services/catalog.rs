@@ -5,9 +5,10 @@
 
 use chrono::Utc;
 
-use crate::db::entities::{plans, products};
+use crate::db::entities::{plans, products, tax_rates};
 use crate::db::events::NewEvent;
 use crate::db::{self, Archivable};
+use crate::domain::Errors;
 use crate::domain::event::EventType;
 use crate::domain::plan::PlanEdit;
 use crate::services::events;
@@ -63,4 +64,22 @@ pub async fn update_plan(state: &AppState, shop_id: i64, id: &str, edit: &PlanEd
     }
     txn.commit().await?;
     Ok(plan)
+}
+
+/// Whether a product's or plan's `chosen` tax rate may be chosen: one of the shop's rates, and
+/// not archived unless it is the `current` one (a product keeps the rate it has).
+pub async fn rate_allowed(
+    db: &impl sea_orm::ConnectionTrait,
+    shop_id: i64,
+    chosen: Option<&str>,
+    current: Option<&str>,
+) -> Result<Result<(), Errors>, sea_orm::DbErr> {
+    let Some(id) = chosen else { return Ok(Ok(())) };
+    Ok(match db::find::<tax_rates::Entity>(db, shop_id, id).await? {
+        None => Err(Errors::one("tax_rate_id", "does not exist")),
+        Some(rate) if rate.archived_at.is_some() && current != Some(id) => {
+            Err(Errors::one("tax_rate_id", "is archived"))
+        }
+        Some(_) => Ok(()),
+    })
 }

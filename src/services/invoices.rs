@@ -10,11 +10,14 @@ use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::config::Config;
 use crate::db::documents::{NewDocument, payment_source};
-use crate::db::entities::{customers, documents, payments, plans, products, subscriptions};
+use crate::db::entities::{customers, documents, payments, plans, products, subscriptions, tax_rates};
 use crate::db::{self, events::NewEvent};
 use crate::domain::billing::{self as rules, Terms};
+use crate::domain::checkout;
+use crate::domain::customer::CustomerFields;
 use crate::domain::event::EventType;
-use crate::domain::invoice::{self, DocumentKind, DocumentLanguage, LineInput, LineTax, Party, Period};
+use crate::domain::invoice::{self, DocumentKind, DocumentLanguage, LineInput, LineTax, Party, Period, TaxTreatment};
+use crate::domain::tax::TaxBehavior;
 use crate::domain::vocab::PaymentStatus;
 use crate::web::views::DocumentView;
 
@@ -172,6 +175,7 @@ struct About {
     products: HashMap<String, products::Model>,
     plans: HashMap<String, plans::Model>,
     subscriptions: HashMap<String, subscriptions::Model>,
+    rates: HashMap<String, tax_rates::Model>,
 }
 
 impl About {
@@ -185,7 +189,24 @@ impl About {
             plans: db::by_ids::<plans::Entity>(txn, shop_id, &ids(|p| p.plan_id.as_ref())).await?,
             subscriptions: db::by_ids::<subscriptions::Entity>(txn, shop_id, &ids(|p| p.subscription_id.as_ref()))
                 .await?,
+            rates: db::by_ids::<tax_rates::Entity>(txn, shop_id, &ids(|p| p.tax_rate_id.as_ref())).await?,
         })
+    }
+
+    /// How a payment's line is taxed, as it was charged, and whether its price held the tax.
+    fn tax_of(&self, p: &payments::Model) -> (LineTax, bool) {
+        let Some(rate) = p.tax_rate_id.as_ref().and_then(|id| self.rates.get(id)) else {
+            return (LineTax::none(), true);
+        };
+        let treatment = if p.reverse_charge { TaxTreatment::ReverseCharge } else { TaxTreatment::from(rate.category) };
+        let tax = LineTax {
+            treatment,
+            percentage: if p.reverse_charge { 0 } else { rate.percentage },
+            rate_id: Some(rate.id.clone()),
+            rate_name: Some(rate.name.clone()),
+            exemption_reason: rate.exemption_reason.clone(),
+        };
+        (tax, p.tax_behavior != Some(TaxBehavior::Exclusive))
     }
 
     /// The invoice of `p`: one line, the product's unit or the plan's period, less its
@@ -211,14 +232,17 @@ impl About {
             (None, None) => return None,
         };
         let language = DocumentLanguage::of_page(language);
+        let (tax, tax_included) = self.tax_of(p);
+        // An added tax is not part of the price the line starts from.
+        let price = if tax_included { p.amount } else { p.amount.checked_sub(p.tax_amount)? };
         let line = LineInput {
             description,
             period,
             quantity: 1,
-            unit_price: p.amount.checked_add(p.discount_amount)?,
+            unit_price: price.checked_add(p.discount_amount)?,
             discount: p.discount_amount,
-            tax: LineTax::none(),
-            tax_included: true,
+            tax,
+            tax_included,
         };
         let buyer = buyer(p.customer_id.as_ref().and_then(|c| self.customers.get(c)), p);
         let content = invoice::content(seller.clone(), buyer, vec![line], footer, language)?;
@@ -239,24 +263,46 @@ impl About {
     }
 }
 
-/// The buyer: the paying customer, named as the page took them (by their e-mail without a
-/// name), or by the name on the card when the page asked for neither.
+/// The buyer: as the pay page took them for this payment, else the paying customer as
+/// stored; named by their name (by their e-mail without one), or by the name on the card when
+/// the page asked for neither.
 fn buyer(c: Option<&customers::Model>, p: &payments::Model) -> Party {
-    let Some(c) = c else { return Party { name: p.card_holder.clone(), ..Party::default() } };
+    let typed = p.customer_details.as_deref().and_then(checkout::customer_from_json);
+    let Some(c) = typed.or_else(|| c.map(stored)) else {
+        return Party { name: p.card_holder.clone(), ..Party::default() };
+    };
     let name = [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    let name = [name.trim(), c.email.trim(), p.card_holder.trim()].into_iter().find(|n| !n.is_empty());
     Party {
-        name: [name.trim(), c.email.trim(), p.card_holder.trim()]
-            .into_iter()
-            .find(|n| !n.is_empty())
-            .unwrap_or_default()
-            .to_owned(),
-        address_line1: c.address.clone(),
-        city: c.city.clone(),
-        postal_code: c.zip.clone(),
-        region: c.state.clone(),
-        country: c.country.clone(),
-        email: Some(c.email.clone()).filter(|e| !e.is_empty()),
+        name: name.unwrap_or_default().to_owned(),
+        company: c.company,
+        address_line1: c.address,
+        city: c.city,
+        postal_code: c.zip,
+        region: c.state,
+        country: c.country,
+        vat_id: c.vat_id,
+        email: Some(c.email).filter(|e| !e.is_empty()),
         ..Party::default()
+    }
+}
+
+/// A stored customer's details.
+fn stored(c: &customers::Model) -> CustomerFields {
+    CustomerFields {
+        first_name: c.first_name.clone(),
+        last_name: c.last_name.clone(),
+        address: c.address.clone(),
+        city: c.city.clone(),
+        country: c.country.clone(),
+        zip: c.zip.clone(),
+        state: c.state.clone(),
+        phone: c.phone.clone(),
+        company: c.company.clone(),
+        vat_id: c.vat_id.clone(),
+        email: c.email.clone(),
+        ip: c.ip.clone(),
+        external_id: c.external_id.clone(),
     }
 }
 

@@ -27,6 +27,7 @@ pub mod refunds;
 pub mod scheduler;
 pub mod shops;
 pub mod subscriptions;
+pub mod taxes;
 pub mod two_step;
 pub mod webhooks;
 pub mod worker;

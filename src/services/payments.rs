@@ -7,15 +7,17 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use sea_orm::DbErr;
 
-use crate::db::entities::{payments, plans, products, subscriptions};
+use crate::db::entities::{customers, payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
 use crate::domain::event::EventType;
+use crate::domain::tax::ChargeTax;
 use crate::domain::vocab::{TransactionType, VisibleField};
 use crate::external::acquirer::{Acquirer, CardRef, CardRefused, HostedRequest, Outcome};
+use crate::services::taxes::{self, Buyer};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -89,21 +91,32 @@ pub async fn pay_product(
     if !product.infinite && !take_unit(state, product).await? {
         return Err(PayError::SoldOut);
     }
-    let transaction_type = product.fields().transaction_type;
+    let fields = product.fields();
+    let buyer = Buyer::of_checkout(&checkout);
+    let (amount, tax) = match taxes::price(&state.db, product.shop_id, product.amount, &fields.taxing, &buyer).await {
+        Ok(priced) => priced,
+        Err(e) => {
+            if !product.infinite {
+                db::products::release_unit(&state.db, &product.id).await?;
+            }
+            return Err(e.into());
+        }
+    };
     let new = NewPayment {
         shop_id: product.shop_id,
         product_id: Some(&product.id),
         plan_id: None,
         subscription_id: None,
         customer_id: None,
-        amount: product.amount,
+        amount,
         currency: product.currency,
-        transaction_type,
+        transaction_type: fields.transaction_type,
         test: product.test,
         card: &card,
         billing_key: None,
         discount: None,
         customer_details: Some(checkout.details_json(ip)),
+        tax,
     };
     let payment = match db::payments::insert_processing(&state.db, new, now).await {
         Ok(payment) => payment,
@@ -234,6 +247,8 @@ pub async fn subscribe(
     // A coupon takes its discount off the first plan period's charge (a trial's is as it
     // is), and one redemption is taken now: of many pages at once, only as many as are left.
     let off = coupon.filter(|_| period >= 0).map_or(0, |c| crate::domain::coupon::discount(amount, c.off()));
+    let buyer = Buyer::of_checkout(&checkout);
+    let (charged, tax) = taxes::price(&state.db, plan.shop_id, amount - off, &plan.fields().taxing, &buyer).await?;
     if let Some(c) = coupon
         && !db::coupons::redeem(&state.db, &c.id, now).await?
     {
@@ -245,7 +260,7 @@ pub async fn subscribe(
         plan_id: Some(&plan.id),
         subscription_id: None,
         customer_id: None,
-        amount: amount - off,
+        amount: charged,
         currency: plan.currency,
         transaction_type: TransactionType::Payment,
         test: plan.test,
@@ -253,6 +268,7 @@ pub async fn subscribe(
         billing_key: None,
         discount: coupon.map(|c| (c.id.as_str(), off)),
         customer_details: Some(checkout.details_json(ip)),
+        tax,
     };
     let payment = match db::payments::insert_processing(&state.db, new, now).await {
         Ok(payment) => payment,
@@ -344,6 +360,7 @@ async fn card_page_for(
     let billing_rules::Due::Charge { amount, period, attempt } = billing_rules::due(&terms, &sub.progress()) else {
         return Err(PayError::Internal(format!("subscription {} has nothing to charge", sub.id)));
     };
+    let (amount, tax) = subscription_price(state, &sub, plan, amount).await?;
     // A page already opened for it and not yet ended: the customer goes back there.
     if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, amount).await? {
         return Ok(open);
@@ -354,7 +371,7 @@ async fn card_page_for(
     if overdue && !db::payments::find_by_billing_keys(&state.db, vec![key]).await?.is_empty() {
         return Err(PayError::InProgress);
     }
-    let payment = subscription_payment(state, &sub, plan, amount, now).await?;
+    let payment = subscription_payment(state, &sub, plan, (amount, tax), now).await?;
     // In its retries the engine could charge the saved card while the customer pays here: it
     // looks such a page up before each retry, and the page opens only if no engine held the
     // subscription once the payment was recorded.
@@ -384,18 +401,31 @@ pub async fn card_update_page(
     let plan = db::find_public::<plans::Entity>(&state.db, &sub.plan_id)
         .await?
         .ok_or_else(|| PayError::Internal(format!("subscription {} has no plan", sub.id)))?;
-    let payment = subscription_payment(state, sub, &plan, 0, now).await?;
+    let payment = subscription_payment(state, sub, &plan, (0, None), now).await?;
     let checkout = Checkout { details: vec![(VisibleField::Email, email.to_string())], card: None };
     let language = plan.fields().language;
     Ok(open_card_page(state, &*acquirer, payment, &checkout, &plan.title, language, true, now).await?)
 }
 
-/// A payment of `amount` a subscription's customer makes on the processor's page.
+/// What a charge of `price` of a subscription comes to with its plan's tax, for its customer.
+async fn subscription_price(
+    state: &AppState,
+    sub: &subscriptions::Model,
+    plan: &plans::Model,
+    price: i64,
+) -> Result<(i64, Option<ChargeTax>), DbErr> {
+    let customer = db::find_public::<customers::Entity>(&state.db, &sub.customer_id).await?;
+    let buyer = customer.as_ref().map(Buyer::of_customer).unwrap_or_default();
+    taxes::price(&state.db, sub.shop_id, price, &plan.fields().taxing, &buyer).await
+}
+
+/// A payment of `amount` with its `tax` a subscription's customer makes on the processor's
+/// page.
 async fn subscription_payment(
     state: &AppState,
     sub: &subscriptions::Model,
     plan: &plans::Model,
-    amount: i64,
+    (amount, tax): (i64, Option<ChargeTax>),
     now: DateTime<Utc>,
 ) -> Result<payments::Model, DbErr> {
     let card = CardRef::default();
@@ -413,6 +443,7 @@ async fn subscription_payment(
         billing_key: None,
         discount: None,
         customer_details: None,
+        tax,
     };
     db::payments::insert_processing(&state.db, new, now).await
 }

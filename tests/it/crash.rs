@@ -176,6 +176,7 @@ db_tests! {
             billing_key: None,
             discount: None,
             customer_details: None,
+            tax: None,
         };
         let then = Utc::now() - chrono::Duration::seconds(10);
         paydesk::db::payments::insert_processing(&app.db, new, then).await.unwrap();

@@ -198,6 +198,7 @@ async fn interrupted_charge(app: &TestApp, state: &AppState, id: &str, answered:
         billing_key: Some(key.clone()),
         discount: None,
         customer_details: None,
+        tax: None,
     };
     let now = Utc::now();
     let payment = paydesk::db::payments::insert_processing(&app.db, new, now).await.unwrap();

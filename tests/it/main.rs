@@ -56,6 +56,7 @@ mod stripe_local;
 mod stripe_pay;
 mod subscriptions;
 mod tax_rates;
+mod taxed;
 mod upgrade;
 mod walk;
 mod webhooks;

@@ -53,6 +53,8 @@ fn new_row(id: &str, shop_id: i64, f: CustomerFields, now: DateTime<Utc>) -> Act
         zip: Set(f.zip),
         state: Set(f.state),
         phone: Set(f.phone),
+        company: Set(f.company),
+        vat_id: Set(f.vat_id),
         email: Set(f.email),
         ip: Set(f.ip),
         external_id: Set(f.external_id),
@@ -86,6 +88,8 @@ pub async fn update(
         .col_expr(Column::Zip, Expr::value(f.zip))
         .col_expr(Column::State, Expr::value(f.state))
         .col_expr(Column::Phone, Expr::value(f.phone))
+        .col_expr(Column::Company, Expr::value(f.company))
+        .col_expr(Column::VatId, Expr::value(f.vat_id))
         .col_expr(Column::Email, Expr::value(f.email))
         .col_expr(Column::Ip, Expr::value(f.ip))
         .col_expr(Column::ExternalId, Expr::value(f.external_id))
@@ -110,6 +114,8 @@ fn audited(c: &Model) -> serde_json::Value {
         first_name: c.first_name.clone(),
         last_name: c.last_name.clone(),
         phone: c.phone.clone(),
+        company: c.company.clone(),
+        vat_id: c.vat_id.clone(),
         email: c.email.clone(),
         country: c.country.clone(),
         external_id: c.external_id.clone(),
@@ -149,4 +155,12 @@ pub async fn by_email(db: &impl ConnectionTrait, shop_id: i64, email: &str, limi
         .limit(limit)
         .all(db)
         .await
+}
+
+/// The customers with these ids, whatever their shops (a billing run's).
+pub async fn by_ids_of_any_shop(db: &impl ConnectionTrait, ids: &[&str]) -> Result<Vec<Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Entity::find().filter(Column::Id.is_in(ids.iter().copied())).all(db).await
 }

@@ -13,6 +13,9 @@ use super::entities::plans::{ActiveModel, Column, Entity, Model};
 use super::{Searchable, ShopOwned};
 use crate::domain::ids::{PLAN, new_id};
 use crate::domain::plan::{PlanFields, Trial};
+use crate::domain::product::{visible_fields_from_db, visible_fields_to_db};
+use crate::domain::tax::Taxing;
+use crate::domain::vocab::VisibleField;
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -64,6 +67,9 @@ pub async fn insert(db: &DatabaseConnection, shop_id: i64, f: &PlanFields, now: 
         number_payment_attempts: Set(f.number_payment_attempts),
         prevent_payments_at_night: Set(f.prevent_payments_at_night),
         test: Set(f.test),
+        tax_rate_id: Set(f.taxing.rate_id.clone()),
+        tax_behavior: Set(f.taxing.behavior),
+        visible_fields: Set(visible_fields_to_db(&f.visible_fields)),
         archived_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
@@ -97,12 +103,21 @@ impl Model {
             number_payment_attempts: self.number_payment_attempts,
             prevent_payments_at_night: self.prevent_payments_at_night,
             test: self.test,
+            taxing: Taxing { rate_id: self.tax_rate_id.clone(), behavior: self.tax_behavior },
+            visible_fields: self.visible_fields(),
         }
+    }
+
+    /// What the plan's page asks for, the e-mail first.
+    pub fn visible_fields(&self) -> Vec<VisibleField> {
+        let mut fields = vec![VisibleField::Email];
+        fields.extend(visible_fields_from_db(&self.visible_fields).into_iter().filter(|f| *f != VisibleField::Email));
+        fields
     }
 }
 
-/// Saves what of a plan may change (its title and language); whether that changed it (`false`
-/// if it is gone or already so).
+/// Saves what of a plan may change (its title, language, page fields and tax rate); whether
+/// that changed it (`false` if it is gone or already so).
 pub async fn update(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -110,13 +125,27 @@ pub async fn update(
     edit: &crate::domain::plan::PlanEdit,
     now: DateTime<Utc>,
 ) -> Result<bool, DbErr> {
+    use sea_orm::sea_query::Expr;
+    let fields = visible_fields_to_db(&edit.visible_fields);
+    let rate_differs = match &edit.tax_rate_id {
+        Some(rate) => Condition::any().add(Column::TaxRateId.is_null()).add(Column::TaxRateId.ne(rate.as_str())),
+        None => Condition::all().add(Column::TaxRateId.is_not_null()),
+    };
     let result = Entity::update_many()
-        .col_expr(Column::Title, sea_orm::sea_query::Expr::value(edit.title.clone()))
-        .col_expr(Column::Language, sea_orm::sea_query::Expr::value(edit.language))
-        .col_expr(Column::UpdatedAt, sea_orm::sea_query::Expr::value(super::now_millis(now)))
+        .col_expr(Column::Title, Expr::value(edit.title.clone()))
+        .col_expr(Column::Language, Expr::value(edit.language))
+        .col_expr(Column::VisibleFields, Expr::value(fields.clone()))
+        .col_expr(Column::TaxRateId, Expr::value(edit.tax_rate_id.clone()))
+        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Id.eq(id))
-        .filter(Condition::any().add(Column::Title.ne(edit.title.clone())).add(Column::Language.ne(edit.language)))
+        .filter(
+            Condition::any()
+                .add(Column::Title.ne(edit.title.clone()))
+                .add(Column::Language.ne(edit.language))
+                .add(Column::VisibleFields.ne(fields))
+                .add(rate_differs),
+        )
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)

@@ -11,6 +11,7 @@ use super::{Searchable, ShopOwned};
 use crate::domain::audit::changes;
 use crate::domain::ids::{PRODUCT, new_id};
 use crate::domain::product::{ProductFields, visible_fields_from_db, visible_fields_to_db};
+use crate::domain::tax::Taxing;
 
 impl ShopOwned for Entity {
     const SEQ: Column = Column::Seq;
@@ -106,6 +107,11 @@ pub async fn update(
     changed!(notification_url, Column::NotificationUrl, fields.notification_url.clone());
     changed!(language, Column::Language, fields.language.as_str());
     changed!(transaction_type, Column::TransactionType, fields.transaction_type.as_str());
+    if was.taxing != fields.taxing {
+        update = update
+            .col_expr(Column::TaxRateId, Expr::value(fields.taxing.rate_id.clone()))
+            .col_expr(Column::TaxBehavior, Expr::value(fields.taxing.behavior.as_str()));
+    }
     let mut delta = 0;
     if was.infinite != fields.infinite {
         update = update
@@ -199,6 +205,8 @@ fn apply(row: &mut ActiveModel, f: &ProductFields, now: DateTime<Utc>) {
     row.notification_url = Set(f.notification_url.clone());
     row.language = Set(f.language);
     row.transaction_type = Set(f.transaction_type);
+    row.tax_rate_id = Set(f.taxing.rate_id.clone());
+    row.tax_behavior = Set(f.taxing.behavior);
     row.updated_at = Set(now);
 }
 
@@ -220,6 +228,7 @@ impl Model {
             notification_url: self.notification_url.clone(),
             language: self.language,
             transaction_type: self.transaction_type,
+            taxing: Taxing { rate_id: self.tax_rate_id.clone(), behavior: self.tax_behavior },
         }
     }
 }

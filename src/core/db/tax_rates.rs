@@ -51,3 +51,38 @@ pub async fn insert(
     txn.commit().await?;
     Ok(created)
 }
+
+/// The rates with these ids, whatever their shops (a billing run's), by id.
+pub async fn by_ids_of_any_shop(
+    db: &impl sea_orm::ConnectionTrait,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, Model>, DbErr> {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let rows = Entity::find().filter(Column::Id.is_in(ids.iter().copied())).all(db).await?;
+    Ok(rows.into_iter().map(|r| (r.id.clone(), r)).collect())
+}
+
+impl Model {
+    /// The rate as a charge is taxed at.
+    pub fn rate(&self) -> crate::domain::tax::Rate {
+        crate::domain::tax::Rate { percentage: self.percentage, category: self.category }
+    }
+}
+
+/// The shop's rates a product or plan may choose, oldest first: those not archived, and
+/// `current` (the one it has) whatever it is.
+pub async fn choices(
+    db: &impl sea_orm::ConnectionTrait,
+    shop_id: i64,
+    current: Option<&str>,
+) -> Result<Vec<Model>, DbErr> {
+    use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+    let mut offered = Condition::any().add(Column::ArchivedAt.is_null());
+    if let Some(id) = current {
+        offered = offered.add(Column::Id.eq(id));
+    }
+    Entity::find().filter(Column::ShopId.eq(shop_id)).filter(offered).order_by_asc(Column::Seq).limit(500).all(db).await
+}

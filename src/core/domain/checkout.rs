@@ -43,12 +43,21 @@ impl Checkout {
             {
                 continue;
             }
+            if value.is_empty() && field.optional() {
+                continue;
+            }
             if value.is_empty() {
                 e.add(field.as_str(), msg::BLANK);
             } else if value.chars().count() > 255 {
                 e.add(field.as_str(), msg::too_long(255));
             } else if let Some(problem) = check(field, value, get("country"), fields, now) {
                 e.add(field.as_str(), problem);
+            } else if field == VisibleField::VatId {
+                let country = country_asked.then(|| get("country").to_ascii_uppercase());
+                match super::vat_id::read(country.as_deref().filter(|c| !c.is_empty()), value) {
+                    Ok(id) => details.push((field, id)),
+                    Err(problem) => e.add(field.as_str(), problem),
+                }
             } else {
                 details.push((field, value.to_string()));
             }
@@ -111,6 +120,8 @@ fn customer_fields(details: &[(VisibleField, String)], ip: &str) -> Option<Custo
         zip: get(VisibleField::Zip),
         state: upper(VisibleField::State),
         phone: get(VisibleField::Phone),
+        company: get(VisibleField::Company),
+        vat_id: get(VisibleField::VatId),
         email: get(VisibleField::Email)?,
         ip: ip.to_string(),
         external_id: None,

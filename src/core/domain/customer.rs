@@ -7,7 +7,7 @@ use validator::ValidateEmail;
 
 use super::input::{Reader, msg};
 use super::product::MAX_SHORT;
-use super::{Errors, country};
+use super::{Errors, country, vat_id};
 
 /// A valid customer's fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,6 +20,10 @@ pub struct CustomerFields {
     pub zip: Option<String>,
     pub state: Option<String>,
     pub phone: Option<String>,
+    /// The company they buy for, named on their invoices.
+    pub company: Option<String>,
+    /// Their VAT id, normalised for its country (vat_id.rs).
+    pub vat_id: Option<String>,
     pub email: String,
     /// The address as given, in its canonical text form.
     pub ip: String,
@@ -32,6 +36,7 @@ impl CustomerFields {
         serde_json::json!({
             "email": self.email, "first_name": self.first_name, "last_name": self.last_name,
             "phone": self.phone, "country": self.country, "external_id": self.external_id,
+            "company": self.company, "vat_id": self.vat_id,
         })
     }
 
@@ -48,7 +53,9 @@ impl CustomerFields {
         let phone = text("phone", &mut e);
         let external_id = r.identifier("external_id", MAX_SHORT, &mut e);
 
+        let company = text("company", &mut e);
         let (country, zip, state) = read_region(&r, &mut e);
+        let vat_id = read_vat_id(&r, country.as_deref(), &mut e);
         let (email, ip) = read_contact(&r, &mut e);
         e.into_result(|| CustomerFields {
             first_name,
@@ -59,6 +66,8 @@ impl CustomerFields {
             zip,
             state,
             phone,
+            company,
+            vat_id,
             email: email.unwrap_or_default(),
             ip: ip.unwrap_or_default(),
             external_id,
@@ -97,6 +106,13 @@ fn read_region(r: &Reader, e: &mut Errors) -> (Option<String>, Option<String>, O
         }
     });
     (country, zip, state)
+}
+
+/// A VAT id in the form of the customer's `country`, or without one, of the country its
+/// prefix names (`FR1A123456789`).
+pub fn read_vat_id(r: &Reader, country: Option<&str>, e: &mut Errors) -> Option<String> {
+    let raw = r.string("vat_id", MAX_SHORT, e)?;
+    vat_id::read(country, &raw).map_err(|m| e.add(&r.key("vat_id"), m)).ok()
 }
 
 /// The e-mail and IP address, both required.

@@ -5,8 +5,9 @@ use serde_json::{Map, Value};
 use super::Errors;
 use super::currency::Currency;
 use super::input::Reader;
-use super::product::{MAX_AMOUNT, MAX_SHORT, read_currency};
-use super::vocab::{IntervalUnit, Language};
+use super::product::{MAX_AMOUNT, MAX_SHORT, read_currency, read_visible_fields};
+use super::tax::Taxing;
+use super::vocab::{IntervalUnit, Language, VisibleField};
 
 /// Longest interval, in its unit.
 pub const MAX_INTERVAL: i64 = 1000;
@@ -40,6 +41,9 @@ pub struct PlanFields {
     pub number_payment_attempts: i32,
     pub prevent_payments_at_night: bool,
     pub test: bool,
+    pub taxing: Taxing,
+    /// What its page asks for: always the e-mail (a subscriber is reached by it), first.
+    pub visible_fields: Vec<VisibleField>,
 }
 
 impl PlanFields {
@@ -50,6 +54,8 @@ impl PlanFields {
             "interval": self.interval, "interval_unit": self.interval_unit.as_str(),
             "trial_amount": self.trial.map(|t| t.amount), "trial_interval": self.trial.map(|t| t.interval),
             "billing_cycles": self.billing_cycles, "test": self.test,
+            "tax_rate_id": self.taxing.rate_id, "tax_behavior": self.taxing.behavior.as_str(),
+            "visible_fields": self.visible_fields.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
         })
     }
 
@@ -86,6 +92,9 @@ impl PlanFields {
         e.require("billing_cycles", !infinite && billing_cycles.is_none());
         let number_payment_attempts = r.integer_in("number_payment_attempts", 1, MAX_ATTEMPTS, &mut e).unwrap_or(3);
         let prevent_payments_at_night = r.boolean("prevent_payments_at_night", &mut e).unwrap_or(false);
+        let mut taxing = Taxing::default();
+        taxing.read(&r, &mut e);
+        let visible_fields = read_plan_fields(&r, &mut e).unwrap_or_else(|| vec![VisibleField::Email]);
 
         // Missing only with an error recorded above.
         let Some(currency) = currency else { return Err(e) };
@@ -103,6 +112,8 @@ impl PlanFields {
             number_payment_attempts: number_payment_attempts as i32,
             prevent_payments_at_night,
             test,
+            taxing,
+            visible_fields,
         })
     }
 }
@@ -126,13 +137,25 @@ fn read_trial(t: &Reader, plan_unit: Option<IntervalUnit>, e: &mut Errors) -> (O
     (trial, as_first_payment)
 }
 
-/// What of a plan may change once it exists: its title and its page's language. Its price,
-/// schedule, trial, limits and mode are what running subscriptions agreed to, so they stay; a
-/// new plan is the way to offer other terms.
+/// A plan page's fields: the e-mail first, then what the merchant chose.
+fn read_plan_fields(r: &Reader, e: &mut Errors) -> Option<Vec<VisibleField>> {
+    let names = r.strings("visible_fields", e)?;
+    let mut fields = vec![VisibleField::Email];
+    fields.extend(read_visible_fields(&names, e).into_iter().filter(|f| *f != VisibleField::Email));
+    Some(fields)
+}
+
+/// What of a plan may change once it exists: its title, its page's language and fields, and
+/// the rate its charges are taxed at (a rate the law changes applies to the charges made from
+/// then on). Its price, whether the price holds the tax, schedule, trial, limits and mode are
+/// what running subscriptions agreed to, so they stay; a new plan is the way to offer other
+/// terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanEdit {
     pub title: String,
     pub language: Language,
+    pub tax_rate_id: Option<String>,
+    pub visible_fields: Vec<VisibleField>,
 }
 
 impl PlanEdit {
@@ -143,7 +166,9 @@ impl PlanEdit {
         let title = r.string("title", MAX_SHORT, &mut e);
         e.require("title", title.is_none());
         let language = r.choice("language", Language::parse, &mut e).unwrap_or_default();
-        e.into_result(|| PlanEdit { title: title.unwrap_or_default(), language })
+        let tax_rate_id = r.string("tax_rate_id", MAX_SHORT, &mut e);
+        let visible_fields = read_plan_fields(&r, &mut e).unwrap_or_else(|| vec![VisibleField::Email]);
+        e.into_result(|| PlanEdit { title: title.unwrap_or_default(), language, tax_rate_id, visible_fields })
     }
 
     /// Checks an API change of `current`: `title`, `language`, both or neither; what is not
@@ -158,7 +183,18 @@ impl PlanEdit {
         let language =
             if given("language") { r.choice("language", Language::parse, &mut e) } else { Some(current.language) };
         e.require("language", language.is_none());
-        e.into_result(|| PlanEdit { title: title.unwrap_or_default(), language: language.unwrap_or_default() })
+        let tax_rate_id = if r.sent("tax_rate_id") {
+            r.string("tax_rate_id", MAX_SHORT, &mut e)
+        } else {
+            current.taxing.rate_id.clone()
+        };
+        let visible_fields = read_plan_fields(&r, &mut e).unwrap_or_else(|| current.visible_fields.clone());
+        e.into_result(|| PlanEdit {
+            title: title.unwrap_or_default(),
+            language: language.unwrap_or_default(),
+            tax_rate_id,
+            visible_fields,
+        })
     }
 }
 

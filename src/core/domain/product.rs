@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::Errors;
 use super::currency::{self, Currency};
 use super::input::{Reader, msg};
+use super::tax::Taxing;
 use super::vocab::{Language, TransactionType, VisibleField};
 
 /// Highest amount in minimal units (ten digits before a two-digit fraction).
@@ -39,18 +40,21 @@ pub struct ProductFields {
     pub notification_url: Option<String>,
     pub language: Language,
     pub transaction_type: TransactionType,
+    pub taxing: Taxing,
 }
 
 impl ProductFields {
     /// The fields as the audit trail records them.
     pub fn audited(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut audited = serde_json::json!({
             "name": self.name, "description": self.description, "currency": self.currency.code,
             "amount": self.amount, "quantity": self.quantity, "infinite": self.infinite, "test": self.test,
             "expired_at": self.expired_at.map(|t| t.to_rfc3339()), "return_url": self.return_url,
             "notification_url": self.notification_url, "language": self.language.as_str(),
             "transaction_type": self.transaction_type.as_str(),
-        })
+        });
+        self.taxing.audited(&mut audited);
+        audited
     }
 }
 
@@ -71,6 +75,7 @@ struct Draft {
     notification_url: Option<String>,
     language: Language,
     transaction_type: Option<TransactionType>,
+    taxing: Taxing,
 }
 
 impl From<&ProductFields> for Draft {
@@ -90,6 +95,7 @@ impl From<&ProductFields> for Draft {
             notification_url: p.notification_url.clone(),
             language: p.language,
             transaction_type: Some(p.transaction_type),
+            taxing: p.taxing.clone(),
         }
     }
 }
@@ -175,6 +181,7 @@ impl Draft {
             notification_url: self.notification_url,
             language: self.language,
             transaction_type: self.transaction_type.unwrap_or(TransactionType::Payment),
+            taxing: self.taxing,
         })
     }
 }
@@ -199,6 +206,7 @@ impl ProductFields {
         if let Some(t) = r.choice("transaction_type", TransactionType::parse, &mut e) {
             d.transaction_type = Some(t);
         }
+        d.taxing.read(&r, &mut e);
         d.finish(e)
     }
 
@@ -253,7 +261,7 @@ pub fn normalise_url(raw: &str) -> Option<String> {
     }
 }
 
-fn read_visible_fields(names: &[String], e: &mut Errors) -> Vec<VisibleField> {
+pub(crate) fn read_visible_fields(names: &[String], e: &mut Errors) -> Vec<VisibleField> {
     let mut fields = Vec::new();
     for name in names {
         match VisibleField::parse(name) {

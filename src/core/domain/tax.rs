@@ -21,6 +21,97 @@ words! {
     TaxCategory { Standard = "standard", ZeroRated = "zero_rated", Exempt = "exempt" }
 }
 
+words! {
+    /// Whether a product's or plan's price holds its tax (`inclusive`, what the customer pays
+    /// whoever they are) or has it added (`exclusive`, the price before tax).
+    TaxBehavior { Inclusive = "inclusive", Exclusive = "exclusive" }
+}
+
+/// How a product or plan is taxed: the shop's rate (`txr_…`, none for untaxed sales) and
+/// whether its price holds the tax.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taxing {
+    pub rate_id: Option<String>,
+    pub behavior: TaxBehavior,
+}
+
+impl Default for Taxing {
+    /// Untaxed, and a price that holds whatever tax there is.
+    fn default() -> Self {
+        Taxing { rate_id: None, behavior: TaxBehavior::Inclusive }
+    }
+}
+
+impl Taxing {
+    /// Reads `tax_rate_id` (`null` or empty: untaxed) and `tax_behavior` over what is set;
+    /// whether the rate is the shop's is for the caller to check.
+    pub fn read(&mut self, r: &Reader, e: &mut Errors) {
+        if r.sent("tax_rate_id") {
+            self.rate_id = r.string("tax_rate_id", MAX_NAME, e);
+        }
+        if let Some(behavior) = r.choice("tax_behavior", TaxBehavior::parse, e) {
+            self.behavior = behavior;
+        }
+    }
+
+    /// The fields as the audit trail records them.
+    pub fn audited(&self, into: &mut Value) {
+        into["tax_rate_id"] = self.rate_id.clone().into();
+        into["tax_behavior"] = self.behavior.as_str().into();
+    }
+}
+
+/// A rate as a charge is taxed at: its percentage and category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub percentage: i64,
+    pub category: TaxCategory,
+}
+
+/// What a charge of `price` (after its discount) comes to at `rate` with `behavior`: the
+/// amount charged and the tax it holds. A reverse-charged sale (the buyer accounts for the
+/// tax) carries none: an exclusive price is then charged as it is, an inclusive one too (the
+/// buyer pays the price the page showed). Only a standard rate is reverse-charged; a
+/// zero-rated or exempt sale stays what it is. `None` when the amount would not fit.
+pub fn charged(price: i64, rate: Rate, behavior: TaxBehavior, reverse_charged: bool) -> Option<(i64, i64)> {
+    let percentage = if reverses(rate, reverse_charged) { 0 } else { rate.percentage };
+    let line = line_amounts(1, price, 0, percentage, behavior == TaxBehavior::Inclusive)?;
+    Some((line.gross, line.tax))
+}
+
+/// The tax a charge was made with, kept on its payment as it was charged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChargeTax {
+    pub rate_id: String,
+    pub behavior: TaxBehavior,
+    /// The tax the charged amount holds.
+    pub amount: i64,
+    /// The buyer accounts for the tax (the amount holds none).
+    pub reverse_charge: bool,
+}
+
+/// A charge of `price` (after its discount) taxed as `taxing` says, at `rate` (the rate it
+/// names, as stored; `None` with no rate): what is charged and its tax. `None` when the amount
+/// would not fit.
+pub fn charge(
+    price: i64,
+    taxing: &Taxing,
+    rate: Option<Rate>,
+    reverse_charged: bool,
+) -> Option<(i64, Option<ChargeTax>)> {
+    let (Some(rate_id), Some(rate)) = (&taxing.rate_id, rate.filter(|_| price != 0)) else {
+        return Some((price, None));
+    };
+    let (amount, tax) = charged(price, rate, taxing.behavior, reverse_charged)?;
+    let reverse_charge = reverses(rate, reverse_charged);
+    Some((amount, Some(ChargeTax { rate_id: rate_id.clone(), behavior: taxing.behavior, amount: tax, reverse_charge })))
+}
+
+/// Whether a sale at `rate` to a buyer the reverse charge applies to is reverse-charged.
+pub fn reverses(rate: Rate, reverse_charged: bool) -> bool {
+    reverse_charged && rate.category == TaxCategory::Standard
+}
+
 /// A new tax rate, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaxRateFields {

@@ -84,6 +84,28 @@ pub fn normalize(country: &str, raw: &str) -> Result<String, &'static str> {
     Ok(format!("{prefix}{rest}"))
 }
 
+/// A buyer's VAT id as [`normalize`] keeps it, in the form of `country`; without a country,
+/// of the country its prefix names (one whose forms paydesk knows).
+pub fn read(country: Option<&str>, raw: &str) -> Result<String, &'static str> {
+    if let Some(country) = country {
+        return normalize(country, raw);
+    }
+    let prefixed: String = raw.chars().filter(|c| !SEPARATORS.contains(c)).take(2).collect();
+    match country_of(&prefixed.to_ascii_uppercase()) {
+        Some(country) => normalize(country, raw),
+        None => Err("needs the country it was issued in"),
+    }
+}
+
+/// The country whose VAT ids begin with `id`'s first two letters, among those whose forms
+/// paydesk knows (`EL` is Greece).
+pub fn country_of(id: &str) -> Option<&'static str> {
+    let prefix = id.get(..2)?;
+    let country = if prefix == "EL" { "GR" } else { prefix };
+    let known = EU.split_ascii_whitespace().chain(["GB", "CH", "NO", "RU"]);
+    known.into_iter().find(|c| *c == country && forms(c).is_some())
+}
+
 /// Whether a sale from a seller in `seller_country` to a buyer in `buyer_country` with the VAT
 /// id `buyer_vat_id` is reverse-charged: both in the EU, in different member states, and the
 /// buyer with a VAT id (a business). The buyer then accounts for the VAT, and the invoice
@@ -146,5 +168,18 @@ mod tests {
         assert!(!reverse_charged("DE", Some("CH"), Some("CHE123456789")));
         assert!(!reverse_charged("RU", Some("DE"), Some("DE123456789")));
         assert!(!reverse_charged("DE", None, Some("FR1A123456789")));
+    }
+
+    #[test]
+    fn an_id_without_a_country_is_read_by_its_prefix() {
+        assert_eq!(read(None, "fr 1A 123456789"), Ok("FR1A123456789".into()));
+        assert_eq!(read(None, "EL094259216"), Ok("EL094259216".into()));
+        assert_eq!(read(Some("DE"), "123456789"), Ok("DE123456789".into()));
+        assert_eq!(read(None, "123456789"), Err("needs the country it was issued in"));
+        assert_eq!(read(None, "US123456789"), Err("needs the country it was issued in"));
+        assert_eq!(read(None, "DE12"), Err("is not in the form of the country's VAT ids"));
+        assert_eq!(read(Some("DE"), "FR1A123456789"), Err("is not in the form of the country's VAT ids"));
+        assert_eq!(country_of("EL094259216"), Some("GR"));
+        assert_eq!(country_of("é"), None);
     }
 }

@@ -98,6 +98,15 @@ words! {
         FirstName = "first_name", LastName = "last_name", Country = "country", State = "state",
         City = "city", Address = "address", Zip = "zip", Phone = "phone",
         BirthDate = "birth_date", Email = "email", TaxpayerId = "taxpayer_id",
+        Company = "company", VatId = "vat_id",
+    }
+}
+
+impl VisibleField {
+    /// Whether a page may be sent without it: a company and a VAT id are for buyers who have
+    /// them (a business); every other field the merchant asks for must be filled in.
+    pub fn optional(self) -> bool {
+        matches!(self, VisibleField::Company | VisibleField::VatId)
     }
 }
 
@@ -159,7 +168,7 @@ mod tests {
             assert_eq!(Language::parse(l.as_str()), Some(*l));
         }
         assert_eq!(Language::ALL.len(), 18);
-        assert_eq!(VisibleField::ALL.len(), 11);
+        assert_eq!(VisibleField::ALL.len(), 13);
         assert_eq!(IntervalUnit::parse("week"), None);
         assert_eq!(TransactionType::parse("Payment"), None);
     }

@@ -35,6 +35,7 @@ async fn create(
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
     let fields = PlanFields::parse(&body)?;
+    crate::services::catalog::rate_allowed(&state.db, shop.id, fields.taxing.rate_id.as_deref(), None).await??;
     let plan = db::plans::insert(&state.db, shop.id, &fields, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(PlanView::new(&plan, &state.config))))
 }
@@ -81,6 +82,8 @@ async fn update(
 ) -> Result<Json<PlanView>, AppError> {
     let plan = db::find::<plans::Entity>(&state.db, shop.id, &id).await?.ok_or(AppError::NotFound("Plan"))?;
     let edit = PlanEdit::parse_change(&body, &plan.fields())?;
+    let (chosen, current) = (edit.tax_rate_id.as_deref(), plan.tax_rate_id.as_deref());
+    crate::services::catalog::rate_allowed(&state.db, shop.id, chosen, current).await??;
     let plan = crate::services::catalog::update_plan(&state, shop.id, &plan.id, &edit).await?;
     Ok(Json(PlanView::new(&plan, &state.config)))
 }

@@ -13,6 +13,7 @@ use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::products};
 use crate::domain::product::ProductFields;
 use crate::domain::webhook::public_url;
+use crate::services::catalog::rate_allowed;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 use crate::web::views::ProductView;
@@ -39,6 +40,7 @@ async fn create(
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
     let fields = ProductFields::parse(&body, None, shop.id)?;
+    rate_allowed(&state.db, shop.id, fields.taxing.rate_id.as_deref(), None).await??;
     public_url(fields.notification_url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
     let product = db::products::insert(&state.db, shop.id, &fields, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(ProductView::new(&product, &state.config))))
@@ -92,6 +94,7 @@ async fn update(
 ) -> Result<StatusCode, AppError> {
     let product = find(&state, shop.id, &id).await?;
     let fields = ProductFields::parse(&body, Some(&product.fields()), shop.id)?;
+    rate_allowed(&state.db, shop.id, fields.taxing.rate_id.as_deref(), product.tax_rate_id.as_deref()).await??;
     public_url(fields.notification_url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
     db::products::update(&state.db, &product, &fields, Utc::now())
         .await?

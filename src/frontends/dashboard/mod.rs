@@ -41,6 +41,7 @@ mod sessions;
 mod settings;
 mod subscriptions;
 mod tables;
+mod taxing;
 mod team;
 mod two_step;
 mod webhooks;

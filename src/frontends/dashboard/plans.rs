@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::form::{FormView, PostedForm, TypedAmounts, minor_units, nest, ticked_wins};
 use super::list::{ListQuery, search_archivable};
 use super::schedule::{describe, every, span};
+use super::taxing::Choices;
 use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
 use crate::db::{self, entities::plans};
 use crate::domain::currency;
@@ -21,6 +22,7 @@ use crate::domain::plan::PlanEdit;
 use crate::domain::plan::PlanFields;
 use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::vocab::IntervalUnit;
+use crate::services::catalog::rate_allowed;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 use crate::web::urls;
@@ -81,24 +83,26 @@ async fn list(State(state): State<AppState>, m: Merchant, Query(query): Query<Li
 struct FormPage {
     chrome: Chrome,
     form: FormView,
+    choices: Choices,
     units: &'static [&'static str],
     languages: &'static [(&'static str, String)],
     currencies: &'static [&'static str],
 }
 
 impl FormPage {
-    async fn new(m: &Merchant, form: FormView) -> Self {
-        FormPage {
+    async fn new(state: &AppState, m: &Merchant, form: FormView) -> Result<Self, AppError> {
+        Ok(FormPage {
             chrome: m.chrome("plans").await,
             form,
+            choices: Choices::of(state, m, None, false).await?,
             units: IntervalUnit::WORDS,
             languages: crate::web::locale::language_names(),
             currencies: currency::codes(),
-        }
+        })
     }
 }
 
-async fn new(m: Merchant) -> Page {
+async fn new(State(state): State<AppState>, m: Merchant) -> Page {
     let form = FormView::filled(vec![
         ("currency", "EUR".into()),
         ("language", m.words.language().to_string()),
@@ -107,8 +111,9 @@ async fn new(m: Merchant) -> Page {
         ("trial.interval_unit", "day".into()),
         ("number_payment_attempts", "3".into()),
         ("infinite", "true".into()),
+        ("tax_behavior", "inclusive".into()),
     ]);
-    ok(&FormPage::new(&m, form).await)
+    ok(&FormPage::new(&state, &m, form).await?)
 }
 
 /// The form as the API's request: prices in major units become minimal units, an empty
@@ -116,7 +121,7 @@ async fn new(m: Merchant) -> Page {
 /// what the form itself refuses (an ambiguous price), told in `words`.
 fn request(form: &PostedForm, words: Words) -> (Map<String, Value>, TypedAmounts) {
     let checkboxes = ["infinite", "test", "prevent_payments_at_night", "trial.as_first_payment"];
-    let mut flat = form.to_json(&checkboxes, &[]);
+    let mut flat = form.to_json(&checkboxes, &["visible_fields"]);
     ticked_wins(&mut flat, &[("infinite", "billing_cycles")]);
     let amounts = minor_units(&mut flat, &["plan.amount", "trial.amount"], words);
     let given = |key: &str| flat.get(key).is_some_and(|v| !v.is_null());
@@ -131,14 +136,18 @@ fn request(form: &PostedForm, words: Words) -> (Map<String, Value>, TypedAmounts
 async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let (body, amounts) = request(&form, m.words);
-    match amounts.refuse(PlanFields::parse(&body)) {
+    let parsed = match PlanFields::parse(&body) {
+        Ok(f) => rate_allowed(&state.db, m.shop.id, f.taxing.rate_id.as_deref(), None).await?.map(|()| f),
+        Err(e) => Err(e),
+    };
+    match amounts.refuse(parsed) {
         Ok(fields) => {
             let plan = db::plans::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
             m.flash(m.t("Plan created. Share its pay link to take subscriptions.")).await;
             see_other(&format!("/dashboard/plans/{}", plan.id))
         }
         Err(errors) => {
-            let page = FormPage::new(&m, FormView::sent(&form, errors, m.words)).await;
+            let page = FormPage::new(&state, &m, FormView::sent(&form, errors, m.words)).await?;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -216,31 +225,55 @@ struct EditPage {
     chrome: Chrome,
     id: String,
     form: FormView,
+    choices: Choices,
     languages: &'static [(&'static str, String)],
+}
+
+impl EditPage {
+    async fn new(state: &AppState, m: &Merchant, p: plans::Model, form: FormView) -> Result<Self, AppError> {
+        // Whether the price holds the tax is what running subscriptions agreed to: not offered.
+        let mut choices = Choices::of(state, m, p.tax_rate_id.as_deref(), false).await?;
+        choices.behaviors.clear();
+        Ok(EditPage {
+            chrome: m.chrome("plans").await,
+            id: p.id,
+            form,
+            choices,
+            languages: crate::web::locale::language_names(),
+        })
+    }
 }
 
 async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let p = find(&state, &m, &id).await?;
-    let form = FormView::filled(vec![("title", p.title.clone()), ("language", p.language.to_string())]);
-    ok(&EditPage { chrome: m.chrome("plans").await, id: p.id, form, languages: crate::web::locale::language_names() })
+    let mut values = vec![
+        ("title", p.title.clone()),
+        ("language", p.language.to_string()),
+        ("tax_rate_id", p.tax_rate_id.clone().unwrap_or_default()),
+    ];
+    values.extend(p.visible_fields().into_iter().map(|f| ("visible_fields", f.as_str().to_string())));
+    let form = FormView::filled(values);
+    ok(&EditPage::new(&state, &m, p, form).await?)
 }
 
 async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
     let p = find(&state, &m, &id).await?;
-    match PlanEdit::parse(&form.to_json(&[], &[])) {
+    let parsed = match PlanEdit::parse(&form.to_json(&[], &["visible_fields"])) {
+        Ok(edit) => {
+            let (chosen, current) = (edit.tax_rate_id.as_deref(), p.tax_rate_id.as_deref());
+            rate_allowed(&state.db, m.shop.id, chosen, current).await?.map(|()| edit)
+        }
+        Err(e) => Err(e),
+    };
+    match parsed {
         Ok(edit) => {
             crate::services::catalog::update_plan(&state, m.shop.id, &p.id, &edit).await?;
             m.flash(m.t("Plan saved.")).await;
             see_other(&format!("/dashboard/plans/{id}"))
         }
         Err(errors) => {
-            let page = EditPage {
-                chrome: m.chrome("plans").await,
-                id: p.id,
-                form: FormView::sent(&form, errors, m.words),
-                languages: crate::web::locale::language_names(),
-            };
+            let page = EditPage::new(&state, &m, p, FormView::sent(&form, errors, m.words)).await?;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }

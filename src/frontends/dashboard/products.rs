@@ -13,13 +13,15 @@ use serde_json::{Map, Value};
 
 use super::form::{FormView, PostedForm, TypedAmounts, minor_units, ticked_wins};
 use super::list::{ListQuery, search_archivable};
+use super::taxing::Choices;
 use super::{Chrome, Merchant, Page, Words, local, ok, render, see_other};
 use crate::db::{self, entities::products};
 use crate::domain::payment::PaymentFilter;
 use crate::domain::product::ProductFields;
-use crate::domain::vocab::{TransactionType, VisibleField};
+use crate::domain::vocab::TransactionType;
 use crate::domain::webhook::public_url;
 use crate::domain::{Errors, currency};
+use crate::services::catalog::rate_allowed;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 use crate::web::urls;
@@ -95,42 +97,42 @@ struct FormPage {
     /// `None` while creating.
     id: Option<String>,
     form: FormView,
-    fields: Vec<(&'static str, &'static str)>,
+    choices: Choices,
     languages: &'static [(&'static str, String)],
     transaction_types: &'static [&'static str],
     currencies: &'static [&'static str],
 }
 
 impl FormPage {
-    async fn new(m: &Merchant, id: Option<String>, form: FormView) -> Self {
-        FormPage {
+    /// The form of the product `id` (`None` while creating), whose tax rate is `rate`.
+    async fn new(
+        state: &AppState,
+        m: &Merchant,
+        (id, rate): (Option<String>, Option<&str>),
+        form: FormView,
+    ) -> Result<Self, AppError> {
+        Ok(FormPage {
             chrome: m.chrome("products").await,
             id,
             form,
-            fields: VisibleField::ALL.iter().map(|f| (f.as_str(), label(*f, m.words))).collect(),
+            choices: Choices::of(state, m, rate, true).await?,
             languages: crate::web::locale::language_names(),
             transaction_types: TransactionType::WORDS,
             currencies: currency::codes(),
-        }
+        })
     }
 }
 
-/// How the hosted page labels a customer field, in `words`.
-fn label(f: VisibleField, words: Words) -> &'static str {
-    // The field's name without the customer's hint: "State or province", not "… (two letters, e.g. NY)".
-    let label = crate::web::i18n::texts(words.language()).field_label(f);
-    label.split(" (").next().unwrap_or(label)
-}
-
-async fn new(m: Merchant) -> Page {
+async fn new(State(state): State<AppState>, m: Merchant) -> Page {
     let form = FormView::filled(vec![
         ("currency", "EUR".into()),
         ("language", m.words.language().to_string()),
         ("transaction_type", "payment".into()),
+        ("tax_behavior", "inclusive".into()),
         ("infinite", "true".into()),
         ("immortal", "true".into()),
     ]);
-    ok(&FormPage::new(&m, None, form).await)
+    ok(&FormPage::new(&state, &m, (None, None), form).await?)
 }
 
 /// The form as the API's request: price in major units and a local expiry time become the
@@ -179,6 +181,8 @@ fn filled(p: &products::Model, tz: Tz, words: Words) -> FormView {
         ("notification_url", p.notification_url.clone().unwrap_or_default()),
         ("language", p.language.to_string()),
         ("transaction_type", p.transaction_type.to_string()),
+        ("tax_rate_id", p.tax_rate_id.clone().unwrap_or_default()),
+        ("tax_behavior", p.tax_behavior.to_string()),
     ];
     for (name, on) in [("infinite", p.infinite), ("immortal", p.immortal), ("test", p.test)] {
         if on {
@@ -196,6 +200,10 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     let (body, amounts) = request(&form, m.tz, m.words);
     let allow_private = state.config.webhooks_allow_private;
     let parsed = ProductFields::parse(&body, None, m.shop.id).and_then(|f| notified_publicly(f, allow_private));
+    let parsed = match parsed {
+        Ok(f) => rate_allowed(&state.db, m.shop.id, f.taxing.rate_id.as_deref(), None).await?.map(|()| f),
+        Err(e) => Err(e),
+    };
     match amounts.refuse(parsed) {
         Ok(fields) => {
             let product = db::products::insert(&state.db, m.shop.id, &fields, Utc::now()).await?;
@@ -203,7 +211,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
             see_other(&format!("/dashboard/products/{}", product.id))
         }
         Err(errors) => {
-            let page = FormPage::new(&m, None, FormView::sent(&form, errors, m.words)).await;
+            let page = FormPage::new(&state, &m, (None, None), FormView::sent(&form, errors, m.words)).await?;
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
     }
@@ -216,7 +224,8 @@ async fn find(state: &AppState, m: &Merchant, id: &str) -> Result<products::Mode
 async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>) -> Page {
     let product = find(&state, &m, &id).await?;
     let form = filled(&product, m.tz, m.words);
-    ok(&FormPage::new(&m, Some(product.id), form).await)
+    let rate = product.tax_rate_id.as_deref();
+    ok(&FormPage::new(&state, &m, (Some(product.id.clone()), rate), form).await?)
 }
 
 async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -231,6 +240,13 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let allow_private = state.config.webhooks_allow_private;
     let parsed = ProductFields::parse(&body, Some(&product.fields()), m.shop.id)
         .and_then(|f| notified_publicly(f, allow_private));
+    let parsed = match parsed {
+        Ok(f) => {
+            let (chosen, current) = (f.taxing.rate_id.as_deref(), product.tax_rate_id.as_deref());
+            rate_allowed(&state.db, m.shop.id, chosen, current).await?.map(|()| f)
+        }
+        Err(e) => Err(e),
+    };
     let refused = match amounts.refuse(parsed) {
         Ok(fields) => match db::products::update(&state.db, &product, &fields, Utc::now()).await? {
             Ok(()) => {
@@ -241,7 +257,9 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         },
         Err(errors) => errors,
     };
-    let page = FormPage::new(&m, Some(product.id), FormView::sent(&form, refused, m.words)).await;
+    let rate = product.tax_rate_id.as_deref();
+    let page =
+        FormPage::new(&state, &m, (Some(product.id.clone()), rate), FormView::sent(&form, refused, m.words)).await?;
     Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
 }
 
@@ -283,7 +301,7 @@ async fn show(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
             (format!("/dashboard/products/{}/preview", p.id), m.t("Preview the payment page").into()),
             (confirm_url.clone(), m.f("Order confirmation page: {}", &[&confirm_url])),
         ],
-        fields: p.fields().visible_fields.into_iter().map(|f| label(f, m.words)).collect(),
+        fields: p.fields().visible_fields.into_iter().map(|f| super::taxing::label(f, m.words)).collect(),
         expires: p.expired_at.map_or(m.t("never").into(), |t| local(t, m.tz)),
         created: local(p.created_at, m.tz),
         chrome: m.chrome("products").await,

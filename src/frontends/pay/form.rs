@@ -20,6 +20,8 @@ pub struct FieldView {
     /// Asked only when the chosen country has states (the US and Canada): shown then (CSS,
     /// no script), and required by the server only then.
     pub for_states: bool,
+    /// May be left empty (a company, a VAT id).
+    pub optional: bool,
 }
 
 /// A plan page's coupon form: the code typed, why it was refused, or what it takes off
@@ -96,6 +98,7 @@ impl FormView {
                         error: error(f.as_str()),
                         options: (f == VisibleField::Country).then(|| crate::web::locale::countries(t.language)),
                         for_states: f == VisibleField::State && country_asked,
+                        optional: f.optional(),
                     }
                 })
                 .collect(),
@@ -127,7 +130,8 @@ fn input_kind(field: VisibleField) -> (&'static str, &'static str) {
         VisibleField::Phone => ("tel", "tel"),
         VisibleField::BirthDate => ("date", "bday"),
         VisibleField::Email => ("email", "email"),
-        VisibleField::TaxpayerId => ("text", "off"),
+        VisibleField::TaxpayerId | VisibleField::VatId => ("text", "off"),
+        VisibleField::Company => ("text", "organization"),
     }
 }
 

@@ -27,6 +27,36 @@ pub struct Summary {
     pub terms: Vec<String>,
     /// A test page's banner: the test cards to pay with and what each does; empty when live.
     pub test_cards: Vec<(String, &'static str)>,
+    /// The tax of the price, when it names a rate above 0 %.
+    pub tax: Option<String>,
+}
+
+/// The tax note of a page whose price is `price` (a product's: its tax and total are shown)
+/// taxed as `taxing` says; none for an untaxed or 0 % price. `asks_vat_id`: the page asks
+/// for a VAT id (a business in another EU country is then reverse-charged).
+pub async fn tax_note(
+    state: &crate::web::state::AppState,
+    t: &Texts,
+    shop_id: i64,
+    taxing: &crate::domain::tax::Taxing,
+    price: Option<(i64, crate::domain::currency::Currency)>,
+    asks_vat_id: bool,
+) -> Result<Option<String>, sea_orm::DbErr> {
+    use crate::db::entities::tax_rates;
+    let Some(id) = taxing.rate_id.as_deref() else { return Ok(None) };
+    let Some(rate) = crate::db::find::<tax_rates::Entity>(&state.db, shop_id, id).await?.filter(|r| r.percentage > 0)
+    else {
+        return Ok(None);
+    };
+    let exclusive = taxing.behavior == crate::domain::tax::TaxBehavior::Exclusive;
+    let amounts = price.and_then(|(amount, currency)| {
+        let (charged, tax) = crate::domain::tax::charged(amount, rate.rate(), taxing.behavior, false)?;
+        Some((t.price(tax, currency), t.price(charged, currency)))
+    });
+    let named = format!("{} {} %", rate.name, crate::domain::tax::format_percentage(rate.percentage));
+    let seller = crate::db::sellers::find(&state.db, shop_id).await?;
+    let reverse = asks_vat_id && exclusive && seller.country.as_deref().is_some_and(crate::domain::vat_id::is_eu);
+    Ok(Some(t.tax_note(&named, exclusive, amounts, reverse)))
 }
 
 /// The test cards a test page offers, grouped as printed on a card, with what each does.

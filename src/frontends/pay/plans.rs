@@ -61,20 +61,29 @@ pub(super) fn plan_summary(
         every: Some(t.every(f.interval, f.interval_unit)),
         test_cards: super::page::test_cards(t, f.test),
         terms: t.plan_terms(&terms),
+        tax: None,
     }
 }
 
 async fn checkout<'a>(state: &'a AppState, plan: &plans::Model, shop: &'a shops::Model) -> Checkout<'a> {
-    let t = texts(plan.fields().language);
+    let fields = plan.fields();
+    let t = texts(fields.language);
+    let mut summary = plan_summary(state, t, plan, shop, Utc::now());
+    let asks_vat_id = fields.visible_fields.contains(&VisibleField::VatId);
+    summary.tax =
+        super::page::tax_note(state, t, shop.id, &fields.taxing, None, asks_vat_id).await.unwrap_or_else(|e| {
+            tracing::error!(plan = %plan.id, error = %e, "reading the plan's tax rate failed");
+            None
+        });
     let page = Checkout {
         state,
         target: plan.id.clone(),
         t,
-        summary: plan_summary(state, t, plan, shop, Utc::now()),
+        summary,
         action: urls::plan_pay(&state.config, &plan.id),
         after: shop.url.clone(),
         shop,
-        fields: vec![VisibleField::Email],
+        fields: fields.visible_fields,
         submit: t.subscribe.to_string(),
         test: plan.test,
         card: true,

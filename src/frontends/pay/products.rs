@@ -17,6 +17,7 @@ use super::{Checkout, link_json, wants_json};
 use crate::db::entities::{products, shops};
 use crate::db::{self};
 use crate::domain::Errors;
+use crate::domain::vocab::VisibleField;
 use crate::services::payments::pay_product;
 use crate::web::error::AppError;
 use crate::web::guard::ClientIp;
@@ -45,22 +46,35 @@ fn summary(t: &Texts, product: &products::Model, shop: &shops::Model) -> Summary
         every: None,
         terms: Vec::new(),
         test_cards: super::page::test_cards(t, product.test),
+        tax: None,
     }
 }
 
 async fn checkout<'a>(state: &'a AppState, product: &products::Model, shop: &'a shops::Model) -> Checkout<'a> {
     let fields = product.fields();
     let t = texts(fields.language);
+    let mut summary = summary(t, product, shop);
+    let asks_vat_id = fields.visible_fields.contains(&VisibleField::VatId);
+    let price = Some((product.amount, product.currency));
+    summary.tax =
+        super::page::tax_note(state, t, shop.id, &fields.taxing, price, asks_vat_id).await.unwrap_or_else(|e| {
+            tracing::error!(product = %product.id, error = %e, "reading the product's tax rate failed");
+            None
+        });
+    // What a buyer without a VAT id pays: the price, with its tax when the tax is added.
+    let buyer = crate::services::taxes::Buyer::default();
+    let charged = crate::services::taxes::price(&state.db, shop.id, product.amount, &fields.taxing, &buyer).await;
+    let charged = charged.map_or(product.amount, |(amount, _)| amount);
     let page = Checkout {
         state,
         target: product.id.clone(),
         t,
-        summary: summary(t, product, shop),
+        summary,
         action: urls::product_pay(&state.config, &product.id),
         after: product.return_url.clone().or_else(|| shop.url.clone()),
         shop,
         fields: fields.visible_fields,
-        submit: format!("{} {}", t.pay, t.price(product.amount, product.currency)),
+        submit: format!("{} {}", t.pay, t.price(charged, product.currency)),
         test: product.test,
         card: true,
         elsewhere: Vec::new(),

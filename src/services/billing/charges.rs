@@ -121,6 +121,7 @@ pub(super) async fn write_processing_rows(
             billing_key: Some(c.key.clone()),
             discount: c.discount.as_ref().map(|(id, off)| (id.as_str(), *off)),
             customer_details: None,
+            tax: c.tax.clone(),
         };
         rows.push(db::payments::processing_row(new, now));
     }

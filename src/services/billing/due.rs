@@ -118,6 +118,8 @@ pub(super) struct Charge {
     pub(super) change: Option<Change>,
     /// The subscription's coupon and what it took off this charge.
     pub(super) discount: Option<(String, i64)>,
+    /// The tax `amount` holds.
+    pub(super) tax: Option<ChargeTax>,
 }
 
 /// A subscription's change to another plan: the plan, its terms, and when it was asked (the
@@ -191,6 +193,19 @@ pub(super) async fn plan_charges(
     let plans = db::plans::by_ids_of_any_shop(db, &plan_ids).await?;
     let coupon_ids: Vec<&str> = subs.iter().filter(|s| s.discounted()).filter_map(|s| s.coupon_id.as_deref()).collect();
     let coupons = db::coupons::by_ids_of_any_shop(db, &coupon_ids).await?;
+    let taxings: Vec<Taxing> = plans.values().map(|p| p.fields().taxing).collect();
+    let shops: Vec<i64> = subs.iter().map(|s| s.shop_id).collect();
+    let taxes = Taxes::load(db, &taxings.iter().collect::<Vec<_>>(), &shops).await?;
+    let customer_ids: Vec<&str> = subs.iter().map(|s| s.customer_id.as_str()).collect();
+    let buyers: HashMap<String, Buyer> = if taxings.iter().any(|t| t.rate_id.is_some()) {
+        db::customers::by_ids_of_any_shop(db, &customer_ids)
+            .await?
+            .iter()
+            .map(|c| (c.id.clone(), Buyer::of_customer(c)))
+            .collect()
+    } else {
+        HashMap::new()
+    };
     let (mut charges, mut ending) = (Vec::new(), Vec::new());
     for sub in subs {
         let Some(plan) = plans.get(&sub.plan_id) else { continue };
@@ -225,10 +240,13 @@ pub(super) async fn plan_charges(
             _ => None,
         };
         match charged {
-            Some((amount, key, change)) => {
+            Some((price, key, change)) => {
                 let Some(card) = sub.card() else { continue };
                 let currency = plan.currency;
-                let description = change.as_ref().and_then(|c| plans.get(&c.plan_id)).unwrap_or(plan).title.clone();
+                let charged_plan = change.as_ref().and_then(|c| plans.get(&c.plan_id)).unwrap_or(plan);
+                let description = charged_plan.title.clone();
+                let buyer = buyers.get(&sub.customer_id).cloned().unwrap_or_default();
+                let (amount, tax) = taxes.price(sub.shop_id, price, &charged_plan.fields().taxing, &buyer)?;
                 charges.push(Charge {
                     sub,
                     terms,
@@ -249,6 +267,7 @@ pub(super) async fn plan_charges(
                     new_card: None,
                     change,
                     discount,
+                    tax,
                 });
             }
             None => ending.push(Transition { sub, terms, progress, due, change }),

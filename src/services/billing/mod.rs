@@ -56,11 +56,13 @@ use crate::domain::event::EventType;
 use crate::domain::ids::random_hex;
 use crate::domain::pending;
 use crate::domain::plan_change;
+use crate::domain::tax::{ChargeTax, Taxing};
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 use crate::external::acquirer::{Acquirer, Behaviour, CardRef, ChargeRequest, IfUnsent, Outcome as ChargeOutcome};
 use crate::external::telemetry;
 use crate::services::events;
 use crate::services::mail::reminders;
+use crate::services::taxes::{Buyer, Taxes};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 

@@ -276,6 +276,10 @@ impl Texts {
             (Email, true) => "Электронная почта",
             (TaxpayerId, false) => "Taxpayer ID",
             (TaxpayerId, true) => "ИНН",
+            (Company, false) => "Company (optional)",
+            (Company, true) => "Компания (необязательно)",
+            (VatId, false) => "VAT ID, for a business (optional)",
+            (VatId, true) => "Номер плательщика НДС, для компании (необязательно)",
         }
     }
 
@@ -456,6 +460,30 @@ impl Texts {
     /// Money as people of this language write it: `€9.90`, `9,90 €`.
     pub fn price(&self, amount: i64, currency: Currency) -> String {
         crate::web::locale::money(amount, currency, self.language)
+    }
+
+    /// A pay page's word on the tax of its price: `rate` ("VAT 19 %") and, for a product,
+    /// the tax and the whole amount (`amounts`). With `reverse`, that a business in another EU
+    /// country pays none.
+    pub fn tax_note(&self, rate: &str, exclusive: bool, amounts: Option<(String, String)>, reverse: bool) -> String {
+        let mut note = match (self.ru(), exclusive, amounts) {
+            (false, false, Some((tax, _))) => format!("Includes {rate}: {tax}."),
+            (false, false, None) => format!("Prices include {rate}."),
+            (false, true, Some((tax, total))) => format!("Plus {rate}: {tax}, {total} in all."),
+            (false, true, None) => format!("Plus {rate} on each charge."),
+            (true, false, Some((tax, _))) => format!("Включая {rate}: {tax}."),
+            (true, false, None) => format!("Цены включают {rate}."),
+            (true, true, Some((tax, total))) => format!("Плюс {rate}: {tax}, всего {total}."),
+            (true, true, None) => format!("Плюс {rate} к каждому платежу."),
+        };
+        if reverse {
+            note.push_str(if self.ru() {
+                " Компания из другой страны ЕС с номером плательщика НДС платит без НДС (обратное начисление)."
+            } else {
+                " A business in another EU country with a VAT ID pays no VAT (reverse charge)."
+            });
+        }
+        note
     }
 
     /// "every month", "every 3 days"; "каждый месяц", "каждые 3 дня".

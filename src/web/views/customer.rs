@@ -19,6 +19,9 @@ pub struct CustomerView {
     zip: Option<String>,
     state: Option<String>,
     phone: Option<String>,
+    company: Option<String>,
+    /// Normalised: capitals, the country's prefix, no separators.
+    vat_id: Option<String>,
     email: String,
     ip: String,
     external_id: Option<String>,
@@ -40,6 +43,8 @@ impl From<&customers::Model> for CustomerView {
             zip: c.zip.clone(),
             state: c.state.clone(),
             phone: c.phone.clone(),
+            company: c.company.clone(),
+            vat_id: c.vat_id.clone(),
             email: c.email.clone(),
             ip: c.ip.clone(),
             external_id: c.external_id.clone(),

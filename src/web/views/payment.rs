@@ -39,6 +39,8 @@ pub struct PaymentView {
     billing: Option<ChargeOfPeriod>,
     /// The coupon that took `amount` off this charge (`amount` above is what was charged).
     discount: Option<PaymentDiscount>,
+    /// The tax `amount` holds, as it was charged; `null` for an untaxed charge.
+    tax: Option<PaymentTax>,
     /// What disputes (chargebacks) took back and keep, in minimal units: 0 when none did,
     /// or a won dispute gave it back.
     disputed_amount: i64,
@@ -58,6 +60,19 @@ pub struct PaymentView {
 pub struct PaymentDiscount {
     coupon: String,
     amount: i64,
+}
+
+/// The tax a charge was made with.
+#[derive(Serialize, ToSchema)]
+pub struct PaymentTax {
+    /// The shop's rate (`txr_…`).
+    rate: String,
+    /// Whether the price held the tax or had it added.
+    behavior: crate::domain::tax::TaxBehavior,
+    /// The tax `amount` holds, in minimal units: 0 when reverse-charged.
+    amount: i64,
+    /// The buyer accounts for the tax (an EU business in another member state).
+    reverse_charge: bool,
 }
 
 /// A payment's dispute, in short (the whole of it is at `GET /disputes/{id}`).
@@ -141,6 +156,12 @@ impl From<&payments::Model> for PaymentView {
                 .as_ref()
                 .filter(|_| p.discount_amount > 0)
                 .map(|c| PaymentDiscount { coupon: c.clone(), amount: p.discount_amount }),
+            tax: p.tax_rate_id.clone().map(|rate| PaymentTax {
+                rate,
+                behavior: p.tax_behavior.unwrap_or(crate::domain::tax::TaxBehavior::Inclusive),
+                amount: p.tax_amount,
+                reverse_charge: p.reverse_charge,
+            }),
             disputed_amount: p.disputed_amount,
             dispute: p.dispute_id.clone().zip(p.dispute_status).map(|(id, status)| PaymentDispute { id, status }),
             early_fraud_warning: p

@@ -26,6 +26,12 @@ pub struct PlanView {
     billing_cycles: Option<i32>,
     prevent_payments_at_night: bool,
     pay_url: String,
+    /// What its page asks for, the e-mail first.
+    #[schema(value_type = Vec<crate::domain::vocab::VisibleField>)]
+    visible_fields: Vec<&'static str>,
+    /// The shop's rate its charges are taxed at (`txr_…`); `null`: untaxed.
+    tax_rate_id: Option<String>,
+    tax_behavior: crate::domain::tax::TaxBehavior,
     shop_id: i64,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     created_at: String,
@@ -76,6 +82,9 @@ impl PlanView {
             billing_cycles: f.billing_cycles,
             prevent_payments_at_night: f.prevent_payments_at_night,
             pay_url: urls::plan_pay(config, &p.id),
+            visible_fields: f.visible_fields.iter().map(|v| v.as_str()).collect(),
+            tax_rate_id: f.taxing.rate_id,
+            tax_behavior: f.taxing.behavior,
             shop_id: p.shop_id,
             created_at: timestamp(p.created_at),
             updated_at: timestamp(p.updated_at),

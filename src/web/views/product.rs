@@ -45,6 +45,9 @@ pub struct ProductView {
     expired_at: Option<String>,
     return_url: Option<String>,
     notification_url: Option<String>,
+    /// The shop's rate its sales are taxed at (`txr_…`); `null`: untaxed.
+    tax_rate_id: Option<String>,
+    tax_behavior: crate::domain::tax::TaxBehavior,
     shop_id: i64,
 }
 
@@ -75,6 +78,8 @@ impl ProductView {
             expired_at: p.expired_at.map(timestamp),
             return_url: p.return_url.clone(),
             notification_url: p.notification_url.clone(),
+            tax_rate_id: p.tax_rate_id.clone(),
+            tax_behavior: p.tax_behavior,
             shop_id: p.shop_id,
         }
     }

@@ -16,6 +16,11 @@ pub struct Model {
     pub zip: Option<String>,
     pub state: Option<String>,
     pub phone: Option<String>,
+    /// The company the customer buys for, named on their invoices.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub company: Option<String>,
+    /// Their VAT id, normalised (vat_id.rs): with their country, it decides a reverse charge.
+    pub vat_id: Option<String>,
     pub email: String,
     pub ip: String,
     pub external_id: Option<String>,

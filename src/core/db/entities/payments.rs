@@ -2,6 +2,7 @@ use sea_orm::entity::prelude::*;
 
 use crate::domain::currency::Currency;
 use crate::domain::dispute::DisputeStatus;
+use crate::domain::tax::TaxBehavior;
 use crate::domain::vocab::{PaymentStatus, TransactionType};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -72,6 +73,13 @@ pub struct Model {
     /// the sweep takes up one an interrupted request left.
     pub settling: Option<String>,
     pub settling_at: Option<DateTimeUtc>,
+    /// The shop's rate the charge was taxed at, how its price held the tax, the tax `amount`
+    /// holds, and whether the buyer accounts for the tax instead (a reverse charge): as it was
+    /// charged, so its invoice says the same.
+    pub tax_rate_id: Option<String>,
+    pub tax_behavior: Option<TaxBehavior>,
+    pub tax_amount: i64,
+    pub reverse_charge: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

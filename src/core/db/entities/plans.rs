@@ -1,6 +1,7 @@
 use sea_orm::entity::prelude::*;
 
 use crate::domain::currency::Currency;
+use crate::domain::tax::TaxBehavior;
 use crate::domain::vocab::{IntervalUnit, Language};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -26,6 +27,11 @@ pub struct Model {
     pub number_payment_attempts: i32,
     pub prevent_payments_at_night: bool,
     pub test: bool,
+    /// The shop's rate its charges are taxed at; none for untaxed charges.
+    pub tax_rate_id: Option<String>,
+    pub tax_behavior: TaxBehavior,
+    /// What its page asks for besides the e-mail it always asks for.
+    pub visible_fields: String,
     /// When the merchant archived it: its link then takes no payments.
     pub archived_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,

@@ -1,6 +1,7 @@
 use sea_orm::entity::prelude::*;
 
 use crate::domain::currency::Currency;
+use crate::domain::tax::TaxBehavior;
 use crate::domain::vocab::{Language, TransactionType};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -28,6 +29,9 @@ pub struct Model {
     pub notification_url: Option<String>,
     pub language: Language,
     pub transaction_type: TransactionType,
+    /// The shop's rate its sales are taxed at; none for untaxed sales.
+    pub tax_rate_id: Option<String>,
+    pub tax_behavior: TaxBehavior,
     /// When the merchant archived it: its link then takes no payments.
     pub archived_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,

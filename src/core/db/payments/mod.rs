@@ -8,6 +8,7 @@ pub use answers::*;
 pub use pages::*;
 pub use settling::*;
 
+use crate::domain::tax::ChargeTax;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, Query, SelectStatement, SimpleExpr, UnionType};
 use sea_orm::{
@@ -51,6 +52,8 @@ pub struct NewPayment<'a> {
     pub discount: Option<(&'a str, i64)>,
     /// What the customer typed on paydesk's page (JSON): the customer a paid page makes.
     pub customer_details: Option<String>,
+    /// The tax `amount` holds, as it was charged; none for an untaxed charge.
+    pub tax: Option<ChargeTax>,
 }
 
 /// A page of the shop's payments that pass `filter`, newest first.
@@ -368,6 +371,10 @@ pub fn processing_row(new: NewPayment<'_>, now: DateTime<Utc>) -> ActiveModel {
         action_url: Set(None),
         checkout_token: Set(None),
         customer_details: Set(new.customer_details),
+        tax_rate_id: Set(new.tax.as_ref().map(|t| t.rate_id.clone())),
+        tax_behavior: Set(new.tax.as_ref().map(|t| t.behavior)),
+        tax_amount: Set(new.tax.as_ref().map_or(0, |t| t.amount)),
+        reverse_charge: Set(new.tax.as_ref().is_some_and(|t| t.reverse_charge)),
         settling: Set(None),
         settling_at: Set(None),
         created_at: Set(now),

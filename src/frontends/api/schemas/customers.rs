@@ -40,6 +40,14 @@ pub struct CustomerCreate {
     /// Phone number, as typed.
     #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
     phone: Option<String>,
+    /// The company the customer buys for, named on their invoices.
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    company: Option<String>,
+    /// Their VAT id, in the form of `country`'s ids (`DE123456789`; separators and a missing
+    /// prefix are fine); without `country`, its prefix names the country. Kept without
+    /// separators, with the prefix. Only the form is checked: paydesk does not ask VIES.
+    #[schema(max_length = 255, pattern = r"^[A-Za-z0-9 .\-\u00A0]*$")]
+    vat_id: Option<String>,
     /// The merchant's own reference for the customer: text, or a whole number (kept as its
     /// digits).
     #[schema(schema_with = merchant_reference)]

@@ -39,6 +39,7 @@ use crate::domain::currency::Currency;
 use crate::domain::event::EventType;
 use crate::domain::plan::{MAX_ATTEMPTS, MAX_CYCLES, MAX_INTERVAL};
 use crate::domain::product::{MAX_AMOUNT, MAX_QUANTITY};
+use crate::domain::tax::TaxBehavior;
 use crate::domain::vocab::{IntervalUnit, Language, PaymentStatus, TransactionType, VisibleField};
 
 // ---------------------------------------------------------------------------------------------

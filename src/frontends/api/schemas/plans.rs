@@ -43,6 +43,18 @@ pub struct PlanCreate {
     /// Moves charges that fall due at night to the morning.
     #[schema(default = false)]
     prevent_payments_at_night: Option<FlexibleBoolean>,
+    /// Customer data the pay page asks for besides the e-mail it always asks for.
+    /// Duplicates are ignored; `null` reads as none.
+    #[schema(default = json!(["email"]))]
+    visible_fields: Option<Vec<VisibleField>>,
+    /// The shop's tax rate (`txr_…`) its charges are taxed at; `null` or empty: untaxed. An
+    /// archived rate is refused.
+    #[schema(max_length = 100)]
+    tax_rate_id: Option<String>,
+    /// Whether the price holds the tax (`inclusive`, what the subscriber pays; fixed once the plan is made) or has it added
+    /// (`exclusive`).
+    #[schema(default = "inclusive")]
+    tax_behavior: Option<TaxBehavior>,
     // `billing_cycles` when `infinite` is false.
     #[serde(flatten)]
     #[schema(schema_with = plan_create_rules)]
@@ -116,7 +128,8 @@ fn trial_rules() -> OneOfBuilder {
         .description(Some("`amount` and `interval` are sent together or not at all."))
 }
 
-/// A plan's change: its title, its page's language, or both; what is not sent stays.
+/// A plan's change: its title, its page's language and fields, its tax rate; what is not
+/// sent stays.
 #[derive(ToSchema)]
 #[schema(example = json!({"title": "Gold (yearly)", "language": "ru"}))]
 pub struct PlanUpdate {
@@ -128,4 +141,10 @@ pub struct PlanUpdate {
     title: Option<String>,
     /// The language of the plan's pay page.
     language: Option<Language>,
+    /// Customer data the pay page asks for besides the e-mail.
+    visible_fields: Option<Vec<VisibleField>>,
+    /// The shop's tax rate (`txr_…`) the plan's charges are taxed at from now on; `null` or
+    /// empty: untaxed.
+    #[schema(max_length = 100)]
+    tax_rate_id: Option<String>,
 }

@@ -68,6 +68,14 @@ pub struct ProductCreate {
     /// `payment` takes the money at once; `authorization` holds it for a later capture.
     #[schema(default = "payment")]
     transaction_type: Option<TransactionType>,
+    /// The shop's tax rate (`txr_…`) its sales are taxed at; `null` or empty: untaxed. An
+    /// archived rate is refused unless it is the one already chosen.
+    #[schema(max_length = 100)]
+    tax_rate_id: Option<String>,
+    /// Whether the price holds the tax (`inclusive`, what the customer pays) or has it added
+    /// (`exclusive`).
+    #[schema(default = "inclusive")]
+    tax_behavior: Option<TaxBehavior>,
     // `quantity` unless `infinite`, `expired_at` unless `immortal`.
     #[serde(flatten)]
     #[schema(schema_with = product_create_rules)]
@@ -135,6 +143,13 @@ pub struct ProductUpdate {
     language: Option<Language>,
     /// `payment` or `authorization`.
     transaction_type: Option<TransactionType>,
+    /// The shop's tax rate (`txr_…`) its sales are taxed at; `null` or empty: untaxed. An
+    /// archived rate is refused unless it is the one already chosen.
+    #[schema(max_length = 100)]
+    tax_rate_id: Option<String>,
+    /// Whether the price holds the tax (`inclusive`, what the customer pays) or has it added
+    /// (`exclusive`).
+    tax_behavior: Option<TaxBehavior>,
     // No `quantity` together with `"infinite": true`.
     #[serde(flatten)]
     #[schema(schema_with = product_update_rules)]

@@ -41,6 +41,23 @@ pub const RU: &[(&str, &str)] = &[
     ("Expires at", "Продаётся до"),
     ("In your shop's time zone.", "В часовом поясе магазина."),
     ("Customer details to ask for", "Какие данные запросить у клиента"),
+    ("Customer details to ask for besides the e-mail", "Какие данные запросить у клиента, кроме электронной почты"),
+    ("Tax", "Налог"),
+    ("Tax rate", "Ставка налога"),
+    ("No tax", "Без налога"),
+    ("The price", "Цена"),
+    ("includes the tax", "включает налог"),
+    ("has the tax added", "без налога, налог добавляется"),
+    (
+        "The rate its invoices show; a rate the law changes can be chosen here later.",
+        "Ставка, которую покажут счета; если закон изменит ставку, её можно будет выбрать здесь.",
+    ),
+    (
+        "With the tax added, customers pay the price and the tax; a business in another EU country with a VAT ID \
+         pays no VAT.",
+        "Если налог добавляется, клиент платит цену и налог; компания из другой страны ЕС с номером плательщика НДС \
+         платит без НДС.",
+    ),
     ("Page language", "Язык страницы оплаты"),
     ("Return URL", "URL возврата"),
     (
@@ -170,10 +187,10 @@ pub const RU: &[(&str, &str)] = &[
     ),
     ("Edit plan", "Редактирование тарифа"),
     (
-        "Only the title and the page's language can change: the price, schedule, trial and limits are what running \
-         subscriptions agreed to.",
-        "Изменить можно только название и язык страницы: на цену, расписание, пробный период и ограничения уже \
-         согласились действующие подписки.",
+        "Only the title, the page, and the tax rate can change: the price, whether it includes the tax, the \
+         schedule, trial and limits are what running subscriptions agreed to.",
+        "Изменить можно только название, страницу оплаты и ставку налога: на цену (с налогом или без), расписание, \
+         пробный период и ограничения уже согласились действующие подписки.",
     ),
     ("To offer other terms,", "Чтобы предложить другие условия,"),
     ("create a new plan", "создайте новый тариф"),
