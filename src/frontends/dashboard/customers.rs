@@ -91,6 +91,8 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<
         "zip",
         "external_id",
         "created_at",
+        "company",
+        "vat_id",
     ]);
     let shop = m.shop.id;
     let read = move |after: Option<String>| {
@@ -127,6 +129,8 @@ fn export_row(csv: &mut Csv, c: &customers::Model) {
         &text(&c.zip),
         &text(&c.external_id),
         &c.created_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        &text(&c.company),
+        &text(&c.vat_id),
     ]);
 }
 
@@ -171,6 +175,8 @@ async fn edit(State(state): State<AppState>, m: Merchant, Path(id): Path<String>
         ("country", text(&c.country)),
         ("state", text(&c.state)),
         ("phone", text(&c.phone)),
+        ("company", text(&c.company)),
+        ("vat_id", text(&c.vat_id)),
         ("external_id", text(&c.external_id)),
     ]);
     ok(&FormPage::new(&m, Some(c.id), form).await)

@@ -711,7 +711,7 @@ db_tests! {
         let (_, plan) = app.post(&shop, "/plans", &plan_body()).await;
         let pln = plan["id"].as_str().unwrap();
         let form = m.get(&format!("/dashboard/plans/{pln}/edit")).await;
-        assert!(form.html.contains("value=\"Gold\"") && form.html.contains("Only the title and the page&#39;s language can change"), "{}", form.html);
+        assert!(form.html.contains("value=\"Gold\"") && form.html.contains("Only the title, the page, and the tax rate can change"), "{}", form.html);
         let bad = m.post(&format!("/dashboard/plans/{pln}"), &[("title", ""), ("language", "xx")]).await;
         assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(bad.html.contains("id=\"e-language\">is not included in the list</p>"));

@@ -41,6 +41,12 @@ pub const RU: &[(&str, &str)] = &[
     ("State", "Штат"),
     ("Two letters; only for US and CA", "Две буквы; только для США и Канады"),
     ("Phone", "Телефон"),
+    ("Company", "Компания"),
+    ("VAT ID", "Номер плательщика НДС"),
+    (
+        "A business's; checked for its country's form (or its prefix's without a country).",
+        "Для компании; проверяется по форме номеров её страны (без страны — страны по префиксу).",
+    ),
     ("External id", "Внешний ID"),
     ("Your own id for this customer (optional).", "ID клиента в вашей системе (необязательно)."),
     ("Save customer", "Сохранить клиента"),
