@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::seller::Seller;
 
+pub mod cii;
 mod credit;
 mod filter;
 
