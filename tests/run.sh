@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README's test command: sets up what the tests need on a fresh Debian machine (Chromium and
-# chromedriver, jq, axe-core from npm, and from PyPI bePaid's client library, localstripe,
-# aiosmtpd and schemathesis, each into a folder of the repository), then runs every test on
+# chromedriver, jq, qpdf and poppler for the invoices' PDFs, axe-core from npm, and from PyPI
+# bePaid's client library, localstripe, aiosmtpd, the Factur-X library and schemathesis, each
+# into a folder of the repository), then runs every test on
 # SQLite and PostgreSQL and fuzzes the API against its OpenAPI document. PostgreSQL itself is
 # the machine's: PAYDESK_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).
 # A tool that cannot be installed, or a PostgreSQL that cannot be reached, stops it with one
@@ -17,9 +18,10 @@ fail() {
   exit 1
 }
 
-echo "== Debian packages: chromium and chromium-driver (browser tests), jq and curl (the docs' examples)"
+echo "== Debian packages: chromium and chromium-driver (browser tests), jq and curl (the docs' examples), qpdf and poppler-utils (invoices' PDFs)"
 missing=()
-for tool in chromium:chromium chromedriver:chromium-driver jq:jq curl:curl psql:postgresql-client python3:python3 npm:npm; do
+for tool in chromium:chromium chromedriver:chromium-driver jq:jq curl:curl psql:postgresql-client python3:python3 npm:npm \
+  qpdf:qpdf pdftotext:poppler-utils; do
   command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -37,13 +39,14 @@ echo "== npm: axe-core in .ci/axe (the browser tests run it inside every page)"
 npm ci --prefix .ci/axe --no-audit --no-fund --loglevel=error || fail "npm ci in .ci/axe failed: is the npm registry reachable?"
 test -f .ci/axe/node_modules/axe-core/axe.min.js || fail "axe-core did not install into .ci/axe"
 
-echo "== PyPI: bePaid's client library, localstripe, aiosmtpd and schemathesis in .ci/venv"
+echo "== PyPI: bePaid's client library, localstripe, aiosmtpd, factur-x and schemathesis in .ci/venv"
 if [ ! -x .ci/venv/bin/python ]; then
   python3 -m venv .ci/venv || fail "python3 -m venv failed: install python3-venv"
 fi
 .ci/venv/bin/pip install --quiet --disable-pip-version-check bepaid==0.8.0 localstripe==1.15.10 aiosmtpd==1.4.6 schemathesis==4.32.5 \
+  factur-x==7.8 \
   || fail "pip install into .ci/venv failed: is PyPI reachable?"
-.ci/venv/bin/python -c "import bepaid.client, aiosmtpd" || fail "the PyPI tools did not install into .ci/venv"
+.ci/venv/bin/python -c "import bepaid.client, aiosmtpd, facturx" || fail "the PyPI tools did not install into .ci/venv"
 test -x .ci/venv/bin/localstripe || fail "localstripe did not install into .ci/venv"
 
 echo "== PostgreSQL at $PAYDESK_TEST_POSTGRES_URL"

@@ -4,6 +4,7 @@
 //! ([`csrf`]) and the addresses paydesk hands out ([`urls`]).
 
 pub mod csrf;
+pub mod documents;
 pub mod error;
 pub mod guard;
 pub mod i18n;

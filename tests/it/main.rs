@@ -20,6 +20,7 @@ mod dashboard;
 mod dashboard_browser;
 mod disputes;
 mod docs;
+mod documents;
 mod doubles;
 mod ended_renewals;
 mod engine;

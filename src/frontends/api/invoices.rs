@@ -9,9 +9,10 @@ use axum::{Json, Router};
 use super::auth::ApiShop;
 use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
-use crate::db;
+use crate::db::{self, entities::documents};
 use crate::domain::invoice::{DocumentFilter, DocumentKind};
 use crate::domain::series::SeriesChange;
+use crate::web::documents::Format;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 use crate::web::views::DocumentView;
@@ -23,8 +24,12 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/invoices", get(list))
         .route("/invoices/{id}", get(show))
+        .route("/invoices/{id}/pdf", get(invoice_pdf))
+        .route("/invoices/{id}/xml", get(invoice_xml))
         .route("/credit_notes", get(list_credit_notes))
         .route("/credit_notes/{id}", get(show_credit_note))
+        .route("/credit_notes/{id}/pdf", get(credit_note_pdf))
+        .route("/credit_notes/{id}/xml", get(credit_note_xml))
         .route("/shop/series", get(series))
         .route("/shop/series/{name}", put(update_series))
 }
@@ -82,13 +87,81 @@ async fn list_of(
     list_response(state, path, query, &page, listed, |d| DocumentView::from(d))
 }
 
-async fn show_of(state: &AppState, shop_id: i64, kind: DocumentKind, id: &str) -> Result<Json<DocumentView>, AppError> {
+async fn find(state: &AppState, shop_id: i64, kind: DocumentKind, id: &str) -> Result<documents::Model, AppError> {
     let what = match kind {
         DocumentKind::Invoice => "Invoice",
         DocumentKind::CreditNote => "Credit note",
     };
-    let document = db::documents::find(&state.db, shop_id, kind, id).await?.ok_or(AppError::NotFound(what))?;
-    Ok(Json(DocumentView::from(&document)))
+    db::documents::find(&state.db, shop_id, kind, id).await?.ok_or(AppError::NotFound(what))
+}
+
+async fn show_of(state: &AppState, shop_id: i64, kind: DocumentKind, id: &str) -> Result<Json<DocumentView>, AppError> {
+    Ok(Json(DocumentView::from(&find(state, shop_id, kind, id).await?)))
+}
+
+async fn file_of(
+    state: &AppState,
+    shop_id: i64,
+    (kind, id): (DocumentKind, &str),
+    format: Format,
+) -> Result<Response, AppError> {
+    crate::web::documents::download(find(state, shop_id, kind, id).await?, format).await
+}
+
+/// Download an invoice's PDF
+///
+/// A PDF/A-3b in the invoice's language, with its EN 16931 XML attached as `factur-x.xml`
+/// (Factur-X, profile EN 16931). The same bytes every time it is asked for.
+#[utoipa::path(get, path = "/invoices/{id}/pdf", tag = "Invoicing", params(("id" = String, Path, description = "The invoice's id (`inv_…`)")),
+    responses((status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>),
+        (status = 404, description = "No such invoice", body = crate::web::error::ErrorBody)))]
+async fn invoice_pdf(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    file_of(&state, shop.id, (DocumentKind::Invoice, &id), Format::Pdf).await
+}
+
+/// Download an invoice's XML
+///
+/// The EN 16931 e-invoice: UN/CEFACT Cross Industry Invoice, as Factur-X's EN 16931 profile
+/// writes it (the XML the PDF carries).
+#[utoipa::path(get, path = "/invoices/{id}/xml", tag = "Invoicing", params(("id" = String, Path, description = "The invoice's id (`inv_…`)")),
+    responses((status = 200, description = "The XML", content_type = "application/xml", body = String),
+        (status = 404, description = "No such invoice", body = crate::web::error::ErrorBody)))]
+async fn invoice_xml(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    file_of(&state, shop.id, (DocumentKind::Invoice, &id), Format::Xml).await
+}
+
+/// Download a credit note's PDF
+///
+/// As an invoice's: a PDF/A-3b with its EN 16931 XML (document type 381) attached.
+#[utoipa::path(get, path = "/credit_notes/{id}/pdf", tag = "Invoicing", params(("id" = String, Path, description = "The credit note's id (`cn_…`)")),
+    responses((status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>),
+        (status = 404, description = "No such credit note", body = crate::web::error::ErrorBody)))]
+async fn credit_note_pdf(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    file_of(&state, shop.id, (DocumentKind::CreditNote, &id), Format::Pdf).await
+}
+
+/// Download a credit note's XML
+#[utoipa::path(get, path = "/credit_notes/{id}/xml", tag = "Invoicing", params(("id" = String, Path, description = "The credit note's id (`cn_…`)")),
+    responses((status = 200, description = "The XML", content_type = "application/xml", body = String),
+        (status = 404, description = "No such credit note", body = crate::web::error::ErrorBody)))]
+async fn credit_note_xml(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    file_of(&state, shop.id, (DocumentKind::CreditNote, &id), Format::Xml).await
 }
 
 /// List invoices

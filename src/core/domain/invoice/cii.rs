@@ -21,6 +21,9 @@ pub struct Header<'a> {
     pub payment_id: Option<&'a str>,
 }
 
+/// What a test document's XML says first.
+pub const TEST_NOTE: &str = "TEST DOCUMENT: made in test mode, not a tax document";
+
 /// The name the XML has inside a PDF (Factur-X asks for exactly this one).
 pub const FILE_NAME: &str = "factur-x.xml";
 /// The Factur-X profile, as its metadata names it.
@@ -47,9 +50,6 @@ pub fn xml(h: &Header, c: &Content) -> String {
         r#" xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">"#,
     ));
     x.push_str("<rsm:ExchangedDocumentContext>");
-    if h.test {
-        x.push_str("<ram:TestIndicator><udt:Indicator>true</udt:Indicator></ram:TestIndicator>");
-    }
     x.push_str("<ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:cen.eu:en16931:2017</ram:ID>");
     x.push_str("</ram:GuidelineSpecifiedDocumentContextParameter></rsm:ExchangedDocumentContext>");
     document(&mut x, h, c);
@@ -77,7 +77,9 @@ fn document(x: &mut String, h: &Header, c: &Content) {
     x.push_str("<ram:IssueDateTime>");
     date(x, h.issued_at);
     x.push_str("</ram:IssueDateTime>");
-    let notes = c.reason.iter().chain(&c.notes).chain(&c.footer);
+    // The profile has no test indicator: a test document says so in a note (and its number).
+    let test = h.test.then(|| TEST_NOTE.to_owned());
+    let notes = test.iter().chain(&c.reason).chain(&c.notes).chain(&c.footer);
     for note in notes {
         x.push_str("<ram:IncludedNote>");
         element(x, "ram:Content", note);
@@ -198,7 +200,12 @@ fn settlement(x: &mut String, h: &Header, c: &Content) {
     x.push_str("<ram:SpecifiedTradeSettlementHeaderMonetarySummation>");
     element(x, "ram:LineTotalAmount", &amount(totals.net, decimals));
     element(x, "ram:TaxBasisTotalAmount", &amount(totals.net, decimals));
-    let _ = write!(x, r#"<ram:TaxTotalAmount currencyID="{}">{}</ram:TaxTotalAmount>"#, h.currency.0, amount(totals.tax, decimals));
+    let _ = write!(
+        x,
+        r#"<ram:TaxTotalAmount currencyID="{}">{}</ram:TaxTotalAmount>"#,
+        h.currency.0,
+        amount(totals.tax, decimals)
+    );
     element(x, "ram:GrandTotalAmount", &amount(totals.gross, decimals));
     element(x, "ram:TotalPrepaidAmount", &amount(totals.gross, decimals));
     element(x, "ram:DuePayableAmount", &amount(0, decimals));
@@ -290,14 +297,19 @@ mod tests {
         assert_eq!(amount(1_000, 0), "1000");
         assert_eq!(amount(1_234, 3), "1.234");
         assert_eq!(amount(i64::MIN, 2), "-92233720368547758.08");
-        assert_eq!(unit_price(1_000, 3, 2), "3.3333");
+        assert_eq!(unit_price(1_000, 3, 2), "3.333333");
         assert_eq!(unit_price(900, 3, 2), "3.00");
     }
 
     #[test]
     fn an_invoice_says_its_lines_taxes_and_totals_in_the_profiles_order() {
         let mut c = issue(vec![line(11_900, 0, rate(TaxTreatment::Standard, 190_000), true)]);
-        c.seller = Party { name: "Gym & Co <GmbH>".into(), country: Some("DE".into()), vat_id: Some("DE123456789".into()), ..Party::default() };
+        c.seller = Party {
+            name: "Gym & Co <GmbH>".into(),
+            country: Some("DE".into()),
+            vat_id: Some("DE123456789".into()),
+            ..Party::default()
+        };
         c.buyer = Party { name: "Ann".into(), ..Party::default() };
         let x = xml(&header(DocumentKind::Invoice), &c);
         assert!(x.starts_with(r#"<?xml version="1.0" encoding="UTF-8"?><rsm:CrossIndustryInvoice"#));
@@ -307,14 +319,18 @@ mod tests {
         assert!(x.contains("<ram:Name>Gym &amp; Co &lt;GmbH&gt;</ram:Name>"));
         assert!(x.contains(r#"<ram:SpecifiedTaxRegistration><ram:ID schemeID="VA">DE123456789</ram:ID>"#));
         assert!(x.contains("<ram:NetPriceProductTradePrice><ram:ChargeAmount>100.00</ram:ChargeAmount>"));
-        assert!(x.contains("<ram:CategoryCode>S</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent>"));
+        assert!(x.contains(
+            "<ram:CategoryCode>S</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent>"
+        ));
         assert!(x.contains(concat!(
             "<ram:LineTotalAmount>100.00</ram:LineTotalAmount><ram:TaxBasisTotalAmount>100.00</ram:TaxBasisTotalAmount>",
             r#"<ram:TaxTotalAmount currencyID="EUR">19.00</ram:TaxTotalAmount><ram:GrandTotalAmount>119.00</ram:GrandTotalAmount>"#,
             "<ram:TotalPrepaidAmount>119.00</ram:TotalPrepaidAmount><ram:DuePayableAmount>0.00</ram:DuePayableAmount>"
         )));
         // The buyer's address is in the seller's country when the buyer's is not known.
-        assert!(x.contains("<ram:BuyerTradeParty><ram:Name>Ann</ram:Name><ram:PostalTradeAddress><ram:CountryID>DE</ram:CountryID>"));
+        assert!(x.contains(
+            "<ram:BuyerTradeParty><ram:Name>Ann</ram:Name><ram:PostalTradeAddress><ram:CountryID>DE</ram:CountryID>"
+        ));
         assert_eq!(x, xml(&header(DocumentKind::Invoice), &c), "the same bytes each time");
     }
 
@@ -326,7 +342,9 @@ mod tests {
         assert!(x.contains("<ram:TypeCode>381</ram:TypeCode>"));
         assert!(x.contains("<ram:InvoiceReferencedDocument><ram:IssuerAssignedID>INV-000001</ram:IssuerAssignedID>"));
         assert!(!x.contains("RateApplicablePercent"), "{x}");
-        assert!(x.contains("<ram:CategoryCode>O</ram:CategoryCode><ram:ExemptionReasonCode>VATEX-EU-O</ram:ExemptionReasonCode>"));
+        assert!(x.contains(
+            "<ram:CategoryCode>O</ram:CategoryCode><ram:ExemptionReasonCode>VATEX-EU-O</ram:ExemptionReasonCode>"
+        ));
         assert_eq!(type_code(DocumentKind::Invoice, &c), "384", "an invoice that corrects another");
     }
 
