@@ -52,7 +52,7 @@ pub async fn issue_for_payments(
         }
     }
     let issued = db::documents::issue(txn, new, now).await?;
-    let events: Vec<NewEvent> = issued.iter().map(event).collect();
+    let events: Vec<NewEvent> = issued.iter().map(|d| event(d, config)).collect();
     crate::services::events::record(txn, config, events).await?;
     Ok(issued)
 }
@@ -148,7 +148,7 @@ async fn issue(
     now: DateTime<Utc>,
 ) -> Result<Option<documents::Model>, DbErr> {
     let issued = db::documents::issue(txn, vec![document], now).await?.pop();
-    crate::services::events::record(txn, config, issued.iter().map(event).collect()).await?;
+    crate::services::events::record(txn, config, issued.iter().map(|d| event(d, config)).collect()).await?;
     Ok(issued)
 }
 
@@ -160,12 +160,12 @@ fn invoiced(p: &payments::Model) -> bool {
 }
 
 /// The event of an issued document.
-pub fn event(d: &documents::Model) -> NewEvent {
+pub fn event(d: &documents::Model, config: &Config) -> NewEvent {
     let kind = match d.kind {
         DocumentKind::Invoice => EventType::InvoiceIssued,
         DocumentKind::CreditNote => EventType::CreditNoteIssued,
     };
-    let data = serde_json::to_value(DocumentView::from(d)).unwrap_or_default();
+    let data = serde_json::to_value(DocumentView::new(d, config)).unwrap_or_default();
     NewEvent { shop_id: d.shop_id, kind, object_id: d.id.clone(), test: d.test, data, child: None }
 }
 

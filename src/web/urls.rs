@@ -28,6 +28,11 @@ pub fn receipt(config: &Config, payment_id: &str) -> String {
     format!("{}/receipts/{payment_id}", config.base_url)
 }
 
+/// An invoice's or credit note's page, public by its id: `{base_url}/documents/{id}`.
+pub fn document(config: &Config, id: &str) -> String {
+    format!("{}/documents/{id}", config.base_url)
+}
+
 /// Where a customer comes back to from the processor's page or their bank's check:
 /// `{base_url}/payments/<payment_id>/return`.
 pub fn payment_return(config: &Config, payment_id: &str) -> String {

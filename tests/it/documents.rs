@@ -108,6 +108,22 @@ db_tests! {
         assert_eq!((status, kind.as_str()), (StatusCode::OK, "application/xml"));
         assert_eq!(String::from_utf8(alone).unwrap().trim(), xml.trim(), "the XML alone is the one attached");
 
+        // Its page, public by its id, shows the same and leads to the same files.
+        assert!(invoice["hosted_url"].as_str().unwrap().ends_with(&format!("/documents/{id}")), "{invoice}");
+        assert_eq!(invoice["pdf_url"], json!(format!("{}/pdf", invoice["hosted_url"].as_str().unwrap())));
+        let page = app.page(&format!("/documents/{id}")).await;
+        assert_eq!(page.status, StatusCode::OK);
+        for shown in ["Invoice TEST-INV-000001", "Lumière &#38; Fils SARL", "0 % (reverse charge)", "€100.00", "Download the PDF",
+                      &format!("href=\"/documents/{id}/pdf\"")] {
+            assert!(page.html.contains(shown), "{shown} is not in:\n{}", page.html);
+        }
+        let hosted = app.anon(Method::GET, &format!("/documents/{id}/pdf")).send().await.unwrap();
+        assert_eq!(hosted.status(), StatusCode::OK);
+        assert_eq!(hosted.bytes().await.unwrap().to_vec(), pdf, "the page's PDF is the API's");
+        let hosted = app.anon(Method::GET, &format!("/documents/{id}/xml")).send().await.unwrap();
+        assert_eq!(hosted.text().await.unwrap().trim(), xml.trim());
+        assert_eq!(app.page("/documents/inv_0000000000000000").await.status, StatusCode::NOT_FOUND);
+
         let other = app.shop("Elsewhere").await;
         assert_eq!(download(&app, &other, &format!("/invoices/{id}/pdf")).await.0, StatusCode::NOT_FOUND);
         assert_eq!(download(&app, &shop, &format!("/credit_notes/{id}/pdf")).await.0, StatusCode::NOT_FOUND);

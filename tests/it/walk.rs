@@ -131,8 +131,9 @@ db_tests! {
         let mut found = Findings::default();
         let m = sign_up(&app, "Corner Books", "owner@example.com").await;
         let shop = api_shop(&m).await;
+        crate::invoices::set_seller(&app, &shop).await;
         let mut product = test_product_body();
-        product["visible_fields"] = json!(["first_name", "last_name", "email", "phone", "country", "state", "city", "address", "zip", "birth_date", "taxpayer_id"]);
+        product["visible_fields"] = json!(["first_name", "last_name", "email", "phone", "country", "state", "city", "address", "zip", "birth_date", "taxpayer_id", "company", "vat_id"]);
         let product = app.product(&shop, &product).await;
         let live = app.product(&shop, &product_body()).await;
         let mut plan = plan_body();
@@ -199,6 +200,8 @@ db_tests! {
         b.check("plan-pay-coupon-applied", &mut found).await;
         b.visit(waiting["redirect_url"].as_str().unwrap(), "subscription-card", &mut found).await;
         b.visit(&format!("{base}/receipts/{}", payment["id"].as_str().unwrap()), "receipt", &mut found).await;
+        let (_, invoices) = app.get(&shop, "/invoices").await;
+        b.visit(invoices[0]["hosted_url"].as_str().unwrap(), "invoice", &mut found).await;
         b.visit(&format!("{base}/products/prd_nothing/pay"), "pay-not-found", &mut found).await;
 
         // The dashboard, logged out and in.

@@ -84,7 +84,7 @@ async fn list_of(
         DocumentKind::Invoice => "/invoices",
         DocumentKind::CreditNote => "/credit_notes",
     };
-    list_response(state, path, query, &page, listed, |d| DocumentView::from(d))
+    list_response(state, path, query, &page, listed, |d| DocumentView::new(d, &state.config))
 }
 
 async fn find(state: &AppState, shop_id: i64, kind: DocumentKind, id: &str) -> Result<documents::Model, AppError> {
@@ -96,7 +96,7 @@ async fn find(state: &AppState, shop_id: i64, kind: DocumentKind, id: &str) -> R
 }
 
 async fn show_of(state: &AppState, shop_id: i64, kind: DocumentKind, id: &str) -> Result<Json<DocumentView>, AppError> {
-    Ok(Json(DocumentView::from(&find(state, shop_id, kind, id).await?)))
+    Ok(Json(DocumentView::new(&find(state, shop_id, kind, id).await?, &state.config)))
 }
 
 async fn file_of(

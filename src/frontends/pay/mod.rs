@@ -22,6 +22,7 @@ use crate::web::error::AppError;
 use crate::web::state::AppState;
 use crate::web::urls;
 
+mod documents;
 mod form;
 mod page;
 pub mod plans;
@@ -43,6 +44,7 @@ pub fn router() -> Router<AppState> {
         .merge(products::router())
         .merge(plans::router())
         .merge(receipts::router())
+        .merge(documents::router())
         .merge(portal::router())
         .merge(subscriptions::router())
         .route_layer(axum::middleware::from_fn(detach_submits))

@@ -4,12 +4,14 @@
 //! time: nothing of the moment (no clock, no random id) goes into them.
 
 mod pdf;
+mod sheet;
 mod words;
 mod xmp;
 
 use crate::db::entities::documents;
 use crate::domain::invoice::{Content, cii};
 
+pub use sheet::{Sheet, SheetLine, SheetTax};
 pub use words::Words;
 
 /// Why a document could not be written (a fault of paydesk: its content is its own).

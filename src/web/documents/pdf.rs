@@ -17,9 +17,9 @@ use skrifa::MetadataProvider;
 use skrifa::instance::{LocationRef, Size};
 
 use super::Words;
+use super::sheet::{Sheet, SheetLine};
 use crate::db::entities::documents;
-use crate::domain::invoice::{Content, Line, Party, TaxTreatment, cii};
-use crate::domain::tax::format_percentage;
+use crate::domain::invoice::{Content, cii};
 
 static REGULAR_BYTES: &[u8] = include_bytes!("../../../static/fonts/DejaVuSans.ttf");
 static BOLD_BYTES: &[u8] = include_bytes!("../../../static/fonts/DejaVuSans-Bold.ttf");
@@ -160,40 +160,31 @@ const DESCRIPTION: f32 = 150.0;
 /// Writes the PDF/A-3b of `d` with `xml` attached as `factur-x.xml`.
 pub fn write(d: &documents::Model, c: &Content, xml: Vec<u8>) -> Result<Vec<u8>, String> {
     let w = Words::of(d.language);
-    let money = |amount: i64| crate::web::locale::money(amount, d.currency, w.language);
+    let sheet = Sheet::of(d, c);
     let mut l = Layout::new();
-    let corrects = c.invoice_number.is_some();
-
-    l.text(LEFT, 20.0, true, w.title(d.kind, corrects));
-    if d.test {
+    l.text(LEFT, 20.0, true, sheet.title);
+    if let Some(test) = sheet.test {
         l.down(16.0);
-        l.text(LEFT, TEXT, true, w.test);
+        l.text(LEFT, TEXT, true, test);
     }
     l.down(24.0);
-    let mut facts = vec![(w.number, d.number_text.clone()), (w.issued, day(d.issued_at, w))];
-    if let Some(invoice) = &c.invoice_number {
-        facts.push((w.corrects, invoice.clone()));
-    }
-    if let Some(payment) = &d.payment_id {
-        facts.push((w.payment, payment.clone()));
-    }
-    for (label, value) in facts {
+    for (label, value) in &sheet.facts {
         l.gray(LEFT, TEXT, label);
-        l.text(LEFT + 110.0, TEXT, false, &value);
+        l.text(LEFT + 110.0, TEXT, false, value);
         l.down(13.0);
     }
     l.down(12.0);
-    parties(&mut l, w, &c.seller, &c.buyer);
+    parties(&mut l, w, &sheet);
     l.down(10.0);
-    lines(&mut l, w, &c.lines, &money);
+    lines(&mut l, w, &sheet.lines);
     l.down(6.0);
-    totals(&mut l, w, c, &money);
+    totals(&mut l, w, &sheet);
     l.down(10.0);
-    for note in c.reason.iter().chain(&c.notes) {
+    for note in &sheet.notes {
         l.paragraph(LEFT, RIGHT - LEFT, TEXT, note);
         l.down(4.0);
     }
-    if let Some(footer) = &c.footer {
+    if let Some(footer) = &sheet.footer {
         l.down(6.0);
         l.paragraph(LEFT, RIGHT - LEFT, SMALL, footer);
     }
@@ -201,38 +192,11 @@ pub fn write(d: &documents::Model, c: &Content, xml: Vec<u8>) -> Result<Vec<u8>,
 }
 
 /// The seller and the buyer side by side.
-fn parties(l: &mut Layout, w: &Words, seller: &Party, buyer: &Party) {
-    let column = |p: &Party| -> Vec<String> {
-        let mut rows = Vec::new();
-        if let Some(company) = p.company.as_ref().filter(|c| !c.is_empty()) {
-            rows.push(company.clone());
-        }
-        if !p.name.is_empty() {
-            rows.push(p.name.clone());
-        }
-        rows.extend(p.address_line1.iter().chain(&p.address_line2).cloned());
-        let city = [p.postal_code.as_deref(), p.city.as_deref(), p.region.as_deref()];
-        let city = city.into_iter().flatten().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
-        if !city.is_empty() {
-            rows.push(city);
-        }
-        if let Some(country) = &p.country {
-            rows.push(crate::web::locale::country_name(country, w.language));
-        }
-        if let Some(vat_id) = &p.vat_id {
-            rows.push(format!("{}: {vat_id}", w.vat_id));
-        }
-        if let Some(number) = &p.registration_number {
-            rows.push(format!("{}: {number}", w.registration));
-        }
-        rows.extend(p.email.iter().cloned());
-        rows
-    };
+fn parties(l: &mut Layout, w: &Words, sheet: &Sheet) {
     let half = (RIGHT - LEFT) / 2.0;
-    let (left, right) = (column(seller), column(buyer));
     let wrapped =
-        |rows: Vec<String>| -> Vec<String> { rows.iter().flat_map(|r| wrap(r, half - 12.0, TEXT, false)).collect() };
-    let (left, right) = (wrapped(left), wrapped(right));
+        |rows: &[String]| -> Vec<String> { rows.iter().flat_map(|r| wrap(r, half - 12.0, TEXT, false)).collect() };
+    let (left, right) = (wrapped(&sheet.seller), wrapped(&sheet.buyer));
     l.keep(14.0 + 12.0 * left.len().max(right.len()) as f32);
     l.text(LEFT, TEXT, true, w.seller);
     l.text(LEFT + half, TEXT, true, w.buyer);
@@ -245,15 +209,6 @@ fn parties(l: &mut Layout, w: &Words, seller: &Party, buyer: &Party) {
             l.text(LEFT + half, TEXT, false, row);
         }
         l.down(12.0);
-    }
-}
-
-/// What a line's tax is called: its rate, or why it has none.
-fn rate_of(line_tax: &crate::domain::invoice::LineTax, w: &Words) -> String {
-    match line_tax.treatment {
-        TaxTreatment::NotSubject => w.not_subject.to_owned(),
-        TaxTreatment::ReverseCharge => format!("0 % ({})", w.reverse_charge),
-        _ => format!("{} %", format_percentage(line_tax.percentage)),
     }
 }
 
@@ -275,36 +230,33 @@ fn table_header(l: &mut Layout, w: &Words) {
     l.down(12.0);
 }
 
-fn lines(l: &mut Layout, w: &Words, lines: &[Line], money: &dyn Fn(i64) -> String) {
+fn lines(l: &mut Layout, w: &Words, lines: &[SheetLine]) {
     l.keep(60.0);
     table_header(l, w);
     for line in lines {
         let description = wrap(&line.description, DESCRIPTION, TEXT, false);
-        let period = line.period.map(|p| format!("{} – {}", day(p.start, w), day(last_day(p.end), w)));
-        let height = 12.0 * (description.len() + usize::from(period.is_some())) as f32 + 4.0;
+        let height = 12.0 * (description.len() + usize::from(line.period.is_some())) as f32 + 4.0;
         if l.y + height > BOTTOM {
             l.keep(BOTTOM);
             table_header(l, w);
         }
-        let rate = rate_of(&line.tax, w);
-        let discount = if line.discount == 0 { String::new() } else { money(line.discount) };
         for (right, value) in [
-            (QUANTITY, line.quantity.to_string()),
-            (UNIT_PRICE, money(line.unit_price)),
-            (DISCOUNT, discount),
-            (RATE, rate),
-            (NET, money(line.net)),
-            (TAX, money(line.tax_amount)),
-            (GROSS - 2.0, money(line.gross)),
+            (QUANTITY, &line.quantity),
+            (UNIT_PRICE, &line.unit_price),
+            (DISCOUNT, &line.discount),
+            (RATE, &line.rate),
+            (NET, &line.net),
+            (TAX, &line.tax),
+            (GROSS - 2.0, &line.gross),
         ] {
-            l.right(right, SMALL, false, &value);
+            l.right(right, SMALL, false, value);
         }
         for row in &description {
             l.text(LEFT + 2.0, TEXT, false, row);
             l.down(12.0);
         }
-        if let Some(period) = period {
-            l.gray(LEFT + 2.0, SMALL, &period);
+        if let Some(period) = &line.period {
+            l.gray(LEFT + 2.0, SMALL, period);
             l.down(12.0);
         }
         l.down(2.0);
@@ -313,51 +265,27 @@ fn lines(l: &mut Layout, w: &Words, lines: &[Line], money: &dyn Fn(i64) -> Strin
     }
 }
 
-fn totals(l: &mut Layout, w: &Words, c: &Content, money: &dyn Fn(i64) -> String) {
+fn totals(l: &mut Layout, w: &Words, sheet: &Sheet) {
     let label_x = RATE - 60.0;
-    l.keep(16.0 * (c.taxes.len() + 5) as f32);
+    l.keep(16.0 * (sheet.taxes.len() + 5) as f32);
     l.text(label_x, SMALL, true, w.per_rate);
     l.down(12.0);
-    for t in &c.taxes {
-        let tax = crate::domain::invoice::LineTax {
-            treatment: t.treatment,
-            percentage: t.percentage,
-            rate_id: None,
-            rate_name: None,
-            exemption_reason: None,
-        };
-        l.text(label_x, SMALL, false, &rate_of(&tax, w));
-        l.right(NET, SMALL, false, &money(t.net));
-        l.right(TAX, SMALL, false, &money(t.tax));
-        l.right(GROSS - 2.0, SMALL, false, &money(t.gross));
+    for t in &sheet.taxes {
+        l.text(label_x, SMALL, false, &t.rate);
+        l.right(NET, SMALL, false, &t.net);
+        l.right(TAX, SMALL, false, &t.tax);
+        l.right(GROSS - 2.0, SMALL, false, &t.gross);
         l.down(12.0);
     }
-    let totals = c.totals();
     l.down(4.0);
-    for (label, amount, bold) in [
-        (w.net, totals.net, false),
-        (w.tax, totals.tax, false),
-        (w.total, totals.gross, true),
-        (w.paid, totals.gross, false),
-        (w.due, 0, false),
-    ] {
-        if bold {
+    for (label, amount, bold) in &sheet.totals {
+        if *bold {
             l.down(2.0);
         }
-        l.text(label_x, TEXT, bold, label);
-        l.right(GROSS - 2.0, TEXT, bold, &money(amount));
+        l.text(label_x, TEXT, *bold, label);
+        l.right(GROSS - 2.0, TEXT, *bold, amount);
         l.down(14.0);
     }
-}
-
-/// A period's last day: the day before the one it ends at (its end is the next one's start).
-fn last_day(end: DateTime<Utc>) -> DateTime<Utc> {
-    end - chrono::Duration::seconds(1)
-}
-
-/// A day as the document's language writes it, in UTC (as its XML does).
-fn day(at: DateTime<Utc>, w: &Words) -> String {
-    crate::web::locale::date(at, chrono_tz::UTC, w.language)
 }
 
 /// The PDF of laid-out pages, with its metadata and the XML attached.

@@ -33,6 +33,9 @@ pub struct Words {
     pub not_subject: &'static str,
     pub reverse_charge: &'static str,
     pub page: &'static str,
+    pub download_pdf: &'static str,
+    pub download_xml: &'static str,
+    pub sold: &'static str,
 }
 
 const EN: Words = Words {
@@ -64,6 +67,9 @@ const EN: Words = Words {
     not_subject: "no tax",
     reverse_charge: "reverse charge",
     page: "Page",
+    download_pdf: "Download the PDF",
+    download_xml: "Download the e-invoice (XML)",
+    sold: "What was sold",
 };
 
 const RU: Words = Words {
@@ -95,6 +101,9 @@ const RU: Words = Words {
     not_subject: "без налога",
     reverse_charge: "обратное начисление",
     page: "Страница",
+    download_pdf: "Скачать PDF",
+    download_xml: "Скачать электронный счёт (XML)",
+    sold: "Что продано",
 };
 
 impl Words {

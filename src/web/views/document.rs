@@ -55,6 +55,11 @@ pub struct DocumentView {
     shop_id: i64,
     #[schema(format = DateTime, example = "2026-11-22T10:15:30.123Z")]
     issued_at: String,
+    /// Its page, public by its id as a receipt is: the document to read and print, with its
+    /// PDF and XML.
+    hosted_url: String,
+    /// Its PDF/A-3b with the e-invoice XML attached, public by its id.
+    pdf_url: String,
 }
 
 /// The seller or the buyer, as the document names them.
@@ -194,8 +199,9 @@ impl From<&TaxTotal> for TaxTotalView {
     }
 }
 
-impl From<&documents::Model> for DocumentView {
-    fn from(d: &documents::Model) -> Self {
+impl DocumentView {
+    /// The API's view of a stored document.
+    pub fn new(d: &documents::Model, config: &crate::config::Config) -> Self {
         // Written by paydesk from this very type: it always reads back.
         let content: Content = serde_json::from_str(&d.content).unwrap_or_default();
         DocumentView {
@@ -222,6 +228,8 @@ impl From<&documents::Model> for DocumentView {
             test: d.test,
             shop_id: d.shop_id,
             issued_at: timestamp(d.issued_at),
+            hosted_url: crate::web::urls::document(config, &d.id),
+            pdf_url: format!("{}/pdf", crate::web::urls::document(config, &d.id)),
         }
     }
 }

@@ -109,7 +109,8 @@ fn line_item(x: &mut String, h: &Header, id: usize, l: &Line) {
         x.push_str("<ram:BillingSpecifiedPeriod><ram:StartDateTime>");
         date(x, p.start);
         x.push_str("</ram:StartDateTime><ram:EndDateTime>");
-        date(x, p.end);
+        // The period's last day: it ends where the next one starts.
+        date(x, p.end - chrono::Duration::seconds(1));
         x.push_str("</ram:EndDateTime></ram:BillingSpecifiedPeriod>");
     }
     x.push_str("<ram:SpecifiedTradeSettlementLineMonetarySummation>");
