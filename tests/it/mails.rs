@@ -55,6 +55,7 @@ backend_tests! {
         let server = Smtp::shared().await;
         let app = mailing_app(backend, server.url()).await;
         let shop = app.shop("Corner Books").await;
+        crate::invoices::set_seller(&app, &shop).await;
         let mut body = product_body();
         body["visible_fields"] = json!(["email"]);
         body["test"] = json!(true);
@@ -83,6 +84,13 @@ backend_tests! {
         let page = app.client.get(link).send().await.unwrap();
         assert_eq!(page.status(), StatusCode::OK);
         assert!(page.text().await.unwrap().contains("€9.90"));
+        // It names the invoice and links its PDF.
+        assert!(receipt.text.contains("Invoice: TEST-INV-000001"), "{}", receipt.text);
+        let pdf = receipt.text.lines().find_map(|l| l.strip_prefix("TEST-INV-000001 as a PDF: ")).unwrap();
+        assert!(receipt.html.contains(&format!("<a href=\"{pdf}\"")), "{}", receipt.html);
+        let pdf = app.client.get(pdf).send().await.unwrap();
+        assert_eq!(pdf.headers()["content-type"], "application/pdf");
+        assert!(pdf.bytes().await.unwrap().starts_with(b"%PDF-"));
 
         let (_, list) = app.get(&shop, &format!("/payments?product={}", product["id"].as_str().unwrap())).await;
         let payment = list[0]["id"].as_str().unwrap().to_string();
@@ -92,6 +100,7 @@ backend_tests! {
         let got = server.wait_for(&to, 2).await;
         assert_eq!(got[1].subject, "[TEST] Your refund from Corner Books");
         assert!(got[1].text.contains("Corner Books refunded €3.00 of your payment for Gift card."), "{}", got[1].text);
+        assert!(got[1].text.contains("Credit note: TEST-CN-000001") && got[1].text.contains("TEST-CN-000001 as a PDF: http"), "{}", got[1].text);
         // Nothing more comes, however often the worker runs.
         flush(&app).await;
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;

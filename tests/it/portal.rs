@@ -91,6 +91,7 @@ pub async fn open(app: &TestApp, visitor: &mut Visitor, link: &str) -> Page {
 db_tests! {
     async fn an_api_link_opens_the_page_once_and_a_second_use_explains_itself(app) {
         let shop = app.shop("Corner Books").await;
+        crate::invoices::set_seller(&app, &shop).await;
         let plan = plan(&app, &shop, json!({"title": "Weekly digest"})).await;
         let clock = clock(&app, &shop, "2027-01-01T10:00:00Z").await;
         let sub = subscribe_as(&app, &shop, &plan, &clock, "ann@example.com", cards::SUCCESS).await;
@@ -102,6 +103,11 @@ db_tests! {
         assert!(home.html.contains("Weekly digest") && home.html.contains("ann@example.com"), "{}", home.html);
         assert!(home.html.contains("Next payment"), "{}", home.html);
         assert!(home.html.contains("https://shop.example/me"), "back to the shop");
+        // The invoice of the first charge, with its page and PDF.
+        let (_, invoices) = app.get(&shop, "/invoices").await;
+        let page = invoices[0]["hosted_url"].as_str().unwrap();
+        assert!(home.html.contains("Invoices and credit notes") && home.html.contains("Invoice TEST-INV-000001"), "{}", home.html);
+        assert!(home.html.contains(&format!("href=\"{page}\"")) && home.html.contains(&format!("href=\"{page}/pdf\"")), "{}", home.html);
         // The link again, from another browser: used, with a way to get a new one.
         let mut other = Visitor::default();
         let used = other.get(&app, &link).await;

@@ -337,3 +337,21 @@ pub async fn of_invoice(db: &impl ConnectionTrait, invoice: &Model) -> Result<Ve
 pub async fn by_source(db: &impl ConnectionTrait, source: &str) -> Result<Option<Model>, DbErr> {
     Entity::find().filter(Column::Source.eq(source)).one(db).await
 }
+
+/// A customer's latest `limit` invoices and credit notes, newest first (each kind read from
+/// its own index).
+pub async fn of_customer(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    customer_id: &str,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    let filter = DocumentFilter { customer: Some(customer_id.to_owned()), ..DocumentFilter::default() };
+    let mut found = Vec::new();
+    for kind in [DocumentKind::Invoice, DocumentKind::CreditNote] {
+        found.extend(list_query(shop_id, kind, &filter, limit).all(db).await?);
+    }
+    found.sort_by_key(|d| std::cmp::Reverse(d.seq));
+    found.truncate(limit as usize);
+    Ok(found)
+}

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use super::words::{MailTexts, fill, mail_texts};
-use crate::db::entities::{customers, mails, payments, plans, products, refunds, shops, subscriptions};
+use crate::db::entities::{customers, documents, mails, payments, plans, products, refunds, shops, subscriptions};
 use crate::db::mails::Rendered;
 use crate::db::portal::Opening;
 use crate::db::{self};
@@ -31,6 +31,8 @@ pub struct Letter {
     pub facts: Vec<(String, String)>,
     /// The button: its label and link.
     pub action: Option<(String, String)>,
+    /// Links after the button: an invoice's or credit note's PDF.
+    pub links: Vec<(String, String)>,
     pub after: Vec<String>,
     pub manage: &'static str,
     pub manage_url: Option<String>,
@@ -62,6 +64,7 @@ impl Letter {
             paragraphs: Vec::new(),
             facts: Vec::new(),
             action: None,
+            links: Vec::new(),
             after: Vec::new(),
             manage: t.manage,
             manage_url: None,
@@ -215,6 +218,9 @@ async fn receipt(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mails::Mo
             letter.after.push(t.receipt_cancel.to_string());
         }
         letter.action = Some((t.receipt_link.into(), urls::receipt(&state.config, &payment.id)));
+        if let Some(invoice) = db::documents::invoice_of_payment(&state.db, &payment.id).await? {
+            document(state, &mut letter, (t, t.invoice), &invoice);
+        }
     }
     Ok(Ok((letter, customer)))
 }
@@ -239,7 +245,17 @@ async fn refund(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mails::Mod
     letter.facts.push((t.order.into(), order));
     letter.facts.push((t.date.into(), crate::web::locale::date_time(refund.created_at, tz, p.language)));
     letter.facts.push((t.payment.into(), payment.id.clone()));
+    if let Some(note) = db::documents::by_source(&state.db, &format!("refund:{}", refund.id)).await? {
+        document(state, &mut letter, (t, t.credit_note), &note);
+    }
     Ok(Ok((letter, customer)))
+}
+
+/// A mail's invoice or credit note: its number among the facts, and a link to its PDF.
+fn document(state: &AppState, letter: &mut Letter, (t, label): (&MailTexts, &str), d: &documents::Model) {
+    letter.facts.push((label.into(), d.number_text.clone()));
+    let pdf = format!("{}/pdf", urls::document(&state.config, &d.id));
+    letter.links.push((fill(t.document_link, &[("number", &d.number_text)]), pdf));
 }
 
 /// A subscription's mails: what its event recorded (state, next charge), else as it is.

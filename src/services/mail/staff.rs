@@ -183,6 +183,7 @@ fn letter(t: &StaffTexts, shop: &shops::Model, subject: String, heading: String)
         paragraphs: Vec::new(),
         facts: Vec::new(),
         action: None,
+        links: Vec::new(),
         after: Vec::new(),
         manage: "",
         manage_url: None,

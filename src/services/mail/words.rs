@@ -18,6 +18,10 @@ pub struct MailTexts {
     pub payment: &'static str,
     pub next_payment: &'static str,
     pub receipt_link: &'static str,
+    pub invoice: &'static str,
+    pub credit_note: &'static str,
+    /// "The invoice {number} (PDF)".
+    pub document_link: &'static str,
 
     pub receipt_subject: &'static str,
     pub receipt_heading: &'static str,
@@ -88,6 +92,9 @@ pub const EN: MailTexts = MailTexts {
     payment: "Payment",
     next_payment: "Next payment",
     receipt_link: "View the receipt",
+    invoice: "Invoice",
+    credit_note: "Credit note",
+    document_link: "{number} as a PDF",
 
     receipt_subject: "Your receipt from {shop}",
     receipt_heading: "Payment received",
@@ -158,6 +165,9 @@ pub const RU: MailTexts = MailTexts {
     payment: "Платёж",
     next_payment: "Следующий платёж",
     receipt_link: "Открыть чек",
+    invoice: "Счёт",
+    credit_note: "Кредит-нота",
+    document_link: "{number} в PDF",
 
     receipt_subject: "Ваш чек от «{shop}»",
     receipt_heading: "Платёж получен",

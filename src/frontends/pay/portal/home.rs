@@ -1,5 +1,6 @@
 //! `/portal/home`: the customer's subscriptions and payments at the shop.
 
+use crate::domain::invoice::DocumentKind;
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Query, State};
@@ -67,7 +68,19 @@ struct HomePage {
     flash: Option<&'static str>,
     subscriptions: Vec<SubLine>,
     payments: Vec<PaymentLine>,
+    documents: Vec<DocumentLine>,
     back: Option<String>,
+}
+
+/// An invoice or credit note of the customer's: its day, what it is, its number and amount,
+/// its page and PDF.
+struct DocumentLine {
+    date: String,
+    kind: &'static str,
+    number: String,
+    amount: String,
+    page: String,
+    pdf: String,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -112,6 +125,21 @@ pub(super) async fn home(
             receipt: crate::web::urls::receipt(&state.config, &p.id),
         });
     }
+    let documents = db::documents::of_customer(&state.db, shop.id, &customer.id, 50)
+        .await?
+        .into_iter()
+        .map(|d| DocumentLine {
+            date: crate::web::locale::date(d.issued_at, tz, language),
+            kind: match d.kind {
+                DocumentKind::Invoice => w.invoice,
+                DocumentKind::CreditNote => w.credit_note,
+            },
+            amount: t.price(d.gross_total, d.currency),
+            page: crate::web::urls::document(&state.config, &d.id),
+            pdf: format!("{}/pdf", crate::web::urls::document(&state.config, &d.id)),
+            number: d.number_text,
+        })
+        .collect();
     let flash = match query.done.as_deref() {
         Some("canceled") => Some(w.canceled_notice),
         Some("ending") => Some(w.ending_notice),
@@ -134,6 +162,7 @@ pub(super) async fn home(
         flash,
         subscriptions,
         payments,
+        documents,
         back: session.return_url.clone().or_else(|| shop.url.clone()),
     };
     Ok(respond_page(StatusCode::OK, page, cookie, None, &[]))
