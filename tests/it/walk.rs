@@ -228,6 +228,9 @@ db_tests! {
             ("/dashboard/two-step", "two-step".into()),
             ("/dashboard/sessions", "sessions".into()),
             ("/dashboard/settings/audit", "audit".into()),
+            ("/dashboard/settings/invoicing", "invoicing".into()),
+            ("/dashboard/invoices", "invoices".into()),
+            ("/dashboard/credit_notes", "credit-notes".into()),
             ("/dashboard/settings/processor", "processor".into()),
             ("/dashboard/settings/mails", "mails".into()),
             ("/dashboard/settings/mails/preview/renewal_failed?language=en", "mail-preview".into()),
@@ -252,6 +255,7 @@ db_tests! {
             (format!("/dashboard/subscriptions/{}", paused["id"].as_str().unwrap()), "subscription-paused"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
             (dispute.clone(), "dispute"),
+            (format!("/dashboard/invoices/{}", invoices[0]["id"].as_str().unwrap()), "invoice-dashboard"),
             ("/dashboard/nothing-here".to_string(), "dashboard-not-found"),
         ];
         for (path, name) in objects {

@@ -355,3 +355,62 @@ pub async fn of_customer(
     found.truncate(limit as usize);
     Ok(found)
 }
+
+/// A page of the shop's documents of `kind` a dashboard search finds, newest first: by their
+/// number (as printed, or its digits), else those of the customers the words find (by e-mail
+/// or name); all of them without words.
+pub async fn search(
+    db: &sea_orm::DatabaseConnection,
+    shop_id: i64,
+    kind: DocumentKind,
+    page: &Page,
+    q: &str,
+) -> Result<Listed<Model>, ListError> {
+    let q = q.trim();
+    if q.is_empty() {
+        return list(db, shop_id, kind, page, &DocumentFilter::default()).await;
+    }
+    let by_number = DocumentFilter { number: Some(q.to_owned()), ..DocumentFilter::default() };
+    let found = list(db, shop_id, kind, page, &by_number).await?;
+    if !found.rows.is_empty() || page.starting_after.is_some() && looks_like_number(q) {
+        return Ok(found);
+    }
+    let customers_page = Page { limit: 50, starting_after: None };
+    let customers = super::search::<super::entities::customers::Entity>(db, shop_id, &customers_page, q).await?;
+    if customers.rows.is_empty() {
+        return Ok(Listed { rows: Vec::new(), next_after: None });
+    }
+    let ids: Vec<String> = customers.rows.into_iter().map(|c| c.id).collect();
+    let condition = Condition::all().add(Column::Kind.eq(kind)).add(Column::CustomerId.is_in(ids));
+    super::list_where::<Entity>(db, shop_id, page, condition).await
+}
+
+/// Whether the words read as a document's number: digits at their end.
+fn looks_like_number(q: &str) -> bool {
+    q.ends_with(|c: char| c.is_ascii_digit())
+}
+
+/// Up to `limit` of the shop's documents of `kind` and mode (`test`) issued in
+/// `[since, until)`, in the order they were issued, after `after` (the issue time and `seq` of
+/// the last one read): a period's books, read a page at a time from their index.
+pub async fn of_period(
+    db: &impl ConnectionTrait,
+    (shop_id, kind, test): (i64, DocumentKind, bool),
+    (since, until): (DateTime<Utc>, DateTime<Utc>),
+    after: Option<(DateTime<Utc>, i64)>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    let mut query = Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Kind.eq(kind))
+        .filter(Column::IssuedAt.gte(since))
+        .filter(Column::IssuedAt.lt(until))
+        .filter(Column::Test.eq(test));
+    if let Some((at, seq)) = after {
+        let later = Condition::any()
+            .add(Column::IssuedAt.gt(at))
+            .add(Condition::all().add(Column::IssuedAt.eq(at)).add(Column::Seq.gt(seq)));
+        query = query.filter(later);
+    }
+    query.order_by_asc(Column::IssuedAt).order_by_asc(Column::Seq).limit(limit).all(db).await
+}

@@ -48,6 +48,10 @@ pub enum Permission {
     ShopSecurity,
     /// Read and export the audit trail.
     ReadAudit,
+    /// Invoices, credit notes, and the seller details, number series and tax rates they use.
+    ReadBooks,
+    /// The seller details, the number series and the tax rates.
+    ChangeBooks,
 }
 
 use Permission::*;
@@ -75,6 +79,8 @@ pub const MATRIX: &[(Permission, [bool; 5])] = &[
     (ChangeUsers, [true, true, false, false, false]),
     (ShopSecurity, [true, false, false, false, false]),
     (ReadAudit, [true, true, false, false, false]),
+    (ReadBooks, [true, true, true, true, true]),
+    (ChangeBooks, [true, true, false, false, false]),
 ];
 
 impl Role {
@@ -172,6 +178,8 @@ mod tests {
             ChangeUsers,
             ShopSecurity,
             ReadAudit,
+            ReadBooks,
+            ChangeBooks,
         ];
         for p in all {
             assert_eq!(MATRIX.iter().filter(|(q, _)| *q == p).count(), 1, "{p:?}");
@@ -193,6 +201,7 @@ mod tests {
                 (ChangeProcessor, ReadProcessor),
                 (ChangeMails, ReadMails),
                 (ChangeUsers, ReadUsers),
+                (ChangeBooks, ReadBooks),
             ] {
                 assert!(!role.can(change) || role.can(read), "{role}: {change:?} without {read:?}");
             }

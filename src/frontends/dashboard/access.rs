@@ -100,6 +100,16 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("POST", "/dashboard/webhooks/{id}/rotate", ChangeWebhooks),
     ("POST", "/dashboard/webhooks/{id}/delete", ChangeWebhooks),
     ("POST", "/dashboard/webhooks/{id}/redeliver", ChangeWebhooks),
+    ("GET", "/dashboard/invoices", ReadBooks),
+    ("GET", "/dashboard/invoices/export.csv", Export),
+    ("GET", "/dashboard/invoices/{id}", ReadBooks),
+    ("GET", "/dashboard/credit_notes", ReadBooks),
+    ("GET", "/dashboard/credit_notes/{id}", ReadBooks),
+    ("GET", "/dashboard/settings/invoicing", ReadBooks),
+    ("POST", "/dashboard/settings/seller", ChangeBooks),
+    ("POST", "/dashboard/settings/series/{name}", ChangeBooks),
+    ("POST", "/dashboard/settings/tax_rates", ChangeBooks),
+    ("POST", "/dashboard/settings/tax_rates/{id}/archive", ChangeBooks),
 ];
 
 /// The forms (posted to these routes) that can redirect money or access: each asks for the
@@ -119,6 +129,10 @@ pub const FRESH: &[&str] = &[
     "/dashboard/webhooks",
     "/dashboard/webhooks/{id}",
     "/dashboard/webhooks/{id}/rotate",
+    "/dashboard/settings/seller",
+    "/dashboard/settings/series/{name}",
+    "/dashboard/settings/tax_rates",
+    "/dashboard/settings/tax_rates/{id}/archive",
 ];
 
 /// What a user is told when their role may not do what they asked.
@@ -153,6 +167,7 @@ pub struct Can {
     pub change_users: bool,
     pub shop_security: bool,
     pub read_audit: bool,
+    pub change_books: bool,
 }
 
 impl Can {
@@ -174,6 +189,7 @@ impl Can {
             change_users: role.can(ChangeUsers),
             shop_security: role.can(ShopSecurity),
             read_audit: role.can(ReadAudit),
+            change_books: role.can(ChangeBooks),
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::web::state::AppState;
 pub mod access;
 mod account;
 mod audit;
+mod books;
 mod coupons;
 mod csv;
 mod customers;
@@ -82,6 +83,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(two_step::router())
         .merge(sessions::router())
         .merge(audit::router())
+        .merge(books::router())
         .merge(processor::router())
         .merge(coupons::router())
         .merge(webhooks::router())
@@ -168,6 +170,8 @@ const NAV: &[(&str, &str, &str)] = &[
     ("/dashboard/payments", k("Payments"), "payments"),
     ("/dashboard/disputes", k("Disputes"), "disputes"),
     ("/dashboard/subscriptions", k("Subscriptions"), "subscriptions"),
+    ("/dashboard/invoices", k("Invoices"), "invoices"),
+    ("/dashboard/credit_notes", k("Credit notes"), "credit_notes"),
     ("/dashboard/coupons", k("Coupons"), "coupons"),
     ("/dashboard/webhooks", k("Webhooks"), "webhooks"),
     ("/dashboard/settings", k("Settings"), "settings"),

@@ -4,6 +4,7 @@
 
 pub(crate) mod accounts;
 mod audit;
+mod books;
 mod disputes;
 mod language;
 mod lockout;

@@ -17,6 +17,7 @@ use axum::http::{HeaderMap, header};
 use crate::domain::currency::Currency;
 use crate::domain::vocab::{DashboardLanguage, Language};
 
+mod books;
 mod catalog;
 mod common;
 mod disputes;
@@ -271,7 +272,7 @@ fn fill(template: &str, args: &[&(dyn Display + Sync)]) -> String {
 }
 
 /// Every part's Russian, by English key.
-fn parts() -> [&'static [(&'static str, &'static str)]; 17] {
+fn parts() -> [&'static [(&'static str, &'static str)]; 18] {
     let [shop, team, webhooks, processor, mails] = settings::RU;
     [
         common::RU,
@@ -279,6 +280,7 @@ fn parts() -> [&'static [(&'static str, &'static str)]; 17] {
         people::RU,
         money::RU,
         disputes::RU,
+        books::RU,
         shop,
         team,
         webhooks,
