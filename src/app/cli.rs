@@ -66,6 +66,23 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// The books of a shop.
+    Invoices {
+        #[command(subcommand)]
+        command: InvoicesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum InvoicesCommand {
+    /// Issue the invoices of the shop's charges that took money and have none (made before an
+    /// upgrade brought invoices, or before its seller details were complete), with the credit
+    /// notes of their refunds; prints how many as JSON. Nothing is issued until asked.
+    Issue {
+        /// The shop.
+        #[arg(long)]
+        shop_id: i64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -208,6 +225,19 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 0 => Ok(()),
                 n => Err(format!("the audit trail of {n} shop(s) is broken").into()),
             }
+        }
+        Command::Invoices { command: InvoicesCommand::Issue { shop_id } } => {
+            let settings = config.clone();
+            let issued = with_database(&config, |db| async move {
+                if crate::db::shops::find(&db, shop_id).await?.is_none() {
+                    return Err(format!("there is no shop {shop_id}").into());
+                }
+                Ok(crate::services::invoices::issue_missing(&db, &settings, shop_id, Utc::now()).await?)
+            })
+            .await?;
+            tracing::info!(shop_id, issued, "invoices of earlier charges issued on the command line");
+            println!("{}", json!({"shop_id": shop_id, "issued": issued}));
+            Ok(())
         }
         Command::User { command: UserCommand::ResetTwoStep { email } } => {
             let email = crate::domain::account::normalise_email(&email);

@@ -322,3 +322,41 @@ fn period_of(
     let anchor = sub.anchor(p.created_at);
     Some(Period { start: terms.start_of(anchor, period, tz), end: terms.start_of(anchor, period + 1, tz) })
 }
+
+/// Issues, when asked (`paydesk invoices issue`), the invoices of the shop's charges that took
+/// money and have none: those made before an upgrade brought invoices, or before the seller
+/// details were complete. Each is issued as of now (its supply keeps the charge's date and
+/// period), oldest first, each in its own transaction, with the credit notes of the refunds
+/// that gave money back of it since. Answers how many invoices were issued: nothing when the
+/// seller details are still incomplete. Asked again, it issues only what is still missing.
+pub async fn issue_missing(
+    db: &sea_orm::DatabaseConnection,
+    config: &Config,
+    shop_id: i64,
+    now: DateTime<Utc>,
+) -> Result<usize, DbErr> {
+    let mut issued = 0;
+    let mut after = 0;
+    loop {
+        let batch = db::payments::taken_without_invoice(db, shop_id, after, 100).await?;
+        let Some(last) = batch.last() else { return Ok(issued) };
+        after = last.seq;
+        for p in &batch {
+            let txn = db::begin(db).await?;
+            // Invoiced for what was charged, whatever was given back since.
+            let charged = payments::Model { status: PaymentStatus::Succeeded, ..p.clone() };
+            if issue_for_payments(&txn, config, &[&charged], now).await?.is_empty() {
+                // Not invoiced (the seller is incomplete): the rest would not be either.
+                return Ok(issued);
+            }
+            for refund in db::refunds::of_payment(&txn, &p.id).await? {
+                if refund.status == crate::domain::vocab::RefundStatus::Succeeded {
+                    let source = (format!("refund:{}", refund.id), p.id.as_str());
+                    credit(&txn, config, source, refund.amount, refund.reason.clone(), now).await?;
+                }
+            }
+            txn.commit().await?;
+            issued += 1;
+        }
+    }
+}

@@ -41,6 +41,40 @@ async fn payments_of(app: &TestApp, shop: &Shop, filter: &str) -> Vec<Value> {
 }
 
 db_tests! {
+    async fn charges_made_before_invoices_started_are_invoiced_only_when_asked_with_their_refunds(app) {
+        let shop = app.shop("Gym").await;
+        let product = app.product(&shop, &test_product_body()).await;
+        let id = product["id"].as_str().unwrap();
+        for _ in 0..3 {
+            assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        }
+        let paid = payments_of(&app, &shop, "status=succeeded").await;
+        let refunded = paid[2]["id"].as_str().unwrap();
+        let (status, _) = app.post(&shop, &format!("/payments/{refunded}/refund"), &json!({"amount": 400})).await;
+        assert_eq!(status, StatusCode::CREATED);
+        let issue = || {
+            let output = crate::cli::paydesk(&app.database_url).args(["invoices", "issue", "--shop-id", &shop.id.to_string()]).output().unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+            serde_json::from_slice::<Value>(&output.stdout).unwrap()
+        };
+        assert_eq!(issue()["issued"], 0, "not while the seller is incomplete");
+        set_seller(&app, &shop).await;
+        assert_eq!(invoices(&app, &shop, "").await.len(), 0, "an upgrade issues nothing by itself");
+        assert_eq!(issue(), json!({"shop_id": shop.id, "issued": 3}));
+        let listed = invoices(&app, &shop, "").await;
+        assert_eq!(sequences(&listed), vec![1, 2, 3]);
+        let first: Vec<&str> = listed.iter().rev().map(|i| i["payment_id"].as_str().unwrap()).collect();
+        let mut oldest_first: Vec<&str> = paid.iter().map(|p| p["id"].as_str().unwrap()).collect();
+        oldest_first.reverse();
+        assert_eq!(first, oldest_first, "numbered oldest first");
+        let (_, notes) = app.get(&shop, "/credit_notes").await;
+        assert_eq!(notes.as_array().unwrap().len(), 1);
+        assert_eq!((&notes[0]["payment_id"], &notes[0]["total"]), (&json!(refunded), &json!(400)));
+        assert_eq!(issue()["issued"], 0, "asked again, nothing is missing");
+        let nobody = crate::cli::paydesk(&app.database_url).args(["invoices", "issue", "--shop-id", "999999"]).output().unwrap();
+        assert!(!nobody.status.success());
+    }
+
     async fn a_paid_product_is_invoiced_once_the_seller_is_complete(app) {
         let shop = app.shop("Gym").await;
         let mut body = test_product_body();

@@ -517,3 +517,26 @@ pub async fn of_customer(
         .all(db)
         .await
 }
+
+/// Up to `limit` of the shop's payments that took money and have no invoice, after the one at
+/// `after` (its `seq`), oldest first: those made before the shop's invoices started.
+pub async fn taken_without_invoice(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    after: i64,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    use sea_orm::sea_query::Expr;
+    use sea_orm::{QueryOrder, QuerySelect};
+    let taken = [PaymentStatus::Succeeded, PaymentStatus::PartiallyRefunded, PaymentStatus::Refunded];
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Seq.gt(after))
+        .filter(Column::Status.is_in(taken))
+        .filter(Column::Amount.gt(0))
+        .filter(Expr::cust("NOT EXISTS (SELECT 1 FROM documents d WHERE d.source = 'payment:' || payments.id)"))
+        .order_by_asc(Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await
+}
