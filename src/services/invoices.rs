@@ -360,3 +360,66 @@ pub async fn issue_missing(
         }
     }
 }
+
+/// Why an invoice is not issued again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotReissued {
+    /// Something was credited of it already: its corrections go on from there.
+    Credited,
+    /// It was issued again already: the new one is the invoice to correct.
+    Replaced,
+}
+
+/// Issues `invoice` again for the `buyer` as corrected, in one transaction: a credit note of
+/// all of it, and a new invoice (numbered on) with the same lines, as charged, naming the
+/// buyer as corrected and the invoice it replaces. An issued invoice is never edited. Answers
+/// the new invoice.
+pub async fn reissue(
+    db: &sea_orm::DatabaseConnection,
+    config: &Config,
+    invoice: &documents::Model,
+    buyer: Party,
+    now: DateTime<Utc>,
+) -> Result<Result<documents::Model, NotReissued>, DbErr> {
+    let txn = db::begin(db).await?;
+    // Held first: credits of this invoice are worked out one after another.
+    db::documents::hold(&txn, (invoice.shop_id, DocumentKind::CreditNote, invoice.test), now).await?;
+    let source = format!("{}{}", db::documents::REISSUE, invoice.id);
+    if db::documents::by_source(&txn, &source).await?.is_some() {
+        return Ok(Err(NotReissued::Replaced));
+    }
+    let (content, credited) = credited(&txn, invoice).await?;
+    if credited.total() != 0 {
+        return Ok(Err(NotReissued::Credited));
+    }
+    let reason = match invoice.language {
+        DocumentLanguage::En => format!("The buyer's details of invoice {} were corrected", invoice.number_text),
+        DocumentLanguage::Ru => format!("Исправлены данные покупателя в счёте {}", invoice.number_text),
+    };
+    let whole = content.totals().gross;
+    let note = invoice::credit_lines(&content, &credited, whole)
+        .and_then(|lines| invoice::credit_note(&content, &invoice.number_text, lines, Some(reason.clone())));
+    let Some(note) = note else { return Err(DbErr::Custom(format!("invoice {} could not be credited", invoice.id))) };
+    let credit_source = format!("reissued:{}", invoice.id);
+    issue(&txn, config, correcting(invoice, DocumentKind::CreditNote, credit_source, note, now), now).await?;
+    let replacement = invoice::Content {
+        buyer: buyer.clone(),
+        invoice_number: Some(invoice.number_text.clone()),
+        reason: Some(reason),
+        ..content
+    };
+    let Some(issued) =
+        issue(&txn, config, correcting(invoice, DocumentKind::Invoice, source, replacement, now), now).await?
+    else {
+        return Err(DbErr::Custom(format!("invoice {} could not be issued again", invoice.id)));
+    };
+    let changes = vec![crate::domain::audit::Change::of("buyer", &content_buyer(invoice)?, &buyer)];
+    db::audit::record_acting(&txn, invoice.shop_id, "invoice.reissued", ("invoice", &invoice.id), changes, now).await?;
+    txn.commit().await?;
+    Ok(Ok(issued))
+}
+
+/// The buyer an invoice names.
+fn content_buyer(invoice: &documents::Model) -> Result<Party, DbErr> {
+    Ok(read(invoice)?.buyer)
+}

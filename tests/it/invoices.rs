@@ -41,6 +41,43 @@ async fn payments_of(app: &TestApp, shop: &Shop, filter: &str) -> Vec<Value> {
 }
 
 db_tests! {
+    async fn a_buyer_whose_details_were_wrong_gets_a_credit_note_and_a_new_invoice_not_an_edit(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let product = app.product(&shop, &test_product_body()).await;
+        assert_eq!(app.pay(product["id"].as_str().unwrap(), cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        let first = invoices(&app, &shop, "").await.remove(0);
+        let id = first["id"].as_str().unwrap();
+        let path = format!("/invoices/{id}/reissue");
+        let (status, refused) = app.post(&shop, &path, &json!({"buyer": {"name": "", "country": "FR", "vat_id": "FR12"}})).await;
+        assert_invalid(status, &refused, "buyer.name", &["can't be blank"]);
+        assert_eq!(refused["errors"]["buyer.vat_id"], json!(["is not in the form of the country's VAT ids"]));
+        let buyer = json!({"buyer": {"name": "Anna Leroy", "company": "Lumière SARL", "country": "FR", "vat_id": "FR1A123456789"}});
+        let (status, again) = app.post(&shop, &path, &buyer).await;
+        assert_eq!(status, StatusCode::CREATED, "{again}");
+        assert_eq!((&again["number"], &again["invoice_number"], &again["total"]), (&json!("TEST-INV-000002"), &json!("TEST-INV-000001"), &first["total"]));
+        assert_eq!((&again["buyer"]["company"], &again["buyer"]["vat_id"], &again["lines"], &again["payment_id"]),
+                   (&json!("Lumière SARL"), &json!("FR1A123456789"), &first["lines"], &first["payment_id"]));
+        let (_, notes) = app.get(&shop, &format!("/credit_notes?invoice={id}")).await;
+        assert_eq!(notes.as_array().unwrap().len(), 1);
+        assert_eq!((&notes[0]["number"], &notes[0]["total"]), (&json!("TEST-CN-000001"), &first["total"]));
+        let (_, unchanged) = app.get(&shop, &format!("/invoices/{id}")).await;
+        assert_eq!(unchanged, first, "the first invoice is never edited");
+        assert_eq!(app.post(&shop, &path, &buyer).await.0, StatusCode::CONFLICT, "issued again already");
+
+        // A refund afterwards credits the new invoice, which then is not issued again.
+        let payment = first["payment_id"].as_str().unwrap();
+        assert_eq!(app.post(&shop, &format!("/payments/{payment}/refund"), &json!({"amount": 300})).await.0, StatusCode::CREATED);
+        let new_id = again["id"].as_str().unwrap();
+        let (_, credits) = app.get(&shop, &format!("/credit_notes?invoice={new_id}")).await;
+        assert_eq!((credits.as_array().unwrap().len(), &credits[0]["total"]), (1, &json!(300)));
+        let (status, _) = app.post(&shop, &format!("/invoices/{new_id}/reissue"), &buyer).await;
+        assert_eq!(status, StatusCode::CONFLICT, "credited in part");
+        let (_, trail) = app.get(&shop, "/audit_events?action=invoice.reissued").await;
+        assert_eq!(trail.as_array().unwrap().len(), 1, "{trail}");
+        assert_eq!(app.post(&shop, "/invoices/inv_0000000000000000/reissue", &buyer).await.0, StatusCode::NOT_FOUND);
+    }
+
     async fn charges_made_before_invoices_started_are_invoiced_only_when_asked_with_their_refunds(app) {
         let shop = app.shop("Gym").await;
         let product = app.product(&shop, &test_product_body()).await;

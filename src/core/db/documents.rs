@@ -317,10 +317,24 @@ pub async fn find(
     Ok(super::find::<Entity>(db, shop_id, id).await?.filter(|d| d.kind == kind))
 }
 
-/// The invoice of a payment, if it has one.
+/// The invoice of a payment, if it has one: the latest issued for it (one issued again for
+/// corrected details replaces the first).
 pub async fn invoice_of_payment(db: &impl ConnectionTrait, payment_id: &str) -> Result<Option<Model>, DbErr> {
-    Entity::find().filter(Column::Source.eq(payment_source(payment_id))).order_by_asc(Column::Seq).one(db).await
+    let Some(first) = by_source(db, &payment_source(payment_id)).await? else { return Ok(None) };
+    // An invoice issued again for corrected details stands in for the one it replaces.
+    let latest = Entity::find()
+        .filter(Column::ShopId.eq(first.shop_id))
+        .filter(Column::Kind.eq(DocumentKind::Invoice))
+        .filter(Column::PaymentId.eq(payment_id))
+        .filter(Column::Source.starts_with(REISSUE))
+        .order_by_desc(Column::Seq)
+        .one(db)
+        .await?;
+    Ok(Some(latest.unwrap_or(first)))
 }
+
+/// How the source of an invoice issued again begins: `reissue:inv_…` (the invoice it replaces).
+pub const REISSUE: &str = "reissue:";
 
 /// The documents that correct an invoice (its credit notes, and the corrective invoices of
 /// refunds that failed after they were credited), oldest first.

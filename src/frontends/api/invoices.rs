@@ -26,6 +26,7 @@ pub fn router() -> Router<AppState> {
         .route("/invoices/{id}", get(show))
         .route("/invoices/{id}/pdf", get(invoice_pdf))
         .route("/invoices/{id}/xml", get(invoice_xml))
+        .route("/invoices/{id}/reissue", axum::routing::post(reissue))
         .route("/credit_notes", get(list_credit_notes))
         .route("/credit_notes/{id}", get(show_credit_note))
         .route("/credit_notes/{id}/pdf", get(credit_note_pdf))
@@ -136,6 +137,38 @@ async fn invoice_xml(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     file_of(&state, shop.id, (DocumentKind::Invoice, &id), Format::Xml).await
+}
+
+/// Issue an invoice again with corrected buyer details
+///
+/// An issued invoice is never edited: this credits all of it (a credit note) and issues a new
+/// invoice, numbered on, with the same lines as charged, naming the `buyer` as corrected and
+/// the invoice it replaces. Refunds and disputes of the payment then credit the new invoice.
+/// Refused (409) when something was credited of the invoice already, or when it was issued
+/// again already (the new invoice is then the one to correct).
+#[utoipa::path(post, path = "/invoices/{id}/reissue", tag = "Invoicing", params(("id" = String, Path, description = "The invoice's id (`inv_…`)")),
+    request_body = schemas::documents::Reissue,
+    responses((status = 201, description = "The new invoice", body = DocumentView),
+        (status = 404, description = "No such invoice", body = crate::web::error::ErrorBody),
+        (status = 409, description = "Credited in part, or issued again already", body = crate::web::error::ErrorBody),
+        (status = 422, description = "A field of the buyer is wrong", body = crate::web::error::ErrorBody)))]
+async fn reissue(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<(axum::http::StatusCode, Json<DocumentView>), AppError> {
+    let invoice = find(&state, shop.id, DocumentKind::Invoice, &id).await?;
+    let buyer = crate::domain::invoice::parse_buyer(&body)?;
+    match crate::services::invoices::reissue(&state.db, &state.config, &invoice, buyer, Utc::now()).await? {
+        Ok(new) => Ok((axum::http::StatusCode::CREATED, Json(DocumentView::new(&new, &state.config)))),
+        Err(crate::services::invoices::NotReissued::Credited) => Err(AppError::Conflict(
+            "Something was credited of this invoice already: correct it with a credit note instead".into(),
+        )),
+        Err(crate::services::invoices::NotReissued::Replaced) => {
+            Err(AppError::Conflict("This invoice was issued again already: correct the new one".into()))
+        }
+    }
 }
 
 /// Download a credit note's PDF

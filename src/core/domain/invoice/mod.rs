@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use super::seller::Seller;
 
+mod buyer;
 pub mod cii;
 mod credit;
 mod filter;
 
 use super::tax::{LineAmounts, TaxCategory, line_amounts};
 use super::vocab::{Language, words};
+pub use buyer::parse_buyer;
 pub use credit::{Credited, credit_lines, credit_note};
 pub use filter::DocumentFilter;
 

@@ -54,3 +54,41 @@ pub struct SeriesUpdate {
     #[schema(minimum = 1, maximum = 999_999_999_999_i64)]
     next_number: Option<i64>,
 }
+
+/// An invoice issued again: the buyer as corrected.
+#[derive(ToSchema)]
+#[schema(example = json!({"buyer": {"name": "Anna Leroy", "company": "Lumière SARL", "address_line1": "1 rue de la Paix",
+    "city": "Lyon", "postal_code": "69001", "country": "FR", "vat_id": "FR1A123456789", "email": "anna@example.fr"}}))]
+pub struct Reissue {
+    buyer: BuyerDetails,
+}
+
+/// A buyer as an invoice names them. Text fields at most 255 characters.
+#[derive(ToSchema)]
+pub struct BuyerDetails {
+    /// The person's name (required).
+    #[schema(
+        max_length = 255,
+        pattern = r"^[^\x00]*[^\x00\t\n\v\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00]*$"
+    )]
+    name: String,
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    company: Option<String>,
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    address_line1: Option<String>,
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    address_line2: Option<String>,
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    city: Option<String>,
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    postal_code: Option<String>,
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    region: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    country: Option<CountryCode>,
+    /// In the form of `country`'s VAT ids (or, without a country, of its prefix's).
+    #[schema(max_length = 255, pattern = r"^[A-Za-z0-9 .\-\u00A0]*$")]
+    vat_id: Option<String>,
+    #[schema(max_length = 255, pattern = r"^[^\x00]*$")]
+    email: Option<String>,
+}
