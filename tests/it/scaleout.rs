@@ -72,3 +72,49 @@ impl Drop for Stopped {
         }
     }
 }
+
+/// Two instances on PostgreSQL take payments at once, and one is killed in the middle of the
+/// burst: every payment that went through has one invoice, and the series has no gap and no
+/// number twice.
+#[tokio::test]
+async fn invoice_numbers_stay_gapless_with_two_instances_and_one_killed_mid_burst() {
+    let app = TestApp::spawn(Backend::Postgres).await;
+    let shop = app.shop("Gym").await;
+    crate::invoices::set_seller(&app, &shop).await;
+    let mut body = test_product_body();
+    body["infinite"] = serde_json::json!(true);
+    body.as_object_mut().unwrap().remove("quantity");
+    let product = app.product(&shop, &body).await["id"].as_str().unwrap().to_string();
+    let (first, a) = child(&app, "off").await;
+    let (second, b) = child(&app, "off").await;
+    let _second = Stopped(Some(second));
+
+    let pay = |on: &TestApp| {
+        let (on, product) = (on.pointed_at(on.base.clone()), product.clone());
+        tokio::spawn(async move {
+            let paid = on.pay(&product, cards::SUCCESS, &[]).await;
+            paid.status
+        })
+    };
+    let mut burst: Vec<_> = (0..24).flat_map(|_| [pay(&a), pay(&b)]).collect();
+    // The first instance dies while its share of the burst is under way.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    kill(first);
+    burst.extend((0..8).map(|_| pay(&b)));
+    for task in burst {
+        let _ = task.await;
+    }
+
+    let (_, paid) = app.get(&shop, "/payments?status=succeeded&limit=1000").await;
+    let paid: Vec<String> = paid.as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap().to_string()).collect();
+    assert!(paid.len() >= 8, "the surviving instance took its payments: {}", paid.len());
+    let listed = crate::invoices::invoices(&app, &shop, "").await;
+    let mut numbers: Vec<i64> = listed.iter().map(|i| i["sequence"].as_i64().unwrap()).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=listed.len() as i64).collect::<Vec<_>>(), "no gap, no number twice");
+    let mut invoiced: Vec<String> = listed.iter().map(|i| i["payment_id"].as_str().unwrap().to_string()).collect();
+    invoiced.sort();
+    let mut expected = paid.clone();
+    expected.sort();
+    assert_eq!(invoiced, expected, "each payment that went through has exactly one invoice");
+}
