@@ -266,5 +266,13 @@ db_tests! {
             // With one shop, PostgreSQL walks the whole table's newest first for the first page.
             assert!(plan.contains(index) || plan.contains("documents_pkey"), "{what}: {plan}");
         }
+        // The accountant's CSV reads a period a page at a time from the issue dates' index.
+        let now = chrono::Utc::now();
+        let period = (now - chrono::Duration::days(31), now);
+        for after in [None, Some((now - chrono::Duration::days(1), 5_000))] {
+            let statement = paydesk::db::documents::period_query((shop.id, DocumentKind::Invoice, true), period, after, 500).build(backend);
+            let plan = plan_of(&app, statement).await;
+            assert!(!scans(&plan, "documents") && plan.contains("ix_documents_issued"), "a period's page: {plan}");
+        }
     }
 }

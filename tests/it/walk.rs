@@ -202,6 +202,13 @@ db_tests! {
         b.visit(&format!("{base}/receipts/{}", payment["id"].as_str().unwrap()), "receipt", &mut found).await;
         let (_, invoices) = app.get(&shop, "/invoices").await;
         b.visit(invoices[0]["hosted_url"].as_str().unwrap(), "invoice", &mut found).await;
+        // A Russian page's invoice is in Russian.
+        let mut russian = test_product_body();
+        (russian["language"], russian["name"]) = (json!("ru"), json!("Подарочная карта"));
+        let russian = app.product(&shop, &russian).await;
+        app.pay(russian["id"].as_str().unwrap(), cards::SUCCESS, &[]).await;
+        let (_, latest) = app.get(&shop, &format!("/invoices?limit=1&payment={}", app.get(&shop, "/payments?limit=1").await.1[0]["id"].as_str().unwrap())).await;
+        b.visit(latest[0]["hosted_url"].as_str().unwrap(), "invoice-ru", &mut found).await;
         b.visit(&format!("{base}/products/prd_nothing/pay"), "pay-not-found", &mut found).await;
 
         // The dashboard, logged out and in.

@@ -409,11 +409,21 @@ fn looks_like_number(q: &str) -> bool {
 /// the last one read): a period's books, read a page at a time from their index.
 pub async fn of_period(
     db: &impl ConnectionTrait,
+    of: (i64, DocumentKind, bool),
+    period: (DateTime<Utc>, DateTime<Utc>),
+    after: Option<(DateTime<Utc>, i64)>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    period_query(of, period, after, limit).all(db).await
+}
+
+/// The query [`of_period`] runs, to see its plan.
+pub fn period_query(
     (shop_id, kind, test): (i64, DocumentKind, bool),
     (since, until): (DateTime<Utc>, DateTime<Utc>),
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
-) -> Result<Vec<Model>, DbErr> {
+) -> sea_orm::Select<Entity> {
     let mut query = Entity::find()
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Kind.eq(kind))
@@ -426,5 +436,5 @@ pub async fn of_period(
             .add(Condition::all().add(Column::IssuedAt.eq(at)).add(Column::Seq.gt(seq)));
         query = query.filter(later);
     }
-    query.order_by_asc(Column::IssuedAt).order_by_asc(Column::Seq).limit(limit).all(db).await
+    query.order_by_asc(Column::IssuedAt).order_by_asc(Column::Seq).limit(limit)
 }
