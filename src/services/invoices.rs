@@ -17,7 +17,7 @@ use crate::domain::checkout;
 use crate::domain::customer::CustomerFields;
 use crate::domain::event::EventType;
 use crate::domain::invoice::{self, DocumentKind, DocumentLanguage, LineInput, LineTax, Party, Period, TaxTreatment};
-use crate::domain::tax::TaxBehavior;
+use crate::domain::tax::{TaxBehavior, line_amounts};
 use crate::domain::vocab::PaymentStatus;
 use crate::web::views::DocumentView;
 
@@ -69,9 +69,11 @@ pub async fn credit(
     reason: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Option<documents::Model>, DbErr> {
+    let Some(payment) = db::find_public::<payments::Entity>(txn, payment_id).await? else { return Ok(None) };
+    // Held before the invoice and what was credited of it are read: two credits of one
+    // payment, or a credit and the invoice's reissue, go one after another.
+    db::documents::hold(txn, (payment.shop_id, DocumentKind::CreditNote, payment.test), now).await?;
     let Some(invoice) = db::documents::invoice_of_payment(txn, payment_id).await? else { return Ok(None) };
-    // Held before what was credited is read: two credits of one invoice go one after another.
-    db::documents::hold(txn, (invoice.shop_id, DocumentKind::CreditNote, invoice.test), now).await?;
     let (content, credited) = credited(txn, &invoice).await?;
     let amount = amount.min(content.totals().gross - credited.total());
     let Some(lines) = invoice::credit_lines(&content, &credited, amount) else { return Ok(None) };
@@ -235,6 +237,13 @@ impl About {
         let (tax, tax_included) = self.tax_of(p);
         // An added tax is not part of the price the line starts from.
         let price = if tax_included { p.amount } else { p.amount.checked_sub(p.tax_amount)? };
+        // A capture of part of an authorization took less than the price and its tax: its
+        // line holds the tax of what it took.
+        let added = line_amounts(1, price, 0, tax.percentage, false).map(|l| l.gross);
+        let (price, tax_included) = match tax_included || added == Some(p.amount) {
+            true => (price, tax_included),
+            false => (p.amount, true),
+        };
         let line = LineInput {
             description,
             period,
@@ -280,7 +289,9 @@ fn buyer(c: Option<&customers::Model>, p: &payments::Model) -> Party {
         city: c.city,
         postal_code: c.zip,
         region: c.state,
-        country: c.country,
+        country: c
+            .country
+            .or_else(|| c.vat_id.as_deref().and_then(crate::domain::vat_id::country_of).map(str::to_owned)),
         vat_id: c.vat_id,
         email: Some(c.email).filter(|e| !e.is_empty()),
         ..Party::default()
@@ -335,6 +346,9 @@ pub async fn issue_missing(
     shop_id: i64,
     now: DateTime<Utc>,
 ) -> Result<usize, DbErr> {
+    if Party::seller(&db::sellers::find(db, shop_id).await?).is_none() {
+        return Ok(0);
+    }
     let mut issued = 0;
     let mut after = 0;
     loop {
@@ -343,11 +357,14 @@ pub async fn issue_missing(
         after = last.seq;
         for p in &batch {
             let txn = db::begin(db).await?;
+            // The credit notes' series first, as refunds hold it: a refund recorded meanwhile
+            // is credited by it or by this, once.
+            db::documents::hold(&txn, (shop_id, DocumentKind::CreditNote, p.test), now).await?;
             // Invoiced for what was charged, whatever was given back since.
             let charged = payments::Model { status: PaymentStatus::Succeeded, ..p.clone() };
             if issue_for_payments(&txn, config, &[&charged], now).await?.is_empty() {
-                // Not invoiced (the seller is incomplete): the rest would not be either.
-                return Ok(issued);
+                // What it paid for is gone, or another run issued it: on to the next.
+                continue;
             }
             for refund in db::refunds::of_payment(&txn, &p.id).await? {
                 if refund.status == crate::domain::vocab::RefundStatus::Succeeded {
@@ -368,6 +385,11 @@ pub enum NotReissued {
     Credited,
     /// It was issued again already: the new one is the invoice to correct.
     Replaced,
+    /// It is not a payment's invoice (it bills again what a failed refund's credit note
+    /// credited): its payment's invoice is the one to correct.
+    NotAPayments,
+    /// It was reverse-charged, and the corrected buyer has no VAT id to account for the tax.
+    NeedsVatId,
 }
 
 /// Issues `invoice` again for the `buyer` as corrected, in one transaction: a credit note of
@@ -381,6 +403,9 @@ pub async fn reissue(
     buyer: Party,
     now: DateTime<Utc>,
 ) -> Result<Result<documents::Model, NotReissued>, DbErr> {
+    if !(invoice.source.starts_with("payment:") || invoice.source.starts_with(db::documents::REISSUE)) {
+        return Ok(Err(NotReissued::NotAPayments));
+    }
     let txn = db::begin(db).await?;
     // Held first: credits of this invoice are worked out one after another.
     db::documents::hold(&txn, (invoice.shop_id, DocumentKind::CreditNote, invoice.test), now).await?;
@@ -391,6 +416,10 @@ pub async fn reissue(
     let (content, credited) = credited(&txn, invoice).await?;
     if credited.total() != 0 {
         return Ok(Err(NotReissued::Credited));
+    }
+    let reverse_charged = content.lines.iter().any(|l| l.tax.treatment == TaxTreatment::ReverseCharge);
+    if reverse_charged && buyer.vat_id.is_none() {
+        return Ok(Err(NotReissued::NeedsVatId));
     }
     let reason = match invoice.language {
         DocumentLanguage::En => format!("The buyer's details of invoice {} were corrected", invoice.number_text),

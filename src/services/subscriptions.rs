@@ -487,8 +487,16 @@ pub async fn preview_change(
             }
         },
     )?;
+    let taxing = preview.plan.fields().taxing;
+    if p.amount_due > 0 && old.fields().taxing != taxing {
+        // The credit of the old plan's part and the new plan's charge would be taxed alike.
+        return Err(invalid("at", "is for the period end: the two plans are taxed differently"));
+    }
+    let customer = db::find_public::<crate::db::entities::customers::Entity>(&state.db, &sub.customer_id).await?;
+    let buyer = customer.as_ref().map(crate::services::taxes::Buyer::of_customer).unwrap_or_default();
+    let (amount_due, _) = crate::services::taxes::price(&state.db, sub.shop_id, p.amount_due, &taxing, &buyer).await?;
     preview.proration_date = Some(at);
-    (preview.credit, preview.charge, preview.amount_due) = (p.credit, p.charge, p.amount_due);
+    (preview.credit, preview.charge, preview.amount_due) = (p.credit, p.charge, amount_due);
     (preview.period_end, preview.next_charge_at) = (Some(p.period_end), Some(p.next_charge_at));
     preview.proration = Some(p);
     Ok(preview)

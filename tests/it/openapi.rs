@@ -14,6 +14,11 @@ const NOT_API: &[(&str, &str)] = &[
     ("GET", "/subscriptions/{id}/pay"),
     ("POST", "/subscriptions/{id}/pay"),
     ("GET", "/receipts/{id}"),
+    // An invoice's page and its files for its customer: public by the id, as a receipt is
+    // (the API's are `/invoices/{id}/pdf` and `/xml`).
+    ("GET", "/documents/{id}"),
+    ("GET", "/documents/{id}/pdf"),
+    ("GET", "/documents/{id}/xml"),
     ("GET", "/payments/{id}/return"),
     ("GET", "/payments/{id}/back"),
     ("GET", "/v2/confirm_order/{id}/{shop_id}"),

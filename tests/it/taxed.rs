@@ -212,4 +212,53 @@ db_tests! {
         let (status, refused) = app.post(&shop, "/customers", &body).await;
         assert_invalid(status, &refused, "vat_id", &["needs the country it was issued in"]);
     }
+
+    async fn a_plan_change_now_is_charged_with_its_tax_and_plans_taxed_otherwise_change_at_the_period_end(app) {
+        let shop = app.shop("Gym").await;
+        let vat = rate(&app, &shop, json!({"name": "VAT", "percentage": 20})).await;
+        let mut made = Vec::new();
+        for (title, amount, rate) in [("Gold", 1_000, Some(&vat)), ("Platinum", 3_000, Some(&vat)), ("Basic", 5_000, None)] {
+            let mut body = plan_body();
+            (body["test"], body["title"], body["plan"]["amount"]) = (json!(true), json!(title), json!(amount));
+            body["tax_rate_id"] = json!(rate);
+            body["tax_behavior"] = json!("exclusive");
+            let (status, plan) = app.post(&shop, "/plans", &body).await;
+            assert_eq!(status, StatusCode::CREATED, "{plan}");
+            made.push(plan["id"].as_str().unwrap().to_string());
+        }
+        let clock = clock(&app, &shop, "2026-03-01T00:00:00Z").await;
+        let sub = json!({"plan": {"id": made[0]}, "customer": {"email": "ann@example.com", "ip": "203.0.113.9"},
+                         "card": card_json(cards::SUCCESS), "test_clock": clock});
+        let (status, sub) = app.post(&shop, "/subscriptions", &sub).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+        let id = sub["id"].as_str().unwrap();
+        let (status, preview) = app.post(&shop, &format!("/subscriptions/{id}/change_plan/preview"), &json!({"plan": made[1]})).await;
+        assert_eq!(status, StatusCode::OK, "{preview}");
+        let before_tax = preview["charge"].as_i64().unwrap() - preview["credit"].as_i64().unwrap();
+        assert_eq!(preview["amount_due"], json!(before_tax + (before_tax * 2 + 5) / 10), "20 % added: {preview}");
+        let (status, _) = app.post(&shop, &format!("/subscriptions/{id}/change_plan"), &json!({"plan": made[1]})).await;
+        assert_eq!(status, StatusCode::OK);
+        let (_, paid) = app.get(&shop, &format!("/payments?subscription={id}&status=succeeded")).await;
+        assert_eq!(paid[0]["amount"], preview["amount_due"], "charged as the preview said");
+        let (status, refused) = app.post(&shop, &format!("/subscriptions/{id}/change_plan/preview"), &json!({"plan": made[2]})).await;
+        assert_invalid(status, &refused, "at", &["is for the period end: the two plans are taxed differently"]);
+        let (status, _) = app.post(&shop, &format!("/subscriptions/{id}/change_plan/preview"), &json!({"plan": made[2], "at": "period_end"})).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+
+    async fn a_reverse_charged_invoice_is_issued_again_only_to_a_buyer_with_a_vat_id(app) {
+        let shop = app.shop("Gym").await;
+        set_seller(&app, &shop).await;
+        let vat = rate(&app, &shop, json!({"name": "VAT", "percentage": 19})).await;
+        let id = product(&app, &shop, json!({"tax_rate_id": vat, "visible_fields": ["email", "country", "vat_id"]})).await;
+        let business = [("email", "buyer@example.fr"), ("country", "FR"), ("vat_id", "FR1A123456789")];
+        assert_eq!(app.pay(&id, cards::SUCCESS, &business).await.status, StatusCode::SEE_OTHER);
+        let invoice = &invoices(&app, &shop, "").await[0];
+        let path = format!("/invoices/{}/reissue", invoice["id"].as_str().unwrap());
+        let (status, refused) = app.post(&shop, &path, &json!({"buyer": {"name": "Lumière SARL"}})).await;
+        assert_invalid(status, &refused, "buyer.vat_id", &["can't be blank: the invoice was reverse-charged"]);
+        let (status, again) = app.post(&shop, &path, &json!({"buyer": {"name": "Lumière SARL", "vat_id": "FR1A123456789"}})).await;
+        assert_eq!(status, StatusCode::CREATED, "{again}");
+        assert_eq!(again["buyer"]["country"], "FR", "the VAT id's country");
+    }
 }

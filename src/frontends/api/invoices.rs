@@ -3,7 +3,7 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 
 use super::auth::ApiShop;
@@ -26,7 +26,7 @@ pub fn router() -> Router<AppState> {
         .route("/invoices/{id}", get(show))
         .route("/invoices/{id}/pdf", get(invoice_pdf))
         .route("/invoices/{id}/xml", get(invoice_xml))
-        .route("/invoices/{id}/reissue", axum::routing::post(reissue))
+        .route("/invoices/{id}/reissue", post(reissue))
         .route("/credit_notes", get(list_credit_notes))
         .route("/credit_notes/{id}", get(show_credit_note))
         .route("/credit_notes/{id}/pdf", get(credit_note_pdf))
@@ -168,6 +168,12 @@ async fn reissue(
         Err(crate::services::invoices::NotReissued::Replaced) => {
             Err(AppError::Conflict("This invoice was issued again already: correct the new one".into()))
         }
+        Err(crate::services::invoices::NotReissued::NotAPayments) => Err(AppError::Conflict(
+            "This invoice bills again what a refund's credit note credited: correct the payment's invoice".into(),
+        )),
+        Err(crate::services::invoices::NotReissued::NeedsVatId) => Err(AppError::Validation(
+            crate::domain::Errors::one("buyer.vat_id", "can't be blank: the invoice was reverse-charged"),
+        )),
     }
 }
 

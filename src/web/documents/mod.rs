@@ -122,7 +122,7 @@ mod tests {
             ..Party::default()
         };
         let buyer = Party {
-            name: "Anna".into(),
+            name: "Anna 山田 😀\u{7}".into(),
             company: Some("Lumière SARL".into()),
             country: Some("FR".into()),
             ..Party::default()

@@ -78,17 +78,17 @@ impl Layout {
 
     fn text(&mut self, x: f32, size: f32, bold: bool, text: &str) {
         let y = self.y;
-        self.ops().push(Op::Text { x, y, size, bold, gray: false, text: text.to_owned() });
+        self.ops().push(Op::Text { x, y, size, bold, gray: false, text: drawable(text, bold) });
     }
 
     fn gray(&mut self, x: f32, size: f32, text: &str) {
         let y = self.y;
-        self.ops().push(Op::Text { x, y, size, bold: false, gray: true, text: text.to_owned() });
+        self.ops().push(Op::Text { x, y, size, bold: false, gray: true, text: drawable(text, false) });
     }
 
     /// Text that ends at `right`.
     fn right(&mut self, right: f32, size: f32, bold: bool, text: &str) {
-        let x = right - width(text, size, bold);
+        let x = right - width(&drawable(text, bold), size, bold);
         self.text(x, size, bold, text);
     }
 
@@ -110,6 +110,22 @@ impl Layout {
             self.down(size * 1.4);
         }
     }
+}
+
+/// `text` as the font can draw it: a character it has no glyph for (a script it does not
+/// cover, an emoji, a control character) is a `?`, a space it lacks a plain space. PDF/A-3b
+/// allows no missing glyph, and a document's words come from whoever typed them.
+fn drawable(text: &str, bold: bool) -> String {
+    let bytes = if bold { BOLD_BYTES } else { REGULAR_BYTES };
+    let Ok(font) = skrifa::FontRef::new(bytes) else { return text.to_owned() };
+    let charmap = font.charmap();
+    text.chars()
+        .map(|c| match charmap.map(c).filter(|g| g.to_u32() != 0) {
+            Some(_) if !c.is_control() => c,
+            _ if c.is_whitespace() => ' ',
+            _ => '?',
+        })
+        .collect()
 }
 
 /// How wide `text` is at `size`: the advances of its glyphs.

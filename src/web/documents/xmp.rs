@@ -75,10 +75,15 @@ pub fn declare_factur_x(mut pdf: Vec<u8>, type_code: &str) -> Result<Vec<u8>, St
 
 /// The object number of the metadata stream, and its XMP.
 fn metadata(text: &str) -> Option<(u32, String)> {
-    let at = text.find("/Type/Metadata").or_else(|| text.find("/Type /Metadata"))?;
-    let object = text[..at].rfind(" 0 obj")?;
-    let start = text[..object].rfind('\n').map_or(0, |i| i + 1);
-    let number = text[start..object].trim().parse().ok()?;
+    // The catalog names it (`/Metadata 25 0 R`): the only `/Metadata` that is followed by a
+    // reference, whatever a title or author says.
+    let number: u32 = text.match_indices("/Metadata ").find_map(|(at, _)| {
+        let rest = &text[at + "/Metadata ".len()..];
+        let (number, rest) = rest.split_once(' ')?;
+        rest.starts_with("0 R").then(|| number.parse().ok()).flatten()
+    })?;
+    let header = format!("\n{number} 0 obj\n");
+    let at = text.find(&header)? + header.len();
     let stream = at + text[at..].find("stream\n")? + "stream\n".len();
     let end = stream + text[stream..].find("\nendstream")?;
     Some((number, text[stream..end].to_owned()))

@@ -128,6 +128,7 @@ pub(super) struct Team {
 pub(super) async fn team(app: &TestApp) -> Team {
     let owner = sign_up(app, "Books", "owner@example.com").await;
     let shop = api_shop(&owner).await;
+    crate::invoices::set_seller(app, &shop).await;
     let mut members = Vec::new();
     for role in &Role::ALL[1..] {
         let email = format!("{role}@example.com");
@@ -146,6 +147,11 @@ pub(super) async fn team(app: &TestApp) -> Team {
         .await;
     let (_, coupon) = app.post(&shop, "/coupons", &json!({"code": "TEN", "percent_off": 10, "test": true})).await;
     let owner_id = paydesk::db::users::by_email(&app.db, "owner@example.com").await.unwrap().unwrap().id;
+    let paid = payments[0]["id"].as_str().unwrap();
+    let (status, _) = app.post(&shop, &format!("/payments/{paid}/refund"), &json!({"amount": 100})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, invoices) = app.get(&shop, "/invoices").await;
+    let (_, notes) = app.get(&shop, "/credit_notes").await;
     let id = |v: &Value| v["id"].as_str().unwrap_or_else(|| panic!("{v}")).to_string();
     for (name, v) in [
         ("payments", &payments),
@@ -166,6 +172,8 @@ pub(super) async fn team(app: &TestApp) -> Team {
         ("webhooks", id(&hook)),
         ("coupons", id(&coupon)),
         ("users", owner_id),
+        ("invoices", id(&invoices[0])),
+        ("credit_notes", id(&notes[0])),
     ];
     Team { owner, members, shop, ids }
 }
@@ -304,7 +312,7 @@ db_tests! {
         let refund = support.post(&path, &[("amount", "1.00"), ("once", &once), ("confirm", "yes")]).await;
         assert_eq!(refund.status, StatusCode::SEE_OTHER, "{}", refund.html);
         let (_, refunds) = app.get(&t.shop, "/refunds").await;
-        assert_eq!(refunds.as_array().unwrap().len(), 1, "support's refund was made");
+        assert_eq!(refunds.as_array().unwrap().len(), 2, "support's refund was made, beside the one the team began with");
 
         // The analyst reads and exports, and is offered no form that changes anything.
         for path in [format!("/dashboard/payments/{payment}"), "/dashboard/products".into(), "/dashboard/customers".into(),

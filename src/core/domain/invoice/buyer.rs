@@ -38,6 +38,8 @@ pub fn parse_buyer(body: &Map<String, Value>) -> Result<Party, Errors> {
     });
     let vat_id = text("vat_id", &mut e)
         .and_then(|raw| vat_id::read(country.as_deref(), &raw).map_err(|m| e.add("buyer.vat_id", m)).ok());
+    // Without a country, the buyer is in the country of their VAT id.
+    let country = country.or_else(|| vat_id.as_deref().and_then(vat_id::country_of).map(str::to_owned));
     let party = Party {
         name: name.unwrap_or_default(),
         company: text("company", &mut e),
