@@ -88,3 +88,20 @@ pub async fn price(
 ) -> Result<(i64, Option<ChargeTax>), DbErr> {
     Taxes::load(db, &[taxing], &[shop_id]).await?.price(shop_id, price, taxing, buyer)
 }
+
+/// What a subscription's charge of `amount` of `plan` comes to with the plan's tax, for its
+/// customer as stored: what mails and pages show of its next charge.
+pub async fn of_subscription(
+    db: &impl ConnectionTrait,
+    sub: &crate::db::entities::subscriptions::Model,
+    plan: &crate::db::entities::plans::Model,
+    amount: i64,
+) -> Result<i64, DbErr> {
+    let taxing = plan.fields().taxing;
+    if taxing.rate_id.is_none() {
+        return Ok(amount);
+    }
+    let customer = db::find_public::<customers::Entity>(db, &sub.customer_id).await?;
+    let buyer = customer.as_ref().map(Buyer::of_customer).unwrap_or_default();
+    Ok(price(db, sub.shop_id, amount, &taxing, &buyer).await?.0)
+}

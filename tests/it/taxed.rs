@@ -139,6 +139,10 @@ db_tests! {
                          "card": card_json(cards::SUCCESS), "test_clock": clock});
         let (status, sub) = app.post(&shop, "/subscriptions", &sub).await;
         assert_eq!(status, StatusCode::CREATED, "{sub}");
+        // The receipt shows the next charge as it will be made: with its tax.
+        let first = &payments(&app, &shop).await[0];
+        let receipt = app.page(&format!("/receipts/{}", first["id"].as_str().unwrap())).await;
+        assert!(receipt.html.contains("€11.88"), "{}", receipt.html);
         let discount = format!("/subscriptions/{}/discount", sub["id"].as_str().unwrap());
         assert_eq!(app.post(&shop, &discount, &json!({"coupon": "HALF"})).await.0, StatusCode::OK);
         advance(&app, &shop, &clock, "2026-04-01T01:00:00Z").await;

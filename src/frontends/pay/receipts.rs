@@ -247,6 +247,7 @@ async fn next_charge(
     let Some(sub) = db::find_public::<subscriptions::Entity>(&state.db, sub_id).await? else { return Ok(None) };
     let coupon = db::coupons::of_subscription(&state.db, &sub).await?;
     let Some((amount, at)) = sub.next_charge(plan, coupon.as_ref()) else { return Ok(None) };
+    let amount = crate::services::taxes::of_subscription(&state.db, &sub, plan, amount).await?;
     let when = match plan.interval_unit {
         IntervalUnit::Hour => crate::web::locale::date_time(at, tz, t.language),
         _ => crate::web::locale::date(at, tz, t.language),

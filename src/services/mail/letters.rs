@@ -185,7 +185,16 @@ async fn receipt(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mails::Mo
         Some(sub) => db::coupons::of_subscription(&state.db, sub).await?,
         None => None,
     };
-    let next = plan.as_ref().zip(sub.as_ref()).and_then(|(plan, sub)| sub.next_charge(plan, coupon.as_ref()));
+    let next = match plan.as_ref().zip(sub.as_ref()) {
+        Some((plan, sub)) => match sub.next_charge(plan, coupon.as_ref()) {
+            // Shown as it will be charged: with the plan's tax when the price has it added.
+            Some((amount, at)) => {
+                Some((crate::services::taxes::of_subscription(&state.db, sub, plan, amount).await?, at))
+            }
+            None => None,
+        },
+        None => None,
+    };
     let unit = plan.as_ref().map(|p| p.interval_unit);
     let amount = p.price(payment.amount, payment.currency);
     let values = [("shop", shop.name.as_str()), ("order", order.as_str()), ("amount", amount.as_str())];
@@ -297,6 +306,7 @@ async fn subscription(state: &AppState, shop: &shops::Model, tz: Tz, mail: &mail
             sub.next_charge(&plan, coupon.as_ref()).map_or(plan.amount, |(amount, _)| amount)
         }
     };
+    let next_amount = crate::services::taxes::of_subscription(&state.db, &sub, &plan, next_amount).await?;
     let amount = p.price(next_amount, plan.currency);
     let date = renew_at.map(|at| when(at, unit, tz, p)).unwrap_or_default();
     let every = p.every(plan.interval, plan.interval_unit);

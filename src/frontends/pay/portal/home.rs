@@ -181,9 +181,14 @@ async fn sub_line(
         _ => crate::web::locale::date(at, tz, language),
     };
     let coupon = db::coupons::of_subscription(&state.db, sub).await.ok().flatten();
-    let next = sub
-        .next_charge(plan, coupon.as_ref())
-        .map(|(amount, at)| t.on_date(&t.price(amount, plan.currency), &when(at)));
+    // Shown as charged: with the plan's tax when its price has it added.
+    let taxed =
+        async |amount| crate::services::taxes::of_subscription(&state.db, sub, plan, amount).await.unwrap_or(amount);
+    let next = match sub.next_charge(plan, coupon.as_ref()) {
+        Some((amount, at)) => Some(t.on_date(&t.price(taxed(amount).await, plan.currency), &when(at))),
+        None => None,
+    };
+    let charged = taxed(plan.amount).await;
     let open = matches!(sub.state, SubState::Trial | SubState::Active);
     let ends = match (sub.cancel_at_period_end && open, sub.active_to.or(sub.renew_at)) {
         (true, Some(at)) => Some(when(at)),
@@ -195,7 +200,7 @@ async fn sub_line(
         title: plan.title.clone(),
         test: sub.test,
         state: state_label(language, sub.state),
-        price: format!("{} {}", t.price(plan.amount, plan.currency), t.every(plan.interval, plan.interval_unit)),
+        price: format!("{} {}", t.price(charged, plan.currency), t.every(plan.interval, plan.interval_unit)),
         next,
         ends,
         card: sub.card_last4.as_ref().map(|last4| {
