@@ -14,7 +14,6 @@ use crate::db::entities::{customers, documents, payments, plans, products, subsc
 use crate::db::{self, events::NewEvent};
 use crate::domain::billing::{self as rules, Terms};
 use crate::domain::checkout;
-use crate::domain::customer::CustomerFields;
 use crate::domain::event::EventType;
 use crate::domain::invoice::{self, DocumentKind, DocumentLanguage, LineInput, LineTax, Party, Period, TaxTreatment};
 use crate::domain::tax::{TaxBehavior, line_amounts};
@@ -277,7 +276,7 @@ impl About {
 /// the page asked for neither.
 fn buyer(c: Option<&customers::Model>, p: &payments::Model) -> Party {
     let typed = p.customer_details.as_deref().and_then(checkout::customer_from_json);
-    let Some(c) = typed.or_else(|| c.map(stored)) else {
+    let Some(c) = typed.or_else(|| c.map(customers::Model::fields)) else {
         return Party { name: p.card_holder.clone(), ..Party::default() };
     };
     let name = [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
@@ -295,25 +294,6 @@ fn buyer(c: Option<&customers::Model>, p: &payments::Model) -> Party {
         vat_id: c.vat_id,
         email: Some(c.email).filter(|e| !e.is_empty()),
         ..Party::default()
-    }
-}
-
-/// A stored customer's details.
-fn stored(c: &customers::Model) -> CustomerFields {
-    CustomerFields {
-        first_name: c.first_name.clone(),
-        last_name: c.last_name.clone(),
-        address: c.address.clone(),
-        city: c.city.clone(),
-        country: c.country.clone(),
-        zip: c.zip.clone(),
-        state: c.state.clone(),
-        phone: c.phone.clone(),
-        company: c.company.clone(),
-        vat_id: c.vat_id.clone(),
-        email: c.email.clone(),
-        ip: c.ip.clone(),
-        external_id: c.external_id.clone(),
     }
 }
 

@@ -110,18 +110,28 @@ pub async fn update(
 
 /// A stored customer as the audit trail records one.
 fn audited(c: &Model) -> serde_json::Value {
-    let fields = CustomerFields {
-        first_name: c.first_name.clone(),
-        last_name: c.last_name.clone(),
-        phone: c.phone.clone(),
-        company: c.company.clone(),
-        vat_id: c.vat_id.clone(),
-        email: c.email.clone(),
-        country: c.country.clone(),
-        external_id: c.external_id.clone(),
-        ..Default::default()
-    };
-    fields.audited()
+    c.fields().audited()
+}
+
+impl Model {
+    /// The customer's details, as the domain rules see them.
+    pub fn fields(&self) -> CustomerFields {
+        CustomerFields {
+            first_name: self.first_name.clone(),
+            last_name: self.last_name.clone(),
+            address: self.address.clone(),
+            city: self.city.clone(),
+            country: self.country.clone(),
+            zip: self.zip.clone(),
+            state: self.state.clone(),
+            phone: self.phone.clone(),
+            company: self.company.clone(),
+            vat_id: self.vat_id.clone(),
+            email: self.email.clone(),
+            ip: self.ip.clone(),
+            external_id: self.external_id.clone(),
+        }
+    }
 }
 
 /// The shop's newest customer with this e-mail, or a new one with `fields`.
