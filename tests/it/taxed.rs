@@ -112,6 +112,18 @@ db_tests! {
             let paid = payments(&app, &shop).await;
             assert_eq!((&paid[0]["amount"], &paid[0]["tax"]["reverse_charge"]), (&json!(11_900), &json!(false)), "{details:?}");
         }
+
+        // A returning buyer who now types a company's VAT id is kept with it (a subscription the
+        // page made renews taxed for that buyer); a later page without one leaves it.
+        let consumer = payments(&app, &shop).await[1]["customer_id"].clone();
+        for details in [vec![("email", "me@example.fr"), ("company", "Moi SAS"), ("country", "FR"), ("vat_id", "FR 99 999999999")],
+                        vec![("email", "me@example.fr"), ("country", "FR")]] {
+            assert_eq!(app.pay(&id, cards::SUCCESS, &details).await.status, StatusCode::SEE_OTHER);
+            let paid = payments(&app, &shop).await;
+            assert_eq!(paid[0]["customer_id"], consumer, "the same customer");
+            let (_, customer) = app.get(&shop, &format!("/customers/{}", consumer.as_str().unwrap())).await;
+            assert_eq!((&customer["company"], &customer["vat_id"]), (&json!("Moi SAS"), &json!("FR99999999999")));
+        }
     }
 
     async fn a_plans_charges_carry_its_tax_and_a_discount_is_taken_before_it(app) {

@@ -134,7 +134,9 @@ impl Model {
     }
 }
 
-/// The shop's newest customer with this e-mail, or a new one with `fields`.
+/// The shop's newest customer with this e-mail, or a new one with `fields`. A company or VAT
+/// id typed on the page replaces the one kept, so that the subscription the page made is
+/// taxed for that buyer when it renews.
 pub async fn find_or_insert_by_email(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -148,10 +150,28 @@ pub async fn find_or_insert_by_email(
         .one(db)
         .await?;
     match existing {
+        Some(customer) if typed_anew(&customer, &fields) => {
+            use sea_orm::sea_query::Expr;
+            let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)));
+            if fields.company.is_some() {
+                update = update.col_expr(Column::Company, Expr::value(fields.company));
+            }
+            if fields.vat_id.is_some() {
+                update = update.col_expr(Column::VatId, Expr::value(fields.vat_id));
+            }
+            update.filter(Column::Id.eq(&customer.id)).exec(db).await?;
+            Entity::find().filter(Column::Id.eq(&customer.id)).one(db).await?.ok_or(DbErr::RecordNotFound(customer.id))
+        }
         Some(customer) => Ok(customer),
         // A payer on a pay page: no one's change to record.
         None => new_row(&new_id(CUSTOMER), shop_id, fields, now).insert(db).await,
     }
+}
+
+/// Whether `fields` name a company or VAT id other than the customer's.
+fn typed_anew(customer: &Model, fields: &CustomerFields) -> bool {
+    let differs = |typed: &Option<String>, kept: &Option<String>| typed.is_some() && typed != kept;
+    differs(&fields.company, &customer.company) || differs(&fields.vat_id, &customer.vat_id)
 }
 
 /// The shop's customers with this e-mail (any case), newest first, at most `limit`.

@@ -55,6 +55,9 @@ impl Options {
     }
 }
 
+/// How long a snapshot's statements and dump have, past its bound, to stop themselves.
+const STOPPING: Duration = Duration::from_secs(10);
+
 /// The problem of a snapshot or restore stopped at its bound.
 fn timed_out(timeout: Duration) -> Problem {
     let minutes = timeout.as_secs() / 60;
@@ -108,10 +111,13 @@ pub async fn take(
     files::make_dir(&partial)?;
     // Held until this snapshot ends, however it ends: a partial folder nothing holds is left over.
     let held = files::hold(&partial)?;
-    // SQLite's statements stop themselves at the deadline; the bound covers the rest (a dump,
-    // a disk that does not answer).
-    let bounded =
-        tokio::time::timeout(options.timeout, finish(db, database_url, key, options, now, &partial, deadline));
+    // SQLite's statements stop themselves at the deadline, and a dump is killed at it: they are
+    // waited for, so that nothing writes into the folder once it is removed. The outer bound,
+    // a little later, is for a disk that does not answer.
+    let bounded = tokio::time::timeout(
+        options.timeout + STOPPING,
+        finish(db, database_url, key, options, now, &partial, deadline),
+    );
     let taken = match bounded.await {
         Ok(taken) if taken.is_ok() || Instant::now() < deadline => taken,
         _ => Err(timed_out(options.timeout)),
