@@ -2,8 +2,8 @@
 //! the database (a recursive CTE on SQLite, generate_series on PostgreSQL) so that a million
 //! rows take seconds.
 
-use paydesk::db::entities::{customers, payments, products, subscriptions};
-use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, Iterable};
+use paydesk::db::entities::{customers, documents, payments, products, subscriptions};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, Iterable, Statement};
 
 use crate::server::Backend;
 
@@ -50,12 +50,15 @@ pub struct Templates {
     pub customer: String,
     pub payment: String,
     pub subscription: String,
+    /// The template payment's invoice.
+    pub invoice: String,
 }
 
 /// Grows every table from `from` to `to` rows of copies, as a shop's year would hold them:
 /// each product and customer named apart (copy `i` is the product `<name> <i>x` and the
 /// customer `c<i>.<e-mail>`), and the payments 30 seconds apart, newest first, every tenth
-/// declined, the `i`th paid by the `i`th customer.
+/// declined, the `i`th paid by the `i`th customer, and invoiced (the failed ones too: the
+/// invoices are as many as the other rows), numbered on from its series' last.
 pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from: u64, to: u64) {
     copy::<products::Entity>(db, backend, &t.product, from, to, &[("name", "t.name || ' ' || s.i || 'x'")]).await;
     copy::<customers::Entity>(db, backend, &t.customer, from, to, &[("email", "'c' || s.i || '.' || t.email")]).await;
@@ -77,10 +80,43 @@ pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from
     ];
     copy::<payments::Entity>(db, backend, &t.payment, from, to, &payment).await;
     copy::<subscriptions::Entity>(db, backend, &t.subscription, from, to, &[]).await;
+    invoices(db, backend, t, from, to, older).await;
     // The triggers added a row of change per copy: fold them, as the scheduler does every
     // minute.
     paydesk::db::summaries::compact(db).await.unwrap();
     settle(db, backend).await;
+}
+
+/// Copies the template invoice as rows `from..to`, for the payments and customers of the
+/// same numbers, numbered on from its series' last number (which moves past them).
+async fn invoices(db: &DatabaseConnection, backend: Backend, t: &Templates, from: u64, to: u64, older: &str) {
+    let series = format!(
+        "FROM document_series s JOIN documents d ON d.shop_id = s.shop_id AND d.kind = s.kind AND d.test = s.test \
+         WHERE d.id = '{}'",
+        t.invoice
+    );
+    let sql = format!("SELECT s.last_issued {series}");
+    let row = db.query_one(Statement::from_string(db.get_database_backend(), sql)).await.unwrap().unwrap();
+    let last: i64 = row.try_get_by_index(0).unwrap();
+    let number = format!("{} + s.i", last - from as i64 + 1);
+    let text = format!("replace(t.number_text, CAST(t.number AS TEXT), CAST({number} AS TEXT))");
+    let customer = format!("'{}_' || s.i", t.customer);
+    let issued = older.replace("created_at", "issued_at");
+    let invoice = [
+        ("number", number.as_str()),
+        ("number_text", text.as_str()),
+        ("source", "t.source || '_' || s.i"),
+        ("payment_id", "t.payment_id || '_' || s.i"),
+        ("customer_id", customer.as_str()),
+        ("issued_at", issued.as_str()),
+    ];
+    copy::<documents::Entity>(db, backend, &t.invoice, from, to, &invoice).await;
+    let moved = (to - from) as i64;
+    let sql = format!(
+        "UPDATE document_series SET last_issued = last_issued + {moved}, next_number = last_issued + {moved} + 1 \
+         WHERE (shop_id, kind, test) IN (SELECT s.shop_id, s.kind, s.test {series})"
+    );
+    db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 /// Brings the database's statistics up to its rows, as it would be in production a minute

@@ -195,6 +195,19 @@ impl Client {
         response.json().await.unwrap()
     }
 
+    pub async fn put(&self, path: &str, body: &Value) -> Value {
+        let response = self
+            .http
+            .put(format!("{}{path}", self.base))
+            .basic_auth(self.shop.id, Some(&self.shop.secret))
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
+    }
+
     pub async fn get_text(&self, path: &str) -> String {
         let response = self
             .http
@@ -225,8 +238,9 @@ impl Client {
         format!("Cookie: {}", session_cookie(&done).unwrap_or(cookie))
     }
 
-    /// Pays `product_id` once through its hosted form with the test card that succeeds.
-    pub async fn pay(&self, product_id: &str, email: &str) {
+    /// Pays `product_id` once through its hosted form with the test card that succeeds: the
+    /// time its form's POST took.
+    pub async fn pay(&self, product_id: &str, email: &str) -> std::time::Duration {
         let path = format!("{}/products/{product_id}/pay", self.base);
         let page = self.http.get(&path).header("accept", "text/html").send().await.unwrap();
         let cookie = session_cookie(&page).expect("a CSRF cookie");
@@ -242,6 +256,7 @@ impl Client {
             ("email", email.into()),
         ];
         let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let posted = std::time::Instant::now();
         let done = self
             .http
             .post(&path)
@@ -251,7 +266,9 @@ impl Client {
             .send()
             .await
             .unwrap();
+        let took = posted.elapsed();
         assert!(done.status().is_success() || done.status().is_redirection(), "pay: {}", done.status());
+        took
     }
 }
 
@@ -276,6 +293,12 @@ fn hidden(html: &str, name: &str) -> String {
 pub fn product_body(i: usize) -> Value {
     json!({"name": format!("Poster {i}"), "description": "A2 print", "currency": "USD", "amount": 1500,
            "infinite": true, "immortal": true, "visible_fields": ["email"], "language": "en", "test": true})
+}
+
+/// The shop's seller details, complete: its charges are invoiced.
+pub fn seller_body() -> Value {
+    json!({"legal_name": "Bench GmbH", "address_line1": "Hauptstraße 1", "city": "Berlin",
+           "postal_code": "10115", "country": "DE", "vat_id": "DE123456789"})
 }
 
 /// The body of a customer as the benchmark creates them.

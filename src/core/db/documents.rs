@@ -424,10 +424,13 @@ pub fn period_query(
     after: Option<(DateTime<Utc>, i64)>,
     limit: u64,
 ) -> sea_orm::Select<Entity> {
+    // The page starts in the index where the last one ended (with the cursor only in the
+    // `OR` below, each page would be read from the period's start).
+    let from = after.map_or(since, |(at, _)| at.max(since));
     let mut query = Entity::find()
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::Kind.eq(kind))
-        .filter(Column::IssuedAt.gte(since))
+        .filter(Column::IssuedAt.gte(from))
         .filter(Column::IssuedAt.lt(until))
         .filter(Column::Test.eq(test));
     if let Some((at, seq)) = after {
