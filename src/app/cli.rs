@@ -71,6 +71,22 @@ enum Command {
         #[command(subcommand)]
         command: InvoicesCommand,
     },
+    /// The figures of recurring revenue.
+    Revenue {
+        #[command(subcommand)]
+        command: RevenueCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum RevenueCommand {
+    /// Make a shop's MRR movements again from its subscriptions' events (after an upgrade
+    /// brought them, or to check them: it gives the movements kept); prints how many as JSON.
+    Rebuild {
+        /// The shop.
+        #[arg(long)]
+        shop_id: i64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -237,6 +253,18 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             .await?;
             tracing::info!(shop_id, issued, "invoices of earlier charges issued on the command line");
             println!("{}", json!({"shop_id": shop_id, "issued": issued}));
+            Ok(())
+        }
+        Command::Revenue { command: RevenueCommand::Rebuild { shop_id } } => {
+            let made = with_database(&config, |db| async move {
+                if crate::db::shops::find(&db, shop_id).await?.is_none() {
+                    return Err(format!("there is no shop {shop_id}").into());
+                }
+                Ok(crate::services::revenue::rebuild(&db, shop_id).await?)
+            })
+            .await?;
+            tracing::info!(shop_id, made, "MRR movements made again from the events on the command line");
+            println!("{}", json!({"shop_id": shop_id, "movements": made}));
             Ok(())
         }
         Command::User { command: UserCommand::ResetTwoStep { email } } => {

@@ -24,6 +24,7 @@ pub mod payments;
 pub mod portal;
 pub mod processors;
 pub mod refunds;
+pub mod revenue;
 pub mod scheduler;
 pub mod shops;
 pub mod subscriptions;

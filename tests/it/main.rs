@@ -49,6 +49,7 @@ mod products;
 mod query_plans;
 mod refunds;
 mod requests;
+mod revenue;
 mod scaleout;
 mod settling;
 mod stripe_browser;

@@ -32,19 +32,19 @@ pub struct NewEvent {
 }
 
 /// Appends events (with new ids, created now).
-pub async fn append(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<Vec<String>, DbErr> {
+pub async fn append(db: &impl ConnectionTrait, events: &[NewEvent]) -> Result<Vec<String>, DbErr> {
     let now = super::now_millis(Utc::now());
     let rows: Vec<ActiveModel> = events
-        .into_iter()
+        .iter()
         .map(|e| ActiveModel {
             seq: NotSet,
             id: Set(new_id(EVENT)),
             shop_id: Set(e.shop_id),
             kind: Set(e.kind),
-            object_id: Set(e.object_id),
+            object_id: Set(e.object_id.clone()),
             test: Set(e.test),
             data: Set(e.data.to_string()),
-            child_transaction: Set(e.child.map(|c| c.to_string())),
+            child_transaction: Set(e.child.as_ref().map(|c| c.to_string())),
             fanned_out: Set(false),
             created_at: Set(now),
         })

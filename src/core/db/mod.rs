@@ -28,6 +28,7 @@ pub mod events;
 pub mod idempotency;
 pub mod jobs;
 pub mod mails;
+pub mod mrr;
 mod outbox;
 pub mod payments;
 pub mod plans;

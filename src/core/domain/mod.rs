@@ -20,6 +20,7 @@ pub mod input;
 pub mod invoice;
 pub mod mail;
 pub mod money;
+pub mod mrr;
 pub mod payment;
 pub mod pending;
 pub mod plan;

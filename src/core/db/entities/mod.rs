@@ -16,6 +16,7 @@ pub mod idempotency_keys;
 pub mod jobs;
 pub mod mail_attempts;
 pub mod mails;
+pub mod mrr_movements;
 pub mod payment_totals;
 pub mod payments;
 pub mod plans;

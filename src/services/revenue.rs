@@ -1,0 +1,207 @@
+//! Monthly recurring revenue kept as subscriptions change (docs/revenue.md).
+//!
+//! Every `subscription.*` event carries the subscription as it was; its MRR is read from
+//! that snapshot, and a change of it is a movement, written beside the event in the
+//! transaction that recorded it. `rebuild` makes the movements again from the events kept,
+//! through the same steps, so it gives exactly what was kept.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sea_orm::{ConnectionTrait, DbErr};
+use serde_json::Value;
+
+use crate::db::{self, entities::coupons, entities::tax_rates};
+use crate::domain::billing::State;
+use crate::domain::coupon;
+use crate::domain::currency::Currency;
+use crate::domain::mrr::{self, Customer, Standing};
+use crate::domain::tax::{self, TaxBehavior};
+use crate::domain::vocab::IntervalUnit;
+
+/// A subscription as one of its events recorded it: what its MRR is made of.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    event_id: String,
+    shop_id: i64,
+    test: bool,
+    subscription_id: String,
+    customer_id: String,
+    currency: Currency,
+    state: State,
+    paid: i32,
+    amount: i64,
+    interval: i32,
+    unit: IntervalUnit,
+    behavior: TaxBehavior,
+    /// A coupon that lasts for ever (one for some periods leaves MRR as it is).
+    coupon: Option<String>,
+    /// The rate its latest charge was taxed at, and whether it was reverse-charged.
+    tax: Option<(String, bool)>,
+    /// The subscription's own time.
+    at: DateTime<Utc>,
+}
+
+impl Snapshot {
+    /// The snapshot `data` of the event `event_id`, if it is a subscription's.
+    pub fn read(event_id: &str, kind: &str, data: &Value) -> Option<Snapshot> {
+        if !kind.starts_with("subscription.") {
+            return None;
+        }
+        let word = |v: &Value| v.as_str().map(str::to_owned);
+        let plan = &data["plan"];
+        let terms = &plan["plan"];
+        let forever = data["discount"].is_object() && data["discount"]["periods_left"].is_null();
+        let tax = &data["last_transaction"]["tax"];
+        Some(Snapshot {
+            event_id: event_id.to_owned(),
+            shop_id: data["shop_id"].as_i64()?,
+            test: data["test"].as_bool()?,
+            subscription_id: word(&data["id"])?,
+            customer_id: word(&data["customer"]["id"])?,
+            currency: crate::domain::currency::find(plan["currency"].as_str()?)?,
+            state: State::parse(data["state"].as_str()?)?,
+            paid: i32::try_from(data["paid_billing_cycles"].as_i64()?).ok()?,
+            amount: terms["amount"].as_i64()?,
+            interval: i32::try_from(terms["interval"].as_i64()?).ok()?,
+            unit: IntervalUnit::parse(terms["interval_unit"].as_str()?)?,
+            behavior: plan["tax_behavior"].as_str().and_then(TaxBehavior::parse).unwrap_or(TaxBehavior::Inclusive),
+            coupon: if forever { word(&data["discount"]["coupon"]) } else { None },
+            tax: word(&tax["rate"]).map(|rate| (rate, tax["reverse_charge"].as_bool().unwrap_or(false))),
+            at: DateTime::parse_from_rfc3339(data["updated_at"].as_str()?).ok()?.to_utc(),
+        })
+    }
+}
+
+/// The coupons and tax rates snapshots name: neither changes once made.
+#[derive(Default)]
+struct Terms {
+    coupons: HashMap<String, coupons::Model>,
+    rates: HashMap<String, tax_rates::Model>,
+}
+
+impl Terms {
+    async fn load(db: &impl ConnectionTrait, snapshots: &[Snapshot]) -> Result<Terms, DbErr> {
+        let coupons: Vec<&str> = snapshots.iter().filter_map(|s| s.coupon.as_deref()).collect();
+        let rates: Vec<&str> = snapshots.iter().filter_map(|s| s.tax.as_ref().map(|t| t.0.as_str())).collect();
+        Ok(Terms {
+            coupons: db::coupons::by_ids_of_any_shop(db, &coupons).await?,
+            rates: db::tax_rates::by_ids_of_any_shop(db, &rates).await?,
+        })
+    }
+
+    /// What `s`'s plan brings in a month: less a discount for ever, net of the tax its price
+    /// holds at its latest charge's rate.
+    fn monthly(&self, s: &Snapshot) -> i64 {
+        let off =
+            s.coupon.as_ref().and_then(|id| self.coupons.get(id)).map_or(0, |c| coupon::discount(s.amount, c.off()));
+        let price = s.amount - off;
+        let held = match (&s.tax, s.behavior) {
+            (Some((rate, reverse)), TaxBehavior::Inclusive) => self
+                .rates
+                .get(rate)
+                .and_then(|r| tax::charged(price, r.rate(), TaxBehavior::Inclusive, *reverse))
+                .map_or(0, |(_, tax)| tax),
+            _ => 0,
+        };
+        mrr::monthly(price - held, s.interval, s.unit)
+    }
+}
+
+/// Where subscriptions and their customers stand while movements are made one after another:
+/// read from the ledger for a change, empty for a rebuild.
+#[derive(Default)]
+struct Books {
+    subscriptions: HashMap<String, Standing>,
+    /// Customers that ever held MRR, with what they hold.
+    holders: HashMap<db::mrr::Holder, Standing>,
+}
+
+impl Books {
+    async fn load(db: &impl ConnectionTrait, snapshots: &[Snapshot]) -> Result<Books, DbErr> {
+        let subscriptions: Vec<&str> = snapshots.iter().map(|s| s.subscription_id.as_str()).collect();
+        let customers: Vec<&str> = snapshots.iter().map(|s| s.customer_id.as_str()).collect();
+        Ok(Books {
+            subscriptions: db::mrr::standings(db, &subscriptions).await?,
+            holders: db::mrr::holdings(db, &customers).await?,
+        })
+    }
+
+    /// The movement `s` makes, if its standing changed.
+    fn step(&mut self, s: &Snapshot, monthly: i64) -> Option<db::mrr::NewMovement> {
+        let before = self.subscriptions.get(&s.subscription_id).copied().unwrap_or_default();
+        let after = Standing::of(s.state, s.paid, monthly);
+        let holder = (s.customer_id.clone(), s.currency.code, s.test);
+        let held = self.holders.get(&holder).copied();
+        let customer = Customer { held: held.unwrap_or_default(), ever: held.is_some() };
+        let m = mrr::movement(customer, before, after)?;
+        let now = Standing { mrr: customer.held.mrr + m.mrr, paused: customer.held.paused + m.paused };
+        self.holders.insert(holder, now);
+        self.subscriptions.insert(s.subscription_id.clone(), after);
+        Some(db::mrr::NewMovement {
+            shop_id: s.shop_id,
+            test: s.test,
+            currency: s.currency,
+            customer_id: s.customer_id.clone(),
+            subscription_id: s.subscription_id.clone(),
+            event_id: s.event_id.clone(),
+            movement: m,
+            after,
+            at: s.at,
+        })
+    }
+}
+
+/// The customers whose subscriptions these events are about: held (PostgreSQL) before the
+/// events are numbered, so that a customer's movements are made in their events' order.
+pub async fn hold(db: &impl ConnectionTrait, events: &[db::events::NewEvent]) -> Result<(), DbErr> {
+    let customers: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind.as_str().starts_with("subscription."))
+        .filter_map(|e| e.data["customer"]["id"].as_str())
+        .collect();
+    db::mrr::hold_customers(db, &customers).await
+}
+
+/// In the caller's transaction: the movements of the subscriptions' events just recorded
+/// (`ids` in the order of `events`).
+pub async fn follow(db: &impl ConnectionTrait, events: &[db::events::NewEvent], ids: &[String]) -> Result<(), DbErr> {
+    let snapshots: Vec<Snapshot> =
+        events.iter().zip(ids).filter_map(|(e, id)| Snapshot::read(id, e.kind.as_str(), &e.data)).collect();
+    if snapshots.is_empty() {
+        return Ok(());
+    }
+    let terms = Terms::load(db, &snapshots).await?;
+    let mut books = Books::load(db, &snapshots).await?;
+    let rows: Vec<_> = snapshots.iter().filter_map(|s| books.step(s, terms.monthly(s))).collect();
+    db::mrr::insert(db, rows).await
+}
+
+/// Events read at a time by a rebuild.
+const PAGE: u64 = 1_000;
+
+/// Makes a shop's movements again from its events, in one transaction: how many it made.
+pub async fn rebuild(db: &sea_orm::DatabaseConnection, shop_id: i64) -> Result<usize, DbErr> {
+    let txn = db::begin(db).await?;
+    db::mrr::delete_shop(&txn, shop_id).await?;
+    let mut books = Books::default();
+    let (mut after, mut made) = (0, 0);
+    loop {
+        let page = db::mrr::subscription_events(&txn, shop_id, after, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        let snapshots: Vec<Snapshot> = page
+            .iter()
+            .filter_map(|e| {
+                let data: Value = serde_json::from_str(&e.data).ok()?;
+                Snapshot::read(&e.id, e.kind.as_str(), &data)
+            })
+            .collect();
+        let terms = Terms::load(&txn, &snapshots).await?;
+        let rows: Vec<_> = snapshots.iter().filter_map(|s| books.step(s, terms.monthly(s))).collect();
+        made += rows.len();
+        db::mrr::insert(&txn, rows).await?;
+    }
+    txn.commit().await?;
+    Ok(made)
+}
