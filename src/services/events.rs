@@ -98,7 +98,6 @@ pub async fn record(db: &impl ConnectionTrait, config: &Config, events: Vec<NewE
     };
     let about: Vec<(i64, String, bool)> =
         causes.iter().map(|&(i, _)| (events[i].shop_id, events[i].object_id.clone(), events[i].test)).collect();
-    crate::services::revenue::hold(db, &events).await?;
     let ids = db::events::append(db, &events).await?;
     crate::services::revenue::follow(db, &events, &ids).await?;
     if causes.is_empty() {

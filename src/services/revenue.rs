@@ -152,17 +152,6 @@ impl Books {
     }
 }
 
-/// The customers whose subscriptions these events are about: held (PostgreSQL) before the
-/// events are numbered, so that a customer's movements are made in their events' order.
-pub async fn hold(db: &impl ConnectionTrait, events: &[db::events::NewEvent]) -> Result<(), DbErr> {
-    let customers: Vec<&str> = events
-        .iter()
-        .filter(|e| e.kind.as_str().starts_with("subscription."))
-        .filter_map(|e| e.data["customer"]["id"].as_str())
-        .collect();
-    db::mrr::hold_customers(db, &customers).await
-}
-
 /// In the caller's transaction: the movements of the subscriptions' events just recorded
 /// (`ids` in the order of `events`).
 pub async fn follow(db: &impl ConnectionTrait, events: &[db::events::NewEvent], ids: &[String]) -> Result<(), DbErr> {

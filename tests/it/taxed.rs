@@ -80,7 +80,7 @@ db_tests! {
         set_seller(&app, &shop).await;
         let vat = rate(&app, &shop, json!({"name": "VAT", "percentage": 19, "country": "DE"})).await;
         let fields = json!(["email", "company", "country", "vat_id"]);
-        let id = product(&app, &shop, json!({"tax_rate_id": vat, "tax_behavior": "exclusive", "visible_fields": fields})).await;
+        let id = product(&app, &shop, json!({"tax_rate_id": vat, "tax_behavior": "exclusive", "visible_fields": fields, "quantity": "10"})).await;
         let page = app.page(&format!("/products/{id}/pay")).await;
         assert!(page.html.contains("A business in another EU country with a VAT ID pays no VAT (reverse charge)."));
         assert!(page.html.contains(r#"name="vat_id" type="text" autocomplete="off" value="" maxlength="255">"#), "optional: {}", page.html);
@@ -114,10 +114,12 @@ db_tests! {
         }
 
         // A returning buyer who now types a company's VAT id is kept with it (a subscription the
-        // page made renews taxed for that buyer); a later page without one leaves it.
+        // page made renews taxed for that buyer); a later page without one, or with another
+        // (anyone may type the e-mail), leaves it.
         let consumer = payments(&app, &shop).await[1]["customer_id"].clone();
         for details in [vec![("email", "me@example.fr"), ("company", "Moi SAS"), ("country", "FR"), ("vat_id", "FR 99 999999999")],
-                        vec![("email", "me@example.fr"), ("country", "FR")]] {
+                        vec![("email", "me@example.fr"), ("country", "FR")],
+                        vec![("email", "me@example.fr"), ("company", "Autre"), ("country", "FR"), ("vat_id", "FR 11 111111111")]] {
             assert_eq!(app.pay(&id, cards::SUCCESS, &details).await.status, StatusCode::SEE_OTHER);
             let paid = payments(&app, &shop).await;
             assert_eq!(paid[0]["customer_id"], consumer, "the same customer");

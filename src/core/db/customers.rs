@@ -135,8 +135,9 @@ impl Model {
 }
 
 /// The shop's newest customer with this e-mail, or a new one with `fields`. A company or VAT
-/// id typed on the page replaces the one kept, so that the subscription the page made is
-/// taxed for that buyer when it renews.
+/// id typed on the page is kept where the customer has none (so that the subscription the
+/// page made renews taxed for that buyer); one kept is never replaced from a page anyone
+/// can fill in with the e-mail.
 pub async fn find_or_insert_by_email(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -152,14 +153,18 @@ pub async fn find_or_insert_by_email(
     match existing {
         Some(customer) if typed_anew(&customer, &fields) => {
             use sea_orm::sea_query::Expr;
-            let mut update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)));
-            if fields.company.is_some() {
-                update = update.col_expr(Column::Company, Expr::value(fields.company));
+            let update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)));
+            // Each only where it is still empty, in the statement: a change made meanwhile stays.
+            let mut update = update.filter(Column::Id.eq(&customer.id));
+            if fields.company.is_some() && customer.company.is_none() {
+                let keep = Expr::col(Column::Company).if_null(Expr::value(fields.company));
+                update = update.col_expr(Column::Company, keep);
             }
-            if fields.vat_id.is_some() {
-                update = update.col_expr(Column::VatId, Expr::value(fields.vat_id));
+            if fields.vat_id.is_some() && customer.vat_id.is_none() {
+                let keep = Expr::col(Column::VatId).if_null(Expr::value(fields.vat_id));
+                update = update.col_expr(Column::VatId, keep);
             }
-            update.filter(Column::Id.eq(&customer.id)).exec(db).await?;
+            update.exec(db).await?;
             Entity::find().filter(Column::Id.eq(&customer.id)).one(db).await?.ok_or(DbErr::RecordNotFound(customer.id))
         }
         Some(customer) => Ok(customer),
@@ -168,10 +173,10 @@ pub async fn find_or_insert_by_email(
     }
 }
 
-/// Whether `fields` name a company or VAT id other than the customer's.
+/// Whether `fields` name a company or VAT id the customer has none of.
 fn typed_anew(customer: &Model, fields: &CustomerFields) -> bool {
-    let differs = |typed: &Option<String>, kept: &Option<String>| typed.is_some() && typed != kept;
-    differs(&fields.company, &customer.company) || differs(&fields.vat_id, &customer.vat_id)
+    let fills = |typed: &Option<String>, kept: &Option<String>| typed.is_some() && kept.is_none();
+    fills(&fields.company, &customer.company) || fills(&fields.vat_id, &customer.vat_id)
 }
 
 /// The shop's customers with this e-mail (any case), newest first, at most `limit`.

@@ -221,17 +221,9 @@ pub async fn hold(
     let now = super::now_millis(now);
     let new: series::ActiveModel = fresh(shop_id, kind, test, now).into();
     let key = [series::Column::ShopId, series::Column::Kind, series::Column::Test];
-    Series::insert(new)
-        .on_conflict(OnConflict::columns(key).do_nothing().to_owned())
-        .exec_without_returning(txn)
-        .await?;
-    Series::update_many()
-        .col_expr(series::Column::UpdatedAt, Expr::value(now))
-        .filter(series::Column::ShopId.eq(shop_id))
-        .filter(series::Column::Kind.eq(kind))
-        .filter(series::Column::Test.eq(test))
-        .exec(txn)
-        .await?;
+    // One statement: the series made, or its row written (and so held) as it is.
+    let touch = OnConflict::columns(key).update_column(series::Column::UpdatedAt).to_owned();
+    Series::insert(new).on_conflict(touch).exec_without_returning(txn).await?;
     Ok(())
 }
 
@@ -243,19 +235,24 @@ async fn take_numbers(
     count: i64,
     now: DateTime<Utc>,
 ) -> Result<(String, i64), DbErr> {
+    use sea_orm::QueryTrait;
     let next = Expr::col(series::Column::NextNumber);
-    Series::update_many()
+    let mut update = Series::update_many()
         .col_expr(series::Column::NextNumber, next.clone().add(count))
         .col_expr(series::Column::LastIssued, next.add(count - 1))
         .col_expr(series::Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(series::Column::ShopId.eq(shop_id))
         .filter(series::Column::Kind.eq(kind))
         .filter(series::Column::Test.eq(test))
-        .exec(txn)
-        .await?;
-    let taken = Series::find_by_id((shop_id, kind, test)).one(txn).await?;
+        .into_query();
+    // One statement (SQLite has `RETURNING` since 3.35; sea-orm's update does not use it).
+    update.returning(
+        sea_orm::sea_query::Query::returning().columns([series::Column::Prefix, series::Column::NextNumber]),
+    );
+    let taken = txn.query_one(txn.get_database_backend().build(&update)).await?;
     let taken = taken.ok_or_else(|| DbErr::RecordNotFound(format!("series {kind} of shop {shop_id}")))?;
-    Ok((taken.prefix, taken.next_number - count))
+    let (prefix, next): (String, i64) = (taken.try_get("", "prefix")?, taken.try_get("", "next_number")?);
+    Ok((prefix, next - count))
 }
 
 /// A page of the shop's documents of `kind` that pass `filter`, newest first.

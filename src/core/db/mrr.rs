@@ -5,8 +5,7 @@ use std::collections::HashMap;
 
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
-    QuerySelect, Statement,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
 };
 
 use super::entities::events;
@@ -17,23 +16,6 @@ use crate::domain::mrr::{Movement, Standing};
 /// A customer's MRR in one currency and mode: its customer, currency code and whether it is
 /// test.
 pub type Holder = (String, &'static str, bool);
-
-/// Holds the customers' rows until the transaction ends (PostgreSQL), so that two
-/// transactions moving one customer's MRR take their turns, in the order their events are
-/// numbered. SQLite's writing transactions already take theirs when they begin.
-pub async fn hold_customers(db: &impl ConnectionTrait, ids: &[&str]) -> Result<(), DbErr> {
-    if ids.is_empty() || db.get_database_backend() != DatabaseBackend::Postgres {
-        return Ok(());
-    }
-    let mut ids: Vec<&str> = ids.to_vec();
-    ids.sort_unstable();
-    ids.dedup();
-    let list: Vec<sea_orm::Value> = ids.iter().map(|id| (*id).into()).collect();
-    let marks = (1..=list.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
-    let sql = format!("SELECT id FROM customers WHERE id IN ({marks}) ORDER BY id FOR UPDATE");
-    db.query_all(Statement::from_sql_and_values(DatabaseBackend::Postgres, sql, list)).await?;
-    Ok(())
-}
 
 /// Where each of these subscriptions was last left.
 pub async fn standings(db: &impl ConnectionTrait, ids: &[&str]) -> Result<HashMap<String, Standing>, DbErr> {

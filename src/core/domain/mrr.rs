@@ -38,8 +38,7 @@ impl Standing {
     pub fn of(state: State, paid: i32, monthly: i64) -> Standing {
         let in_mrr = Standing { mrr: monthly, paused: 0 };
         match state {
-            State::Active => in_mrr,
-            State::FailedAttempt | State::Redirecting if paid > 0 => in_mrr,
+            State::Active | State::FailedAttempt | State::Redirecting if paid > 0 => in_mrr,
             State::Paused if paid > 0 => Standing { mrr: 0, paused: monthly },
             _ => Standing::default(),
         }
@@ -125,6 +124,7 @@ mod tests {
         assert_eq!(Standing::of(State::Redirecting, 0, 990), Standing::default());
         assert_eq!(Standing::of(State::FailedAttempt, 0, 990), Standing::default(), "a trial's conversion retried");
         assert_eq!(Standing::of(State::Active, 1, 990), Standing { mrr: 990, paused: 0 });
+        assert_eq!(Standing::of(State::Active, 0, 990), Standing::default(), "a paused trial resumed, not paid yet");
         assert_eq!(Standing::of(State::FailedAttempt, 3, 990), Standing { mrr: 990, paused: 0 });
         assert_eq!(Standing::of(State::Redirecting, 3, 990), Standing { mrr: 990, paused: 0 });
         assert_eq!(Standing::of(State::Paused, 3, 990), Standing { mrr: 0, paused: 990 });
