@@ -170,7 +170,8 @@ pub fn event(d: &documents::Model, config: &Config) -> NewEvent {
     NewEvent { shop_id: d.shop_id, kind, object_id: d.id.clone(), test: d.test, data, child: None }
 }
 
-/// What a shop's payments were for and who made them, read in a few queries.
+/// What a shop's payments were for and who made them (the stored customer only where the
+/// page took no buyer), read in a few queries.
 struct About {
     customers: HashMap<String, customers::Model>,
     products: HashMap<String, products::Model>,
@@ -185,7 +186,12 @@ impl About {
             payments.iter().filter_map(|p| f(p).map(String::as_str)).collect()
         };
         Ok(About {
-            customers: db::by_ids::<customers::Entity>(txn, shop_id, &ids(|p| p.customer_id.as_ref())).await?,
+            customers: db::by_ids::<customers::Entity>(
+                txn,
+                shop_id,
+                &ids(|p| p.customer_id.as_ref().filter(|_| typed(p).is_none())),
+            )
+            .await?,
             products: db::by_ids::<products::Entity>(txn, shop_id, &ids(|p| p.product_id.as_ref())).await?,
             plans: db::by_ids::<plans::Entity>(txn, shop_id, &ids(|p| p.plan_id.as_ref())).await?,
             subscriptions: db::by_ids::<subscriptions::Entity>(txn, shop_id, &ids(|p| p.subscription_id.as_ref()))
@@ -275,8 +281,7 @@ impl About {
 /// stored; named by their name (by their e-mail without one), or by the name on the card when
 /// the page asked for neither.
 fn buyer(c: Option<&customers::Model>, p: &payments::Model) -> Party {
-    let typed = p.customer_details.as_deref().and_then(checkout::customer_from_json);
-    let Some(c) = typed.or_else(|| c.map(customers::Model::fields)) else {
+    let Some(c) = typed(p).or_else(|| c.map(customers::Model::fields)) else {
         return Party { name: p.card_holder.clone(), ..Party::default() };
     };
     let name = [c.first_name.as_deref(), c.last_name.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
@@ -295,6 +300,11 @@ fn buyer(c: Option<&customers::Model>, p: &payments::Model) -> Party {
         email: Some(c.email).filter(|e| !e.is_empty()),
         ..Party::default()
     }
+}
+
+/// The buyer as the pay page took them for this payment, if it did.
+fn typed(p: &payments::Model) -> Option<crate::domain::customer::CustomerFields> {
+    p.customer_details.as_deref().and_then(checkout::customer_from_json)
 }
 
 /// The period a subscription's charge pays for: its trial, or its plan period; none for a

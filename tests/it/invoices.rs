@@ -113,6 +113,28 @@ db_tests! {
         assert!(!nobody.status.success());
     }
 
+    async fn runs_issuing_missing_invoices_at_once_issue_each_once_and_leave_no_gap(app) {
+        let shop = app.shop("Gym").await;
+        let product = app.product(&shop, &test_product_body()).await;
+        let id = product["id"].as_str().unwrap();
+        for _ in 0..3 {
+            assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        }
+        set_seller(&app, &shop).await;
+        // Four runs at once: each waits for the series, sees what the others issued, and
+        // gives back the numbers it took for them.
+        let runs = (0..4).map(|_| paydesk::services::invoices::issue_missing(&app.db, &app.state.config, shop.id, chrono::Utc::now()));
+        let issued: usize = futures::future::join_all(runs).await.into_iter().map(Result::unwrap).sum();
+        assert_eq!(issued, 3);
+        assert_eq!(sequences(&invoices(&app, &shop, "").await), vec![1, 2, 3]);
+        let (_, series) = app.get(&shop, "/shop/series").await;
+        let test_invoice = series.as_array().unwrap().iter().find(|s| s["name"] == "test_invoice").unwrap();
+        assert_eq!(test_invoice["next_number"], json!(4), "{series}");
+        assert_eq!(test_invoice["last_issued"], json!(3), "{series}");
+        assert_eq!(app.pay(id, cards::SUCCESS, &[]).await.status, StatusCode::SEE_OTHER);
+        assert_eq!(sequences(&invoices(&app, &shop, "").await), vec![1, 2, 3, 4]);
+    }
+
     async fn a_paid_product_is_invoiced_once_the_seller_is_complete(app) {
         let shop = app.shop("Gym").await;
         let mut body = test_product_body();

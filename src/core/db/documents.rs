@@ -49,21 +49,26 @@ pub fn payment_source(payment_id: &str) -> String {
 
 /// Issues `documents` in the caller's transaction, each numbered from its shop's series of
 /// its kind and mode in the order given; a source issued already is left out. Answers the
-/// documents issued. Each series' row is held first, until the transaction ends: a document
-/// issued at the same time elsewhere waits, and is then seen here (its source is not issued
-/// twice) or takes the numbers after. A transaction that rolls back gives its numbers back,
-/// so a series has no gaps. A live document is dated when its number is taken, so that dates
-/// follow numbers; a test one keeps its time (its test clock's).
+/// documents issued. Each series' numbers are taken first, which holds its row until the
+/// transaction ends: a document issued at the same time elsewhere waits, and is then seen
+/// here (its source is not issued twice, and the numbers taken for it are given back) or
+/// takes the numbers after. A transaction that rolls back gives its numbers back, so a series
+/// has no gaps. A live document is dated when its number is taken, so that dates follow
+/// numbers; a test one keeps its time (its test clock's).
 pub async fn issue(
     txn: &impl ConnectionTrait,
     mut documents: Vec<NewDocument>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Model>, DbErr> {
-    let mut series: Vec<(i64, DocumentKind, bool)> = documents.iter().map(|d| (d.shop_id, d.kind, d.test)).collect();
+    let key = |d: &NewDocument| (d.shop_id, d.kind, d.test);
+    let mut series: Vec<(i64, DocumentKind, bool)> = documents.iter().map(key).collect();
     series.sort_by_key(|&(shop, kind, test)| (shop, kind.as_str(), test));
     series.dedup();
-    for &key in &series {
-        hold(txn, key, now).await?;
+    let mut taken = Vec::with_capacity(series.len());
+    for s in series {
+        let count = documents.iter().filter(|d| key(d) == s).count() as i64;
+        let (prefix, first) = take_numbers(txn, s, count, now).await?;
+        taken.push((s, count, prefix, first, Utc::now()));
     }
     let mut issued = std::collections::HashSet::new();
     let sources: Vec<&str> = documents.iter().map(|d| d.source.as_str()).collect();
@@ -78,23 +83,17 @@ pub async fn issue(
         issued.extend(found);
     }
     documents.retain(|d| !issued.contains(&d.source));
-    let mut rows = Vec::with_capacity(documents.len());
-    for (shop_id, kind, test) in series {
-        let of_series: Vec<&NewDocument> =
-            documents.iter().filter(|d| (d.shop_id, d.kind, d.test) == (shop_id, kind, test)).collect();
-        if of_series.is_empty() {
-            continue;
-        }
-        let (prefix, first) = take_numbers(txn, (shop_id, kind, test), of_series.len() as i64, now).await?;
-        let taken_at = Utc::now();
+    let mut models = Vec::with_capacity(documents.len());
+    for (s, count, prefix, first, taken_at) in taken {
+        let of_series: Vec<&NewDocument> = documents.iter().filter(|d| key(d) == s).collect();
+        let unused = count - of_series.len() as i64;
         for (number, d) in (first..).zip(of_series) {
             let issued_at = if d.test { d.issued_at } else { taken_at.max(d.issued_at) };
-            rows.push(row(d, &prefix, number, issued_at)?);
+            models.push(Entity::insert(row(d, &prefix, number, issued_at)?).exec_with_returning(txn).await?);
         }
-    }
-    let mut models = Vec::with_capacity(rows.len());
-    for row in rows {
-        models.push(Entity::insert(row).exec_with_returning(txn).await?);
+        if unused > 0 {
+            give_back(txn, s, unused).await?;
+        }
     }
     Ok(models)
 }
@@ -227,8 +226,9 @@ pub async fn hold(
     Ok(())
 }
 
-/// Takes `count` numbers of a series the transaction holds: its prefix and the first number
-/// taken.
+/// Takes `count` numbers of a series, made on first use, holding its row until the
+/// transaction ends: its prefix and the first number taken. One statement (SQLite has
+/// `RETURNING` since 3.35; sea-orm's insert does not use it for an upsert).
 async fn take_numbers(
     txn: &impl ConnectionTrait,
     (shop_id, kind, test): (i64, DocumentKind, bool),
@@ -236,23 +236,51 @@ async fn take_numbers(
     now: DateTime<Utc>,
 ) -> Result<(String, i64), DbErr> {
     use sea_orm::QueryTrait;
-    let next = Expr::col(series::Column::NextNumber);
-    let mut update = Series::update_many()
-        .col_expr(series::Column::NextNumber, next.clone().add(count))
-        .col_expr(series::Column::LastIssued, next.add(count - 1))
-        .col_expr(series::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(series::Column::ShopId.eq(shop_id))
-        .filter(series::Column::Kind.eq(kind))
-        .filter(series::Column::Test.eq(test))
-        .into_query();
-    // One statement (SQLite has `RETURNING` since 3.35; sea-orm's update does not use it).
-    update.returning(
+    let now = super::now_millis(now);
+    let first_use = series::Model { next_number: 1 + count, last_issued: count, ..fresh(shop_id, kind, test, now) };
+    let next = Expr::col((Series, series::Column::NextNumber));
+    let take = OnConflict::columns([series::Column::ShopId, series::Column::Kind, series::Column::Test])
+        .value(series::Column::NextNumber, next.clone().add(count))
+        .value(series::Column::LastIssued, next.add(count - 1))
+        .value(series::Column::UpdatedAt, Expr::value(now))
+        .to_owned();
+    let mut upsert = Series::insert(series::ActiveModel::from(first_use)).on_conflict(take).into_query();
+    upsert.returning(
         sea_orm::sea_query::Query::returning().columns([series::Column::Prefix, series::Column::NextNumber]),
     );
-    let taken = txn.query_one(txn.get_database_backend().build(&update)).await?;
+    let taken = txn.query_one(txn.get_database_backend().build(&upsert)).await?;
     let taken = taken.ok_or_else(|| DbErr::RecordNotFound(format!("series {kind} of shop {shop_id}")))?;
     let (prefix, next): (String, i64) = (taken.try_get("", "prefix")?, taken.try_get("", "next_number")?);
     Ok((prefix, next - count))
+}
+
+/// Gives back the last `count` numbers taken of a series the transaction holds (their
+/// documents were issued elsewhere meanwhile): its next number moves back, and its last
+/// issued is the highest number it holds.
+async fn give_back(
+    txn: &impl ConnectionTrait,
+    (shop_id, kind, test): (i64, DocumentKind, bool),
+    count: i64,
+) -> Result<(), DbErr> {
+    let last: Option<i64> = Entity::find()
+        .select_only()
+        .column_as(Column::Number.max(), "number")
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Kind.eq(kind))
+        .filter(Column::Test.eq(test))
+        .into_tuple()
+        .one(txn)
+        .await?
+        .flatten();
+    Series::update_many()
+        .col_expr(series::Column::NextNumber, Expr::col(series::Column::NextNumber).sub(count))
+        .col_expr(series::Column::LastIssued, Expr::value(last.unwrap_or(0)))
+        .filter(series::Column::ShopId.eq(shop_id))
+        .filter(series::Column::Kind.eq(kind))
+        .filter(series::Column::Test.eq(test))
+        .exec(txn)
+        .await?;
+    Ok(())
 }
 
 /// A page of the shop's documents of `kind` that pass `filter`, newest first.
