@@ -15,6 +15,7 @@ use crate::db::{self, entities::coupons, entities::tax_rates};
 use crate::domain::billing::State;
 use crate::domain::coupon;
 use crate::domain::currency::Currency;
+use crate::domain::mrr::figures::{self, Moved, Period};
 use crate::domain::mrr::{self, Customer, Standing};
 use crate::domain::tax::{self, TaxBehavior};
 use crate::domain::vocab::IntervalUnit;
@@ -193,4 +194,22 @@ pub async fn rebuild(db: &sea_orm::DatabaseConnection, shop_id: i64) -> Result<u
     }
     txn.commit().await?;
     Ok(made)
+}
+
+/// A ledger's figures over `q`'s range, in `tz`: what stood before the range, and the
+/// movements inside it by quarter hour, each read from the ledger's time index.
+pub async fn figures(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    q: &figures::Query,
+    tz: chrono_tz::Tz,
+) -> Result<Vec<Period>, DbErr> {
+    let ledger = (shop_id, q.test, q.currency);
+    let (from, until) = q.range.instants(tz);
+    let mut before = Moved::default();
+    for (_, kind, sums) in db::mrr::sums(db, ledger, (None, from), false).await? {
+        before.add(kind, sums);
+    }
+    let inside = db::mrr::sums(db, ledger, (Some(from), until), true).await?;
+    Ok(figures::series(&q.range, tz, &before, &inside))
 }

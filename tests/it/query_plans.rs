@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::helpers::*;
 
 /// The plan of `statement`, one line a step.
-async fn plan_of(app: &TestApp, statement: Statement) -> String {
+pub async fn plan_of(app: &TestApp, statement: Statement) -> String {
     let explain = match statement.db_backend {
         DatabaseBackend::Postgres => "EXPLAIN ",
         _ => "EXPLAIN QUERY PLAN ",
@@ -27,7 +27,7 @@ async fn plan_of(app: &TestApp, statement: Statement) -> String {
 }
 
 /// Whether `plan` reads the whole of `table` (SQLite's `SCAN table`, PostgreSQL's `Seq Scan`).
-fn scans(plan: &str, table: &str) -> bool {
+pub fn scans(plan: &str, table: &str) -> bool {
     plan.lines().any(|l| {
         let l = l.trim_start_matches(|c: char| !c.is_alphabetic());
         l.strip_prefix("SCAN ").is_some_and(|rest| rest.split(' ').next() == Some(table))

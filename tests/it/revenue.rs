@@ -92,6 +92,109 @@ db_tests! {
             moved("reactivation", 990, 0, 1, "2026-03-01T09:00"),
         ]);
         rebuilt_as_kept(&app, &shop).await;
+
+        // The figures by month: MRR at each month's end, and what moved it.
+        let query = "currency=EUR&test=true&from=2026-01-01&to=2026-03-31";
+        let (status, mrr) = app.get(&shop, &format!("/revenue/mrr?{query}")).await;
+        assert_eq!(status, StatusCode::OK, "{mrr}");
+        assert_eq!((&mrr["object"], &mrr["currency"], &mrr["interval"]), (&json!("revenue.mrr"), &json!("EUR"), &json!("month")));
+        let row = |start: &str, end: &str, mrr: i64, subscribers: i64, arpu: Value, churn: Value, revenue_churn: Value| {
+            json!({"start": start, "end": end, "mrr": mrr, "paused_mrr": 0, "subscribers": subscribers, "arpu": arpu,
+                   "subscriber_churn_rate": churn, "revenue_churn_rate": revenue_churn})
+        };
+        assert_eq!(mrr["data"], json!([
+            row("2026-01-01", "2026-01-31", 990, 1, json!(990), json!(0.0), Value::Null),
+            row("2026-02-01", "2026-02-28", 0, 0, Value::Null, json!(1.0), json!(1.0)),
+            row("2026-03-01", "2026-03-31", 990, 1, json!(990), json!(0.0), Value::Null),
+        ]));
+        let (status, moves) = app.get(&shop, &format!("/revenue/movements?{query}")).await;
+        assert_eq!(status, StatusCode::OK, "{moves}");
+        let february = &moves["data"][1];
+        assert_eq!((&february["starting_mrr"], &february["ending_mrr"]), (&json!(990), &json!(0)));
+        assert_eq!(february["pause"], json!({"count": 1, "mrr": -990, "paused_mrr": 990}));
+        assert_eq!(february["resume"], json!({"count": 1, "mrr": 990, "paused_mrr": -990}));
+        assert_eq!(february["churn"], json!({"count": 1, "mrr": -990, "paused_mrr": 0}));
+        assert_eq!(moves["data"][2]["reactivation"], json!({"count": 1, "mrr": 990, "paused_mrr": 0}));
+        // By day: paused MRR while paused.
+        let (_, days) = app.get(&shop, "/revenue/mrr?currency=eur&test=true&from=2026-02-09&to=2026-02-21&interval=day").await;
+        let at = |i: usize| (days["data"][i]["start"].clone(), days["data"][i]["mrr"].clone(), days["data"][i]["paused_mrr"].clone());
+        assert_eq!(days["data"].as_array().unwrap().len(), 13);
+        assert_eq!(at(0), (json!("2026-02-09"), json!(990), json!(0)));
+        assert_eq!(at(1), (json!("2026-02-10"), json!(0), json!(990)));
+        assert_eq!(at(10), (json!("2026-02-19"), json!(0), json!(990)));
+        assert_eq!(at(11), (json!("2026-02-20"), json!(0), json!(0)));
+        // Live figures, and another shop's, hold none of it.
+        let (_, live) = app.get(&shop, "/revenue/mrr?currency=EUR&from=2026-01-01&to=2026-03-31").await;
+        assert!(live["data"].as_array().unwrap().iter().all(|p| p["mrr"] == 0 && p["subscribers"] == 0), "{live}");
+        let other = app.shop("Other").await;
+        let (_, theirs) = app.get(&other, &format!("/revenue/mrr?{query}")).await;
+        assert!(theirs["data"].as_array().unwrap().iter().all(|p| p["mrr"] == 0), "{theirs}");
+    }
+
+    async fn figures_are_summed_from_the_ledgers_time_index(app) {
+        use sea_orm::{ConnectionTrait, QueryTrait};
+        let shop = app.shop("Gym").await;
+        let gold = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-10T10:00:00Z").await;
+        let sub = subscribe_customer(&app, &shop, &gold, &clock, customer_body()).await;
+        post_ok(&app, &shop, &format!("/subscriptions/{}/cancel", sub["id"].as_str().unwrap()), json!({})).await;
+        // 20,000 copies, one in ten of them this shop's, over the months before.
+        let postgres = app.db.get_database_backend() == sea_orm::DatabaseBackend::Postgres;
+        let earlier = match postgres {
+            true => "occurred_at - make_interval(hours => n.i)",
+            false => "strftime('%Y-%m-%d %H:%M:%f', occurred_at, '-' || n.i || ' hours') || ' +00:00'",
+        };
+        let columns = "shop_id, test, currency, customer_id, subscription_id, event_id, kind, mrr, paused, subscribers, mrr_after, paused_after, occurred_at";
+        let sql = format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) \
+             INSERT INTO mrr_movements ({columns}) SELECT shop_id + (n.i % 10), test, currency, customer_id, subscription_id, \
+             event_id || '_' || n.i, kind, mrr, paused, subscribers, mrr_after, paused_after, {earlier} \
+             FROM mrr_movements, n WHERE shop_id = {}", shop.id);
+        app.db.execute_unprepared(&sql).await.unwrap();
+        app.db.execute_unprepared(if postgres { "ANALYZE" } else { "PRAGMA optimize = 0x10002" }).await.unwrap();
+        if postgres {
+            app.db.execute_unprepared("VACUUM mrr_movements").await.unwrap();
+        }
+        let (status, year) = app.get(&shop, "/revenue/mrr?currency=EUR&test=true&from=2025-01-01&to=2026-12-31").await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(year["data"][23]["mrr"], json!(0), "the copies add up to nothing: {year}");
+        let backend = app.db.get_database_backend();
+        let until = chrono::Utc::now();
+        let ledger = (shop.id, true, paydesk::domain::currency::find("EUR").unwrap());
+        for (what, range, per_quarter_hour) in [("what stood before", (None, until), false),
+                                                ("the range", (Some(until - chrono::Duration::days(365)), until), true)] {
+            let statement = paydesk::db::mrr::sums_query(backend, ledger, range, per_quarter_hour).build(backend);
+            let plan = crate::query_plans::plan_of(&app, statement).await;
+            assert!(!crate::query_plans::scans(&plan, "mrr_movements"), "{what} scans: {plan}");
+            assert!(plan.contains("ix_mrr_movements_time"), "{what}: {plan}");
+        }
+    }
+
+    async fn figures_refuse_what_they_cannot_answer_by_name(app) {
+        let shop = app.shop("Gym").await;
+        for (query, field, message) in [
+            ("", "currency", "is required: figures are per currency"),
+            ("currency=XYZ", "currency", "is not a known currency"),
+            ("currency=EUR&test=yes", "test", "must be true or false"),
+            ("currency=EUR&interval=week", "interval", "must be day or month"),
+            ("currency=EUR&from=2026-02-30", "from", "must be a date: YYYY-MM-DD"),
+            ("currency=EUR&to=tomorrow", "to", "must be a date: YYYY-MM-DD"),
+            ("currency=EUR&from=2026-03-01&to=2026-02-01", "from", "must not be after to"),
+            ("currency=EUR&from=2020-01-01&to=2026-01-01&interval=day", "from", "at most 1000 periods of the interval at once"),
+        ] {
+            for path in ["/revenue/mrr", "/revenue/movements"] {
+                let (status, refused) = app.get(&shop, &format!("{path}?{query}")).await;
+                assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}?{query}: {refused}");
+                assert_eq!(refused["errors"][field], json!([message]), "{path}?{query}: {refused}");
+            }
+        }
+        let (status, _) = send(app.anon(reqwest::Method::GET, "/revenue/mrr?currency=EUR")).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        // Without dates: the last 12 months, ending today.
+        let (status, year) = app.get(&shop, "/revenue/mrr?currency=EUR").await;
+        assert_eq!(status, StatusCode::OK, "{year}");
+        assert_eq!(year["data"].as_array().unwrap().len(), 12);
+        assert_eq!(year["to"], json!(chrono::Utc::now().date_naive().to_string()));
     }
 
     async fn a_trial_counts_once_converted_and_a_yearly_plan_a_twelfth(app) {

@@ -21,8 +21,8 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    audit, coupons, customers, disputes, events, invoices, payments, plans, processor, products, refunds, seller,
-    subscriptions, tax_rates, test_clocks, webhooks,
+    audit, coupons, customers, disputes, events, invoices, payments, plans, processor, products, refunds, revenue,
+    seller, subscriptions, tax_rates, test_clocks, webhooks,
 };
 use crate::frontends::{ops, pay};
 use crate::web::error::AppError;
@@ -98,6 +98,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         invoices::list, invoices::show, invoices::invoice_pdf, invoices::invoice_xml, invoices::reissue, invoices::list_credit_notes,
         invoices::show_credit_note, invoices::credit_note_pdf, invoices::credit_note_xml, invoices::series,
         invoices::update_series,
+        revenue::mrr, revenue::movements,
         payments::list, payments::show, payments::capture, payments::void,
         refunds::create, refunds::list, refunds::show,
         disputes::list, disputes::show, disputes::answer, disputes::close,
@@ -126,6 +127,8 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         (name = "Coupons", description = "Percent or amount off a subscription's plan periods."),
         (name = "Invoicing", description = "Invoices and credit notes, issued as charges succeed and never \
             changed; tax rates (rates, zero rates and exemptions); the seller that invoices name."),
+        (name = "Revenue", description = "What the subscriptions are worth: MRR and what moved it, per \
+            currency and mode, by day or month."),
         (name = "Subscriptions", description = "A customer's subscription to a plan, billed by the engine."),
         (name = "Test clocks", description = "Simulated time for test-mode subscriptions."),
         (name = "Events", description = "What happened, with the object as it was then."),

@@ -3,15 +3,18 @@
 
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, OnConflict};
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Alias, Expr, OnConflict, SimpleExpr};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 
 use super::entities::events;
 use super::entities::mrr_movements::{ActiveModel, Column, Entity, Model};
 use crate::domain::currency::Currency;
-use crate::domain::mrr::{Movement, Standing};
+use crate::domain::mrr::figures::Sums;
+use crate::domain::mrr::{Kind, Movement, Standing};
 
 /// A customer's MRR in one currency and mode: its customer, currency code and whether it is
 /// test.
@@ -147,4 +150,77 @@ pub async fn subscription_events(
         .limit(limit)
         .all(db)
         .await
+}
+
+/// The movements of one shop's currency and mode: `(shop_id, test, currency)`.
+pub type Ledger = (i64, bool, Currency);
+
+#[derive(FromQueryResult)]
+struct Summed {
+    bucket: i64,
+    kind: Kind,
+    mrr: i64,
+    paused: i64,
+    subscribers: i64,
+    count: i64,
+}
+
+/// The quarter hour (seconds since the epoch) a movement happened in.
+fn quarter_hour(backend: DatabaseBackend) -> SimpleExpr {
+    match backend {
+        DatabaseBackend::Postgres => Expr::cust("(floor(extract(epoch FROM occurred_at) / 900) * 900)::bigint"),
+        _ => Expr::cust("CAST(strftime('%s', occurred_at) AS INTEGER) / 900 * 900"),
+    }
+}
+
+/// The ledger's movements in `[from, until)`, summed per kind and per quarter hour (for the
+/// periods of any time zone), from its time index. With no `from`, every movement until.
+pub async fn sums(
+    db: &impl ConnectionTrait,
+    ledger: Ledger,
+    range: (Option<DateTime<Utc>>, DateTime<Utc>),
+    per_quarter_hour: bool,
+) -> Result<Vec<(DateTime<Utc>, Kind, Sums)>, DbErr> {
+    let query = sums_query(db.get_database_backend(), ledger, range, per_quarter_hour);
+    let rows = query.into_model::<Summed>().all(db).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let at = DateTime::from_timestamp(r.bucket, 0).unwrap_or_default();
+            (at, r.kind, Sums { mrr: r.mrr, paused: r.paused, subscribers: r.subscribers, count: r.count })
+        })
+        .collect())
+}
+
+/// The query [`sums`] runs, to see its plan.
+pub fn sums_query(
+    backend: DatabaseBackend,
+    (shop_id, test, currency): Ledger,
+    (from, until): (Option<DateTime<Utc>>, DateTime<Utc>),
+    per_quarter_hour: bool,
+) -> sea_orm::Select<Entity> {
+    let sum = |column: Column| Expr::col(column).sum().cast_as(Alias::new("BIGINT"));
+    let bucket = match per_quarter_hour {
+        true => quarter_hour(backend),
+        false => Expr::val(0i64).into(),
+    };
+    let mut query = Entity::find()
+        .select_only()
+        .column_as(bucket.clone(), "bucket")
+        .column(Column::Kind)
+        .column_as(sum(Column::Mrr), "mrr")
+        .column_as(sum(Column::Paused), "paused")
+        .column_as(sum(Column::Subscribers), "subscribers")
+        .column_as(Expr::cust("count(*)"), "count")
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Test.eq(test))
+        .filter(Column::Currency.eq(currency))
+        .filter(Column::OccurredAt.lt(until));
+    if let Some(from) = from {
+        query = query.filter(Column::OccurredAt.gte(from));
+    }
+    if per_quarter_hour {
+        query = query.group_by(bucket);
+    }
+    query.group_by(Column::Kind)
 }

@@ -26,6 +26,7 @@ pub mod plans;
 pub mod processor;
 pub mod products;
 pub mod refunds;
+pub mod revenue;
 pub mod schemas;
 pub mod seller;
 pub mod subscriptions;
@@ -42,6 +43,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(coupons::router())
         .merge(tax_rates::router())
         .merge(invoices::router())
+        .merge(revenue::router())
         .merge(seller::router())
         .merge(events::router())
         .merge(audit::router())

@@ -15,6 +15,7 @@ pub mod plan;
 pub mod processor;
 pub mod product;
 pub mod refund;
+pub mod revenue;
 pub mod seller;
 pub mod subscription;
 pub mod tax_rate;

@@ -427,6 +427,7 @@ pub mod plans;
 pub mod processor;
 pub mod products;
 pub mod refunds;
+pub mod revenue;
 pub mod subscriptions;
 pub mod tax_rates;
 pub mod test_clocks;

@@ -2,6 +2,8 @@
 //! it counts (MRR, paused MRR, or nowhere), and the movement a change of it makes for its
 //! customer.
 
+pub mod figures;
+
 use super::billing::State;
 use super::vocab::{IntervalUnit, words};
 

@@ -1,0 +1,59 @@
+//! `/revenue`: what the shop's subscriptions are worth, per currency and mode, from the
+//! ledger of MRR movements (docs/revenue.md).
+
+use axum::extract::{RawQuery, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::Utc;
+
+use super::auth::ApiShop;
+use super::schemas;
+use crate::db::entities::shops;
+use crate::domain::mrr::figures::{Period, Query};
+use crate::web::error::AppError;
+use crate::web::state::AppState;
+use crate::web::views::revenue::{MovementsView, MrrView};
+
+/// Routes of the revenue figures.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/revenue/mrr", get(mrr)).route("/revenue/movements", get(movements))
+}
+
+/// MRR over time
+///
+/// MRR, paused MRR, subscribers and revenue per subscriber at the end of each day or month,
+/// with the period's churn rates, in one currency and mode. Days are the shop's time zone's;
+/// test subscriptions on a test clock count at the clock's time.
+#[utoipa::path(get, path = "/revenue/mrr", tag = "Revenue", params(schemas::revenue::RevenueParams),
+    responses((status = 200, description = "One row per period, oldest first", body = MrrView)))]
+async fn mrr(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    RawQuery(query): RawQuery,
+) -> Result<Json<MrrView>, AppError> {
+    let (q, periods) = figures(&state, &shop, query.as_deref()).await?;
+    Ok(Json(MrrView::new(&q, &periods)))
+}
+
+/// MRR movements over time
+///
+/// What moved MRR in each day or month: new, reactivation, expansion, contraction, churn,
+/// pause and resume, each with how many and how much, and MRR at the period's start and end.
+#[utoipa::path(get, path = "/revenue/movements", tag = "Revenue", params(schemas::revenue::RevenueParams),
+    responses((status = 200, description = "One row per period, oldest first", body = MovementsView)))]
+async fn movements(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    RawQuery(query): RawQuery,
+) -> Result<Json<MovementsView>, AppError> {
+    let (q, periods) = figures(&state, &shop, query.as_deref()).await?;
+    Ok(Json(MovementsView::new(&q, &periods)))
+}
+
+async fn figures(state: &AppState, shop: &shops::Model, query: Option<&str>) -> Result<(Query, Vec<Period>), AppError> {
+    let tz = crate::services::shops::zone(state, shop);
+    let today = Utc::now().with_timezone(&tz).date_naive();
+    let q = Query::parse(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()), today)?;
+    let periods = crate::services::revenue::figures(&state.db, shop.id, &q, tz).await?;
+    Ok((q, periods))
+}
