@@ -54,7 +54,7 @@ async fn rebuilt_as_kept(app: &TestApp, shop: &Shop) {
     assert_eq!(kept(app, shop).await, before, "a rebuild gives the movements kept");
 }
 
-async fn subscribe_customer(app: &TestApp, shop: &Shop, plan: &str, clock: &str, customer: Value) -> Value {
+pub(crate) async fn subscribe_customer(app: &TestApp, shop: &Shop, plan: &str, clock: &str, customer: Value) -> Value {
     let body =
         json!({"plan": {"id": plan}, "customer": customer, "card": card_json(cards::SUCCESS), "test_clock": clock});
     let (status, sub) = app.post(shop, "/subscriptions", &body).await;
@@ -62,7 +62,7 @@ async fn subscribe_customer(app: &TestApp, shop: &Shop, plan: &str, clock: &str,
     sub
 }
 
-async fn post_ok(app: &TestApp, shop: &Shop, path: &str, body: Value) -> Value {
+pub(crate) async fn post_ok(app: &TestApp, shop: &Shop, path: &str, body: Value) -> Value {
     let (status, answer) = app.post(shop, path, &body).await;
     assert_eq!(status, StatusCode::OK, "{path}: {answer}");
     answer

@@ -224,3 +224,35 @@ pub fn sums_query(
     }
     query.group_by(Column::Kind)
 }
+
+/// Where a page of movements starts: after the movement made at `at` with number `seq`.
+pub type Cursor = (DateTime<Utc>, i64);
+
+/// Up to `limit` of the ledger's movements in `[from, until)`, of `kind` if given, newest
+/// first, after `cursor`: read from the ledger's time index.
+pub async fn page(
+    db: &impl ConnectionTrait,
+    (shop_id, test, currency): Ledger,
+    (from, until): (DateTime<Utc>, DateTime<Utc>),
+    kind: Option<Kind>,
+    cursor: Option<Cursor>,
+    limit: u64,
+) -> Result<Vec<Model>, DbErr> {
+    use sea_orm::Condition;
+    let mut query = Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Test.eq(test))
+        .filter(Column::Currency.eq(currency))
+        .filter(Column::OccurredAt.gte(from))
+        .filter(Column::OccurredAt.lt(until));
+    if let Some(kind) = kind {
+        query = query.filter(Column::Kind.eq(kind));
+    }
+    if let Some((at, seq)) = cursor {
+        let earlier = Condition::all().add(Column::OccurredAt.eq(at)).add(Column::Seq.lt(seq));
+        query = query
+            .filter(Column::OccurredAt.lte(at))
+            .filter(Condition::any().add(Column::OccurredAt.lt(at)).add(earlier));
+    }
+    query.order_by_desc(Column::OccurredAt).order_by_desc(Column::Seq).limit(limit).all(db).await
+}

@@ -6,11 +6,12 @@ use std::collections::HashMap;
 
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter,
-    Set,
+    QuerySelect, Set,
 };
 
 use super::entities::plans::{ActiveModel, Column, Entity, Model};
 use super::{Searchable, ShopOwned};
+use crate::domain::currency::Currency;
 use crate::domain::ids::{PLAN, new_id};
 use crate::domain::plan::{PlanFields, Trial};
 use crate::domain::product::{visible_fields_from_db, visible_fields_to_db};
@@ -149,4 +150,18 @@ pub async fn update(
         .exec(db)
         .await?;
     Ok(result.rows_affected == 1)
+}
+
+/// The currencies of the shop's plans, each once, by code.
+pub async fn currencies(db: &impl ConnectionTrait, shop_id: i64) -> Result<Vec<Currency>, DbErr> {
+    let mut found: Vec<Currency> = Entity::find()
+        .select_only()
+        .column(Column::Currency)
+        .distinct()
+        .filter(Column::ShopId.eq(shop_id))
+        .into_tuple()
+        .all(db)
+        .await?;
+    found.sort_by_key(|c| c.code);
+    Ok(found)
 }

@@ -52,6 +52,8 @@ pub enum Permission {
     ReadBooks,
     /// The seller details, the number series and the tax rates.
     ChangeBooks,
+    /// The revenue figures: MRR, its movements, churn, and the subscriptions behind them.
+    ReadRevenue,
 }
 
 use Permission::*;
@@ -81,6 +83,7 @@ pub const MATRIX: &[(Permission, [bool; 5])] = &[
     (ReadAudit, [true, true, false, false, false]),
     (ReadBooks, [true, true, true, true, true]),
     (ChangeBooks, [true, true, false, false, false]),
+    (ReadRevenue, [true, true, false, false, true]),
 ];
 
 impl Role {
@@ -180,6 +183,7 @@ mod tests {
             ReadAudit,
             ReadBooks,
             ChangeBooks,
+            ReadRevenue,
         ];
         for p in all {
             assert_eq!(MATRIX.iter().filter(|(q, _)| *q == p).count(), 1, "{p:?}");

@@ -104,6 +104,8 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("GET", "/dashboard/invoices/export.csv", Export),
     ("GET", "/dashboard/invoices/{id}", ReadBooks),
     ("GET", "/dashboard/credit_notes", ReadBooks),
+    ("GET", "/dashboard/revenue", ReadRevenue),
+    ("GET", "/dashboard/revenue/movements", ReadRevenue),
     ("GET", "/dashboard/credit_notes/{id}", ReadBooks),
     ("GET", "/dashboard/settings/invoicing", ReadBooks),
     ("POST", "/dashboard/settings/seller", ChangeBooks),

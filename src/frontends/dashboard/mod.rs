@@ -23,6 +23,7 @@ pub mod access;
 mod account;
 mod audit;
 mod books;
+mod chart;
 mod coupons;
 mod csv;
 mod customers;
@@ -37,6 +38,7 @@ mod plans;
 mod processor;
 mod products;
 mod reauth;
+mod revenue;
 mod schedule;
 mod sessions;
 mod settings;
@@ -72,6 +74,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .route("/", get(|| async { Redirect::to("/dashboard") }))
         .merge(account::router())
         .merge(overview::router())
+        .merge(revenue::router())
         .merge(products::router())
         .merge(plans::router())
         .merge(customers::router())
@@ -172,6 +175,7 @@ const NAV: &[(&str, &str, &str)] = &[
     ("/dashboard/subscriptions", k("Subscriptions"), "subscriptions"),
     ("/dashboard/invoices", k("Invoices"), "invoices"),
     ("/dashboard/credit_notes", k("Credit notes"), "credit_notes"),
+    ("/dashboard/revenue", k("Revenue"), "revenue"),
     ("/dashboard/coupons", k("Coupons"), "coupons"),
     ("/dashboard/webhooks", k("Webhooks"), "webhooks"),
     ("/dashboard/settings", k("Settings"), "settings"),

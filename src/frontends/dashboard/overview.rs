@@ -22,22 +22,12 @@ pub fn router() -> Router<AppState> {
 /// Days the chart shows.
 const DAYS: u64 = 30;
 
-/// One bar of a chart, in SVG units: above the zero line for a day that took money, below it
-/// for a day that gave back more than it took (refunds, disputes).
-struct Bar {
-    x: u32,
-    y: u32,
-    height: u32,
-    below: bool,
-    label: String,
-}
-
 /// The daily revenue of one currency.
 struct Chart {
     currency: String,
-    bars: Vec<Bar>,
-    /// Where the zero line runs.
-    zero: u32,
+    /// Above the zero line a day that took money, below it a day that gave back more than it
+    /// took (refunds, disputes).
+    bars: super::chart::Bars,
     /// The range of the days' totals, as the caption says it.
     range: String,
     /// What the chart shows, for screen readers.
@@ -45,9 +35,6 @@ struct Chart {
     first: String,
     last: String,
 }
-
-const CHART_HEIGHT: u32 = 160;
-const BAR_STEP: u32 = 20;
 
 /// A chart per currency with revenue over the days charted.
 fn charts(r: &Revenue, m: &Merchant) -> Vec<Chart> {
@@ -57,24 +44,11 @@ fn charts(r: &Revenue, m: &Merchant) -> Vec<Chart> {
 fn chart(currency: Currency, daily: &[(NaiveDate, i64)], m: &Merchant) -> Chart {
     let top = daily.iter().map(|(_, a)| *a).max().unwrap_or(0).max(0);
     let bottom = daily.iter().map(|(_, a)| *a).min().unwrap_or(0).min(0);
-    // The span from the lowest day to the highest, zero within it, scaled to the chart.
-    let span = (top as f64 - bottom as f64).max(1.0);
-    let scale = |amount: i64| ((amount.unsigned_abs() as f64 / span) * CHART_HEIGHT as f64).round() as u32;
-    let zero = scale(top);
-    let bars = daily
+    let values: Vec<(i64, String)> = daily
         .iter()
-        .enumerate()
-        .map(|(i, (day, amount))| {
-            let height = if *amount == 0 { 0 } else { scale(*amount).max(2) };
-            Bar {
-                x: i as u32 * BAR_STEP,
-                y: if *amount < 0 { zero + 2 } else { zero.saturating_sub(height) },
-                height,
-                below: *amount < 0,
-                label: format!("{}: {}", m.words.day(*day), m.money(*amount, currency)),
-            }
-        })
+        .map(|(day, amount)| (*amount, format!("{}: {}", m.words.day(*day), m.money(*amount, currency))))
         .collect();
+    let bars = super::chart::bars(&values);
     let first = daily.first().map(|(d, _)| m.words.day(*d)).unwrap_or_default();
     let last = daily.last().map(|(d, _)| m.words.day(*d)).unwrap_or_default();
     let (max, min) = (m.money(top, currency), m.money(bottom, currency));
@@ -91,7 +65,7 @@ fn chart(currency: Currency, daily: &[(NaiveDate, i64)], m: &Merchant) -> Chart 
             ),
         ),
     };
-    Chart { currency: currency.code.to_string(), bars, zero, range, summary, first, last }
+    Chart { currency: currency.code.to_string(), bars, range, summary, first, last }
 }
 
 #[derive(Template)]

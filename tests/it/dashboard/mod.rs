@@ -10,6 +10,7 @@ mod language;
 mod lockout;
 mod members;
 mod notices;
+mod revenue;
 mod role_pages;
 mod roles;
 mod search;

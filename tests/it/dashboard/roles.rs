@@ -100,6 +100,7 @@ fn readmes_permission_matrix_is_the_one_the_server_checks() {
         vec![ReadAudit],
         vec![ReadBooks],
         vec![ChangeBooks],
+        vec![ReadRevenue],
         vec![Own],
     ];
     assert_eq!(rows.len(), meaning.len(), "{rows:?}");

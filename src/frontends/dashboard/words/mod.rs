@@ -23,6 +23,7 @@ mod common;
 mod disputes;
 mod money;
 mod people;
+mod revenue;
 mod settings;
 
 /// The cookie that remembers the language chosen in this browser, for the pages before login.
@@ -272,7 +273,7 @@ fn fill(template: &str, args: &[&(dyn Display + Sync)]) -> String {
 }
 
 /// Every part's Russian, by English key.
-fn parts() -> [&'static [(&'static str, &'static str)]; 18] {
+fn parts() -> [&'static [(&'static str, &'static str)]; 20] {
     let [shop, team, webhooks, processor, mails] = settings::RU;
     [
         common::RU,
@@ -281,6 +282,7 @@ fn parts() -> [&'static [(&'static str, &'static str)]; 18] {
         money::RU,
         disputes::RU,
         books::RU,
+        revenue::RU,
         shop,
         team,
         webhooks,
@@ -292,6 +294,7 @@ fn parts() -> [&'static [(&'static str, &'static str)]; 18] {
         money::DATA,
         disputes::DATA,
         settings::DATA,
+        revenue::DATA,
         common::RULES,
     ]
 }
