@@ -15,6 +15,7 @@ use crate::db::{self, entities::coupons, entities::tax_rates};
 use crate::domain::billing::State;
 use crate::domain::coupon;
 use crate::domain::currency::Currency;
+use crate::domain::mrr::cohorts::{Cohort, Reader, Retention};
 use crate::domain::mrr::figures::{self, Moved, Period};
 use crate::domain::mrr::{self, Customer, Standing};
 use crate::domain::tax::{self, TaxBehavior};
@@ -212,4 +213,31 @@ pub async fn figures(
     }
     let inside = db::mrr::sums(db, ledger, (Some(from), until), true).await?;
     Ok(figures::series(&q.range, tz, &before, &inside))
+}
+
+/// Movements read at a time for retention.
+const HISTORY_PAGE: u64 = 10_000;
+
+/// A ledger's retention and cohorts over `q`'s range, month by month in `tz`: every movement
+/// until the range's end is read, oldest first, a page at a time.
+pub async fn cohorts(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    q: &figures::Query,
+    tz: chrono_tz::Tz,
+) -> Result<(Vec<Retention>, Vec<Cohort>), DbErr> {
+    let ledger = (shop_id, q.test, q.currency);
+    let (_, until) = q.range.instants(tz);
+    let mut reader = Reader::new(&q.range, tz);
+    let mut cursor = None;
+    loop {
+        let page = db::mrr::history(db, ledger, until, cursor, HISTORY_PAGE).await?;
+        for (customer, at, kind, mrr, _) in &page {
+            reader.read(customer, *at, *kind, *mrr);
+        }
+        match page.last() {
+            Some((_, at, _, _, seq)) if page.len() as u64 == HISTORY_PAGE => cursor = Some((*at, *seq)),
+            _ => return Ok(reader.finish(q.range.to)),
+        }
+    }
 }

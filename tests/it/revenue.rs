@@ -115,6 +115,17 @@ db_tests! {
         assert_eq!(february["resume"], json!({"count": 1, "mrr": 990, "paused_mrr": -990}));
         assert_eq!(february["churn"], json!({"count": 1, "mrr": -990, "paused_mrr": 0}));
         assert_eq!(moves["data"][2]["reactivation"], json!({"count": 1, "mrr": 990, "paused_mrr": 0}));
+        // Retention and cohorts: Ann's MRR left in February (paused, then cancelled) and came
+        // back in March, in her January cohort.
+        let (status, cohorts) = app.get(&shop, &format!("/revenue/cohorts?{query}")).await;
+        assert_eq!(status, StatusCode::OK, "{cohorts}");
+        assert_eq!(cohorts["retention"][1], json!({"start": "2026-02-01", "end": "2026-02-28", "customers": 1, "starting_mrr": 990,
+            "ending_mrr": 0, "net_revenue_retention": 0.0, "gross_revenue_retention": 0.0}));
+        assert_eq!((&cohorts["retention"][0]["net_revenue_retention"], &cohorts["retention"][2]["customers"]), (&Value::Null, &json!(0)));
+        assert_eq!(cohorts["cohorts"][0], json!({"month": "2026-01", "customers": 1, "months": [
+            {"month": "2026-01", "subscribers": 1, "mrr": 990}, {"month": "2026-02", "subscribers": 0, "mrr": 0},
+            {"month": "2026-03", "subscribers": 1, "mrr": 990}]}));
+        assert_eq!(cohorts["cohorts"][2], json!({"month": "2026-03", "customers": 0, "months": [{"month": "2026-03", "subscribers": 0, "mrr": 0}]}));
         // By day: paused MRR while paused.
         let (_, days) = app.get(&shop, "/revenue/mrr?currency=eur&test=true&from=2026-02-09&to=2026-02-21&interval=day").await;
         let at = |i: usize| (days["data"][i]["start"].clone(), days["data"][i]["mrr"].clone(), days["data"][i]["paused_mrr"].clone());
@@ -188,6 +199,9 @@ db_tests! {
                 assert_eq!(refused["errors"][field], json!([message]), "{path}?{query}: {refused}");
             }
         }
+        let (status, refused) = app.get(&shop, "/revenue/cohorts?currency=EUR&interval=day").await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(refused["errors"]["interval"], json!(["must be month: cohorts are by month"]));
         let (status, _) = send(app.anon(reqwest::Method::GET, "/revenue/mrr?currency=EUR")).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         // Without dates: the last 12 months, ending today.

@@ -256,3 +256,31 @@ pub async fn page(
     }
     query.order_by_desc(Column::OccurredAt).order_by_desc(Column::Seq).limit(limit).all(db).await
 }
+
+/// A movement as retention reads it: its customer, time, kind and MRR, and its number.
+pub type Moved = (String, DateTime<Utc>, Kind, i64, i64);
+
+/// Up to `limit` of the ledger's movements before `until`, oldest first, after `cursor`:
+/// from the ledger's time index.
+pub async fn history(
+    db: &impl ConnectionTrait,
+    (shop_id, test, currency): Ledger,
+    until: DateTime<Utc>,
+    cursor: Option<Cursor>,
+    limit: u64,
+) -> Result<Vec<Moved>, DbErr> {
+    use sea_orm::Condition;
+    let mut query = Entity::find()
+        .select_only()
+        .columns([Column::CustomerId, Column::OccurredAt, Column::Kind, Column::Mrr, Column::Seq])
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Test.eq(test))
+        .filter(Column::Currency.eq(currency))
+        .filter(Column::OccurredAt.lt(until));
+    if let Some((at, seq)) = cursor {
+        let later = Condition::all().add(Column::OccurredAt.eq(at)).add(Column::Seq.gt(seq));
+        query =
+            query.filter(Column::OccurredAt.gte(at)).filter(Condition::any().add(Column::OccurredAt.gt(at)).add(later));
+    }
+    query.order_by_asc(Column::OccurredAt).order_by_asc(Column::Seq).limit(limit).into_tuple().all(db).await
+}

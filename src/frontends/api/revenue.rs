@@ -9,14 +9,17 @@ use chrono::Utc;
 use super::auth::ApiShop;
 use super::schemas;
 use crate::db::entities::shops;
-use crate::domain::mrr::figures::{Period, Query};
+use crate::domain::mrr::figures::{Interval, Period, Query};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
-use crate::web::views::revenue::{MovementsView, MrrView};
+use crate::web::views::revenue::{CohortsView, MovementsView, MrrView};
 
 /// Routes of the revenue figures.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/revenue/mrr", get(mrr)).route("/revenue/movements", get(movements))
+    Router::new()
+        .route("/revenue/mrr", get(mrr))
+        .route("/revenue/movements", get(movements))
+        .route("/revenue/cohorts", get(cohorts))
 }
 
 /// MRR over time
@@ -50,10 +53,38 @@ async fn movements(
     Ok(Json(MovementsView::new(&q, &periods)))
 }
 
-async fn figures(state: &AppState, shop: &shops::Model, query: Option<&str>) -> Result<(Query, Vec<Period>), AppError> {
+/// Retention and cohorts by month
+///
+/// Each month's net and gross revenue retention, of the customers with MRR at its start; and
+/// the cohorts of the range's months: the customers whose first paid charge fell in each,
+/// with those of them still holding MRR, and their MRR, at the end of each month after. By
+/// month only (`interval=day` is refused). It reads every movement until the range's end.
+#[utoipa::path(get, path = "/revenue/cohorts", tag = "Revenue", params(schemas::revenue::RevenueParams),
+    responses((status = 200, description = "Each month's retention and cohort", body = CohortsView)))]
+async fn cohorts(
+    State(state): State<AppState>,
+    ApiShop(shop): ApiShop,
+    RawQuery(query): RawQuery,
+) -> Result<Json<CohortsView>, AppError> {
+    let q = asked(&state, &shop, query.as_deref())?;
+    if q.range.interval != Interval::Month {
+        return Err(crate::domain::Errors::one("interval", "must be month: cohorts are by month").into());
+    }
+    let tz = crate::services::shops::zone(&state, &shop);
+    let (retention, cohorts) = crate::services::revenue::cohorts(&state.db, shop.id, &q, tz).await?;
+    Ok(Json(CohortsView::new(&q, &retention, &cohorts)))
+}
+
+/// The query of a request, on the shop's today.
+fn asked(state: &AppState, shop: &shops::Model, query: Option<&str>) -> Result<Query, AppError> {
     let tz = crate::services::shops::zone(state, shop);
     let today = Utc::now().with_timezone(&tz).date_naive();
-    let q = Query::parse(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()), today)?;
+    Ok(Query::parse(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()), today)?)
+}
+
+async fn figures(state: &AppState, shop: &shops::Model, query: Option<&str>) -> Result<(Query, Vec<Period>), AppError> {
+    let tz = crate::services::shops::zone(state, shop);
+    let q = asked(state, shop, query)?;
     let periods = crate::services::revenue::figures(&state.db, shop.id, &q, tz).await?;
     Ok((q, periods))
 }

@@ -5,6 +5,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::mrr::Kind;
+use crate::domain::mrr::cohorts::{Cohort, Retention};
 use crate::domain::mrr::figures::{Period, Query, Sums};
 
 /// MRR, paused MRR and subscribers at the end of each period, with the rates of the period.
@@ -171,5 +172,96 @@ impl MovementsView {
             })
             .collect();
         MovementsView { object: "revenue.movements", about: About::of(q), data }
+    }
+}
+
+/// Each month's revenue retention, and the cohorts of the range's months.
+#[derive(Serialize, ToSchema)]
+#[schema(as = RevenueCohorts)]
+pub struct CohortsView {
+    /// `revenue.cohorts`.
+    #[schema(example = "revenue.cohorts")]
+    object: &'static str,
+    #[serde(flatten)]
+    about: About,
+    retention: Vec<RetentionMonth>,
+    cohorts: Vec<CohortView>,
+}
+
+/// One month's retention, of the customers with MRR at its start.
+#[derive(Serialize, ToSchema)]
+struct RetentionMonth {
+    #[schema(format = Date, example = "2026-03-01")]
+    start: String,
+    #[schema(format = Date, example = "2026-03-31")]
+    end: String,
+    /// The customers with MRR at its start.
+    customers: i64,
+    /// Their MRR at its start, and at its end.
+    starting_mrr: i64,
+    ending_mrr: i64,
+    /// Their MRR at the end ÷ at the start, to four decimals; `null` without MRR at the start.
+    #[schema(example = 1.0213)]
+    net_revenue_retention: Option<f64>,
+    /// What each kept of its starting MRR (none counts above it) ÷ their MRR at the start.
+    #[schema(example = 0.9712)]
+    gross_revenue_retention: Option<f64>,
+}
+
+/// The customers whose first paid charge fell in one month, followed month by month.
+#[derive(Serialize, ToSchema)]
+struct CohortView {
+    /// The month (`YYYY-MM`).
+    #[schema(example = "2026-03")]
+    month: String,
+    /// How many customers it holds.
+    customers: i64,
+    /// From its own month on: those of them with MRR at each month's end, and their MRR.
+    months: Vec<CohortMonth>,
+}
+
+#[derive(Serialize, ToSchema)]
+struct CohortMonth {
+    #[schema(example = "2026-04")]
+    month: String,
+    subscribers: i64,
+    mrr: i64,
+}
+
+impl CohortsView {
+    pub fn new(q: &Query, retention: &[Retention], cohorts: &[Cohort]) -> CohortsView {
+        let month = |d: chrono::NaiveDate| d.format("%Y-%m").to_string();
+        CohortsView {
+            object: "revenue.cohorts",
+            about: About::of(q),
+            retention: retention
+                .iter()
+                .map(|r| RetentionMonth {
+                    start: r.start.to_string(),
+                    end: r.end.to_string(),
+                    customers: r.customers,
+                    starting_mrr: r.starting_mrr,
+                    ending_mrr: r.ending_mrr,
+                    net_revenue_retention: r.net(),
+                    gross_revenue_retention: r.gross(),
+                })
+                .collect(),
+            cohorts: cohorts
+                .iter()
+                .map(|c| CohortView {
+                    month: month(c.month),
+                    customers: c.customers,
+                    months: c
+                        .months
+                        .iter()
+                        .map(|(m, subscribers, mrr)| CohortMonth {
+                            month: month(*m),
+                            subscribers: *subscribers,
+                            mrr: *mrr,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
     }
 }

@@ -123,6 +123,11 @@ impl Range {
         starts
     }
 
+    /// The first day of each month of the range, the first one from `from`.
+    pub fn month_starts(&self) -> Vec<NaiveDate> {
+        Range { interval: Interval::Month, ..*self }.starts()
+    }
+
     /// The instants the range covers in `tz`: from its first day's start, until the start of
     /// the day after its last.
     pub fn instants(&self, tz: Tz) -> (DateTime<Utc>, DateTime<Utc>) {

@@ -2,6 +2,7 @@
 //! it counts (MRR, paused MRR, or nowhere), and the movement a change of it makes for its
 //! customer.
 
+pub mod cohorts;
 pub mod figures;
 
 use super::billing::State;
