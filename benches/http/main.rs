@@ -202,7 +202,9 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
             paid.rps, paid.p50_ms, paid.p99_ms
         );
     }
-    for (label, paid) in [("POST /products/{id}/pay, no invoices", &uninvoiced_half), ("… with invoices", &invoiced_half)] {
+    for (label, paid) in
+        [("POST /products/{id}/pay, no invoices", &uninvoiced_half), ("… with invoices", &invoiced_half)]
+    {
         println!(
             "  {label:<40} {:>9.0} {:>8.2} {:>8.2}   (16 payers, open loop at half the rate)",
             paid.rps, paid.p50_ms, paid.p99_ms

@@ -190,6 +190,8 @@ db_tests! {
             ("currency=EUR&interval=week", "interval", "must be day or month"),
             ("currency=EUR&from=2026-02-30", "from", "must be a date: YYYY-MM-DD"),
             ("currency=EUR&to=tomorrow", "to", "must be a date: YYYY-MM-DD"),
+            ("currency=EUR&from=1900-01-01&to=1900-02-01", "to", "must be a date from 1970 to 9999"),
+            ("currency=EUR&from=%2B10000-01-01", "from", "must be a date from 1970 to 9999"),
             ("currency=EUR&from=2026-03-01&to=2026-02-01", "from", "must not be after to"),
             ("currency=EUR&from=2020-01-01&to=2026-01-01&interval=day", "from", "at most 1000 periods of the interval at once"),
         ] {

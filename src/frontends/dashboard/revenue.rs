@@ -43,6 +43,18 @@ impl Form {
         }
         link.finish()
     }
+
+    /// The query string of the figures page as this form shows it.
+    fn figures(&self) -> String {
+        let interval =
+            url::form_urlencoded::Serializer::new(String::new()).append_pair("interval", self.interval).finish();
+        format!("{}&{interval}", self.link(&self.from, &self.to, None))
+    }
+}
+
+/// `query` as the value of a link's `back` parameter.
+fn back_param(query: &str) -> String {
+    format!("&back={}", url::form_urlencoded::byte_serialize(query.as_bytes()).collect::<String>())
 }
 
 /// One period's row: its figures as the user's language writes them.
@@ -201,7 +213,11 @@ fn row(m: &Merchant, form: &Form, currency: Currency, interval: figures::Interva
             kind: kind.as_str(),
             count: s.count,
             amount: money(if matches!(kind, Kind::Pause) { -s.paused } else { s.mrr }),
-            link: format!("/dashboard/revenue/movements?{}", form.link(&start, &end, Some(kind))),
+            link: format!(
+                "/dashboard/revenue/movements?{}{}",
+                form.link(&start, &end, Some(kind)),
+                back_param(&form.figures())
+            ),
         })
         .collect();
     Row {
@@ -249,7 +265,8 @@ async fn movements(State(state): State<AppState>, m: Merchant, RawQuery(raw): Ra
         url::form_urlencoded::parse(raw.as_deref().unwrap_or("").as_bytes()).into_owned().collect();
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
     let cursor = get("after").and_then(cursor_of);
-    let back = format!("/dashboard/revenue?{}", form.link(&form.from, &form.to, None));
+    // The figures the movements were reached from (else those of these days).
+    let back = get("back").map_or_else(|| form.figures(), str::to_owned);
     let mut errors = q.as_ref().err().cloned().unwrap_or_default();
     let kind = match get("kind").filter(|k| !k.is_empty()) {
         None => None,
@@ -266,6 +283,7 @@ async fn movements(State(state): State<AppState>, m: Merchant, RawQuery(raw): Ra
         _ => {
             let problems = problems(&m, &errors);
             let chrome = m.chrome("revenue").await;
+            let back = format!("/dashboard/revenue?{back}");
             let page = MovementsPage { chrome, form, kind: None, problems, rows: Vec::new(), back, next: None };
             return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
         }
@@ -286,10 +304,11 @@ async fn movements(State(state): State<AppState>, m: Merchant, RawQuery(raw): Ra
     let next = found.last().filter(|_| more).map(|r| {
         let kind = kind.map(|k| format!("&kind={}", k.as_str())).unwrap_or_default();
         format!(
-            "/dashboard/revenue/movements?{}{kind}&after={}.{}",
+            "/dashboard/revenue/movements?{}{kind}&after={}.{}{}",
             form.link(&form.from, &form.to, None),
             r.occurred_at.timestamp_millis(),
-            r.seq
+            r.seq,
+            back_param(&back)
         )
     });
     let rows = found
@@ -310,7 +329,7 @@ async fn movements(State(state): State<AppState>, m: Merchant, RawQuery(raw): Ra
         kind: kind.map(Kind::as_str),
         problems: Vec::new(),
         rows,
-        back,
+        back: format!("/dashboard/revenue?{back}"),
         next,
     };
     ok(&page)

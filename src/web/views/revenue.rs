@@ -83,8 +83,8 @@ struct MrrPeriod {
     /// MRR per subscriber, rounded; `null` without subscribers.
     #[schema(example = 992)]
     arpu: Option<i64>,
-    /// Customers who churned in the period ÷ those holding MRR at its start and those who
-    /// came in it, to four decimals; `null` when there were none.
+    /// Customers who churned in the period ÷ those holding MRR or paused MRR at its start and
+    /// those who came in it, to four decimals; `null` when there were none.
     #[schema(example = 0.0312)]
     subscriber_churn_rate: Option<f64>,
     /// MRR churned and contracted in the period ÷ MRR at its start; `null` without MRR at its

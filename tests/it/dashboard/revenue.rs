@@ -36,6 +36,9 @@ db_tests! {
         assert_eq!(churned.status, StatusCode::OK);
         assert!(churned.html.contains(&format!("/dashboard/subscriptions/{}", bob["id"].as_str().unwrap())), "{}", churned.html);
         assert!(churned.html.contains("bob@example.com") && !churned.html.contains(ann["id"].as_str().unwrap()), "{}", churned.html);
+        // Back to the figures it was reached from: the two months, by month.
+        let back = "href=\"/dashboard/revenue?currency=EUR&#38;test=true&#38;from=2026-01-01&#38;to=2026-02-28&#38;interval=month\"";
+        assert!(churned.html.contains(back), "{}", churned.html);
         let everyone = m.get("/dashboard/revenue/movements?currency=EUR&test=true&from=2026-01-01&to=2026-02-28").await;
         assert!(everyone.html.contains(ann["id"].as_str().unwrap()) && everyone.html.contains(bob["id"].as_str().unwrap()));
 

@@ -134,7 +134,7 @@ impl Reader {
                 r.ending_mrr = r.ending_mrr.saturating_add(c.mrr.max(0));
                 r.kept_mrr = r.kept_mrr.saturating_add(c.mrr.clamp(0, c.at_start));
             }
-            if let Some(cell) = c.cohort.and_then(|k| self.cohorts[k].months.get_mut(i - k)) {
+            if let Some(cell) = c.cohort.and_then(|k| self.cohorts[k].months.get_mut(i.checked_sub(k)?)) {
                 cell.1 += i64::from(c.mrr > 0);
                 cell.2 = cell.2.saturating_add(c.mrr.max(0));
             }

@@ -53,6 +53,7 @@ pub const DATA: &[(&str, &str)] = &[
     ("is not a known currency", "такой валюты нет"),
     ("must be day or month", "должен быть day или month"),
     ("must be a date: YYYY-MM-DD", "должна быть датой: ГГГГ-ММ-ДД"),
+    ("must be a date from 1970 to 9999", "должна быть датой с 1970 по 9999 год"),
     ("must not be after to", "не может быть позже даты окончания"),
     ("at most 1000 periods of the interval at once", "не больше 1000 периодов за раз"),
     ("is not a kind of movement", "такого вида движения нет"),
