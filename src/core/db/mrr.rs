@@ -165,6 +165,14 @@ struct Summed {
     count: i64,
 }
 
+/// The movements of one ledger.
+fn of_ledger((shop_id, test, currency): Ledger) -> sea_orm::Select<Entity> {
+    Entity::find()
+        .filter(Column::ShopId.eq(shop_id))
+        .filter(Column::Test.eq(test))
+        .filter(Column::Currency.eq(currency))
+}
+
 /// The quarter hour (seconds since the epoch) a movement happened in.
 fn quarter_hour(backend: DatabaseBackend) -> SimpleExpr {
     match backend {
@@ -195,7 +203,7 @@ pub async fn sums(
 /// The query [`sums`] runs, to see its plan.
 pub fn sums_query(
     backend: DatabaseBackend,
-    (shop_id, test, currency): Ledger,
+    ledger: Ledger,
     (from, until): (Option<DateTime<Utc>>, DateTime<Utc>),
     per_quarter_hour: bool,
 ) -> sea_orm::Select<Entity> {
@@ -204,7 +212,7 @@ pub fn sums_query(
         true => quarter_hour(backend),
         false => Expr::val(0i64).into(),
     };
-    let mut query = Entity::find()
+    let mut query = of_ledger(ledger)
         .select_only()
         .column_as(bucket.clone(), "bucket")
         .column(Column::Kind)
@@ -212,9 +220,6 @@ pub fn sums_query(
         .column_as(sum(Column::Paused), "paused")
         .column_as(sum(Column::Subscribers), "subscribers")
         .column_as(Expr::cust("count(*)"), "count")
-        .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Test.eq(test))
-        .filter(Column::Currency.eq(currency))
         .filter(Column::OccurredAt.lt(until));
     if let Some(from) = from {
         query = query.filter(Column::OccurredAt.gte(from));
@@ -232,19 +237,14 @@ pub type Cursor = (DateTime<Utc>, i64);
 /// first, after `cursor`: read from the ledger's time index.
 pub async fn page(
     db: &impl ConnectionTrait,
-    (shop_id, test, currency): Ledger,
+    ledger: Ledger,
     (from, until): (DateTime<Utc>, DateTime<Utc>),
     kind: Option<Kind>,
     cursor: Option<Cursor>,
     limit: u64,
 ) -> Result<Vec<Model>, DbErr> {
     use sea_orm::Condition;
-    let mut query = Entity::find()
-        .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Test.eq(test))
-        .filter(Column::Currency.eq(currency))
-        .filter(Column::OccurredAt.gte(from))
-        .filter(Column::OccurredAt.lt(until));
+    let mut query = of_ledger(ledger).filter(Column::OccurredAt.gte(from)).filter(Column::OccurredAt.lt(until));
     if let Some(kind) = kind {
         query = query.filter(Column::Kind.eq(kind));
     }
@@ -264,18 +264,15 @@ pub type Moved = (String, DateTime<Utc>, Kind, i64, i64);
 /// from the ledger's time index.
 pub async fn history(
     db: &impl ConnectionTrait,
-    (shop_id, test, currency): Ledger,
+    ledger: Ledger,
     until: DateTime<Utc>,
     cursor: Option<Cursor>,
     limit: u64,
 ) -> Result<Vec<Moved>, DbErr> {
     use sea_orm::Condition;
-    let mut query = Entity::find()
+    let mut query = of_ledger(ledger)
         .select_only()
         .columns([Column::CustomerId, Column::OccurredAt, Column::Kind, Column::Mrr, Column::Seq])
-        .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Test.eq(test))
-        .filter(Column::Currency.eq(currency))
         .filter(Column::OccurredAt.lt(until));
     if let Some((at, seq)) = cursor {
         let later = Condition::all().add(Column::OccurredAt.eq(at)).add(Column::Seq.gt(seq));

@@ -97,14 +97,18 @@ struct FiguresPage {
     rows: Vec<Row>,
 }
 
-/// The query a page was asked with, and the form as filled in (the shop's first currency by
-/// default).
+/// A page's query string as its pairs.
+fn pairs_of(raw: Option<&str>) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()).into_owned().collect()
+}
+
+/// The query a page was asked with (its `pairs`), and the form as filled in (the shop's first
+/// currency by default).
 async fn asked(
     state: &AppState,
     m: &Merchant,
-    raw: Option<&str>,
+    pairs: &[(String, String)],
 ) -> Result<(Result<Query, Errors>, Form), sea_orm::DbErr> {
-    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()).into_owned().collect();
     let get = |key: &str| pairs.iter().find(|(k, v)| k == key && !v.is_empty()).map(|(_, v)| v.clone());
     let currencies: Vec<&'static str> =
         db::plans::currencies(&state.db, m.shop.id).await?.iter().map(|c| c.code).collect();
@@ -143,7 +147,7 @@ fn problems(m: &Merchant, errors: &Errors) -> Vec<String> {
 }
 
 async fn revenue(State(state): State<AppState>, m: Merchant, RawQuery(raw): RawQuery) -> Page {
-    let (q, form) = asked(&state, &m, raw.as_deref()).await?;
+    let (q, form) = asked(&state, &m, &pairs_of(raw.as_deref())).await?;
     let q = match q {
         Ok(q) => q,
         Err(errors) => {
@@ -260,9 +264,8 @@ struct MovementsPage {
 }
 
 async fn movements(State(state): State<AppState>, m: Merchant, RawQuery(raw): RawQuery) -> Page {
-    let (q, form) = asked(&state, &m, raw.as_deref()).await?;
-    let pairs: Vec<(String, String)> =
-        url::form_urlencoded::parse(raw.as_deref().unwrap_or("").as_bytes()).into_owned().collect();
+    let pairs = pairs_of(raw.as_deref());
+    let (q, form) = asked(&state, &m, &pairs).await?;
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
     let cursor = get("after").and_then(cursor_of);
     // The figures the movements were reached from (else those of these days).
