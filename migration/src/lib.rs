@@ -52,6 +52,7 @@ mod m20261206_000046_shop_sellers;
 mod m20261206_000047_documents;
 mod m20261206_000048_taxed_prices;
 mod m20261207_000049_mrr_movements;
+mod m20261207_000050_revenue_reads;
 
 pub use m20261205_000040_search::{SEARCHED, SEPARATORS, search_words};
 pub use m20261205_000041_billing_order::SCHEDULED;
@@ -113,6 +114,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000047_documents::Migration),
             Box::new(m20261206_000048_taxed_prices::Migration),
             Box::new(m20261207_000049_mrr_movements::Migration),
+            Box::new(m20261207_000050_revenue_reads::Migration),
         ]
     }
 }

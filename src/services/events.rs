@@ -251,8 +251,19 @@ pub fn created(sub: &subscriptions::Model, now: chrono::DateTime<chrono::Utc>) -
 
 /// Stores timeline lines and the events they mean, in the caller's transaction.
 pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Line>) -> Result<(), DbErr> {
+    timeline_after(db, config, Vec::new(), lines).await
+}
+
+/// [`timeline`], recording `earlier` (events made before, of changes without a line) first,
+/// in the same call.
+pub async fn timeline_after(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    earlier: Vec<NewEvent>,
+    lines: Vec<Line>,
+) -> Result<(), DbErr> {
     if lines.is_empty() {
-        return Ok(());
+        return record(db, config, earlier).await;
     }
     let mut by_shop: BTreeMap<i64, Vec<subscriptions::Model>> = BTreeMap::new();
     for line in &lines {
@@ -265,7 +276,7 @@ pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Lin
             views.insert(sub.id.clone(), serde_json::to_value(&view).unwrap_or_default());
         }
     }
-    let mut events = Vec::new();
+    let mut events = earlier;
     let mut rows = Vec::with_capacity(lines.len());
     for line in lines {
         let from = line.row.from_state.clone().unwrap();

@@ -17,6 +17,7 @@ use crate::domain::coupon;
 use crate::domain::currency::Currency;
 use crate::domain::mrr::cohorts::{Cohort, Reader, Retention};
 use crate::domain::mrr::figures::{self, Moved, Period};
+use crate::domain::mrr::subscribers::Months;
 use crate::domain::mrr::{self, Customer, Standing};
 use crate::domain::tax::{self, TaxBehavior};
 use crate::domain::vocab::IntervalUnit;
@@ -162,6 +163,8 @@ pub async fn follow(db: &impl ConnectionTrait, events: &[db::events::NewEvent], 
     if snapshots.is_empty() {
         return Ok(());
     }
+    let customers: Vec<&str> = snapshots.iter().map(|s| s.customer_id.as_str()).collect();
+    db::mrr::hold(db, &customers).await?;
     let terms = Terms::load(db, &snapshots).await?;
     let mut books = Books::load(db, &snapshots).await?;
     let rows: Vec<_> = snapshots.iter().filter_map(|s| books.step(s, terms.monthly(s))).collect();
@@ -198,7 +201,8 @@ pub async fn rebuild(db: &sea_orm::DatabaseConnection, shop_id: i64) -> Result<u
 }
 
 /// A ledger's figures over `q`'s range, in `tz`: what stood before the range, and the
-/// movements inside it by quarter hour, each read from the ledger's time index.
+/// movements inside it by quarter hour, each read from the ledger's time index; and the
+/// trials due to end inside it.
 pub async fn figures(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -212,7 +216,8 @@ pub async fn figures(
         before.add(kind, sums);
     }
     let inside = db::mrr::sums(db, ledger, (Some(from), until), true).await?;
-    Ok(figures::series(&q.range, tz, &before, &inside))
+    let trials = db::mrr::trials(db, ledger, (from, until)).await?;
+    Ok(figures::series(&q.range, tz, figures::Made { before: &before, groups: &inside, trials: &trials }))
 }
 
 /// Movements read at a time for retention.
@@ -240,4 +245,98 @@ pub async fn cohorts(
             _ => return Ok(reader.finish(q.range.to)),
         }
     }
+}
+
+/// Movements read at a time for MRR per subscriber.
+const SUBSCRIBERS_PAGE: u64 = 5_000;
+
+/// A customer's row of MRR per subscriber: its id, e-mail, and MRR at each month's end.
+pub struct SubscriberRow {
+    pub customer_id: String,
+    pub email: String,
+    pub mrr: Vec<i64>,
+}
+
+/// Where a read of MRR per subscriber goes on: after the last movement read, with the
+/// movements read so far of the customer the page ended inside.
+pub struct Carry {
+    cursor: db::mrr::CustomerCursor,
+    partial: Vec<db::mrr::Change>,
+}
+
+/// The next rows of a ledger's MRR per subscriber over `months`, after `carry` (none: from
+/// the first customer): each customer whose movements are all read by now and who held MRR at
+/// some month's end. The ledger is read customer by customer up to the last month's end, a
+/// page at a time; what goes on says where the next rows start (none: there are no more).
+pub async fn subscribers(
+    db: &impl ConnectionTrait,
+    ledger: db::mrr::Ledger,
+    months: &Months,
+    carry: Option<Carry>,
+) -> Result<(Vec<SubscriberRow>, Option<Carry>), DbErr> {
+    let Some(&until) = months.ends.last() else { return Ok((Vec::new(), None)) };
+    let (cursor, mut moved) = carry.map_or((None, Vec::new()), |c| (Some(c.cursor), c.partial));
+    let page = db::mrr::by_customer(db, ledger, until, cursor, SUBSCRIBERS_PAGE).await?;
+    let next =
+        page.last().filter(|_| page.len() as u64 == SUBSCRIBERS_PAGE).map(|(c, at, seq, _)| (c.clone(), *at, *seq));
+    moved.extend(page);
+    // The page's last customer may have more movements in the next page.
+    let partial = match &next {
+        Some((last, _, _)) => moved.split_off(moved.iter().rposition(|m| m.0 != *last).map_or(0, |i| i + 1)),
+        None => Vec::new(),
+    };
+    let mut rows: Vec<SubscriberRow> = moved
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter_map(|group| {
+            let changes: Vec<(DateTime<Utc>, i64)> = group.iter().map(|(_, at, _, mrr)| (*at, *mrr)).collect();
+            let mrr = months.at_ends(&changes);
+            mrr.iter().any(|m| *m != 0).then(|| SubscriberRow {
+                customer_id: group[0].0.clone(),
+                email: String::new(),
+                mrr,
+            })
+        })
+        .collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r.customer_id.as_str()).collect();
+    let emails: HashMap<String, String> = db::customers::emails(db, ledger.0, &ids).await?.into_iter().collect();
+    for row in &mut rows {
+        row.email = emails.get(&row.customer_id).cloned().unwrap_or_default();
+    }
+    Ok((rows, next.map(|cursor| Carry { cursor, partial })))
+}
+
+/// MRR per subscriber per month as CSV, sent as it is read: a row per customer who held MRR
+/// at some month's end of `q`'s range (in `tz`), with its id, e-mail and MRR at the end of
+/// each month, in major units.
+pub fn subscribers_csv(
+    state: crate::web::state::AppState,
+    shop_id: i64,
+    q: &figures::Query,
+    tz: chrono_tz::Tz,
+) -> axum::response::Response {
+    use crate::web::csv::{Csv, pages, stream};
+    let months = Months::of(&q.range, tz);
+    let labels: Vec<String> = months.starts.iter().map(|m| m.format("%Y-%m").to_string()).collect();
+    let mut columns = vec!["customer_id", "email"];
+    columns.extend(labels.iter().map(String::as_str));
+    let (ledger, currency) = ((shop_id, q.test, q.currency), q.currency);
+    let read = move |carry| {
+        let (state, months) = (state.clone(), months.clone());
+        async move { Ok(subscribers(&state.db, ledger, &months, carry).await?) }
+    };
+    let write = move |rows: Vec<SubscriberRow>| {
+        let mut csv = Csv::empty();
+        for r in rows {
+            let amounts: Vec<String> =
+                r.mrr.iter().map(|m| crate::domain::money::Money::new(*m, currency).major()).collect();
+            let mut cells = vec![r.customer_id.as_str(), r.email.as_str()];
+            cells.extend(amounts.iter().map(String::as_str));
+            csv.row(&cells);
+        }
+        csv.take()
+    };
+    let mode = if q.test { "test" } else { "live" };
+    let name =
+        format!("mrr-{}-{}-{}-{mode}.csv", currency.code, q.range.from.format("%Y%m"), q.range.to.format("%Y%m"));
+    stream(&name, Csv::new(&columns), pages(read, write))
 }

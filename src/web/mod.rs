@@ -1,9 +1,10 @@
 //! What every face shares: the one error type ([`error`]), the state every handler and the
 //! engine reach ([`state`]), what every request passes ([`guard`]), the API's objects
 //! ([`views`]), the pages' texts and locale data ([`i18n`], [`locale`]), CSRF tokens
-//! ([`csrf`]) and the addresses paydesk hands out ([`urls`]).
+//! ([`csrf`]), the addresses paydesk hands out ([`urls`]) and CSV downloads ([`csv`]).
 
 pub mod csrf;
+pub mod csv;
 pub mod documents;
 pub mod error;
 pub mod guard;

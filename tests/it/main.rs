@@ -50,6 +50,7 @@ mod query_plans;
 mod refunds;
 mod requests;
 mod revenue;
+mod revenue_ops;
 mod scaleout;
 mod settling;
 mod stripe_browser;

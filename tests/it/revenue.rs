@@ -100,13 +100,25 @@ db_tests! {
         assert_eq!((&mrr["object"], &mrr["currency"], &mrr["interval"]), (&json!("revenue.mrr"), &json!("EUR"), &json!("month")));
         let row = |start: &str, end: &str, mrr: i64, subscribers: i64, arpu: Value, churn: Value, revenue_churn: Value| {
             json!({"start": start, "end": end, "mrr": mrr, "paused_mrr": 0, "subscribers": subscribers, "arpu": arpu,
-                   "subscriber_churn_rate": churn, "revenue_churn_rate": revenue_churn})
+                   "subscriber_churn_rate": churn, "revenue_churn_rate": revenue_churn,
+                   "trials_converted": 0, "trials_lost": 0, "trial_conversion_rate": null})
         };
         assert_eq!(mrr["data"], json!([
             row("2026-01-01", "2026-01-31", 990, 1, json!(990), json!(0.0), Value::Null),
             row("2026-02-01", "2026-02-28", 0, 0, Value::Null, json!(1.0), json!(1.0)),
             row("2026-03-01", "2026-03-31", 990, 1, json!(990), json!(0.0), Value::Null),
         ]));
+        // MRR per subscriber at each month's end: the columns add up to each month's MRR.
+        let csv = app.req(&shop, reqwest::Method::GET, &format!("/revenue/subscribers?{query}")).send().await.unwrap();
+        assert_eq!(csv.status(), StatusCode::OK);
+        assert_eq!(csv.headers()["content-type"], "text/csv; charset=utf-8");
+        let disposition = csv.headers()["content-disposition"].to_str().unwrap().to_string();
+        assert_eq!(disposition, "attachment; filename=\"mrr-EUR-202601-202603-test.csv\"");
+        let gzip = app.req(&shop, reqwest::Method::GET, &format!("/revenue/subscribers?{query}")).header("accept-encoding", "gzip");
+        assert!(gzip.send().await.unwrap().bytes().await.is_ok(), "a compressed download ends as it should");
+        let customer = customer.as_str().unwrap();
+        assert_eq!(csv.text().await.unwrap(), format!(
+            "customer_id,email,2026-01,2026-02,2026-03\r\n{customer},ann@example.com,9.90,0.00,9.90\r\n"));
         let (status, moves) = app.get(&shop, &format!("/revenue/movements?{query}")).await;
         assert_eq!(status, StatusCode::OK, "{moves}");
         let february = &moves["data"][1];
@@ -181,6 +193,34 @@ db_tests! {
         }
     }
 
+    async fn trials_are_counted_from_the_index_of_trial_ends(app) {
+        use sea_orm::{ConnectionTrait, QueryTrait};
+        let shop = app.shop("Gym").await;
+        let gold = plan(&app, &shop, json!({"trial": {"amount": 0, "interval": 7, "interval_unit": "day"}})).await;
+        let clock = clock(&app, &shop, "2026-01-10T10:00:00Z").await;
+        let sub = subscribe_customer(&app, &shop, &gold, &clock, customer_body()).await;
+        // 20,000 copies, half of them live, their trials ending an hour apart before.
+        let backend = app.db.get_database_backend();
+        let earlier = match backend {
+            sea_orm::DatabaseBackend::Postgres => "trial_ends_at - make_interval(hours => n.i)",
+            _ => "strftime('%Y-%m-%dT%H:%M:%f', trial_ends_at, '-' || n.i || ' hours') || '+00:00'",
+        };
+        let changed = [("trial_ends_at", earlier.to_string()), ("test", "(n.i % 2 = 0)".to_string())];
+        copy_rows::<paydesk::db::entities::subscriptions::Entity>(&app, sub["id"].as_str().unwrap(), 20_000, &changed)
+            .await;
+        let (status, year) = app.get(&shop, "/revenue/mrr?currency=EUR&test=true&from=2025-01-01&to=2025-12-31").await;
+        assert_eq!(status, StatusCode::OK);
+        let undecided: i64 = year["data"].as_array().unwrap().iter().map(|p| p["trials_converted"].as_i64().unwrap()).sum();
+        assert_eq!(undecided, 0, "copies of a running trial are in neither count: {year}");
+        let until = chrono::Utc::now();
+        let ledger = (shop.id, true, paydesk::domain::currency::find("EUR").unwrap());
+        let statement =
+            paydesk::db::mrr::trials_query(backend, ledger, (until - chrono::Duration::days(365), until)).build(backend);
+        let plan = crate::query_plans::plan_of(&app, statement).await;
+        assert!(!crate::query_plans::scans(&plan, "subscriptions"), "{plan}");
+        assert!(plan.contains("ix_subscriptions_trial_ends"), "{plan}");
+    }
+
     async fn figures_refuse_what_they_cannot_answer_by_name(app) {
         let shop = app.shop("Gym").await;
         for (query, field, message) in [
@@ -201,9 +241,11 @@ db_tests! {
                 assert_eq!(refused["errors"][field], json!([message]), "{path}?{query}: {refused}");
             }
         }
-        let (status, refused) = app.get(&shop, "/revenue/cohorts?currency=EUR&interval=day").await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-        assert_eq!(refused["errors"]["interval"], json!(["must be month: cohorts are by month"]));
+        for path in ["/revenue/cohorts", "/revenue/subscribers"] {
+            let (status, refused) = app.get(&shop, &format!("{path}?currency=EUR&interval=day")).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert_eq!(refused["errors"]["interval"], json!(["must be month: these figures are by month"]));
+        }
         let (status, _) = send(app.anon(reqwest::Method::GET, "/revenue/mrr?currency=EUR")).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         // Without dates: the last 12 months, ending today.
@@ -225,12 +267,28 @@ db_tests! {
         let (_, bob) = app.post(&shop, "/subscriptions", &declined).await;
         crate::subscriptions::make_card(&app, &shop, bob["id"].as_str().unwrap(), "declined").await;
         subscribe_customer(&app, &shop, &yearly, &clock, json!({"email": "cy@example.com", "ip": "203.0.113.9"})).await;
+        let dee = subscribe_customer(&app, &shop, &gold, &clock, json!({"email": "dee@example.com", "ip": "203.0.113.9"})).await;
         // Ann's trial converts when its first period is paid; Bob's conversion is declined.
+        advance(&app, &shop, &clock, "2026-01-13T10:00:00Z").await;
+        post_ok(&app, &shop, &format!("/subscriptions/{}/cancel", dee["id"].as_str().unwrap()), json!({})).await;
+        subscribe_customer(&app, &shop, &gold, &clock, json!({"email": "eve@example.com", "ip": "203.0.113.9"})).await;
         advance(&app, &shop, &clock, "2026-01-17T11:00:00Z").await;
         assert_eq!(movements(&app, &shop).await, vec![
             moved("new", 833, 0, 1, "2026-01-10T10:00"),
             moved("new", 990, 0, 1, "2026-01-17T10:00"),
         ]);
+        // Trial conversion, by the day each trial was due to end: Ann's converted, Dee's
+        // (cancelled) and Bob's (declined) were lost, Eve's is still running.
+        let january = "/revenue/mrr?currency=EUR&test=true&from=2026-01-01&to=2026-01-31";
+        let trials = |figures: &Value| {
+            let p = &figures["data"][0];
+            (p["trials_converted"].clone(), p["trials_lost"].clone(), p["trial_conversion_rate"].clone())
+        };
+        let (_, figures) = app.get(&shop, january).await;
+        assert_eq!(trials(&figures), (json!(1), json!(2), json!(0.3333)), "{figures}");
+        advance(&app, &shop, &clock, "2026-01-20T11:00:00Z").await;
+        let (_, figures) = app.get(&shop, january).await;
+        assert_eq!(trials(&figures), (json!(2), json!(2), json!(0.5)), "{figures}");
         rebuilt_as_kept(&app, &shop).await;
     }
 }

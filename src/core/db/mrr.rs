@@ -10,10 +10,11 @@ use sea_orm::{
     QuerySelect,
 };
 
-use super::entities::events;
 use super::entities::mrr_movements::{ActiveModel, Column, Entity, Model};
+use super::entities::{events, plans, subscriptions};
+use crate::domain::billing::State;
 use crate::domain::currency::Currency;
-use crate::domain::mrr::figures::Sums;
+use crate::domain::mrr::figures::{Sums, Trials};
 use crate::domain::mrr::{Kind, Movement, Standing};
 
 /// A customer's MRR in one currency and mode: its customer, currency code and whether it is
@@ -36,6 +37,25 @@ pub async fn standings(db: &impl ConnectionTrait, ids: &[&str]) -> Result<HashMa
         }
     }
     Ok(found)
+}
+
+/// Holds these customers' MRR until the transaction ends (PostgreSQL; SQLite's writers take
+/// turns anyway), so that two transactions changing subscriptions of one customer classify
+/// their movements one after the other. Taken in one order (by id), as each transaction
+/// records its subscriptions' events last.
+pub async fn hold(db: &impl ConnectionTrait, customers: &[&str]) -> Result<(), DbErr> {
+    if db.get_database_backend() != DatabaseBackend::Postgres {
+        return Ok(());
+    }
+    let mut customers = customers.to_vec();
+    customers.sort_unstable();
+    customers.dedup();
+    for customer in customers {
+        let sql = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
+        let key = format!("mrr:{customer}");
+        db.execute(sea_orm::Statement::from_sql_and_values(DatabaseBackend::Postgres, sql, [key.into()])).await?;
+    }
+    Ok(())
 }
 
 #[derive(FromQueryResult)]
@@ -173,11 +193,11 @@ fn of_ledger((shop_id, test, currency): Ledger) -> sea_orm::Select<Entity> {
         .filter(Column::Currency.eq(currency))
 }
 
-/// The quarter hour (seconds since the epoch) a movement happened in.
-fn quarter_hour(backend: DatabaseBackend) -> SimpleExpr {
+/// The quarter hour (seconds since the epoch) the time in `column` falls in.
+fn quarter_hour(backend: DatabaseBackend, column: &str) -> SimpleExpr {
     match backend {
-        DatabaseBackend::Postgres => Expr::cust("(floor(extract(epoch FROM occurred_at) / 900) * 900)::bigint"),
-        _ => Expr::cust("CAST(strftime('%s', occurred_at) AS INTEGER) / 900 * 900"),
+        DatabaseBackend::Postgres => Expr::cust(format!("(floor(extract(epoch FROM {column}) / 900) * 900)::bigint")),
+        _ => Expr::cust(format!("CAST(strftime('%s', {column}) AS INTEGER) / 900 * 900")),
     }
 }
 
@@ -209,7 +229,7 @@ pub fn sums_query(
 ) -> sea_orm::Select<Entity> {
     let sum = |column: Column| Expr::col(column).sum().cast_as(Alias::new("BIGINT"));
     let bucket = match per_quarter_hour {
-        true => quarter_hour(backend),
+        true => quarter_hour(backend, "occurred_at"),
         false => Expr::val(0i64).into(),
     };
     let mut query = of_ledger(ledger)
@@ -280,4 +300,103 @@ pub async fn history(
             query.filter(Column::OccurredAt.gte(at)).filter(Condition::any().add(Column::OccurredAt.gt(at)).add(later));
     }
     query.order_by_asc(Column::OccurredAt).order_by_asc(Column::Seq).limit(limit).into_tuple().all(db).await
+}
+
+#[derive(FromQueryResult)]
+struct Ended {
+    bucket: i64,
+    converted: i64,
+    lost: i64,
+}
+
+/// The ledger's trials due to end in `[from, until)`, per quarter hour of that end: how many
+/// were paid (their subscription made a movement with MRR) and how many ended without;
+/// from the index of subscriptions by trial end.
+pub async fn trials(
+    db: &impl ConnectionTrait,
+    ledger: Ledger,
+    range: (DateTime<Utc>, DateTime<Utc>),
+) -> Result<Vec<(DateTime<Utc>, Trials)>, DbErr> {
+    let rows = trials_query(db.get_database_backend(), ledger, range).into_model::<Ended>().all(db).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let at = DateTime::from_timestamp(r.bucket, 0).unwrap_or_default();
+            (at, Trials { converted: r.converted, lost: r.lost })
+        })
+        .collect())
+}
+
+/// The query [`trials`] runs, to see its plan.
+pub fn trials_query(
+    backend: DatabaseBackend,
+    (shop_id, test, currency): Ledger,
+    (from, until): (DateTime<Utc>, DateTime<Utc>),
+) -> sea_orm::Select<subscriptions::Entity> {
+    use subscriptions::Column as S;
+    let paid = "EXISTS (SELECT 1 FROM mrr_movements m \
+                WHERE m.subscription_id = subscriptions.id AND m.mrr_after > 0)";
+    let ended: Vec<String> = State::ALL.iter().filter(|s| s.has_ended()).map(|s| format!("'{}'", s.as_str())).collect();
+    let ended = ended.join(", ");
+    let count = |condition: String| Expr::cust(format!("CAST(SUM(CASE WHEN {condition} THEN 1 ELSE 0 END) AS BIGINT)"));
+    let bucket = quarter_hour(backend, "subscriptions.trial_ends_at");
+    let plans = plans::Entity::find()
+        .select_only()
+        .column(plans::Column::Id)
+        .filter(plans::Column::ShopId.eq(shop_id))
+        .filter(plans::Column::Currency.eq(currency));
+    subscriptions::Entity::find()
+        .select_only()
+        .column_as(bucket.clone(), "bucket")
+        .column_as(count(paid.to_owned()), "converted")
+        .column_as(count(format!("NOT {paid} AND subscriptions.state IN ({ended})")), "lost")
+        .filter(S::ShopId.eq(shop_id))
+        .filter(S::Test.eq(test))
+        .filter(S::TrialEndsAt.gte(from))
+        .filter(S::TrialEndsAt.lt(until))
+        .filter(S::PlanId.in_subquery(sea_orm::QueryTrait::into_query(plans)))
+        .group_by(bucket)
+}
+
+/// Where a read of the ledger customer by customer goes on: after this customer's movement
+/// made at this time with this number.
+pub type CustomerCursor = (String, DateTime<Utc>, i64);
+
+/// A movement as MRR per subscriber reads it: its customer, time, number and change of MRR.
+pub type Change = (String, DateTime<Utc>, i64, i64);
+
+/// Up to `limit` of the ledger's movements before `until`, customer by customer (by id) and
+/// oldest first within each, after `cursor`: from the ledger's index by customer.
+pub async fn by_customer(
+    db: &impl ConnectionTrait,
+    ledger: Ledger,
+    until: DateTime<Utc>,
+    cursor: Option<CustomerCursor>,
+    limit: u64,
+) -> Result<Vec<Change>, DbErr> {
+    by_customer_query(ledger, until, cursor, limit).into_tuple().all(db).await
+}
+
+/// The query [`by_customer`] runs, to see its plan.
+pub fn by_customer_query(
+    ledger: Ledger,
+    until: DateTime<Utc>,
+    cursor: Option<CustomerCursor>,
+    limit: u64,
+) -> sea_orm::Select<Entity> {
+    use sea_orm::Condition;
+    let mut query = of_ledger(ledger)
+        .select_only()
+        .columns([Column::CustomerId, Column::OccurredAt, Column::Seq, Column::Mrr])
+        .filter(Column::OccurredAt.lt(until));
+    if let Some((customer, at, seq)) = cursor {
+        let later = Condition::any()
+            .add(Column::OccurredAt.gt(at))
+            .add(Condition::all().add(Column::OccurredAt.eq(at)).add(Column::Seq.gt(seq)));
+        let same = Condition::all().add(Column::CustomerId.eq(customer.clone())).add(later);
+        query = query
+            .filter(Column::CustomerId.gte(customer.clone()))
+            .filter(Condition::any().add(Column::CustomerId.gt(customer)).add(same));
+    }
+    query.order_by_asc(Column::CustomerId).order_by_asc(Column::OccurredAt).order_by_asc(Column::Seq).limit(limit)
 }

@@ -106,6 +106,7 @@ pub const ROUTES: &[(&str, &str, Permission)] = &[
     ("GET", "/dashboard/credit_notes", ReadBooks),
     ("GET", "/dashboard/revenue", ReadRevenue),
     ("GET", "/dashboard/revenue/movements", ReadRevenue),
+    ("GET", "/dashboard/revenue/subscribers.csv", ReadRevenue),
     ("GET", "/dashboard/credit_notes/{id}", ReadBooks),
     ("GET", "/dashboard/settings/invoicing", ReadBooks),
     ("POST", "/dashboard/settings/seller", ChangeBooks),

@@ -10,11 +10,11 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use super::csv::Csv;
 use super::list::{PER_PAGE, next_link};
 use super::{Chrome, Merchant, Page, k, local, ok};
 use crate::db;
 use crate::domain::audit::{Filter, Outcome, Record};
+use crate::web::csv::Csv;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -221,14 +221,14 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(typed): Query<
             Ok((listed.rows, listed.next_after))
         }
     };
-    let pages = super::csv::pages(read, |rows: Vec<crate::domain::audit::Record>| {
+    let pages = crate::web::csv::pages(read, |rows: Vec<crate::domain::audit::Record>| {
         let mut csv = Csv::empty();
         for r in &rows {
             export_row(&mut csv, r);
         }
         csv.take()
     });
-    Ok(super::csv::stream(&format!("audit-{shop}.csv"), header, pages))
+    Ok(crate::web::csv::stream(&format!("audit-{shop}.csv"), header, pages))
 }
 
 /// One record's row of the export.

@@ -8,7 +8,6 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::Utc;
 
-use super::csv::Csv;
 use super::form::{FormView, PostedForm};
 use super::list::{ListQuery, search};
 use super::tables::{PaymentRow, SubscriptionRow, full_name, recent_payments, recent_subscriptions};
@@ -18,6 +17,7 @@ use crate::domain::customer::CustomerFields;
 use crate::domain::payment::PaymentFilter;
 use crate::domain::subscription::SubscriptionFilter;
 use crate::domain::subscription::SubscriptionRequest;
+use crate::web::csv::Csv;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -103,14 +103,14 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(query): Query<
             Ok((listed.rows, listed.next_after))
         }
     };
-    let pages = super::csv::pages(read, |rows: Vec<customers::Model>| {
+    let pages = crate::web::csv::pages(read, |rows: Vec<customers::Model>| {
         let mut csv = Csv::empty();
         for c in &rows {
             export_row(&mut csv, c);
         }
         csv.take()
     });
-    Ok(super::csv::stream(&format!("customers-{}.csv", Utc::now().format("%Y%m%d")), header, pages))
+    Ok(crate::web::csv::stream(&format!("customers-{}.csv", Utc::now().format("%Y%m%d")), header, pages))
 }
 
 /// One customer's row of the export.

@@ -25,7 +25,6 @@ mod audit;
 mod books;
 mod chart;
 mod coupons;
-mod csv;
 mod customers;
 mod disputes;
 mod form;

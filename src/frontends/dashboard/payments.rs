@@ -9,7 +9,6 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::Utc;
 
-use super::csv::Csv;
 use super::form::{FormView, PostedForm, minor_units, new_once, once_id};
 use super::list::{PER_PAGE, next_link};
 use super::tables::{Named, PaymentRow, payment_rows};
@@ -21,6 +20,7 @@ use crate::domain::money::Money;
 use crate::domain::payment::PaymentSearch;
 use crate::domain::refund::RefundAsk;
 use crate::domain::vocab::PaymentStatus;
+use crate::web::csv::Csv;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
@@ -228,7 +228,7 @@ async fn export(State(state): State<AppState>, m: Merchant, RawQuery(query): Raw
         }
         csv.take()
     };
-    Ok(super::csv::stream(&filename, Csv::new(&EXPORT_COLUMNS), super::csv::pages(read, write)))
+    Ok(crate::web::csv::stream(&filename, Csv::new(&EXPORT_COLUMNS), crate::web::csv::pages(read, write)))
 }
 
 /// One payment's row of the export.

@@ -1,6 +1,7 @@
 //! `/dashboard/revenue`: what the subscriptions are worth, in one currency and mode: MRR and
 //! what moved it by month or day, each an SVG chart with its table, and
-//! `/dashboard/revenue/movements`, the movements behind a figure with their subscriptions.
+//! `/dashboard/revenue/movements`, the movements behind a figure with their subscriptions, and
+//! `/dashboard/revenue/subscribers.csv`, MRR per subscriber per month.
 
 use askama::Template;
 use axum::Router;
@@ -11,7 +12,7 @@ use chrono::{DateTime, Utc};
 
 use super::chart::{self, Bars};
 use super::{Chrome, Merchant, Page, local, ok, render};
-use crate::db::{self, entities::customers};
+use crate::db;
 use crate::domain::currency::Currency;
 use crate::domain::errors::Errors;
 use crate::domain::mrr::Kind;
@@ -19,7 +20,10 @@ use crate::domain::mrr::figures::{self, Period, Query};
 use crate::web::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/dashboard/revenue", get(revenue)).route("/dashboard/revenue/movements", get(movements))
+    Router::new()
+        .route("/dashboard/revenue", get(revenue))
+        .route("/dashboard/revenue/movements", get(movements))
+        .route("/dashboard/revenue/subscribers.csv", get(subscribers))
 }
 
 /// The form that chose the figures, as it was filled in.
@@ -44,6 +48,11 @@ impl Form {
         link.finish()
     }
 
+    /// Where MRR per subscriber per month of these figures is downloaded.
+    fn export(&self) -> String {
+        format!("/dashboard/revenue/subscribers.csv?{}", self.link(&self.from, &self.to, None))
+    }
+
     /// The query string of the figures page as this form shows it.
     fn figures(&self) -> String {
         let interval =
@@ -66,6 +75,8 @@ struct Row {
     arpu: String,
     subscriber_churn: String,
     revenue_churn: String,
+    /// The trials due to end in the period that were paid: a rate and how many of how many.
+    trials: String,
     /// Each kind of movement that moved something: its name, count, change and the link to
     /// the movements behind it.
     moved: Vec<Cell>,
@@ -201,6 +212,18 @@ async fn revenue(State(state): State<AppState>, m: Merchant, RawQuery(raw): RawQ
     ok(&page)
 }
 
+/// MRR per subscriber per month of the figures' currency, mode and days, as CSV.
+async fn subscribers(
+    State(state): State<AppState>,
+    m: Merchant,
+    RawQuery(raw): RawQuery,
+) -> Result<axum::response::Response, crate::web::error::AppError> {
+    let mut pairs = pairs_of(raw.as_deref());
+    pairs.retain(|(k, _)| k != "interval");
+    let (q, _) = asked(&state, &m, &pairs).await?;
+    Ok(crate::services::revenue::subscribers_csv(state, m.shop.id, &q?, m.tz))
+}
+
 fn row(m: &Merchant, form: &Form, currency: Currency, interval: figures::Interval, p: &Period) -> Row {
     let money = |amount: i64| m.money(amount, currency);
     let rate = |r: Option<f64>| r.map_or_else(|| "–".to_string(), |r| format!("{:.2} %", r * 100.0));
@@ -232,6 +255,12 @@ fn row(m: &Merchant, form: &Form, currency: Currency, interval: figures::Interva
         arpu: p.arpu().map(money).unwrap_or_else(|| "–".into()),
         subscriber_churn: rate(p.subscriber_churn_rate()),
         revenue_churn: rate(p.revenue_churn_rate()),
+        trials: match p.trial_conversion_rate() {
+            Some(r) => {
+                m.f("{} ({} of {})", &[&rate(Some(r)), &p.trials.converted, &(p.trials.converted + p.trials.lost)])
+            }
+            None => "–".into(),
+        },
         moved,
         net: money(p.closing.mrr - p.opening.mrr),
     }
@@ -296,13 +325,7 @@ async fn movements(State(state): State<AppState>, m: Merchant, RawQuery(raw): Ra
     let more = found.len() as u64 > PER_PAGE;
     found.truncate(PER_PAGE as usize);
     let ids: Vec<&str> = found.iter().map(|r| r.customer_id.as_str()).collect();
-    let emails: Vec<(String, String)> = db::columns_by_ids::<customers::Entity, _>(
-        &state.db,
-        m.shop.id,
-        &ids,
-        [customers::Column::Id, customers::Column::Email],
-    )
-    .await?;
+    let emails = db::customers::emails(&state.db, m.shop.id, &ids).await?;
     let email_of = |id: &str| emails.iter().find(|(c, _)| c == id).map(|(_, e)| e.clone()).unwrap_or_default();
     let next = found.last().filter(|_| more).map(|r| {
         let kind = kind.map(|k| format!("&kind={}", k.as_str())).unwrap_or_default();

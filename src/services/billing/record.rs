@@ -34,6 +34,8 @@ pub(super) async fn record_in(
 ) -> Result<(Report, Vec<subscriptions::Model>, Vec<payments::Model>), DbErr> {
     let mut report = Report::default();
     let (mut saved, mut lines, mut answered) = (Vec::new(), Vec::new(), Vec::new());
+    // Changes without a line on the timeline, recorded with the timeline (see below).
+    let mut changed = Vec::new();
     for (c, answer) in charges.into_iter().zip(answers) {
         let Some(payment_id) = c.payment_id.clone() else { continue };
         let needs_customer = match &answer {
@@ -56,13 +58,14 @@ pub(super) async fn record_in(
         let new_card = c.new_card.clone().filter(|_| status == PaymentStatus::Succeeded);
         let old_plan = c.sub.plan_id.clone();
         let (mut sub, line) = record_charge(txn, c, answered, payment_id, token, now, state.config.timezone).await?;
-        if let Some(changed) = sub.as_ref().filter(|s| s.plan_id != old_plan) {
-            events::record_about(txn, &state.config, EventType::SubscriptionPlanChanged, changed).await?;
+        if let Some(moved) = sub.as_ref().filter(|s| s.plan_id != old_plan) {
+            changed.push(events::subscription(txn, &state.config, EventType::SubscriptionPlanChanged, moved).await?);
         }
         if let (Some(card), Some(charged)) = (new_card, &sub) {
             sub = db::subscriptions::replace_card(txn, charged, &card, now).await?;
             if let Some(updated) = &sub {
-                events::record_about(txn, &state.config, EventType::SubscriptionCardUpdated, updated).await?;
+                changed
+                    .push(events::subscription(txn, &state.config, EventType::SubscriptionCardUpdated, updated).await?);
             }
         }
         saved.extend(sub);
@@ -72,7 +75,7 @@ pub(super) async fn record_in(
         let old_plan = t.sub.plan_id.clone();
         if let Some((sub, line)) = transition(txn, t, token, now, state.config.timezone, &mut report).await? {
             if sub.plan_id != old_plan {
-                events::record_about(txn, &state.config, EventType::SubscriptionPlanChanged, &sub).await?;
+                changed.push(events::subscription(txn, &state.config, EventType::SubscriptionPlanChanged, &sub).await?);
             }
             lines.push(events::Line { row: line, sub: sub.clone(), charge: None });
             saved.push(sub);
@@ -81,9 +84,12 @@ pub(super) async fn record_in(
     let charged = db::payments::find_by_billing_keys(txn, answered).await?;
     let charge_events = charged.iter().filter_map(|p| Some(events::payment(EventType::of_charge(p.status)?, p)));
     events::record(txn, &state.config, charge_events.collect()).await?;
+    // The subscriptions' events last but for the invoices, in one call: recording them holds
+    // their customers' MRR (`revenue::follow`) until commit, taken in one order, after every
+    // row this batch changes and before the invoice series, as every transaction takes them.
+    events::timeline_after(txn, &state.config, changed, lines).await?;
     let invoiced: Vec<&payments::Model> = charged.iter().collect();
     crate::services::invoices::issue_for_payments(txn, &state.config, &invoiced, now).await?;
-    events::timeline(txn, &state.config, lines).await?;
     Ok((report, saved, charged))
 }
 

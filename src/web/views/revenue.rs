@@ -91,6 +91,15 @@ struct MrrPeriod {
     /// start.
     #[schema(example = 0.0204)]
     revenue_churn_rate: Option<f64>,
+    /// Trials due to end in the period that were paid, and those that ended unpaid (cancelled,
+    /// or their first charge failed for good); a trial still running or retried is in neither.
+    #[schema(example = 12)]
+    trials_converted: i64,
+    #[schema(example = 4)]
+    trials_lost: i64,
+    /// `trials_converted` ÷ (`trials_converted` + `trials_lost`); `null` when both are 0.
+    #[schema(example = 0.75)]
+    trial_conversion_rate: Option<f64>,
 }
 
 /// One period's movements.
@@ -144,6 +153,9 @@ impl MrrView {
                 arpu: p.arpu(),
                 subscriber_churn_rate: p.subscriber_churn_rate(),
                 revenue_churn_rate: p.revenue_churn_rate(),
+                trials_converted: p.trials.converted,
+                trials_lost: p.trials.lost,
+                trial_conversion_rate: p.trial_conversion_rate(),
             })
             .collect();
         MrrView { object: "revenue.mrr", about: About::of(q), data }

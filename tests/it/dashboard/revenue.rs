@@ -39,6 +39,19 @@ db_tests! {
         // Back to the figures it was reached from: the two months, by month.
         let back = "href=\"/dashboard/revenue?currency=EUR&#38;test=true&#38;from=2026-01-01&#38;to=2026-02-28&#38;interval=month\"";
         assert!(churned.html.contains(back), "{}", churned.html);
+        // MRR per subscriber and month of the figures shown.
+        let marker = "data-testid=\"export\"";
+        let export = html.split(marker).next().unwrap().rsplit("href=\"").next().unwrap().split('"').next().unwrap().replace("&#38;", "&");
+        assert_eq!(export, "/dashboard/revenue/subscribers.csv?currency=EUR&test=true&from=2026-01-01&to=2026-02-28");
+        let csv = m.get(&export).await;
+        assert_eq!(csv.status, StatusCode::OK);
+        let (ann_id, bob_id) = (ann["customer"]["id"].as_str().unwrap(), bob["customer"]["id"].as_str().unwrap());
+        let mut lines: Vec<&str> = csv.html.split("\r\n").filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.remove(0), "customer_id,email,2026-01,2026-02");
+        lines.sort();
+        let mut rows = vec![format!("{ann_id},ann@example.com,9.90,9.90"), format!("{bob_id},bob@example.com,9.90,0.00")];
+        rows.sort();
+        assert_eq!(lines, rows, "a row per customer");
         let everyone = m.get("/dashboard/revenue/movements?currency=EUR&test=true&from=2026-01-01&to=2026-02-28").await;
         assert!(everyone.html.contains(ann["id"].as_str().unwrap()) && everyone.html.contains(bob["id"].as_str().unwrap()));
 
@@ -62,6 +75,7 @@ db_tests! {
             let other = invite_as(&app, &m, &format!("{role}@example.com"), role).await;
             assert_eq!(other.get("/dashboard/revenue").await.status, StatusCode::FORBIDDEN, "{role}");
             assert_eq!(other.get("/dashboard/revenue/movements").await.status, StatusCode::FORBIDDEN, "{role}");
+            assert_eq!(other.get("/dashboard/revenue/subscribers.csv").await.status, StatusCode::FORBIDDEN, "{role}");
             assert!(!other.get("/dashboard").await.html.contains("href=\"/dashboard/revenue\""), "{role}");
         }
         // Another shop's owner sees none of it.

@@ -47,6 +47,11 @@ db_tests! {
         assert_eq!((all.lines().count(), ids.len()), (1 + 2_104, 2_104), "each customer once");
         let found = m.client.get(format!("{}/dashboard/customers/export.csv?q=ann%40example", app.base)).send().await.unwrap();
         assert_eq!(found.text().await.unwrap().lines().count(), 1 + 2_101, "the copies are found by their e-mail");
+        // As a browser asks for it, compressed: whole (the end of the rows is the end of the body).
+        let gzip = m.client.get(format!("{}/dashboard/customers/export.csv", app.base)).header("accept-encoding", "gzip");
+        let gzip = gzip.send().await.unwrap();
+        assert_eq!(gzip.headers()["content-encoding"], "gzip");
+        assert!(gzip.bytes().await.is_ok(), "the compressed download ends as it should");
     }
 
     async fn payments_are_found_by_email_card_amount_id_and_filters_and_exported(app) {

@@ -7,7 +7,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use super::Kind;
-use super::figures::{Range, ratio, start_of_day};
+use super::figures::{Range, ratio};
+use super::subscribers::Months;
 
 /// One month's revenue retention: of the customers with MRR at its start, their MRR then and
 /// at its end, and what they kept of it (each no more than they started with).
@@ -71,10 +72,8 @@ pub struct Reader {
 
 impl Reader {
     pub fn new(range: &Range, tz: Tz) -> Reader {
-        let starts = range.month_starts();
-        let (from, until) = range.instants(tz);
-        let mut ends: Vec<DateTime<Utc>> = starts.iter().skip(1).map(|d| start_of_day(*d, tz)).collect();
-        ends.push(until);
+        let Months { starts, ends } = Months::of(range, tz);
+        let (from, _) = range.instants(tz);
         let cohorts = starts
             .iter()
             .enumerate()

@@ -280,6 +280,21 @@ impl Standing {
     }
 }
 
+/// Trials due to end in a time: those paid (their first charge of the plan's price), and those
+/// that ended unpaid. A trial still running, or still being retried, is in neither.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Trials {
+    pub converted: i64,
+    pub lost: i64,
+}
+
+impl Trials {
+    fn add(&mut self, other: Trials) {
+        self.converted = self.converted.saturating_add(other.converted);
+        self.lost = self.lost.saturating_add(other.lost);
+    }
+}
+
 /// One period of a series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Period {
@@ -290,6 +305,8 @@ pub struct Period {
     pub opening: Standing,
     pub closing: Standing,
     pub moved: Moved,
+    /// The trials due to end in it.
+    pub trials: Trials,
 }
 
 impl Period {
@@ -310,6 +327,12 @@ impl Period {
         ratio(m.of(Kind::Churn).count, exposed)
     }
 
+    /// The trials due to end in the period that were paid ÷ those decided (paid or ended
+    /// unpaid); none when none was decided.
+    pub fn trial_conversion_rate(&self) -> Option<f64> {
+        ratio(self.trials.converted, self.trials.converted.saturating_add(self.trials.lost))
+    }
+
     /// The MRR churned and contracted in the period ÷ the MRR at its start; none without MRR
     /// at its start.
     pub fn revenue_churn_rate(&self) -> Option<f64> {
@@ -323,25 +346,40 @@ pub fn ratio(part: i64, whole: i64) -> Option<f64> {
     (whole > 0).then(|| (part as f64 / whole as f64 * 10_000.0).round() / 10_000.0)
 }
 
-/// The series of `range` in `tz`: `before` sums every movement before the range, `groups`
-/// the movements inside it by the quarter hour they started in and their kind.
-pub fn series(range: &Range, tz: Tz, before: &Moved, groups: &[(DateTime<Utc>, Kind, Sums)]) -> Vec<Period> {
+/// What the series of a range is made of: `before` sums every movement before the range,
+/// `groups` the movements inside it by the quarter hour they started in and their kind,
+/// `trials` the trials due to end inside it by the quarter hour of their end.
+pub struct Made<'a> {
+    pub before: &'a Moved,
+    pub groups: &'a [(DateTime<Utc>, Kind, Sums)],
+    pub trials: &'a [(DateTime<Utc>, Trials)],
+}
+
+/// The series of `range` in `tz`.
+pub fn series(range: &Range, tz: Tz, made: Made) -> Vec<Period> {
     let starts = range.starts();
-    let mut moved = vec![Moved::default(); starts.len()];
-    for &(at, kind, sums) in groups {
+    let period = |at: DateTime<Utc>| {
         let day = at.with_timezone(&tz).date_naive();
-        if day < range.from || day > range.to {
-            continue;
+        (range.from..=range.to).contains(&day).then(|| starts.partition_point(|s| *s <= day).saturating_sub(1))
+    };
+    let mut moved = vec![Moved::default(); starts.len()];
+    for &(at, kind, sums) in made.groups {
+        if let Some(i) = period(at) {
+            moved[i].add(kind, sums);
         }
-        let i = starts.partition_point(|s| *s <= day).saturating_sub(1);
-        moved[i].add(kind, sums);
     }
-    let mut standing = Standing::after(before);
+    let mut trials = vec![Trials::default(); starts.len()];
+    for &(at, t) in made.trials {
+        if let Some(i) = period(at) {
+            trials[i].add(t);
+        }
+    }
+    let mut standing = Standing::after(made.before);
     let mut periods = Vec::with_capacity(starts.len());
-    for (i, (start, moved)) in starts.iter().zip(moved).enumerate() {
+    for (i, ((start, moved), trials)) in starts.iter().zip(moved).zip(trials).enumerate() {
         let end = starts.get(i + 1).and_then(|n| n.pred_opt()).unwrap_or(range.to).min(range.to);
         let closing = standing.then(&moved);
-        periods.push(Period { start: *start, end, opening: standing, closing, moved });
+        periods.push(Period { start: *start, end, opening: standing, closing, moved, trials });
         standing = closing;
     }
     periods
@@ -405,8 +443,15 @@ mod tests {
             (at(1, 10, 12), Kind::Expansion, sums(200, 0)),
             (at(3, 5, 12), Kind::Churn, sums(-1200, -1)),
         ];
-        let s = series(&range, tz, &before, &groups);
+        let trials = [
+            (at(2, 1, 9), Trials { converted: 2, lost: 1 }),
+            (at(2, 20, 9), Trials { converted: 1, lost: 0 }),
+            (at(4, 1, 9), Trials { converted: 5, lost: 0 }),
+        ];
+        let s = series(&range, tz, Made { before: &before, groups: &groups, trials: &trials });
         assert_eq!(s.len(), 3);
+        assert_eq!(s[1].trials, Trials { converted: 3, lost: 1 }, "April is outside the range");
+        assert_eq!((s[1].trial_conversion_rate(), s[0].trial_conversion_rate()), (Some(0.75), None));
         assert_eq!((s[0].start, s[0].end), (day(2026, 1, 1), day(2026, 1, 31)));
         assert_eq!((s[0].opening.mrr, s[0].closing.mrr, s[0].closing.subscribers), (1000, 1200, 1));
         assert_eq!(s[1].moved.of(Kind::New), sums(500, 1));

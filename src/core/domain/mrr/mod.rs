@@ -4,6 +4,7 @@
 
 pub mod cohorts;
 pub mod figures;
+pub mod subscribers;
 
 use super::billing::State;
 use super::vocab::{IntervalUnit, words};

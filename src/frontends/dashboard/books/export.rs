@@ -8,11 +8,11 @@ use axum::extract::{Query, State};
 use axum::routing::get;
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 
-use super::super::csv::{Csv, pages, stream};
 use super::super::{Merchant, Page};
 use crate::db::{self, entities::documents};
 use crate::domain::Errors;
 use crate::domain::invoice::{DocumentKind, cii};
+use crate::web::csv::{Csv, pages, stream};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 

@@ -71,7 +71,9 @@ where
         tracing::error!(error = %e, "a CSV export failed midway");
         std::io::Error::other(e.to_string())
     });
-    let body = futures::stream::once(std::future::ready(Ok(header.0))).chain(rows);
+    // Fused: a compressing layer polls the body once more after its end, which the pages'
+    // stream must not be.
+    let body = futures::stream::once(std::future::ready(Ok(header.0))).chain(rows).fuse();
     (headers(filename), Body::from_stream(body)).into_response()
 }
 
