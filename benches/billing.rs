@@ -50,6 +50,15 @@ async fn main() {
                     took.as_secs_f64(),
                     n as f64 / took.as_secs_f64(),
                 );
+                if !webhooks {
+                    let ledger = ledger_cost(&state, shop, n).await;
+                    println!(
+                        "{backend:>8} n={n:>7}: the MRR ledger's part of it {:>7.2} s ({:.3} ms a renewal, {:.0} % of the run)",
+                        ledger,
+                        ledger * 1000.0 / n as f64,
+                        100.0 * ledger / took.as_secs_f64()
+                    );
+                }
                 if webhooks {
                     let started = Instant::now();
                     let sent = paydesk::services::webhooks::deliver_due(&state, Utc::now()).await.expect("deliveries");
@@ -67,6 +76,34 @@ async fn main() {
             }
         }
     }
+}
+
+/// What keeping the ledger of MRR cost the run: `revenue::follow` over the subscription
+/// events the run recorded, again, in batches as the engine's (500) inside a transaction rolled
+/// back. A renewal moves no MRR: this is the reading of where each subscription and customer
+/// stood, and (PostgreSQL) the hold on each customer.
+async fn ledger_cost(state: &AppState, shop: i64, n: usize) -> f64 {
+    let events = paydesk::db::mrr::subscription_events(&state.db, shop, 0, 4 * n as u64).await.unwrap();
+    let new: Vec<paydesk::db::events::NewEvent> = events
+        .iter()
+        .map(|e| paydesk::db::events::NewEvent {
+            shop_id: e.shop_id,
+            kind: e.kind,
+            object_id: e.object_id.clone(),
+            test: e.test,
+            data: serde_json::from_str(&e.data).unwrap(),
+            child: None,
+        })
+        .collect();
+    let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    let txn = paydesk::db::begin(&state.db).await.unwrap();
+    let started = Instant::now();
+    for (events, ids) in new.chunks(500).zip(ids.chunks(500)) {
+        paydesk::services::revenue::follow(&txn, events, ids).await.unwrap();
+    }
+    let took = started.elapsed().as_secs_f64();
+    txn.rollback().await.unwrap();
+    took
 }
 
 /// Times a test clock's advance past the renewal of `n` subscriptions on it, for each size.

@@ -54,7 +54,8 @@ pub struct Templates {
     pub invoice: String,
 }
 
-/// Grows every table from `from` to `to` rows of copies, as a shop's year would hold them:
+/// Grows every table from `from` to `to` rows of copies (the ledger of MRR with them, see
+/// [`ledger`]), as a shop's year would hold them:
 /// each product and customer named apart (copy `i` is the product `<name> <i>x` and the
 /// customer `c<i>.<e-mail>`), and the payments 30 seconds apart, newest first, every tenth
 /// declined, the `i`th paid by the `i`th customer, and invoiced (the failed ones too: the
@@ -81,6 +82,7 @@ pub async fn grow(db: &DatabaseConnection, backend: Backend, t: &Templates, from
     copy::<payments::Entity>(db, backend, &t.payment, from, to, &payment).await;
     copy::<subscriptions::Entity>(db, backend, &t.subscription, from, to, &[]).await;
     invoices(db, backend, t, from, to, older).await;
+    ledger(db, backend, t, from, to).await;
     // The triggers added a row of change per copy: fold them, as the scheduler does every
     // minute.
     paydesk::db::summaries::compact(db).await.unwrap();
@@ -150,4 +152,58 @@ pub async fn make_due(db: &DatabaseConnection, template: &str, n: u64) -> u64 {
           ORDER BY seq LIMIT {n})"
     );
     db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).rows_affected()
+}
+
+/// Grows the ledger of MRR movements with the subscriptions' copies `from..to`, as a year of
+/// a shop's subscriptions would have made it: each copy's customer (the customer copy of the
+/// same number) came in (`new`, 9.90) at a time spread over the year before `now`, every tenth
+/// churned 20 days later (where that is past), and every seventh moved up to 29.90 ten days in.
+pub async fn ledger(db: &DatabaseConnection, backend: Backend, t: &Templates, from: u64, to: u64) {
+    if from >= to {
+        return;
+    }
+    let (last, first) = (to - 1, from);
+    let rows = match backend {
+        Backend::Sqlite => {
+            format!("WITH RECURSIVE s(i) AS (SELECT {first} UNION ALL SELECT i + 1 FROM s WHERE i < {last})")
+        }
+        Backend::Postgres => String::new(),
+    };
+    let series = match backend {
+        Backend::Sqlite => "s".to_string(),
+        Backend::Postgres => format!("generate_series({first}, {last}) AS s(i)"),
+    };
+    let at = |days: u64| match backend {
+        Backend::Sqlite => format!(
+            "strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || ((s.i * 7919) % 31536000) || ' seconds', '+{days} days') || '+00:00'"
+        ),
+        Backend::Postgres => {
+            format!("now() - make_interval(secs => (s.i * 7919) % 31536000) + make_interval(days => {days})")
+        }
+    };
+    let customer = format!("'{}_' || s.i", t.customer);
+    let subscription = format!("'{}_' || s.i", t.subscription);
+    let columns = "shop_id, test, currency, customer_id, subscription_id, event_id, kind, mrr, paused, subscribers, \
+                   mrr_after, paused_after, occurred_at";
+    let template = format!(
+        "SELECT x.shop_id, x.test, p.currency FROM subscriptions x JOIN plans p ON p.id = x.plan_id WHERE x.id = '{}'",
+        t.subscription
+    );
+    for (kind, mrr, subscribers, after, days, which) in [
+        ("new", 990, 1, 990, 0, "1 = 1"),
+        ("expansion", 2000, 0, 2990, 10, "s.i % 7 = 0"),
+        ("churn", -990, -1, 0, 20, "s.i % 10 = 0 AND s.i % 7 <> 0"),
+    ] {
+        let when = at(days);
+        let past = match backend {
+            Backend::Sqlite => format!("{when} < strftime('%Y-%m-%dT%H:%M:%f', 'now') || '+00:00'"),
+            Backend::Postgres => format!("{when} < now()"),
+        };
+        let sql = format!(
+            "{rows} INSERT INTO mrr_movements ({columns}) SELECT t.shop_id, t.test, t.currency, {customer}, {subscription}, \
+             'evt_bench_{kind}_' || s.i, '{kind}', {mrr}, 0, {subscribers}, {after}, 0, {when} \
+             FROM ({template}) t, {series} WHERE {which} AND {past}"
+        );
+        db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
 }

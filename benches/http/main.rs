@@ -328,10 +328,10 @@ async fn earlier(oha: &PathBuf, backend: Backend, binary: &str, seconds: u64, th
     }
 }
 
-/// Downloads `url` with the session `cookie` (a `Cookie: …` header): its rows, the seconds it
+/// Downloads `url` with `credentials` (a `Cookie: …` or `Authorization: …` header): its rows, the seconds it
 /// took, and the seconds to its first byte.
-async fn export(url: &str, cookie: &str) -> (u64, f64, f64) {
-    let (name, value) = cookie.split_once(": ").expect("a Cookie header");
+async fn export(url: &str, credentials: &str) -> (u64, f64, f64) {
+    let (name, value) = credentials.split_once(": ").expect("a header");
     let started = Instant::now();
     let mut response = reqwest::Client::new().get(url).header(name, value).send().await.expect("the export");
     assert!(response.status().is_success(), "the export answered {}", response.status());
@@ -394,8 +394,13 @@ async fn grow(oha: &PathBuf, running: &Running<'_>, t: &growth::Templates, opts:
         "dashboard: invoices search, one number",
         "dashboard: invoices search, one e-mail",
         "an invoice's page (public)",
+        "GET /revenue/mrr, 12 months",
+        "GET /revenue/movements, 30 days by day",
+        "dashboard: revenue, 12 months",
+        "GET /revenue/cohorts, 12 months",
         "dashboard: payments CSV export (rows/s)",
         "dashboard: the books' CSV export (rows/s)",
+        "GET /revenue/subscribers, CSV (rows/s)",
         "billing run, 1,000 due",
     ];
     let mut lines: Vec<(&str, Vec<String>, Vec<f64>)> = labels.iter().map(|l| (*l, Vec::new(), Vec::new())).collect();
@@ -425,6 +430,10 @@ async fn grow(oha: &PathBuf, running: &Running<'_>, t: &growth::Templates, opts:
             page(format!("/dashboard/invoices?q={number}")),
             page(format!("/dashboard/invoices?q={email}")),
             Target::get(format!("{base}/documents/{}_{mid}", t.invoice)),
+            api("/revenue/mrr?currency=EUR&test=true".into()),
+            api("/revenue/movements?currency=EUR&test=true&interval=day".into()),
+            page("/dashboard/revenue?currency=EUR&test=true".into()),
+            api("/revenue/cohorts?currency=EUR&test=true".into()),
         ];
         for (i, target) in targets.iter().enumerate() {
             let m = oha::run(oha, target, Load::Closed { connections: 4 }, opts.seconds);
@@ -432,11 +441,12 @@ async fn grow(oha: &PathBuf, running: &Running<'_>, t: &growth::Templates, opts:
             lines[i].2.push(m.p50_ms);
         }
         let exports = [
-            format!("{base}/dashboard/payments/export.csv"),
-            format!("{base}/dashboard/invoices/export.csv?from=2000-01-01&to=2099-12-31&mode=test"),
+            (format!("{base}/dashboard/payments/export.csv"), cookie),
+            (format!("{base}/dashboard/invoices/export.csv?from=2000-01-01&to=2099-12-31&mode=test"), cookie),
+            (format!("{base}/revenue/subscribers?currency=EUR&test=true"), auth),
         ];
-        for (i, url) in exports.iter().enumerate() {
-            let (rows, seconds, first) = export(url, cookie).await;
+        for (i, (url, credentials)) in exports.iter().enumerate() {
+            let (rows, seconds, first) = export(url, credentials).await;
             let line = &mut lines[targets.len() + i];
             line.1.push(format!("{:>7.0} ({:.2} s)", rows as f64 / seconds, first));
             line.2.push(seconds / rows as f64);
