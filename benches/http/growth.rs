@@ -158,6 +158,7 @@ pub async fn make_due(db: &DatabaseConnection, template: &str, n: u64) -> u64 {
 /// a shop's subscriptions would have made it: each copy's customer (the customer copy of the
 /// same number) came in (`new`, 9.90) at a time spread over the year before `now`, every tenth
 /// churned 20 days later (where that is past), and every seventh moved up to 29.90 ten days in.
+/// Times are whole seconds, written as the server writes them (RFC 3339, no fraction).
 pub async fn ledger(db: &DatabaseConnection, backend: Backend, t: &Templates, from: u64, to: u64) {
     if from >= to {
         return;
@@ -175,10 +176,12 @@ pub async fn ledger(db: &DatabaseConnection, backend: Backend, t: &Templates, fr
     };
     let at = |days: u64| match backend {
         Backend::Sqlite => format!(
-            "strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || ((s.i * 7919) % 31536000) || ' seconds', '+{days} days') || '+00:00'"
+            "strftime('%Y-%m-%dT%H:%M:%S', 'now', '-' || ((s.i * 7919) % 31536000) || ' seconds', '+{days} days') || '+00:00'"
         ),
         Backend::Postgres => {
-            format!("now() - make_interval(secs => (s.i * 7919) % 31536000) + make_interval(days => {days})")
+            format!(
+                "date_trunc('second', now()) - make_interval(secs => (s.i::bigint * 7919) % 31536000) + make_interval(days => {days})"
+            )
         }
     };
     let customer = format!("'{}_' || s.i", t.customer);
@@ -196,7 +199,7 @@ pub async fn ledger(db: &DatabaseConnection, backend: Backend, t: &Templates, fr
     ] {
         let when = at(days);
         let past = match backend {
-            Backend::Sqlite => format!("{when} < strftime('%Y-%m-%dT%H:%M:%f', 'now') || '+00:00'"),
+            Backend::Sqlite => format!("{when} < strftime('%Y-%m-%dT%H:%M:%S', 'now') || '+00:00'"),
             Backend::Postgres => format!("{when} < now()"),
         };
         let sql = format!(

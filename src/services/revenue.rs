@@ -201,8 +201,8 @@ pub async fn rebuild(db: &sea_orm::DatabaseConnection, shop_id: i64) -> Result<u
 }
 
 /// A ledger's figures over `q`'s range, in `tz`: what stood before the range, and the
-/// movements inside it by quarter hour, each read from the ledger's time index; and the
-/// trials due to end inside it.
+/// movements inside each period, each read from the ledger's time index; and the trials due
+/// to end in each period.
 pub async fn figures(
     db: &impl ConnectionTrait,
     shop_id: i64,
@@ -210,14 +210,14 @@ pub async fn figures(
     tz: chrono_tz::Tz,
 ) -> Result<Vec<Period>, DbErr> {
     let ledger = (shop_id, q.test, q.currency);
-    let (from, until) = q.range.instants(tz);
+    let bounds = q.range.bounds(tz);
     let mut before = Moved::default();
-    for (_, kind, sums) in db::mrr::sums(db, ledger, (None, from), false).await? {
+    for (kind, sums) in db::mrr::before(db, ledger, q.range.instants(tz).0).await? {
         before.add(kind, sums);
     }
-    let inside = db::mrr::sums(db, ledger, (Some(from), until), true).await?;
-    let trials = db::mrr::trials(db, ledger, (from, until)).await?;
-    Ok(figures::series(&q.range, tz, figures::Made { before: &before, groups: &inside, trials: &trials }))
+    let groups = db::mrr::sums(db, ledger, &bounds).await?;
+    let trials = db::mrr::trials(db, ledger, &bounds).await?;
+    Ok(figures::series(&q.range, figures::Made { before: &before, groups: &groups, trials: &trials }))
 }
 
 /// Movements read at a time for retention.
@@ -248,7 +248,7 @@ pub async fn cohorts(
 }
 
 /// Movements read at a time for MRR per subscriber.
-const SUBSCRIBERS_PAGE: u64 = 5_000;
+pub const SUBSCRIBERS_PAGE: u64 = 5_000;
 
 /// A customer's row of MRR per subscriber: its id, e-mail, and MRR at each month's end.
 pub struct SubscriberRow {
@@ -266,20 +266,21 @@ pub struct Carry {
 
 /// The next rows of a ledger's MRR per subscriber over `months`, after `carry` (none: from
 /// the first customer): each customer whose movements are all read by now and who held MRR at
-/// some month's end. The ledger is read customer by customer up to the last month's end, a
-/// page at a time; what goes on says where the next rows start (none: there are no more).
+/// some month's end. The ledger is read customer by customer up to the last month's end,
+/// `page` movements at a time ([`SUBSCRIBERS_PAGE`]); what goes on says where the next rows
+/// start (none: there are no more).
 pub async fn subscribers(
     db: &impl ConnectionTrait,
     ledger: db::mrr::Ledger,
     months: &Months,
     carry: Option<Carry>,
+    page: u64,
 ) -> Result<(Vec<SubscriberRow>, Option<Carry>), DbErr> {
     let Some(&until) = months.ends.last() else { return Ok((Vec::new(), None)) };
     let (cursor, mut moved) = carry.map_or((None, Vec::new()), |c| (Some(c.cursor), c.partial));
-    let page = db::mrr::by_customer(db, ledger, until, cursor, SUBSCRIBERS_PAGE).await?;
-    let next =
-        page.last().filter(|_| page.len() as u64 == SUBSCRIBERS_PAGE).map(|(c, at, seq, _)| (c.clone(), *at, *seq));
-    moved.extend(page);
+    let read = db::mrr::by_customer(db, ledger, until, cursor, page).await?;
+    let next = read.last().filter(|_| read.len() as u64 == page).map(|(c, at, seq, _)| (c.clone(), *at, *seq));
+    moved.extend(read);
     // The page's last customer may have more movements in the next page.
     let partial = match &next {
         Some((last, _, _)) => moved.split_off(moved.iter().rposition(|m| m.0 != *last).map_or(0, |i| i + 1)),
@@ -298,7 +299,7 @@ pub async fn subscribers(
         })
         .collect();
     let ids: Vec<&str> = rows.iter().map(|r| r.customer_id.as_str()).collect();
-    let emails: HashMap<String, String> = db::customers::emails(db, ledger.0, &ids).await?.into_iter().collect();
+    let emails = db::customers::emails(db, ledger.0, &ids).await?;
     for row in &mut rows {
         row.email = emails.get(&row.customer_id).cloned().unwrap_or_default();
     }
@@ -322,7 +323,7 @@ pub fn subscribers_csv(
     let (ledger, currency) = ((shop_id, q.test, q.currency), q.currency);
     let read = move |carry| {
         let (state, months) = (state.clone(), months.clone());
-        async move { Ok(subscribers(&state.db, ledger, &months, carry).await?) }
+        async move { Ok(subscribers(&state.db, ledger, &months, carry, SUBSCRIBERS_PAGE).await?) }
     };
     let write = move |rows: Vec<SubscriberRow>| {
         let mut csv = Csv::empty();

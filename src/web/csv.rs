@@ -1,4 +1,4 @@
-//! CSV exports of the dashboard's lists (RFC 4180): every field quoted when it must be, and a
+//! CSV downloads: the dashboard's lists and the API's MRR per subscriber (RFC 4180): every field quoted when it must be, and a
 //! cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, return at its start)
 //! kept as text behind a `'`.
 

@@ -121,6 +121,40 @@ async fn figures_add_up(app: &TestApp, shop: &Shop, from: &str, to: &str) {
     }
 }
 
+/// MRR per subscriber per month read two movements at a time (each customer's spread over
+/// pages) is what one page reads, and each month's column adds up to its MRR.
+async fn every_page_size_reads_the_same_subscribers(app: &TestApp, shop: &Shop, to: &str) {
+    use paydesk::domain::mrr::{figures::Range, subscribers::Months};
+    use paydesk::services::revenue::{SUBSCRIBERS_PAGE, subscribers};
+    let today = chrono::Utc::now().date_naive();
+    let range = Range::parse(Some("2026-01-01"), Some(to), None, today).unwrap();
+    let months = Months::of(&range, chrono_tz::UTC);
+    let ledger = (shop.id, true, paydesk::domain::currency::find("EUR").unwrap());
+    let read = |page: u64| {
+        let months = months.clone();
+        async move {
+            let (mut rows, mut carry) = (Vec::new(), None);
+            loop {
+                let (found, next) = subscribers(&app.db, ledger, &months, carry, page).await.unwrap();
+                rows.extend(found.into_iter().map(|r| (r.customer_id, r.email, r.mrr)));
+                match next {
+                    Some(next) => carry = Some(next),
+                    None => return rows,
+                }
+            }
+        }
+    };
+    let (whole, by_two) = (read(SUBSCRIBERS_PAGE).await, read(2).await);
+    assert!(whole.len() >= 3, "{whole:?}");
+    assert_eq!(by_two, whole, "two movements a page");
+    let query = format!("/revenue/mrr?currency=EUR&test=true&from=2026-01-01&to={to}");
+    let (_, figures) = app.get(shop, &query).await;
+    for (i, month) in figures["data"].as_array().unwrap().iter().enumerate() {
+        let column: i64 = whole.iter().map(|(_, _, mrr)| mrr[i]).sum();
+        assert_eq!(column, month["mrr"].as_i64().unwrap(), "{month}");
+    }
+}
+
 db_tests! {
     async fn a_rebuild_after_a_thousand_random_operations_gives_what_was_kept(app) {
         let shop = app.shop("Gym").await;
@@ -185,6 +219,7 @@ db_tests! {
         assert_eq!(kinds.len(), 7, "every kind of movement was made: {kinds:?}");
         consistent(&app, &shop).await;
         figures_add_up(&app, &shop, "2026-01-01", &now.date_naive().to_string()).await;
+        every_page_size_reads_the_same_subscribers(&app, &shop, &now.date_naive().to_string()).await;
         let made = paydesk::services::revenue::rebuild(&app.db, shop.id).await.unwrap();
         assert_eq!(made, kept.len());
         assert_eq!(comparable(&ledger(&app, &shop).await), comparable(&kept), "a rebuild gives the movements kept");

@@ -200,11 +200,17 @@ pub async fn by_ids_of_any_shop(db: &impl ConnectionTrait, ids: &[&str]) -> Resu
     Entity::find().filter(Column::Id.is_in(ids.iter().copied())).all(db).await
 }
 
-/// The e-mail of each of these customers of the shop: `(id, email)`.
-pub async fn emails(db: &impl ConnectionTrait, shop_id: i64, ids: &[&str]) -> Result<Vec<(String, String)>, DbErr> {
-    let mut found = Vec::with_capacity(ids.len());
+/// The e-mail of each of these customers of the shop, by id.
+pub async fn emails(
+    db: &impl ConnectionTrait,
+    shop_id: i64,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, String>, DbErr> {
+    let mut found = std::collections::HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
-        found.extend(super::columns_by_ids::<Entity, _>(db, shop_id, chunk, [Column::Id, Column::Email]).await?);
+        let pairs: Vec<(String, String)> =
+            super::columns_by_ids::<Entity, _>(db, shop_id, chunk, [Column::Id, Column::Email]).await?;
+        found.extend(pairs);
     }
     Ok(found)
 }

@@ -4,14 +4,14 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Alias, Expr, OnConflict, SimpleExpr};
+use sea_orm::sea_query::{Alias, Expr, OnConflict};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
     QuerySelect,
 };
 
+use super::entities::events;
 use super::entities::mrr_movements::{ActiveModel, Column, Entity, Model};
-use super::entities::{events, plans, subscriptions};
 use crate::domain::billing::State;
 use crate::domain::currency::Currency;
 use crate::domain::mrr::figures::{Sums, Trials};
@@ -41,8 +41,8 @@ pub async fn standings(db: &impl ConnectionTrait, ids: &[&str]) -> Result<HashMa
 
 /// Holds these customers' MRR until the transaction ends (PostgreSQL; SQLite's writers take
 /// turns anyway), so that two transactions changing subscriptions of one customer classify
-/// their movements one after the other. Taken in one order (by id), as each transaction
-/// records its subscriptions' events last.
+/// their movements one after the other. Taken in one statement, in one order (by id), after
+/// every other row the transaction changes (see `services::billing::record`).
 pub async fn hold(db: &impl ConnectionTrait, customers: &[&str]) -> Result<(), DbErr> {
     if db.get_database_backend() != DatabaseBackend::Postgres {
         return Ok(());
@@ -50,10 +50,14 @@ pub async fn hold(db: &impl ConnectionTrait, customers: &[&str]) -> Result<(), D
     let mut customers = customers.to_vec();
     customers.sort_unstable();
     customers.dedup();
-    for customer in customers {
-        let sql = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
-        let key = format!("mrr:{customer}");
-        db.execute(sea_orm::Statement::from_sql_and_values(DatabaseBackend::Postgres, sql, [key.into()])).await?;
+    for chunk in customers.chunks(500) {
+        let keys: Vec<String> = (1..=chunk.len()).map(|i| format!("(${i})")).collect();
+        let sql = format!(
+            "SELECT pg_advisory_xact_lock(hashtextextended('mrr:' || k, 0)) FROM (VALUES {}) AS v(k)",
+            keys.join(", ")
+        );
+        let values = chunk.iter().map(|c| sea_orm::Value::from(c.to_string()));
+        db.execute(sea_orm::Statement::from_sql_and_values(DatabaseBackend::Postgres, sql, values)).await?;
     }
     Ok(())
 }
@@ -177,7 +181,22 @@ pub type Ledger = (i64, bool, Currency);
 
 #[derive(FromQueryResult)]
 struct Summed {
-    bucket: i64,
+    kind: Kind,
+    mrr: i64,
+    paused: i64,
+    subscribers: i64,
+    count: i64,
+}
+
+impl From<&Summed> for Sums {
+    fn from(r: &Summed) -> Sums {
+        Sums { mrr: r.mrr, paused: r.paused, subscribers: r.subscribers, count: r.count }
+    }
+}
+
+#[derive(FromQueryResult)]
+struct PeriodSum {
+    period: i64,
     kind: Kind,
     mrr: i64,
     paused: i64,
@@ -193,61 +212,97 @@ fn of_ledger((shop_id, test, currency): Ledger) -> sea_orm::Select<Entity> {
         .filter(Column::Currency.eq(currency))
 }
 
-/// The quarter hour (seconds since the epoch) the time in `column` falls in.
-fn quarter_hour(backend: DatabaseBackend, column: &str) -> SimpleExpr {
-    match backend {
-        DatabaseBackend::Postgres => Expr::cust(format!("(floor(extract(epoch FROM {column}) / 900) * 900)::bigint")),
-        _ => Expr::cust(format!("CAST(strftime('%s', {column}) AS INTEGER) / 900 * 900")),
-    }
-}
-
-/// The ledger's movements in `[from, until)`, summed per kind and per quarter hour (for the
-/// periods of any time zone), from its time index. With no `from`, every movement until.
-pub async fn sums(
+/// The ledger's movements before `until`, summed per kind: where everything stood then.
+pub async fn before(
     db: &impl ConnectionTrait,
     ledger: Ledger,
-    range: (Option<DateTime<Utc>>, DateTime<Utc>),
-    per_quarter_hour: bool,
-) -> Result<Vec<(DateTime<Utc>, Kind, Sums)>, DbErr> {
-    let query = sums_query(db.get_database_backend(), ledger, range, per_quarter_hour);
-    let rows = query.into_model::<Summed>().all(db).await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let at = DateTime::from_timestamp(r.bucket, 0).unwrap_or_default();
-            (at, r.kind, Sums { mrr: r.mrr, paused: r.paused, subscribers: r.subscribers, count: r.count })
-        })
-        .collect())
+    until: DateTime<Utc>,
+) -> Result<Vec<(Kind, Sums)>, DbErr> {
+    let rows = before_query(ledger, until).into_model::<Summed>().all(db).await?;
+    Ok(rows.iter().map(|r| (r.kind, Sums::from(r))).collect())
 }
 
-/// The query [`sums`] runs, to see its plan.
-pub fn sums_query(
-    backend: DatabaseBackend,
-    ledger: Ledger,
-    (from, until): (Option<DateTime<Utc>>, DateTime<Utc>),
-    per_quarter_hour: bool,
-) -> sea_orm::Select<Entity> {
+/// The query [`before`] runs, to see its plan.
+pub fn before_query(ledger: Ledger, until: DateTime<Utc>) -> sea_orm::Select<Entity> {
     let sum = |column: Column| Expr::col(column).sum().cast_as(Alias::new("BIGINT"));
-    let bucket = match per_quarter_hour {
-        true => quarter_hour(backend, "occurred_at"),
-        false => Expr::val(0i64).into(),
-    };
-    let mut query = of_ledger(ledger)
+    of_ledger(ledger)
         .select_only()
-        .column_as(bucket.clone(), "bucket")
         .column(Column::Kind)
         .column_as(sum(Column::Mrr), "mrr")
         .column_as(sum(Column::Paused), "paused")
         .column_as(sum(Column::Subscribers), "subscribers")
-        .column_as(Expr::cust("count(*)"), "count")
-        .filter(Column::OccurredAt.lt(until));
-    if let Some(from) = from {
-        query = query.filter(Column::OccurredAt.gte(from));
+        .column_as(Expr::cust("CAST(COUNT(*) AS BIGINT)"), "count")
+        .filter(Column::OccurredAt.lt(until))
+        .group_by(Column::Kind)
+}
+
+/// Periods as a table `b(i, s, e)` (their place, first instant, first instant after), for
+/// a statement of `backend` whose own values come after: the `WITH` clause, its values, and
+/// the next placeholder's number.
+fn periods_table(
+    backend: DatabaseBackend,
+    bounds: &[(DateTime<Utc>, DateTime<Utc>)],
+) -> (String, Vec<sea_orm::Value>, usize) {
+    let mut rows = Vec::with_capacity(bounds.len());
+    let mut values = Vec::with_capacity(2 * bounds.len());
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        placeholder(backend, n)
+    };
+    for (i, (from, until)) in bounds.iter().enumerate() {
+        rows.push(format!("({i}, {}, {})", next(), next()));
+        values.push((*from).into());
+        values.push((*until).into());
     }
-    if per_quarter_hour {
-        query = query.group_by(bucket);
+    (format!("WITH b(i, s, e) AS (VALUES {})", rows.join(", ")), values, 2 * bounds.len() + 1)
+}
+
+/// The `n`th placeholder of a statement (from 1), which may stand more than once.
+fn placeholder(backend: DatabaseBackend, n: usize) -> String {
+    match backend {
+        DatabaseBackend::Postgres => format!("${n}"),
+        _ => format!("?{n}"),
     }
-    query.group_by(Column::Kind)
+}
+
+/// The ledger's movements in each of these periods (`[from, until)` each), summed per kind:
+/// `(the period's place, kind, sums)`, each period read from the ledger's time index.
+pub async fn sums(
+    db: &impl ConnectionTrait,
+    ledger: Ledger,
+    bounds: &[(DateTime<Utc>, DateTime<Utc>)],
+) -> Result<Vec<(usize, Kind, Sums)>, DbErr> {
+    if bounds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = PeriodSum::find_by_statement(sums_statement(db.get_database_backend(), ledger, bounds)).all(db).await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let sums = Sums { mrr: r.mrr, paused: r.paused, subscribers: r.subscribers, count: r.count };
+            (usize::try_from(r.period).unwrap_or(0), r.kind, sums)
+        })
+        .collect())
+}
+
+/// The statement [`sums`] runs, to see its plan.
+pub fn sums_statement(
+    backend: DatabaseBackend,
+    (shop_id, test, currency): Ledger,
+    bounds: &[(DateTime<Utc>, DateTime<Utc>)],
+) -> sea_orm::Statement {
+    let (periods, mut values, n) = periods_table(backend, bounds);
+    let [shop, mode, code] = [n, n + 1, n + 2].map(|i| placeholder(backend, i));
+    let sql = format!(
+        "{periods} SELECT CAST(b.i AS BIGINT) AS period, m.kind AS kind, CAST(SUM(m.mrr) AS BIGINT) AS mrr, \
+         CAST(SUM(m.paused) AS BIGINT) AS paused, CAST(SUM(m.subscribers) AS BIGINT) AS subscribers, \
+         CAST(COUNT(*) AS BIGINT) AS count \
+         FROM b JOIN mrr_movements m ON m.shop_id = {shop} AND m.test = {mode} AND m.currency = {code} \
+         AND m.occurred_at >= b.s AND m.occurred_at < b.e GROUP BY b.i, m.kind"
+    );
+    values.extend([shop_id.into(), test.into(), currency.into()]);
+    sea_orm::Statement::from_sql_and_values(backend, sql, values)
 }
 
 /// Where a page of movements starts: after the movement made at `at` with number `seq`.
@@ -304,58 +359,70 @@ pub async fn history(
 
 #[derive(FromQueryResult)]
 struct Ended {
-    bucket: i64,
+    period: i64,
     converted: i64,
     lost: i64,
 }
 
-/// The ledger's trials due to end in `[from, until)`, per quarter hour of that end: how many
-/// were paid (their subscription made a movement with MRR) and how many ended without;
-/// from the index of subscriptions by trial end.
+/// The ledger's trials due to end in each of these periods: `(the period's place, how many
+/// were paid (their subscription made a movement with MRR) and how many ended without)`;
+/// each period read from the index of subscriptions by trial end.
 pub async fn trials(
     db: &impl ConnectionTrait,
     ledger: Ledger,
-    range: (DateTime<Utc>, DateTime<Utc>),
-) -> Result<Vec<(DateTime<Utc>, Trials)>, DbErr> {
-    let rows = trials_query(db.get_database_backend(), ledger, range).into_model::<Ended>().all(db).await?;
+    bounds: &[(DateTime<Utc>, DateTime<Utc>)],
+) -> Result<Vec<(usize, Trials)>, DbErr> {
+    let (shop_id, _, currency) = ledger;
+    let plans: Vec<String> = super::entities::plans::Entity::find()
+        .select_only()
+        .column(super::entities::plans::Column::Id)
+        .filter(super::entities::plans::Column::ShopId.eq(shop_id))
+        .filter(super::entities::plans::Column::Currency.eq(currency))
+        .into_tuple()
+        .all(db)
+        .await?;
+    if bounds.is_empty() || plans.is_empty() {
+        return Ok(Vec::new());
+    }
+    let statement = trials_statement(db.get_database_backend(), ledger, &plans, bounds);
+    let rows = Ended::find_by_statement(statement).all(db).await?;
     Ok(rows
         .into_iter()
-        .map(|r| {
-            let at = DateTime::from_timestamp(r.bucket, 0).unwrap_or_default();
-            (at, Trials { converted: r.converted, lost: r.lost })
-        })
+        .map(|r| (usize::try_from(r.period).unwrap_or(0), Trials { converted: r.converted, lost: r.lost }))
         .collect())
 }
 
-/// The query [`trials`] runs, to see its plan.
-pub fn trials_query(
+/// The statement [`trials`] runs over the subscriptions of `plans` (those of the ledger's
+/// currency), to see its plan.
+pub fn trials_statement(
     backend: DatabaseBackend,
-    (shop_id, test, currency): Ledger,
-    (from, until): (DateTime<Utc>, DateTime<Utc>),
-) -> sea_orm::Select<subscriptions::Entity> {
-    use subscriptions::Column as S;
-    let paid = "EXISTS (SELECT 1 FROM mrr_movements m \
-                WHERE m.subscription_id = subscriptions.id AND m.mrr_after > 0)";
+    (shop_id, test, _): Ledger,
+    plans: &[String],
+    bounds: &[(DateTime<Utc>, DateTime<Utc>)],
+) -> sea_orm::Statement {
+    let (periods, mut values, n) = periods_table(backend, bounds);
+    let [shop, mode] = [n, n + 1].map(|i| placeholder(backend, i));
+    let of_plans: Vec<String> = (0..plans.len()).map(|i| placeholder(backend, n + 2 + i)).collect();
+    let of_plans = of_plans.join(", ");
     let ended: Vec<String> = State::ALL.iter().filter(|s| s.has_ended()).map(|s| format!("'{}'", s.as_str())).collect();
     let ended = ended.join(", ");
-    let count = |condition: String| Expr::cust(format!("CAST(SUM(CASE WHEN {condition} THEN 1 ELSE 0 END) AS BIGINT)"));
-    let bucket = quarter_hour(backend, "subscriptions.trial_ends_at");
-    let plans = plans::Entity::find()
-        .select_only()
-        .column(plans::Column::Id)
-        .filter(plans::Column::ShopId.eq(shop_id))
-        .filter(plans::Column::Currency.eq(currency));
-    subscriptions::Entity::find()
-        .select_only()
-        .column_as(bucket.clone(), "bucket")
-        .column_as(count(paid.to_owned()), "converted")
-        .column_as(count(format!("NOT {paid} AND subscriptions.state IN ({ended})")), "lost")
-        .filter(S::ShopId.eq(shop_id))
-        .filter(S::Test.eq(test))
-        .filter(S::TrialEndsAt.gte(from))
-        .filter(S::TrialEndsAt.lt(until))
-        .filter(S::PlanId.in_subquery(sea_orm::QueryTrait::into_query(plans)))
-        .group_by(bucket)
+    let paid = "EXISTS (SELECT 1 FROM mrr_movements m WHERE m.subscription_id = x.id AND m.mrr_after > 0)";
+    // A count per period, each a scan of the index by trial end (PostgreSQL does not guess a
+    // join on the periods' bounds selective enough to use it).
+    let count = |which: String| {
+        format!(
+            "(SELECT CAST(COUNT(*) AS BIGINT) FROM subscriptions x WHERE x.shop_id = {shop} AND x.test = {mode} \
+             AND x.trial_ends_at >= b.s AND x.trial_ends_at < b.e AND x.plan_id IN ({of_plans}) AND {which})"
+        )
+    };
+    let sql = format!(
+        "{periods} SELECT CAST(b.i AS BIGINT) AS period, {} AS converted, {} AS lost FROM b",
+        count(paid.to_string()),
+        count(format!("x.state IN ({ended}) AND NOT {paid}"))
+    );
+    values.extend([shop_id.into(), test.into()]);
+    values.extend(plans.iter().map(|p| sea_orm::Value::from(p.clone())));
+    sea_orm::Statement::from_sql_and_values(backend, sql, values)
 }
 
 /// Where a read of the ledger customer by customer goes on: after this customer's movement

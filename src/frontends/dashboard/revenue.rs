@@ -326,7 +326,7 @@ async fn movements(State(state): State<AppState>, m: Merchant, RawQuery(raw): Ra
     found.truncate(PER_PAGE as usize);
     let ids: Vec<&str> = found.iter().map(|r| r.customer_id.as_str()).collect();
     let emails = db::customers::emails(&state.db, m.shop.id, &ids).await?;
-    let email_of = |id: &str| emails.iter().find(|(c, _)| c == id).map(|(_, e)| e.clone()).unwrap_or_default();
+    let email_of = |id: &str| emails.get(id).cloned().unwrap_or_default();
     let next = found.last().filter(|_| more).map(|r| {
         let kind = kind.map(|k| format!("&kind={}", k.as_str())).unwrap_or_default();
         format!(

@@ -91,10 +91,12 @@ struct MrrPeriod {
     /// start.
     #[schema(example = 0.0204)]
     revenue_churn_rate: Option<f64>,
-    /// Trials due to end in the period that were paid, and those that ended unpaid (cancelled,
-    /// or their first charge failed for good); a trial still running or retried is in neither.
+    /// Trials due to end in the period that were paid; a trial still running or retried is
+    /// counted once it is decided.
     #[schema(example = 12)]
     trials_converted: i64,
+    /// Trials due to end in the period that ended unpaid: cancelled, or their first charge
+    /// failed for good.
     #[schema(example = 4)]
     trials_lost: i64,
     /// `trials_converted` ÷ (`trials_converted` + `trials_lost`); `null` when both are 0.

@@ -1,6 +1,7 @@
 //! A shop's revenue figures per day or month, in its time zone, made from its ledger's
-//! movements summed by quarter hour and kind: MRR, paused MRR and subscribers at each
-//! period's end, what moved them, and the rates made of those (docs/revenue.md).
+//! movements summed by period (its days in the zone) and kind: MRR, paused MRR and
+//! subscribers at each period's end, what moved them, and the rates made of those
+//! (docs/revenue.md).
 
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
@@ -130,6 +131,14 @@ impl Range {
     /// The first day of each month of the range, the first one from `from`.
     pub fn month_starts(&self) -> Vec<NaiveDate> {
         Range { interval: Interval::Month, ..*self }.starts()
+    }
+
+    /// The instants each period covers in `tz`: from its first day's start until the next
+    /// one's (the last one's until the start of the day after the range).
+    pub fn bounds(&self, tz: Tz) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+        let starts: Vec<DateTime<Utc>> = self.starts().iter().map(|d| start_of_day(*d, tz)).collect();
+        let (_, until) = self.instants(tz);
+        starts.iter().enumerate().map(|(i, from)| (*from, starts.get(i + 1).copied().unwrap_or(until))).collect()
     }
 
     /// The instants the range covers in `tz`: from its first day's start, until the start of
@@ -347,31 +356,27 @@ pub fn ratio(part: i64, whole: i64) -> Option<f64> {
 }
 
 /// What the series of a range is made of: `before` sums every movement before the range,
-/// `groups` the movements inside it by the quarter hour they started in and their kind,
-/// `trials` the trials due to end inside it by the quarter hour of their end.
+/// `groups` the movements inside it by period (its place in [`Range::bounds`]) and kind,
+/// `trials` the trials due to end inside it by period.
 pub struct Made<'a> {
     pub before: &'a Moved,
-    pub groups: &'a [(DateTime<Utc>, Kind, Sums)],
-    pub trials: &'a [(DateTime<Utc>, Trials)],
+    pub groups: &'a [(usize, Kind, Sums)],
+    pub trials: &'a [(usize, Trials)],
 }
 
-/// The series of `range` in `tz`.
-pub fn series(range: &Range, tz: Tz, made: Made) -> Vec<Period> {
+/// The series of `range`.
+pub fn series(range: &Range, made: Made) -> Vec<Period> {
     let starts = range.starts();
-    let period = |at: DateTime<Utc>| {
-        let day = at.with_timezone(&tz).date_naive();
-        (range.from..=range.to).contains(&day).then(|| starts.partition_point(|s| *s <= day).saturating_sub(1))
-    };
     let mut moved = vec![Moved::default(); starts.len()];
-    for &(at, kind, sums) in made.groups {
-        if let Some(i) = period(at) {
-            moved[i].add(kind, sums);
+    for &(i, kind, sums) in made.groups {
+        if let Some(m) = moved.get_mut(i) {
+            m.add(kind, sums);
         }
     }
     let mut trials = vec![Trials::default(); starts.len()];
-    for &(at, t) in made.trials {
-        if let Some(i) = period(at) {
-            trials[i].add(t);
+    for &(i, t) in made.trials {
+        if let Some(sum) = trials.get_mut(i) {
+            sum.add(t);
         }
     }
     let mut standing = Standing::after(made.before);
@@ -430,27 +435,28 @@ mod tests {
     }
 
     #[test]
-    fn movements_fall_in_the_period_of_their_day_in_the_shops_zone() {
+    fn periods_are_bounded_by_their_days_in_the_shops_zone() {
         let tz: Tz = "Europe/Berlin".parse().unwrap();
+        let range = Range::parse(Some("2026-01-15"), Some("2026-03-31"), None, day(2026, 12, 6)).unwrap();
+        let at = |m, d, h| Utc.with_ymd_and_hms(2026, m, d, h, 0, 0).unwrap();
+        assert_eq!(
+            range.bounds(tz),
+            vec![(at(1, 14, 23), at(1, 31, 23)), (at(1, 31, 23), at(2, 28, 23)), (at(2, 28, 23), at(3, 31, 22))],
+            "the range's first day, then months; summer time from 29 March"
+        );
+    }
+
+    #[test]
+    fn movements_make_each_periods_figures() {
         let range = Range::parse(Some("2026-01-01"), Some("2026-03-31"), None, day(2026, 12, 6)).unwrap();
-        assert_eq!(range.instants(tz).0, Utc.with_ymd_and_hms(2025, 12, 31, 23, 0, 0).unwrap());
         let mut before = Moved::default();
         before.add(Kind::New, Sums { mrr: 1000, paused: 0, subscribers: 1, count: 1 });
-        let at = |m, d, h| Utc.with_ymd_and_hms(2026, m, d, h, 0, 0).unwrap();
-        let groups = [
-            // 23:00 UTC on 31 January is 1 February in Berlin.
-            (at(1, 31, 23), Kind::New, sums(500, 1)),
-            (at(1, 10, 12), Kind::Expansion, sums(200, 0)),
-            (at(3, 5, 12), Kind::Churn, sums(-1200, -1)),
-        ];
-        let trials = [
-            (at(2, 1, 9), Trials { converted: 2, lost: 1 }),
-            (at(2, 20, 9), Trials { converted: 1, lost: 0 }),
-            (at(4, 1, 9), Trials { converted: 5, lost: 0 }),
-        ];
-        let s = series(&range, tz, Made { before: &before, groups: &groups, trials: &trials });
+        let groups =
+            [(1, Kind::New, sums(500, 1)), (0, Kind::Expansion, sums(200, 0)), (2, Kind::Churn, sums(-1200, -1))];
+        let trials = [(1, Trials { converted: 2, lost: 1 }), (1, Trials { converted: 1, lost: 0 })];
+        let s = series(&range, Made { before: &before, groups: &groups, trials: &trials });
         assert_eq!(s.len(), 3);
-        assert_eq!(s[1].trials, Trials { converted: 3, lost: 1 }, "April is outside the range");
+        assert_eq!(s[1].trials, Trials { converted: 3, lost: 1 });
         assert_eq!((s[1].trial_conversion_rate(), s[0].trial_conversion_rate()), (Some(0.75), None));
         assert_eq!((s[0].start, s[0].end), (day(2026, 1, 1), day(2026, 1, 31)));
         assert_eq!((s[0].opening.mrr, s[0].closing.mrr, s[0].closing.subscribers), (1000, 1200, 1));
