@@ -97,6 +97,8 @@ async fn ledger_cost(state: &AppState, shop: i64, n: usize) -> f64 {
         })
         .collect();
     let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    let read = new.iter().filter(|e| e.data["plan"]["plan"]["amount"].is_i64()).count();
+    println!("  (the run recorded {} subscription events, {read} of them with the subscription's plan)", new.len());
     let mut took = 0.0;
     for (events, ids) in new.chunks(500).zip(ids.chunks(500)) {
         let txn = paydesk::db::begin(&state.db).await.unwrap();
