@@ -47,7 +47,7 @@ async fn kept(app: &TestApp, shop: &Shop) -> Vec<Value> {
 }
 
 /// Rebuilds the shop's movements and asserts they are the ones kept.
-async fn rebuilt_as_kept(app: &TestApp, shop: &Shop) {
+pub(crate) async fn rebuilt_as_kept(app: &TestApp, shop: &Shop) {
     let before = kept(app, shop).await;
     let made = paydesk::services::revenue::rebuild(&app.db, shop.id).await.unwrap();
     assert_eq!(made, before.len());
@@ -198,6 +198,14 @@ db_tests! {
         let plan = crate::query_plans::plan_of(&app, paydesk::db::mrr::sums_statement(backend, ledger, &twelve_months(until))).await;
         assert!(!crate::query_plans::scans(&plan, "mrr_movements") && !crate::query_plans::scans(&plan, "m"), "{plan}");
         assert!(plan.contains("ix_mrr_movements_time"), "the range's months: {plan}");
+        // MRR per subscriber reads customer by customer, from the first page and a later one.
+        for cursor in [None, Some(("cst_m".to_string(), until - chrono::Duration::days(30), 5))] {
+            let statement = paydesk::db::mrr::by_customer_query(ledger, until, cursor, 5000).build(backend);
+            let plan = crate::query_plans::plan_of(&app, statement).await;
+            assert!(!crate::query_plans::scans(&plan, "mrr_movements"), "MRR per subscriber scans: {plan}");
+            assert!(plan.contains("ix_mrr_movements_customers"), "MRR per subscriber: {plan}");
+            assert!(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "MRR per subscriber sorts: {plan}");
+        }
     }
 
     async fn trials_are_counted_from_the_index_of_trial_ends(app) {

@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-use super::figures::{Range, start_of_day};
+use super::figures::{Interval, Range};
 
 /// A range cut into months in a time zone: each month's first day (the first one from the
 /// range's first day) and the instant it ends (the next one's start, the last one's the
@@ -17,11 +17,8 @@ pub struct Months {
 
 impl Months {
     pub fn of(range: &Range, tz: Tz) -> Months {
-        let starts = range.month_starts();
-        let (_, until) = range.instants(tz);
-        let mut ends: Vec<DateTime<Utc>> = starts.iter().skip(1).map(|d| start_of_day(*d, tz)).collect();
-        ends.push(until);
-        Months { starts, ends }
+        let by_month = Range { interval: Interval::Month, ..*range };
+        Months { starts: range.month_starts(), ends: by_month.bounds(tz).into_iter().map(|(_, end)| end).collect() }
     }
 
     /// A customer's MRR at each month's end, from its movements `(when, change of MRR)` in the
