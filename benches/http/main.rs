@@ -20,6 +20,7 @@
 
 mod growth;
 mod limits;
+mod loads;
 mod oha;
 mod server;
 
@@ -119,19 +120,22 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let customer = client.post("/customers", &server::customer_body()).await["id"].as_str().unwrap().to_string();
     // A lone payer without invoices and with them, in turns (the machine's noise and the
     // growing tables fall on both alike); then 16 payers.
+    let pay = |_| loads::pay(&client, &product);
+    let payers = |n| loads::closed(opts.seconds, n, 1, pay);
+    let paced = |rate: f64| loads::open(opts.seconds, 16, rate / 2.0, 1, pay);
     let mut alone = Vec::new();
     for _ in 0..3 {
         client.put("/shop/seller", &json!({})).await;
-        let without = payers(&client, &product, opts.seconds, 1).await;
+        let without = payers(1).await.remove(0);
         client.put("/shop/seller", &server::seller_body()).await;
-        alone.push((without, payers(&client, &product, opts.seconds, 1).await));
+        alone.push((without, payers(1).await.remove(0)));
     }
     client.put("/shop/seller", &json!({})).await;
-    let uninvoiced = payers(&client, &product, opts.seconds, 16).await;
-    let uninvoiced_half = paced(&client, &product, opts.seconds, 16, uninvoiced.rps / 2.0).await;
+    let uninvoiced = payers(16).await.remove(0);
+    let uninvoiced_half = paced(uninvoiced.rps).await.remove(0);
     client.put("/shop/seller", &server::seller_body()).await;
-    let invoiced = payers(&client, &product, opts.seconds, 16).await;
-    let invoiced_half = paced(&client, &product, opts.seconds, 16, invoiced.rps / 2.0).await;
+    let invoiced = payers(16).await.remove(0);
+    let invoiced_half = paced(invoiced.rps).await.remove(0);
     client.pay(&product, "ann@example.com").await;
     let payments: Value = serde_json::from_str(&client.get_text("/payments?limit=1").await).unwrap();
     let payment = payments[0]["id"].as_str().expect("the paid order").to_string();
@@ -145,6 +149,15 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
         json!({"number": "4200000000000000", "exp_month": 12, "exp_year": 2040, "cvc": "123", "holder": "Ann Lee"});
     let subscription = json!({"plan": {"id": plan}, "customer": server::customer_body(), "card": card});
     let subscription = client.post("/subscriptions", &subscription).await["id"].as_str().unwrap().to_string();
+    // 16 subscribers, each paused, resumed and moved between two plans by a worker of its own.
+    let other = json!({"title": "Gold, green", "currency": "EUR", "test": true,
+                       "plan": {"amount": 990, "interval": 1, "interval_unit": "month"}});
+    let plans = [plan.clone(), client.post("/plans", &other).await["id"].as_str().unwrap().to_string()];
+    let subscribers = loads::subscribers(&client, &plan, 16).await;
+    let write = |i: usize| loads::subscription_write(&client, &subscribers[i], &plans);
+    let writes = loads::closed(opts.seconds, 16, 3, write).await;
+    let rate: f64 = writes.iter().map(|m| m.rps).sum();
+    let writes_half = loads::open(opts.seconds, 16, rate / 2.0, 3, write).await;
     let cookie = client.log_in().await;
 
     let bytes = client.get_text(&format!("/products/{product}")).await;
@@ -191,24 +204,18 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
         let this = [("GET /products/{id}", &one), ("POST /products", &created), ("POST /customers", &customers)];
         earlier(oha, backend, &before.to_string_lossy(), seconds, this).await;
     }
-    let mut rows: Vec<(&str, &Measured, usize)> = Vec::new();
+    let (paid, invoiced_label) = ("POST /products/{id}/pay, no invoices", "… with invoices");
     for (without, with) in &alone {
-        rows.extend([("POST /products/{id}/pay, no invoices", without, 1), ("… with invoices", with, 1)]);
+        loads::print(paid, without, "1 payer, closed loop");
+        loads::print(invoiced_label, with, "1 payer, closed loop");
     }
-    rows.extend([("POST /products/{id}/pay, no invoices", &uninvoiced, 16), ("… with invoices", &invoiced, 16)]);
-    for (label, paid, n) in rows {
-        println!(
-            "  {label:<40} {:>9.0} {:>8.2} {:>8.2}   ({n} payers, closed loop)",
-            paid.rps, paid.p50_ms, paid.p99_ms
-        );
-    }
-    for (label, paid) in
-        [("POST /products/{id}/pay, no invoices", &uninvoiced_half), ("… with invoices", &invoiced_half)]
-    {
-        println!(
-            "  {label:<40} {:>9.0} {:>8.2} {:>8.2}   (16 payers, open loop at half the rate)",
-            paid.rps, paid.p50_ms, paid.p99_ms
-        );
+    loads::print(paid, &uninvoiced, "16 payers, closed loop");
+    loads::print(invoiced_label, &invoiced, "16 payers, closed loop");
+    loads::print(paid, &uninvoiced_half, "16 payers, open loop at half the rate");
+    loads::print(invoiced_label, &invoiced_half, "16 payers, open loop at half the rate");
+    for (label, (closed, open)) in loads::SUBSCRIPTION_WRITES.iter().zip(writes.iter().zip(&writes_half)) {
+        loads::print(label, closed, "16 subscribers, closed loop");
+        loads::print("", open, "16 subscribers, open loop at half the rate");
     }
     let mut added: Vec<f64> = alone.iter().map(|(without, with)| with.p50_ms - without.p50_ms).collect();
     added.sort_by(f64::total_cmp);
@@ -243,51 +250,6 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let templates = growth::Templates { product, customer, payment, subscription, invoice };
     let running = Running { backend, fresh: &fresh, server: &server, auth: &auth, cookie: &cookie };
     grow(oha, &running, &templates, opts).await;
-}
-
-/// `n` payers paying `product` on its page, each again as soon as it is paid, for
-/// `seconds`: the payments a second and the p50 and p99 of their form's POST.
-async fn payers(client: &Client, product: &str, seconds: u64, n: usize) -> Measured {
-    let until = Instant::now() + std::time::Duration::from_secs(seconds);
-    let started = Instant::now();
-    let payer = |_| async move {
-        let mut took = Vec::new();
-        while Instant::now() < until {
-            took.push(client.pay(product, "payer@example.com").await.as_secs_f64() * 1000.0);
-        }
-        took
-    };
-    let mut all: Vec<f64> = futures::future::join_all((0..n).map(payer)).await.concat();
-    let elapsed = started.elapsed().as_secs_f64();
-    all.sort_by(f64::total_cmp);
-    let at = |q: f64| all[((all.len() - 1) as f64 * q).round() as usize];
-    Measured { rps: all.len() as f64 / elapsed, p50_ms: at(0.5), p99_ms: at(0.99) }
-}
-
-/// `n` payers paying `product` at `rate` payments a second between them for `seconds`, each
-/// on a schedule kept whatever the answers take: the rate reached and the p50 and p99 of the
-/// form's POST, each counted from when it was due (a payer that fell behind counts its wait,
-/// so a slow answer is not hidden by the payments it held back).
-async fn paced(client: &Client, product: &str, seconds: u64, n: usize, rate: f64) -> Measured {
-    let period = std::time::Duration::from_secs_f64(n as f64 / rate.max(0.1));
-    let started = Instant::now();
-    let until = started + std::time::Duration::from_secs(seconds);
-    let payer = |i: usize| async move {
-        let mut took = Vec::new();
-        let mut due = started + period.mul_f64(i as f64 / n as f64);
-        while due < until {
-            tokio::time::sleep_until(due.into()).await;
-            let late = Instant::now().saturating_duration_since(due);
-            took.push((late + client.pay(product, "payer@example.com").await).as_secs_f64() * 1000.0);
-            due += period;
-        }
-        took
-    };
-    let mut all: Vec<f64> = futures::future::join_all((0..n).map(payer)).await.concat();
-    let elapsed = started.elapsed().as_secs_f64();
-    all.sort_by(f64::total_cmp);
-    let at = |q: f64| all.get(((all.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or(f64::NAN);
-    Measured { rps: all.len() as f64 / elapsed, p50_ms: at(0.5), p99_ms: at(0.99) }
 }
 
 /// Creates 1,000 products through the API, 16 at a time; answers the first one's id.

@@ -191,8 +191,26 @@ impl Client {
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
-        response.json().await.unwrap()
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(status, StatusCode::CREATED, "POST {path}: {body}");
+        body
+    }
+
+    /// Posts `body` to `path`: the answer's status, the time it took and its body.
+    pub async fn timed_post(&self, path: &str, body: &Value) -> (StatusCode, std::time::Duration, String) {
+        let started = std::time::Instant::now();
+        let response = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .basic_auth(self.shop.id, Some(&self.shop.secret))
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let answer = response.text().await.unwrap();
+        (status, started.elapsed(), answer)
     }
 
     pub async fn put(&self, path: &str, body: &Value) -> Value {

@@ -1,4 +1,5 @@
-//! The functions paydesk adds to every SQLite connection:
+//! What paydesk adds to every SQLite connection: its busy handler (see [`busy`]) and these
+//! functions:
 //! - `lower(text)`: SQLite's own folds only ASCII, so a search for "иван" would miss "Иван"
 //!   there while PostgreSQL (with a UTF-8 ctype) finds it. This one folds the way Rust's
 //!   `str::to_lowercase` does, so one query means the same on both.
@@ -40,7 +41,35 @@ pub async fn install(conn: &mut SqliteConnection) -> Result<(), Error> {
             return Err(sqlx::Error::Configuration(message.into()));
         }
     }
+    // SAFETY: as above; the handler keeps no data.
+    let rc = unsafe { ffi::sqlite3_busy_handler(handle.as_raw_handle().as_ptr(), Some(busy), std::ptr::null_mut()) };
+    if rc != ffi::SQLITE_OK {
+        return Err(sqlx::Error::Configuration(
+            format!("setting the busy handler failed with SQLite code {rc}").into(),
+        ));
+    }
     Ok(())
+}
+
+/// How long a statement waits for another connection's write lock, as the pool's busy
+/// timeout said before this handler took its place.
+const BUSY_FOR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits for the write lock another connection holds: SQLite's own handler sleeps 1, 2, 5,
+/// 10, … up to 100 ms between looks, so a write that finds the lock taken twice waits 3 ms
+/// and four times 18 ms, however soon the lock was free. A write transaction of this process
+/// takes its turn first (`db::txn`) and finds the lock free; the writes that do not (a single
+/// statement on the pool, another process, the command line) look again every 100 µs for the
+/// first 10 ms, then every millisecond, until [`BUSY_FOR`] has passed.
+unsafe extern "C" fn busy(_: *mut std::ffi::c_void, tries: c_int) -> c_int {
+    const QUICK: c_int = 100;
+    let (quick, slow) = (std::time::Duration::from_micros(100), std::time::Duration::from_millis(1));
+    let waited = quick * tries.min(QUICK) as u32 + slow * (tries - QUICK).max(0) as u32;
+    if waited >= BUSY_FOR {
+        return 0;
+    }
+    std::thread::sleep(if tries < QUICK { quick } else { slow });
+    1
 }
 
 type Function = unsafe extern "C" fn(*mut ffi::sqlite3_context, c_int, *mut *mut ffi::sqlite3_value);
