@@ -33,7 +33,8 @@ pub fn new_secret(vault: &Vault) -> (String, StoredSecret) {
     let secret_key = db::shops::new_secret();
     let digest = db::shops::digest(&secret_key);
     let sealed = vault.seal(secret_key.as_bytes(), &secret_context(&digest));
-    (secret_key, StoredSecret { digest, sealed })
+    let prefix = secret_key.chars().take(db::api_keys::PREFIX_CHARS).collect();
+    (secret_key, StoredSecret { digest, sealed, prefix })
 }
 
 /// Creates a shop with a new secret key (shown this once).
@@ -47,7 +48,7 @@ pub async fn create_shop(
     use crate::domain::audit::{Actor, Change, Entry, Origin};
     let (secret_key, stored) = new_secret(vault);
     let txn = crate::db::begin(db).await?;
-    let shop = db::shops::create(&txn, name, url, stored, now).await?;
+    let shop = db::shops::create(&txn, name, url, stored, "paydesk shop create", now).await?;
     let origin = Origin { user_agent: Some("paydesk shop create".into()), ..Origin::default() };
     let changes = vec![Change::of("name", None::<String>, name), Change::of("url", None::<String>, &shop.url)];
     let entry = Entry::new(shop.id, Actor::operator(), origin, "shop.created").on("shop", shop.id.to_string());
@@ -57,8 +58,9 @@ pub async fn create_shop(
 }
 
 /// Replaces the shop's secret key; the new key, or `None` when another rotation won. The old
-/// key is refused by this instance at once and by every other as the change reaches it
-/// (see [`crate::services::shops`]).
+/// key is refused at once by every instance (keys are read at each request); the answer waits
+/// until every instance forgot the shop (see [`crate::services::shops`]), whose row names the
+/// key its notifications carry.
 pub async fn rotate_secret(
     state: &AppState,
     shop: shops::Model,

@@ -1,6 +1,7 @@
-//! The shops that requests name, kept in memory: every API request authenticates one, every
-//! pay page and dashboard page shows one, and asking the database each time cost a query per
-//! request.
+//! The shops that requests name, kept in memory: every API request names one, every pay page
+//! and dashboard page shows one, and asking the database each time cost a query per request.
+//! An API request's key is not kept: it is read by its digest at each request (one lookup of
+//! a unique index), so a revoked or expired key is refused everywhere at once.
 //!
 //! This instance forgets a shop as it writes it (also when the request is cancelled
 //! mid-write); on PostgreSQL a trigger on `shops` notifies every instance (`LISTEN
@@ -51,13 +52,20 @@ pub fn zone(state: &AppState, shop: &Model) -> chrono_tz::Tz {
     shop.timezone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(state.config.timezone)
 }
 
-/// The shop, if `secret_key` is its key (compared in constant time; shop ids are not secret).
+/// The shop, if `secret_key` is one of its keys that works now: the key is found by its
+/// digest (one lookup of a unique index, whatever the number of keys), the digests compared
+/// in constant time. A revoked or expired key is refused at once on every instance, since
+/// keys are not kept in memory.
 pub async fn authenticate(state: &AppState, shop_id: i64, secret_key: &str) -> Result<Option<Arc<Model>>, DbErr> {
     let given = shop_db::digest(secret_key);
-    let shop = find(state, shop_id).await?;
-    let stored = shop.as_ref().map_or("", |s| s.secret_digest.as_str());
+    let key = crate::db::api_keys::by_digest(&state.db, &given).await?;
+    let stored = key.as_ref().map_or("", |k| k.digest.as_str());
     let matches: bool = given.as_bytes().ct_eq(stored.as_bytes()).into();
-    Ok(shop.filter(|_| matches))
+    let works = key.is_some_and(|k| matches && k.shop_id == shop_id && crate::db::api_keys::usable(&k, Utc::now()));
+    match works {
+        true => find(state, shop_id).await,
+        false => Ok(None),
+    }
 }
 
 /// Runs `write`, a change of the shop's row, and forgets the shop here once it is done or

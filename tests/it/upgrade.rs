@@ -102,6 +102,10 @@ async fn copy_reference(db: &DatabaseConnection, reference: &TestApp) -> Vec<Cop
             continue;
         }
         let list = common.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+        if table == "api_keys" {
+            // The triggers of `shops` made each copied shop's first key: the reference's replace them.
+            exec(db, "DELETE FROM api_keys").await;
+        }
         exec(db, &format!("INSERT INTO \"{table}\" ({list}) SELECT {list} FROM {from}.\"{table}\"")).await;
         let whole = common.len() == theirs.len();
         copied.push((table, common, whole));

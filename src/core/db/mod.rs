@@ -16,6 +16,7 @@ use sea_orm::{
 
 pub use txn::{Txn, begin, insert_then, insert_together};
 
+pub mod api_keys;
 pub mod audit;
 pub mod backup;
 pub mod checkout_attempts;

@@ -26,22 +26,25 @@ pub struct CreatedShop {
 pub struct StoredSecret {
     pub digest: String,
     pub sealed: String,
+    /// The secret's first characters, shown to tell keys apart.
+    pub prefix: String,
 }
 
-/// Creates a shop with this secret key.
+/// Creates a shop with this secret key, its first API key, made by `created_by`.
 pub async fn create(
     db: &impl ConnectionTrait,
     name: &str,
     url: Option<String>,
     secret: StoredSecret,
+    created_by: &str,
     now: DateTime<Utc>,
 ) -> Result<shops::Model, DbErr> {
     let now = super::now_millis(now);
-    shops::ActiveModel {
+    let shop = shops::ActiveModel {
         name: Set(name.to_string()),
         url: Set(url),
-        secret_digest: Set(secret.digest),
-        secret_sealed: Set(Some(secret.sealed)),
+        secret_digest: Set(secret.digest.clone()),
+        secret_sealed: Set(Some(secret.sealed.clone())),
         timezone: Set(None),
         signing_key_sealed: Set(None),
         public_key: Set(None),
@@ -51,7 +54,9 @@ pub async fn create(
         ..Default::default()
     }
     .insert(db)
-    .await
+    .await?;
+    super::api_keys::describe(db, shop.id, &secret.digest, &secret.prefix, created_by).await?;
+    Ok(shop)
 }
 
 /// Stores the shop's key pair, unless it has one already (another instance made it first);
@@ -155,15 +160,18 @@ pub async fn rotate_secret(
 ) -> Result<bool, DbErr> {
     let txn = crate::db::begin(db).await?;
     let rotated = shops::Entity::update_many()
-        .col_expr(shops::Column::SecretDigest, Expr::value(secret.digest))
-        .col_expr(shops::Column::SecretSealed, Expr::value(Some(secret.sealed)))
+        .col_expr(shops::Column::SecretDigest, Expr::value(secret.digest.clone()))
+        .col_expr(shops::Column::SecretSealed, Expr::value(Some(secret.sealed.clone())))
         .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(shops::Column::Id.eq(shop.id))
-        .filter(shops::Column::SecretDigest.eq(shop.secret_digest))
+        .filter(shops::Column::SecretDigest.eq(&shop.secret_digest))
         .exec(&txn)
         .await?;
     let entry = audit.clone().on("shop", shop.id.to_string()).changing(vec![Change::secret("secret_key", true)]);
     if rotated.rows_affected == 1 {
+        // The trigger revoked the old key and made its successor, of the same name.
+        let by = entry.actor.label.as_deref().or(entry.actor.id.as_deref()).unwrap_or("paydesk");
+        super::api_keys::describe(&txn, shop.id, &secret.digest, &secret.prefix, by).await?;
         super::audit::record(&txn, &entry, now).await?;
     } else {
         super::audit::record(&txn, &entry.changing(Vec::new()).ended(Outcome::Failure), now).await?;

@@ -42,7 +42,7 @@ pub async fn sign_up(
 ) -> Result<(shops::Model, users::Model), NewUserError> {
     let SignUpRows { shop_name, secret, email, password_hash, language } = new;
     let txn = crate::db::begin(db).await?;
-    let shop = super::shops::create(&txn, shop_name, None, secret, now).await?;
+    let shop = super::shops::create(&txn, shop_name, None, secret, email, now).await?;
     let mut row = new_row(shop.id, email, password_hash, Role::Owner, now);
     row.language = Set(language);
     let user = insert_row(&txn, row).await?;

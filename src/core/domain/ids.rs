@@ -36,6 +36,8 @@ pub const INVOICE: &str = "inv_";
 pub const CREDIT_NOTE: &str = "cn_";
 /// Audit trail records.
 pub const AUDIT_EVENT: &str = "aud_";
+/// API keys.
+pub const API_KEY: &str = "key_";
 
 /// A new random id with the given prefix.
 pub fn new_id(prefix: &str) -> String {

@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod account;
+pub mod api_key;
 pub mod audit;
 pub mod backup;
 pub mod billing;

@@ -1,6 +1,7 @@
 //! sea-orm entities, one per table, in the shape `sea-orm-cli generate entity` writes.
 //! Behaviour lives elsewhere (`db::*` queries, `domain`); these files only describe rows.
 
+pub mod api_keys;
 pub mod audit_events;
 pub mod audit_heads;
 pub mod audit_pending;

@@ -1,0 +1,279 @@
+//! What an API key may do: a key without restrictions may do everything the API offers; a
+//! restricted key holds, per resource, no access, `read` (its GET operations) or `write`
+//! (every operation, reads included). Which resource and which access each operation needs is
+//! decided here, from its method and route, for the check of every request and for the OpenAPI
+//! document alike. Also the addresses a key may be used from, and how long a rolled key goes on.
+
+use std::net::IpAddr;
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::vocab::words;
+
+words! {
+    /// What a restricted key's permissions are given for.
+    Resource {
+        Products = "products", Plans = "plans", Coupons = "coupons", Customers = "customers",
+        Payments = "payments", Refunds = "refunds", Subscriptions = "subscriptions", Disputes = "disputes",
+        Events = "events", WebhookEndpoints = "webhook_endpoints", TestClocks = "test_clocks", Audit = "audit",
+        Invoices = "invoices", TaxRates = "tax_rates", Revenue = "revenue", Shop = "shop"
+    }
+}
+
+words! {
+    /// How much of a resource a key may use: `write` includes `read`.
+    Access { None = "none", Read = "read", Write = "write" }
+}
+
+/// What an operation needs of its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// `access` to `resource`.
+    Resource(Resource, Access),
+    /// A key without restrictions: the operations on keys themselves.
+    Unrestricted,
+}
+
+impl Access {
+    /// Whether holding this access gives `needed`.
+    pub fn covers(self, needed: Access) -> bool {
+        let rank = |a: Access| Access::ALL.iter().position(|x| *x == a);
+        rank(self) >= rank(needed)
+    }
+}
+
+/// A key's permissions: `None` for a key without restrictions; else each resource it was given,
+/// in the order of [`Resource::ALL`] (a resource left out is `none`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Permissions(pub Option<Vec<(Resource, Access)>>);
+
+impl Permissions {
+    /// Whether a key holding these may do what an operation `needs`.
+    pub fn allow(&self, needs: Needs) -> bool {
+        match (&self.0, needs) {
+            (None, _) => true,
+            (Some(_), Needs::Unrestricted) => false,
+            (Some(given), Needs::Resource(resource, access)) => {
+                given.iter().find(|(r, _)| *r == resource).is_some_and(|(_, held)| held.covers(access))
+            }
+        }
+    }
+
+    /// Reads `{"payments": "read", …}`; `Err` names the first resource or access that does not
+    /// exist.
+    pub fn parse(pairs: &[(String, String)]) -> Result<Permissions, String> {
+        let mut given: Vec<(Resource, Access)> = Vec::new();
+        for (resource, access) in pairs {
+            let r = Resource::parse(resource).ok_or_else(|| format!("`{resource}` is not a permission's resource"))?;
+            let a = Access::parse(access)
+                .ok_or_else(|| format!("`{access}` is not an access (none, read or write) for `{resource}`"))?;
+            given.retain(|(held, _)| *held != r);
+            given.push((r, a));
+        }
+        given.sort_by_key(|(r, _)| Resource::ALL.iter().position(|x| x == r));
+        Ok(Permissions(Some(given)))
+    }
+
+    /// The permission a refusal names: `payments:write`, or `unrestricted`.
+    pub fn name(needs: Needs) -> String {
+        match needs {
+            Needs::Resource(resource, access) => format!("{}:{}", resource.as_str(), access.as_str()),
+            Needs::Unrestricted => "unrestricted".into(),
+        }
+    }
+}
+
+/// What the API operation of `method` on `route` (as routed: `/payments/{id}/refund`) needs;
+/// `None` for a route that is not the API's.
+pub fn needs(method: &str, route: &str) -> Option<Needs> {
+    use Resource::*;
+    let mut parts = route.trim_start_matches('/').split('/');
+    let first = parts.next()?;
+    let rest: Vec<&str> = parts.collect();
+    let access = if method.eq_ignore_ascii_case("GET") || method.eq_ignore_ascii_case("HEAD") {
+        Access::Read
+    } else {
+        Access::Write
+    };
+    let resource = match (first, rest.as_slice()) {
+        ("api_keys", _) => return Some(Needs::Unrestricted),
+        ("products", _) => Products,
+        ("plans", _) => Plans,
+        ("coupons", _) => Coupons,
+        ("customers", _) => Customers,
+        ("payments", [_, "refund"]) | ("refunds", _) => Refunds,
+        ("payments", _) => Payments,
+        ("subscriptions", _) => Subscriptions,
+        ("disputes", _) => Disputes,
+        ("events", _) => Events,
+        ("webhook_endpoints" | "webhook_deliveries", _) => WebhookEndpoints,
+        ("test_clocks", _) => TestClocks,
+        ("audit_events", _) => Audit,
+        ("invoices" | "credit_notes", _) => Invoices,
+        ("tax_rates", _) => TaxRates,
+        ("revenue", _) => Revenue,
+        ("shop", _) => Shop,
+        _ => return None,
+    };
+    Some(Needs::Resource(resource, access))
+}
+
+/// A network a key may be used from: an address and the length of its prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Network {
+    pub address: IpAddr,
+    pub prefix: u8,
+}
+
+impl Network {
+    /// Reads `203.0.113.0/24`, `2001:db8::/32` or a lone address; `None` when it is neither,
+    /// or when the address has bits set past its prefix (`203.0.113.7/24`). An IPv4 network
+    /// written as IPv6 (`::ffff:203.0.113.0/120`) is kept as the IPv4 one.
+    pub fn parse(text: &str) -> Option<Network> {
+        let text = text.trim();
+        let (address, prefix) = match text.split_once('/') {
+            Some((address, prefix)) => {
+                let plain = !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit()) && prefix.len() <= 3;
+                (address.parse::<IpAddr>().ok()?, Some(prefix.parse::<u8>().ok().filter(|_| plain)?))
+            }
+            None => (text.parse::<IpAddr>().ok()?, None),
+        };
+        let bits = if address.is_ipv4() { 32 } else { 128 };
+        let prefix = prefix.unwrap_or(bits);
+        if prefix > bits || mask(address, prefix) != bits_of(address) {
+            return None;
+        }
+        Some(match address {
+            IpAddr::V6(v6) if prefix >= 96 => match v6.to_ipv4_mapped() {
+                Some(v4) => Network { address: IpAddr::V4(v4), prefix: prefix - 96 },
+                None => Network { address, prefix },
+            },
+            _ => Network { address, prefix },
+        })
+    }
+
+    /// Whether `address` is in this network; an IPv4 address given as IPv6 (`::ffff:a.b.c.d`)
+    /// is in the IPv4 networks that hold it, and in the IPv6 ones that hold its IPv6 form.
+    pub fn contains(&self, address: IpAddr) -> bool {
+        let holds = |a: IpAddr| {
+            a.is_ipv4() == self.address.is_ipv4() && mask(a, self.prefix) == mask(self.address, self.prefix)
+        };
+        let as_v4 = match address {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4),
+            IpAddr::V4(_) => None,
+        };
+        holds(address) || as_v4.is_some_and(holds)
+    }
+}
+
+impl std::fmt::Display for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.address, self.prefix)
+    }
+}
+
+fn bits_of(address: IpAddr) -> u128 {
+    match address {
+        IpAddr::V4(v4) => u32::from(v4) as u128,
+        IpAddr::V6(v6) => u128::from(v6),
+    }
+}
+
+/// The first `prefix` bits of `address`.
+fn mask(address: IpAddr, prefix: u8) -> u128 {
+    let bits: u32 = if address.is_ipv4() { 32 } else { 128 };
+    let keep = u32::from(prefix).min(bits);
+    let kept = if keep == 0 { 0 } else { u128::MAX << (128 - keep) >> (128 - bits) };
+    bits_of(address) & kept
+}
+
+/// The longest a rolled key goes on working beside its successor.
+pub const LONGEST_OVERLAP: Duration = Duration::days(7);
+
+/// How long before a key stops working its owners are told.
+pub const WARN_BEFORE: Duration = Duration::days(7);
+
+/// Until when a key rolled at `now` goes on working, asked to stop at `until` (now if not
+/// given); `Err` when that is in the past or further than [`LONGEST_OVERLAP`] away.
+pub fn rolled_until(now: DateTime<Utc>, until: Option<DateTime<Utc>>) -> Result<DateTime<Utc>, String> {
+    let until = until.unwrap_or(now);
+    if until < now {
+        return Err("must not be in the past".into());
+    }
+    if until > now + LONGEST_OVERLAP {
+        return Err("must be at most 7 days from now".into());
+    }
+    Ok(until)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(pairs: &[(&str, &str)]) -> Permissions {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(r, a)| (r.to_string(), a.to_string())).collect();
+        Permissions::parse(&pairs).unwrap()
+    }
+
+    #[test]
+    fn each_route_needs_its_resource_and_write_includes_read() {
+        use Resource::*;
+        assert_eq!(needs("GET", "/payments/{id}"), Some(Needs::Resource(Payments, Access::Read)));
+        assert_eq!(needs("POST", "/payments/{id}/capture"), Some(Needs::Resource(Payments, Access::Write)));
+        assert_eq!(needs("POST", "/payments/{id}/refund"), Some(Needs::Resource(Refunds, Access::Write)));
+        assert_eq!(needs("GET", "/credit_notes/{id}/pdf"), Some(Needs::Resource(Invoices, Access::Read)));
+        assert_eq!(needs("GET", "/webhook_deliveries"), Some(Needs::Resource(WebhookEndpoints, Access::Read)));
+        assert_eq!(needs("POST", "/api_keys"), Some(Needs::Unrestricted));
+        assert_eq!(needs("GET", "/dashboard"), None);
+
+        let reader = given(&[("payments", "read"), ("refunds", "write")]);
+        assert!(reader.allow(Needs::Resource(Payments, Access::Read)));
+        assert!(!reader.allow(Needs::Resource(Payments, Access::Write)));
+        assert!(reader.allow(Needs::Resource(Refunds, Access::Read)));
+        assert!(!reader.allow(Needs::Resource(Products, Access::Read)));
+        assert!(!reader.allow(Needs::Unrestricted));
+        assert!(Permissions(None).allow(Needs::Unrestricted));
+        assert_eq!(Permissions::name(Needs::Resource(Payments, Access::Write)), "payments:write");
+    }
+
+    #[test]
+    fn an_unknown_resource_or_access_is_named() {
+        let pairs = vec![("payment".to_string(), "read".to_string())];
+        assert_eq!(Permissions::parse(&pairs).unwrap_err(), "`payment` is not a permission's resource");
+        let pairs = vec![("payments".to_string(), "admin".to_string())];
+        assert!(Permissions::parse(&pairs).unwrap_err().contains("`admin`"));
+    }
+
+    #[test]
+    fn networks_hold_their_addresses_only() {
+        let net = Network::parse("203.0.113.0/24").unwrap();
+        assert!(net.contains("203.0.113.255".parse().unwrap()));
+        assert!(net.contains("::ffff:203.0.113.9".parse().unwrap()));
+        assert!(!net.contains("203.0.114.1".parse().unwrap()));
+        assert!(!net.contains("2001:db8::1".parse().unwrap()));
+        let lone = Network::parse("198.51.100.7").unwrap();
+        assert_eq!(lone.to_string(), "198.51.100.7/32");
+        assert!(lone.contains("198.51.100.7".parse().unwrap()) && !lone.contains("198.51.100.8".parse().unwrap()));
+        let v6 = Network::parse("2001:db8::/32").unwrap();
+        assert!(v6.contains("2001:db8:ffff::1".parse().unwrap()) && !v6.contains("2001:db9::1".parse().unwrap()));
+        assert!(Network::parse("0.0.0.0/0").unwrap().contains("192.0.2.1".parse().unwrap()));
+        let mapped = Network::parse("::ffff:203.0.113.0/120").unwrap();
+        assert_eq!(mapped, net, "an IPv4 network written as IPv6 is the IPv4 one");
+        assert!(Network::parse("::ffff:198.51.100.7").unwrap().contains("198.51.100.7".parse().unwrap()));
+        assert!(Network::parse("::/0").unwrap().contains("::ffff:192.0.2.1".parse().unwrap()));
+        for bad in
+            ["203.0.113.7/24", "203.0.113.0/33", "2001:db8::/129", "example.com", "203.0.113.0/", "", "10.0.0.0/+8"]
+        {
+            assert_eq!(Network::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_rolled_key_goes_on_for_at_most_seven_days() {
+        let now = DateTime::parse_from_rfc3339("2026-12-07T10:00:00Z").unwrap().with_timezone(&Utc);
+        assert_eq!(rolled_until(now, None), Ok(now));
+        assert_eq!(rolled_until(now, Some(now + Duration::days(7))), Ok(now + Duration::days(7)));
+        assert!(rolled_until(now, Some(now + Duration::days(7) + Duration::seconds(1))).is_err());
+        assert!(rolled_until(now, Some(now - Duration::seconds(1))).is_err());
+    }
+}
