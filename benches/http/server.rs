@@ -183,18 +183,9 @@ impl Client {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> Value {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .basic_auth(self.shop.id, Some(&self.shop.secret))
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let body: Value = response.json().await.unwrap();
-        assert_eq!(status, StatusCode::CREATED, "POST {path}: {body}");
-        body
+        let (status, _, answer) = self.timed_post(path, body).await;
+        assert_eq!(status, StatusCode::CREATED, "POST {path}: {answer}");
+        serde_json::from_str(&answer).unwrap()
     }
 
     /// Posts `body` to `path`: the answer's status, the time it took and its body.
