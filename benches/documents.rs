@@ -65,7 +65,7 @@ async fn seller(state: &AppState, shop_id: i64) {
     let seller = paydesk::domain::seller::Seller::parse(body.as_object().unwrap()).unwrap();
     let audit = paydesk::domain::audit::Entry::new(
         shop_id,
-        paydesk::domain::audit::Actor::api_key(),
+        paydesk::domain::audit::Actor::api_key("key_bench", "Bench", None),
         paydesk::domain::audit::Origin::default(),
         "seller.updated",
     );

@@ -54,6 +54,7 @@ mod m20261206_000048_taxed_prices;
 mod m20261207_000049_mrr_movements;
 mod m20261207_000050_revenue_reads;
 mod m20261208_000051_api_keys;
+mod m20261209_000052_api_key_limits;
 
 pub use m20261205_000040_search::{SEARCHED, SEPARATORS, search_words};
 pub use m20261205_000041_billing_order::SCHEDULED;
@@ -117,6 +118,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261207_000049_mrr_movements::Migration),
             Box::new(m20261207_000050_revenue_reads::Migration),
             Box::new(m20261208_000051_api_keys::Migration),
+            Box::new(m20261209_000052_api_key_limits::Migration),
         ]
     }
 }

@@ -5,6 +5,7 @@
 //! ([`notifications`]), disputes and fraud warnings ([`disputes`]) with the simulated card
 //! network that makes them for test cards ([`network`]), password hashing ([`passwords`]) and the timed jobs ([`scheduler`]).
 
+pub mod api_keys;
 pub mod audit;
 pub mod backup;
 pub mod billing;

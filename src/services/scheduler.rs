@@ -123,6 +123,9 @@ async fn run_billing(state: &AppState) {
         Ok(count) => tracing::info!(count, "the simulated card network acted"),
         Err(e) => tracing::error!(error = %e, "the simulated card network failed"),
     }
+    if let Err(e) = crate::services::api_keys::tend(state, state.clock.now()).await {
+        tracing::error!(error = %e, "tending the API keys (rolled standard keys, expiry notices) failed");
+    }
     match crate::services::mail::reminders::sweep(state, None, Utc::now()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "queued reminders"),

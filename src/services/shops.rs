@@ -23,6 +23,7 @@ use sea_orm::sqlx::postgres::PgListener;
 use sea_orm::{ConnectionTrait, DbErr};
 use subtle::ConstantTimeEq;
 
+use crate::db::entities::api_keys::Model as ApiKey;
 use crate::db::entities::shops::Model;
 use crate::db::shops as shop_db;
 use crate::domain::account::ShopSettings;
@@ -56,15 +57,19 @@ pub fn zone(state: &AppState, shop: &Model) -> chrono_tz::Tz {
 /// digest (one lookup of a unique index, whatever the number of keys), the digests compared
 /// in constant time. A revoked or expired key is refused at once on every instance, since
 /// keys are not kept in memory.
-pub async fn authenticate(state: &AppState, shop_id: i64, secret_key: &str) -> Result<Option<Arc<Model>>, DbErr> {
+pub async fn authenticate(
+    state: &AppState,
+    shop_id: i64,
+    secret_key: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<(Arc<Model>, ApiKey)>, DbErr> {
     let given = shop_db::digest(secret_key);
     let key = crate::db::api_keys::by_digest(&state.db, &given).await?;
     let stored = key.as_ref().map_or("", |k| k.digest.as_str());
     let matches: bool = given.as_bytes().ct_eq(stored.as_bytes()).into();
-    let works = key.is_some_and(|k| matches && k.shop_id == shop_id && crate::db::api_keys::usable(&k, Utc::now()));
-    match works {
-        true => find(state, shop_id).await,
-        false => Ok(None),
+    match key.filter(|k| matches && k.shop_id == shop_id && crate::db::api_keys::usable(k, now)) {
+        Some(key) => Ok(find(state, shop_id).await?.map(|shop| (shop, key))),
+        None => Ok(None),
     }
 }
 

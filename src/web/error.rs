@@ -26,6 +26,10 @@ pub enum AppError {
     /// A form without its CSRF token, or another refusal of a browser request: 403.
     #[error("{0}")]
     Forbidden(&'static str),
+    /// An API key restricted to less than the request needs: 403, naming the permission
+    /// (`payments:write`).
+    #[error("This API key lacks the permission `{0}`: it may not make this request")]
+    PermissionMissing(String),
     /// No such object (of this shop): 404.
     #[error("{0} not found")]
     NotFound(&'static str),
@@ -97,7 +101,7 @@ impl AppError {
             AppError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
-            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::Forbidden(_) | AppError::PermissionMissing(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) | AppError::UnknownCursor => StatusCode::NOT_FOUND,
             AppError::Conflict(_) | AppError::IdempotencyRunning => StatusCode::CONFLICT,
             AppError::Idempotency(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -120,6 +124,7 @@ impl AppError {
             AppError::BadRequest(_) => "invalid_request",
             AppError::Unauthorized => "authentication_failed",
             AppError::Forbidden(_) => "forbidden",
+            AppError::PermissionMissing(_) => "permission_missing",
             AppError::NotFound(_) | AppError::UnknownCursor => "resource_missing",
             AppError::Conflict(_) => "invalid_state",
             AppError::Idempotency(_) | AppError::IdempotencyRunning => "idempotency_error",
@@ -225,6 +230,7 @@ pub const ERROR_CODES: &[&str] = &[
     "parameter_invalid",
     "invalid_request",
     "authentication_failed",
+    "permission_missing",
     "forbidden",
     "resource_missing",
     "invalid_state",

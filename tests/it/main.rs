@@ -5,6 +5,7 @@
 mod helpers;
 
 mod access_browser;
+mod api_keys;
 mod auth;
 mod backup;
 mod bepaid;

@@ -21,8 +21,8 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use crate::frontends::api::{
-    audit, coupons, customers, disputes, events, invoices, payments, plans, processor, products, refunds, revenue,
-    seller, subscriptions, tax_rates, test_clocks, webhooks,
+    api_keys, audit, coupons, customers, disputes, events, invoices, payments, plans, processor, products, refunds,
+    revenue, seller, subscriptions, tax_rates, test_clocks, webhooks,
 };
 use crate::frontends::{ops, pay};
 use crate::web::error::AppError;
@@ -111,6 +111,7 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
         webhooks::create, webhooks::list, webhooks::show, webhooks::update, webhooks::delete,
         webhooks::rotate, webhooks::deliveries, webhooks::redeliver, webhooks::shop, webhooks::update_shop,
         processor::show, processor::update, processor::check,
+        api_keys::create, api_keys::list, api_keys::show, api_keys::update, api_keys::roll, api_keys::revoke,
         pay::products::show, pay::products::submit, pay::plans::show, pay::plans::submit,
         ops::healthz,
     ),
@@ -137,6 +138,8 @@ async fn docs(State(state): State<AppState>) -> Result<axum::response::Response,
             notification settings."),
         (name = "Processor", description = "Who moves the shop's money: the simulation or a BeGateway \
             processor (bePaid), where customers type their cards, and the processor's accounts."),
+        (name = "API keys", description = "The shop's keys: named, restricted to what each needs and to \
+            the networks it is used from, rolled with an overlap, revoked. For a key without restrictions."),
         (name = "Pay links", description = "The hosted pages customers pay on; programs may ask them for JSON."),
         (name = "Operations", description = "For load balancers and operators."),
     ),
@@ -227,6 +230,12 @@ fn conventions(path: &str, method: &str, operation: &mut Operation) {
     if !public {
         errors.push(("401", "Missing or wrong credentials (`WWW-Authenticate: Basic realm=\"paydesk\"`)"));
         errors.push(("429", "Too many wrong credentials from this address; retry after `Retry-After` seconds"));
+        errors.push((
+            "403",
+            "The key lacks the permission this operation needs (`permission_missing`, the message names \
+             it), or is used from outside its networks (`forbidden`)",
+        ));
+        permission(path, method, operation);
     }
     if path.contains('{') {
         errors.push(("404", "No such object of this shop"));
@@ -275,6 +284,21 @@ fn conventions(path: &str, method: &str, operation: &mut Operation) {
             request_id(response);
         }
     }
+}
+
+/// Says which permission of a restricted key the operation needs, in its description and as
+/// `x-paydesk-permission` (`payments:read`, or `unrestricted` for the keys' own operations).
+fn permission(path: &str, method: &str, operation: &mut Operation) {
+    use crate::domain::api_key::{Needs, Permissions, needs};
+    let name = Permissions::name(needs(method, path).unwrap_or(Needs::Unrestricted));
+    let said = match name.as_str() {
+        "unrestricted" => "Needs a key without restrictions.".to_string(),
+        _ => format!("Needs the permission `{name}` of a restricted key."),
+    };
+    let description = operation.description.take().map_or(said.clone(), |d| format!("{d}\n\n{said}"));
+    operation.description = Some(description);
+    let extensions = operation.extensions.get_or_insert_with(Default::default);
+    extensions.merge(utoipa::openapi::extensions::ExtensionsBuilder::new().add("x-paydesk-permission", name).build());
 }
 
 /// An error answer with `description`: JSON, and for the hosted pages also a page.

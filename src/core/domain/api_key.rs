@@ -8,6 +8,8 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::Errors;
+use super::input::{Reader, storable};
 use super::vocab::words;
 
 words! {
@@ -72,6 +74,24 @@ impl Permissions {
         }
         given.sort_by_key(|(r, _)| Resource::ALL.iter().position(|x| x == r));
         Ok(Permissions(Some(given)))
+    }
+
+    /// As stored: a JSON object of each resource given (`{"payments":"read"}`); `None` for a
+    /// key without restrictions.
+    pub fn to_stored(&self) -> Option<String> {
+        let given = self.0.as_ref()?;
+        let object: serde_json::Map<String, serde_json::Value> =
+            given.iter().map(|(r, a)| (r.as_str().to_string(), a.as_str().into())).collect();
+        Some(serde_json::Value::Object(object).to_string())
+    }
+
+    /// Reads what [`Self::to_stored`] wrote; stored text that cannot be read gives nothing.
+    pub fn from_stored(stored: Option<&str>) -> Permissions {
+        let Some(stored) = stored else { return Permissions(None) };
+        let pairs: Vec<(String, String)> = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(stored)
+            .map(|m| m.into_iter().map(|(r, a)| (r, a.as_str().unwrap_or_default().to_string())).collect())
+            .unwrap_or_default();
+        Permissions::parse(&pairs).unwrap_or(Permissions(Some(Vec::new())))
     }
 
     /// The permission a refusal names: `payments:write`, or `unrestricted`.
@@ -166,6 +186,19 @@ impl Network {
     }
 }
 
+/// The networks a key may be used from, as stored (space-separated), or `None` for anywhere.
+pub fn networks_to_stored(networks: &[Network]) -> Option<String> {
+    (!networks.is_empty()).then(|| networks.iter().map(Network::to_string).collect::<Vec<_>>().join(" "))
+}
+
+/// Whether a key whose stored networks are `stored` may be used from `address` (unknown when
+/// paydesk cannot tell where a request came from): anywhere when it has none.
+pub fn reachable(stored: Option<&str>, address: Option<IpAddr>) -> bool {
+    let Some(stored) = stored.filter(|s| !s.trim().is_empty()) else { return true };
+    let Some(address) = address else { return false };
+    stored.split_whitespace().filter_map(Network::parse).any(|n| n.contains(address))
+}
+
 impl std::fmt::Display for Network {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.address, self.prefix)
@@ -185,6 +218,106 @@ fn mask(address: IpAddr, prefix: u8) -> u128 {
     let keep = u32::from(prefix).min(bits);
     let kept = if keep == 0 { 0 } else { u128::MAX << (128 - keep) >> (128 - bits) };
     bits_of(address) & kept
+}
+
+/// The longest name of a key.
+pub const MAX_NAME: usize = 100;
+/// The most networks a key may be used from.
+pub const MAX_NETWORKS: usize = 100;
+
+/// What a request sets of a key: on a create, a name (required), its permissions, networks
+/// and expiry; on an update, any of the first three (each left as it is when not sent,
+/// permissions and networks lifted by `null`).
+#[derive(Debug, Default, PartialEq)]
+pub struct KeyFields {
+    pub name: Option<String>,
+    pub permissions: Option<Permissions>,
+    pub networks: Option<Vec<Network>>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl KeyFields {
+    /// Reads a create (`create`) or an update at `now`.
+    pub fn read(r: &Reader, create: bool, now: DateTime<Utc>) -> Result<KeyFields, Errors> {
+        let mut e = Errors::default();
+        let name = r.string("name", MAX_NAME, &mut e).map(|n| n.trim().to_string());
+        if name.as_deref().is_some_and(|n| !storable(n) || n.chars().any(char::is_control)) {
+            e.add("name", "must not hold control characters");
+        }
+        let permissions = match r.value("permissions") {
+            None => (create || r.sent("permissions")).then_some(Permissions(None)),
+            Some(serde_json::Value::Object(map)) => {
+                let mut pairs = Vec::new();
+                for (resource, access) in map {
+                    match access.as_str() {
+                        Some(access) => pairs.push((resource.clone(), access.to_string())),
+                        None => e.add(&format!("permissions.{resource}"), "must be none, read or write"),
+                    }
+                }
+                Permissions::parse(&pairs).map_err(|problem| e.add("permissions", problem)).ok()
+            }
+            Some(_) => {
+                e.add("permissions", "must be an object of resources and their access, or null");
+                None
+            }
+        };
+        let networks = match r.value("networks") {
+            None => (create || r.sent("networks")).then(Vec::new),
+            Some(_) => r.strings("networks", &mut e).and_then(|texts| {
+                if texts.len() > MAX_NETWORKS {
+                    e.add("networks", format!("must hold at most {MAX_NETWORKS} networks"));
+                }
+                let read: Vec<Option<Network>> = texts.iter().map(|t| Network::parse(t)).collect();
+                for (text, _) in texts.iter().zip(&read).filter(|(_, n)| n.is_none()) {
+                    e.add("networks", format!("`{text}` is not an address or a network (203.0.113.0/24)"));
+                }
+                read.into_iter().collect::<Option<Vec<Network>>>()
+            }),
+        };
+        let expires_at = match r.value("expires_at") {
+            None => None,
+            Some(_) if !create => {
+                e.add("expires_at", "cannot be changed: roll the key to end it");
+                None
+            }
+            Some(value) => match moment_of(value) {
+                Some(at) if at > now => Some(at),
+                Some(_) => {
+                    e.add("expires_at", "must be in the future");
+                    None
+                }
+                None => {
+                    e.add("expires_at", "must be a time (RFC 3339) or Unix seconds");
+                    None
+                }
+            },
+        };
+        if create {
+            e.require("name", name.is_none());
+        }
+        e.into_result(|| KeyFields { name, permissions, networks, expires_at })
+    }
+}
+
+/// Until when a rolled key goes on, as a roll's body gives it (`expires_at`): now when not
+/// given.
+pub fn read_roll(r: &Reader, now: DateTime<Utc>) -> Result<DateTime<Utc>, Errors> {
+    let until = match r.value("expires_at") {
+        None => None,
+        Some(value) => Some(
+            moment_of(value).ok_or_else(|| Errors::one("expires_at", "must be a time (RFC 3339) or Unix seconds"))?,
+        ),
+    };
+    rolled_until(now, until).map_err(|problem| Errors::one("expires_at", problem))
+}
+
+/// A moment given as RFC 3339 text or Unix seconds.
+fn moment_of(value: &serde_json::Value) -> Option<DateTime<Utc>> {
+    match value {
+        serde_json::Value::String(text) => super::event::moment(text.trim()),
+        serde_json::Value::Number(n) => n.as_i64().and_then(|s| super::event::moment(&s.to_string())),
+        _ => None,
+    }
 }
 
 /// The longest a rolled key goes on working beside its successor.
@@ -266,6 +399,24 @@ mod tests {
         {
             assert_eq!(Network::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn permissions_and_networks_are_stored_as_they_were_given() {
+        let given = given(&[("refunds", "write"), ("payments", "read")]);
+        let stored = given.to_stored().unwrap();
+        assert_eq!(stored, r#"{"payments":"read","refunds":"write"}"#);
+        assert_eq!(Permissions::from_stored(Some(&stored)), given);
+        assert_eq!(Permissions::from_stored(None), Permissions(None));
+        assert_eq!(Permissions::from_stored(Some("not json")), Permissions(Some(Vec::new())));
+        let nets = [Network::parse("203.0.113.0/24").unwrap(), Network::parse("2001:db8::/32").unwrap()];
+        let stored = networks_to_stored(&nets).unwrap();
+        assert_eq!(stored, "203.0.113.0/24 2001:db8::/32");
+        assert!(reachable(Some(&stored), Some("203.0.113.4".parse().unwrap())));
+        assert!(!reachable(Some(&stored), Some("198.51.100.4".parse().unwrap())));
+        assert!(!reachable(Some(&stored), None));
+        assert!(reachable(None, None));
+        assert_eq!(networks_to_stored(&[]), None);
     }
 
     #[test]

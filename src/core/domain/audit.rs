@@ -49,9 +49,14 @@ impl Actor {
         Actor { kind: ActorKind::Operator, id: None, label: None, role: None }
     }
 
-    /// An integration, by the shop's API key.
-    pub fn api_key() -> Actor {
-        Actor { kind: ActorKind::ApiKey, id: None, label: Some("secret key".into()), role: None }
+    /// An integration, by one of the shop's API keys: its id, and its name with the start of
+    /// its secret (`Reporting (sk_ab12…)`).
+    pub fn api_key(id: &str, name: &str, prefix: Option<&str>) -> Actor {
+        let label = match prefix {
+            Some(prefix) => format!("{name} ({prefix}…)"),
+            None => name.to_string(),
+        };
+        Actor { kind: ActorKind::ApiKey, id: Some(id.into()), label: Some(label), role: None }
     }
 
     /// A subscriber on their page.
@@ -219,7 +224,7 @@ impl Entry {
 
 /// Actions the shop's owners are mailed about when done: whatever could hand the shop's money
 /// or its access to someone else, and an account locked by wrong passwords.
-pub const NOTIFIED: [&str; 14] = [
+pub const NOTIFIED: [&str; 19] = [
     "user.created",
     "user.invited",
     "user.joined",
@@ -227,6 +232,11 @@ pub const NOTIFIED: [&str; 14] = [
     "user.role_changed",
     "user.locked",
     "api_key.rotated",
+    "api_key.created",
+    "api_key.updated",
+    "api_key.rolled",
+    "api_key.revoked",
+    "api_key.expiring",
     "processor.updated",
     "webhook_endpoint.created",
     "webhook_endpoint.updated",

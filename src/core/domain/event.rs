@@ -52,6 +52,8 @@ words! {
         PlanUpdated = "plan.updated", PlanArchived = "plan.archived", PlanRestored = "plan.restored",
         // An invoice issued for a charge; a credit note for a refund or a dispute lost.
         InvoiceIssued = "invoice.issued", CreditNoteIssued = "credit_note.issued",
+        // An API key stops working within 7 days (its expiry, or a roll's overlap ending).
+        ApiKeyExpiring = "api_key.expiring",
     }
 }
 

@@ -1,4 +1,7 @@
-//! Who is calling: the API authenticates a shop by HTTP Basic (shop id, secret key).
+//! Who is calling: the API authenticates a shop by HTTP Basic (shop id, secret key), then
+//! checks that the key may be used from the caller's address and may make this request (its
+//! permissions, against what the route needs: `domain::api_key::needs`, a route it does not
+//! know needing a key without restrictions).
 
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
@@ -6,9 +9,11 @@ use axum::http::request::Parts;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use chrono::Utc;
+use axum::extract::MatchedPath;
 
 use crate::db::{self, entities::shops};
+use crate::domain::api_key::{self, Needs, Permissions};
+use crate::domain::audit::Actor;
 use crate::domain::throttle;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -26,22 +31,34 @@ impl FromRequestParts<AppState> for ApiShop {
         if let Some(shop) = parts.extensions.get::<ApiShop>() {
             return Ok(shop.clone());
         }
-        let shop = match basic_credentials(parts) {
+        let now = state.clock.now();
+        let found = match basic_credentials(parts) {
             Some((user, password)) => match user.trim().parse::<i64>() {
-                Ok(shop_id) => crate::services::shops::authenticate(state, shop_id, &password).await?,
+                Ok(shop_id) => crate::services::shops::authenticate(state, shop_id, &password, now).await?,
                 Err(_) => None,
             },
             None => None,
         };
+        let address = crate::web::guard::client_ip(parts, state);
         // The right key always gets in, whatever other clients at its address sent.
-        if let Some(shop) = shop {
-            db::audit::acting::act_as(crate::domain::audit::Actor::api_key());
+        if let Some((shop, key)) = found {
+            if !api_key::reachable(key.networks.as_deref(), address) {
+                return Err(AppError::Forbidden("This API key may not be used from this address"));
+            }
+            let needs = parts
+                .extensions
+                .get::<MatchedPath>()
+                .and_then(|route| api_key::needs(parts.method.as_str(), route.as_str()))
+                .unwrap_or(Needs::Unrestricted);
+            if !Permissions::from_stored(key.permissions.as_deref()).allow(needs) {
+                return Err(AppError::PermissionMissing(Permissions::name(needs)));
+            }
+            db::audit::acting::act_as(Actor::api_key(&key.id, &key.name, key.prefix.as_deref()));
+            crate::services::api_keys::note_use(state, &key, address, now);
             return Ok(ApiShop(shop));
         }
         // Wrong ones count in the database (every instance sees them); over the limit, an
         // address's wrong keys are answered 429 without counting them any more.
-        let address = crate::web::guard::client_ip(parts, state);
-        let now = Utc::now();
         if let Some(wait) = address.and_then(|a| state.api_locks.wait(a, now)) {
             return Err(too_many(wait));
         }

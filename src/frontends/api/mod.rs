@@ -12,6 +12,7 @@ use crate::domain::Errors;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
 
+pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod coupons;
@@ -54,6 +55,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(test_clocks::router())
         .merge(webhooks::router())
         .merge(processor::router())
+        .merge(api_keys::router())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::idempotent))
 }
 
@@ -121,7 +123,13 @@ pub fn array_response<T: Serialize>(
     response
 }
 
-/// An entry of the shop's audit trail: `action` by the shop's API key, from `origin`.
+/// An entry of the shop's audit trail: `action` by the API key the request authenticated
+/// with, from `origin`.
 pub fn by_key(shop_id: i64, origin: crate::domain::audit::Origin, action: &str) -> crate::domain::audit::Entry {
-    crate::domain::audit::Entry::new(shop_id, crate::domain::audit::Actor::api_key(), origin, action)
+    use crate::domain::audit::{Actor, ActorKind, Entry};
+    let actor = crate::db::audit::acting::current()
+        .map(|(actor, _)| actor)
+        .filter(|actor| actor.kind == ActorKind::ApiKey)
+        .unwrap_or(Actor { kind: ActorKind::ApiKey, id: None, label: None, role: None });
+    Entry::new(shop_id, actor, origin, action)
 }

@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
+pub mod api_key;
 pub mod audit;
 pub mod coupon;
 pub mod customer;

@@ -416,6 +416,7 @@ fn codes_or_null<'a>(codes: impl IntoIterator<Item = &'a str>) -> ObjectBuilder 
 }
 
 // The resources' files come after the macros above, which they use.
+pub mod api_keys;
 pub mod audit;
 pub mod coupons;
 pub mod customers;
