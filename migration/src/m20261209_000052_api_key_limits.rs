@@ -28,8 +28,7 @@ enum ApiKeys {
 /// - `last_used_at`, `last_used_from`: its last use, written at most once a minute;
 /// - `warned_at`: when its owners were told it expires.
 ///
-/// A rotation of the shop's digest by an instance of the version before revokes the key it
-/// replaced; a key rolled with an overlap is left to expire at its own time instead.
+/// The triggers of migration 51 on a rotated digest change with them (see [`rotation`]).
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -48,23 +47,24 @@ impl MigrationTrait for Migration {
             .await?;
         let db = manager.get_connection();
         db.execute_unprepared("CREATE INDEX ix_api_keys_sealed ON api_keys (shop_id) WHERE sealed IS NOT NULL").await?;
-        let unrolled = format!("{REVOKE} AND rolled_to IS NULL");
+        let rotation = rotation();
         if manager.get_database_backend() == DatabaseBackend::Postgres {
-            db.execute_unprepared(&function(&unrolled)).await?;
+            db.execute_unprepared(&function(&rotation)).await?;
         } else {
             db.execute_unprepared("DROP TRIGGER api_keys_of_rotations").await?;
-            db.execute_unprepared(&rotations(&unrolled)).await?;
+            db.execute_unprepared(&rotations(&rotation)).await?;
         }
         Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
+        let earlier = format!("{REVOKE}; {}", successor(ID, false));
         if manager.get_database_backend() == DatabaseBackend::Postgres {
-            db.execute_unprepared(&function(REVOKE)).await?;
+            db.execute_unprepared(&function(&earlier.replace(ID, PG_ID))).await?;
         } else {
             db.execute_unprepared("DROP TRIGGER api_keys_of_rotations").await?;
-            db.execute_unprepared(&rotations(REVOKE)).await?;
+            db.execute_unprepared(&rotations(&earlier.replace(ID, SQLITE_ID))).await?;
         }
         db.execute_unprepared("DROP INDEX ix_api_keys_sealed").await?;
         manager.drop_index(Index::drop().name("ix_api_keys_expires_at").table(ApiKeys::Table).to_owned()).await?;
@@ -87,37 +87,61 @@ impl MigrationTrait for Migration {
 const REVOKE: &str =
     "UPDATE api_keys SET revoked_at = NEW.updated_at WHERE digest = OLD.secret_digest AND revoked_at IS NULL";
 
-/// Migration 51's successor of a rotated digest, named like the key it replaces.
-fn successor(random_id: &str) -> String {
+/// Where a new key's id is written in the statements below, made on each database by its own
+/// expression.
+const ID: &str = "{id}";
+const PG_ID: &str = "'key_' || substr(md5(random()::text || NEW.id::text), 1, 16)";
+const SQLITE_ID: &str = "'key_' || lower(hex(randomblob(8)))";
+
+/// The successor of a rotated digest, named like the key it replaces (and from this migration
+/// on, used from the same networks).
+fn successor(id: &str, networks: bool) -> String {
+    let (column, value) = match networks {
+        true => (", networks", ", (SELECT k.networks FROM api_keys k WHERE k.digest = OLD.secret_digest)"),
+        false => ("", ""),
+    };
     format!(
-        "INSERT INTO api_keys (id, shop_id, name, prefix, digest, created_by, created_at) \
-         VALUES ({random_id}, NEW.id, \
+        "INSERT INTO api_keys (id, shop_id, name, prefix, digest, created_by, created_at{column}) \
+         VALUES ({id}, NEW.id, \
          COALESCE((SELECT k.name FROM api_keys k WHERE k.digest = OLD.secret_digest), 'Secret key'), \
-         NULL, NEW.secret_digest, 'paydesk', NEW.updated_at) ON CONFLICT (digest) DO NOTHING"
+         NULL, NEW.secret_digest, 'paydesk', NEW.updated_at{value}) ON CONFLICT (digest) DO NOTHING"
     )
 }
 
-/// PostgreSQL's trigger function of migration 51, revoking with `revoke`.
-fn function(revoke: &str) -> String {
+/// What a rotated digest does from this migration on: the key it replaced stops now, unless
+/// the new digest is the successor that key was rolled to (its overlap ended: it stays
+/// expired, not revoked); unless the new digest is such a waiting successor (a promotion),
+/// the successors still waiting to become the standard key no longer will; and the new
+/// digest becomes a key, if it is not one yet.
+fn rotation() -> String {
+    let unless_its_successor = "AND NOT EXISTS (SELECT 1 FROM api_keys s \
+                                WHERE s.id = api_keys.rolled_to AND s.digest = NEW.secret_digest)";
+    let unsealed = "UPDATE api_keys SET sealed = NULL WHERE shop_id = NEW.id AND sealed IS NOT NULL \
+                    AND NOT EXISTS (SELECT 1 FROM api_keys n WHERE n.digest = NEW.secret_digest AND n.sealed IS NOT NULL)";
+    format!("{REVOKE} {unless_its_successor}; {unsealed}; {}", successor(ID, true))
+}
+
+/// PostgreSQL's trigger function of migration 51, doing `rotation` when a digest changes.
+fn function(rotation: &str) -> String {
     let first = "INSERT INTO api_keys (id, shop_id, name, prefix, digest, created_by, created_at) \
                  VALUES ('key_' || substr(md5(random()::text || NEW.id::text), 1, 16), NEW.id, 'Secret key', \
                  NULL, NEW.secret_digest, 'paydesk', NEW.created_at) ON CONFLICT (digest) DO NOTHING";
-    let successor = successor("'key_' || substr(md5(random()::text || NEW.id::text), 1, 16)");
+    let rotation = rotation.replace(ID, PG_ID);
     format!(
         "CREATE OR REPLACE FUNCTION paydesk_api_keys_of_shops() RETURNS trigger AS $$ BEGIN \
            IF TG_OP = 'INSERT' THEN {first}; \
-           ELSIF OLD.secret_digest <> NEW.secret_digest THEN {revoke}; {successor}; \
+           ELSIF OLD.secret_digest <> NEW.secret_digest THEN {rotation}; \
            END IF; \
            RETURN NULL; \
          END $$ LANGUAGE plpgsql"
     )
 }
 
-/// SQLite's rotation trigger of migration 51, revoking with `revoke`.
-fn rotations(revoke: &str) -> String {
-    let successor = successor("'key_' || lower(hex(randomblob(8)))");
+/// SQLite's rotation trigger of migration 51, doing `rotation`.
+fn rotations(rotation: &str) -> String {
+    let rotation = rotation.replace(ID, SQLITE_ID);
     format!(
         "CREATE TRIGGER api_keys_of_rotations AFTER UPDATE OF secret_digest ON shops \
-         WHEN OLD.secret_digest <> NEW.secret_digest BEGIN {revoke}; {successor}; END"
+         WHEN OLD.secret_digest <> NEW.secret_digest BEGIN {rotation}; END"
     )
 }

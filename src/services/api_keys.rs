@@ -10,7 +10,7 @@ use crate::db::api_keys::{self as key_db, Limits, NewKey, Refused, Successor};
 use crate::db::entities::api_keys::Model;
 use crate::db::events::NewEvent;
 use crate::domain::api_key::{KeyFields, WARN_BEFORE, networks_to_stored};
-use crate::domain::audit::{Actor, Entry, Origin};
+use crate::domain::audit::{Actor, Change, Entry, Origin};
 use crate::domain::event::EventType;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -100,7 +100,7 @@ pub fn is_standard(key: &Model, shop_digest: &str) -> bool {
 /// Notes a request's use of `key` from `address`, at most once a minute per key, in a task of
 /// its own: the request does not wait for it, and a failure only loses the note.
 pub fn note_use(state: &AppState, key: &Model, address: Option<std::net::IpAddr>, now: DateTime<Utc>) {
-    if !key_db::use_due(key, now) {
+    if !key_db::use_due(key, now) || !state.key_uses.due(&key.id, now) {
         return;
     }
     let (db, id) = (state.db.clone(), key.id.clone());
@@ -113,45 +113,64 @@ pub fn note_use(state: &AppState, key: &Model, address: Option<std::net::IpAddr>
 
 /// The scheduler's rounds: makes the successor of every standard key whose overlap ended the
 /// shop's standard key, and tells the owners of each key that stops within 7 days (an
-/// `api_key.expiring` event and a mail), once per key.
+/// `api_key.expiring` event and a mail), once per key. A shop's failure is logged and the
+/// round goes on with the others.
 pub async fn tend(state: &AppState, now: DateTime<Utc>) -> Result<(), DbErr> {
     for shop_id in key_db::waiting_successors(&state.db).await? {
-        let promote = async {
-            let txn = crate::db::begin(&state.db).await?;
-            let promoted = key_db::promote(&txn, shop_id, now).await?;
-            txn.commit().await?;
-            Ok::<bool, DbErr>(promoted)
-        };
-        if super::shops::changing(state, shop_id, promote).await? {
-            tracing::info!(shop_id, "a rolled standard key stopped: its successor now signs notifications");
+        if let Err(e) = promote(state, shop_id, now).await {
+            tracing::error!(error = %e, shop_id, "making a rolled standard key's successor the standard key failed");
         }
     }
     for key in key_db::expiring(&state.db, now, WARN_BEFORE).await? {
-        let txn = crate::db::begin(&state.db).await?;
-        if key_db::warned(&txn, &key.id, now).await? {
-            let view = crate::web::views::api_key::ApiKeyView::new(&key, false, now, None);
-            let data = serde_json::to_value(&view).unwrap_or_default();
-            let event = NewEvent {
-                shop_id: key.shop_id,
-                kind: EventType::ApiKeyExpiring,
-                object_id: key.id.clone(),
-                test: false,
-                data,
-                child: None,
-            };
-            crate::db::events::append(&txn, &[event]).await?;
-            let entry = Entry::new(key.shop_id, Actor::system(), Origin::default(), "api_key.expiring")
-                .on("api_key", &key.id)
-                .changing(vec![crate::domain::audit::Change::of(
-                    "expires_at",
-                    None::<String>,
-                    key.expires_at.map(crate::domain::audit::Change::moment),
-                )]);
-            crate::db::audit::record(&txn, &entry, now).await?;
+        if let Err(e) = warn(state, &key, now).await {
+            tracing::error!(error = %e, key = %key.id, "telling the owners of an expiring API key failed");
         }
-        txn.commit().await?;
     }
     Ok(())
+}
+
+/// Makes the shop's waiting successor its standard key if its predecessor stopped (read
+/// first: a write transaction only when there is something to do).
+async fn promote(state: &AppState, shop_id: i64, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let Some(shop) = crate::db::shops::find(&state.db, shop_id).await? else { return Ok(()) };
+    if key_db::by_digest(&state.db, &shop.secret_digest).await?.is_some_and(|k| key_db::usable(&k, now)) {
+        return Ok(());
+    }
+    let promote = async {
+        let txn = crate::db::begin(&state.db).await?;
+        let promoted = key_db::promote(&txn, shop_id, now).await?;
+        txn.commit().await?;
+        Ok::<bool, DbErr>(promoted)
+    };
+    if super::shops::changing(state, shop_id, promote).await? {
+        tracing::info!(shop_id, "a rolled standard key stopped: its successor now signs notifications");
+    }
+    Ok(())
+}
+
+/// Tells the owners of the shop of `key` that it stops soon, unless someone did.
+async fn warn(state: &AppState, key: &Model, now: DateTime<Utc>) -> Result<(), DbErr> {
+    let shop = crate::db::shops::find(&state.db, key.shop_id).await?;
+    let standard = shop.is_some_and(|s| is_standard(key, &s.secret_digest));
+    let txn = crate::db::begin(&state.db).await?;
+    if key_db::warned(&txn, &key.id, now).await? {
+        let view = crate::web::views::api_key::ApiKeyView::new(key, standard, now, None);
+        let event = NewEvent {
+            shop_id: key.shop_id,
+            kind: EventType::ApiKeyExpiring,
+            object_id: key.id.clone(),
+            test: false,
+            data: serde_json::to_value(&view).unwrap_or_default(),
+            child: None,
+        };
+        crate::db::events::append(&txn, &[event]).await?;
+        let ends = Change::of("expires_at", None::<String>, key.expires_at.map(Change::moment));
+        let entry = Entry::new(key.shop_id, Actor::system(), Origin::default(), "api_key.expiring")
+            .on("api_key", &key.id)
+            .changing(vec![ends]);
+        crate::db::audit::record(&txn, &entry, now).await?;
+    }
+    txn.commit().await
 }
 
 /// Who made a key, as its row keeps it: the actor of `audit`.

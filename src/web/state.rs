@@ -58,6 +58,8 @@ pub struct Shared {
     pub mailer: Option<Mailer>,
     /// The time dashboard sessions and re-authentication go by.
     pub clock: Clock,
+    /// When this instance last wrote each API key's use.
+    pub key_uses: Arc<KeyUses>,
 }
 
 impl AppState {
@@ -85,6 +87,7 @@ impl AppState {
             operator_outbound: Outbound::new(true),
             lifecycle: Default::default(),
             clock: Clock::default(),
+            key_uses: Default::default(),
         })))
     }
 
@@ -108,6 +111,28 @@ impl Clock {
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: chrono::Duration) {
         self.0.fetch_add(by.num_seconds(), Ordering::Relaxed);
+    }
+}
+
+/// When this instance last wrote each API key's use, so that requests at once with the same
+/// key start one write a minute, not one each (the database's condition keeps it to one a
+/// minute across instances).
+#[derive(Debug, Default)]
+pub struct KeyUses(Mutex<HashMap<String, DateTime<Utc>>>);
+
+impl KeyUses {
+    /// Whether a write of `key`'s use at `now` is this instance's to make: none in the
+    /// last minute. Says so once, then not until a minute has passed.
+    pub fn due(&self, key: &str, now: DateTime<Utc>) -> bool {
+        let Ok(mut written) = self.0.lock() else { return false };
+        if written.get(key).is_some_and(|at| *at > now - crate::db::api_keys::USE_WRITTEN_EVERY) {
+            return false;
+        }
+        if written.len() > 10_000 {
+            written.retain(|_, at| *at > now - crate::db::api_keys::USE_WRITTEN_EVERY);
+        }
+        written.insert(key.to_string(), now);
+        true
     }
 }
 

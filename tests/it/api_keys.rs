@@ -42,6 +42,12 @@ fn all_but(resource: &str, access: &str) -> Value {
     Value::Object(given)
 }
 
+/// The key the shop's notifications carry.
+async fn notifications_key(app: &TestApp, shop_id: i64) -> String {
+    let shop = paydesk::db::shops::find(&app.db, shop_id).await.unwrap().unwrap();
+    paydesk::services::keys::api_secret(&app.state.vault, &shop).unwrap()
+}
+
 /// What the shop's trail and event log hold: their lengths.
 async fn recorded(app: &TestApp, shop: &Shop) -> (usize, usize) {
     let (_, trail) = app.get(shop, "/audit_events?limit=1000").await;
@@ -84,17 +90,56 @@ db_tests! {
                 Some((lacking, holding)) => (lacking, Some(holding)),
                 None => (&everything, None),
             };
-            let (status, body) = send(app.req(lacking, method.clone(), path).json(&json!({}))).await;
-            assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path} without {permission}: {body}");
-            assert_eq!(body["code"], "permission_missing", "{method} {path}");
-            assert!(body["message"].as_str().unwrap().contains(&format!("`{permission}`")), "{method} {path}: {body}");
+            // A POST is refused the same with an Idempotency-Key (checked before it is kept).
+            let tries = match method {
+                Method::POST => vec![None, Some(format!("refused-{path}"))],
+                _ => vec![None],
+            };
+            for key in tries {
+                let mut request = app.req(lacking, method.clone(), path).json(&json!({}));
+                if let Some(key) = &key {
+                    request = request.header("Idempotency-Key", key);
+                }
+                let (status, body) = send(request).await;
+                assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path} without {permission} ({key:?}): {body}");
+                assert_eq!(body["code"], "permission_missing", "{method} {path}");
+                assert!(body["message"].as_str().unwrap().contains(&format!("`{permission}`")), "{method} {path}: {body}");
+            }
+            if method == Method::GET {
+                let head = app.req(lacking, Method::HEAD, path).send().await.unwrap();
+                assert_eq!(head.status(), StatusCode::FORBIDDEN, "HEAD {path} without {permission}");
+            }
             if let Some(holding) = holding {
                 let (status, body) = send(app.req(holding, method.clone(), path).json(&json!({}))).await;
                 assert!(![StatusCode::FORBIDDEN, StatusCode::UNAUTHORIZED].contains(&status), "{method} {path} with {permission}: {status} {body}");
             }
         }
-        let after = recorded(&app, &shop).await;
-        assert_eq!(before.1, after.1, "no refusal made an event");
+        assert_eq!(recorded(&app, &shop).await.0, before.0, "no refusal is in the trail");
+        assert_eq!(recorded(&app, &shop).await.1, before.1, "no refusal made an event");
+    }
+
+    async fn only_a_key_without_restrictions_chooses_where_notifications_go(app) {
+        // Notifications carry the shop's standard key: a restricted key that could send them
+        // to its own address would get it.
+        let shop = app.shop("Shop").await;
+        let (writer, _) = key(&app, &shop, json!({"name": "Catalogue", "permissions": {"products": "write", "subscriptions": "write", "shop": "write", "plans": "write", "customers": "write"}})).await;
+        let mut body = product_body();
+        body["notification_url"] = json!("https://attacker.example/notify");
+        let (status, refused) = app.post(&writer, "/products", &body).await;
+        assert_eq!((status, refused["message"].as_str()), (StatusCode::FORBIDDEN, Some("This API key lacks the permission `unrestricted`: it may not make this request")));
+        let product = app.product(&writer, &product_body()).await;
+        let path = format!("/products/{}", product["id"].as_str().unwrap());
+        assert_eq!(app.put(&writer, &path, &json!({"notification_url": "https://attacker.example/notify"})).await.0, StatusCode::FORBIDDEN);
+        assert_eq!(app.put(&writer, &path, &json!({"name": "Renamed"})).await.0, StatusCode::NO_CONTENT);
+        let (_, plan) = app.post(&writer, "/plans", &plan_body()).await;
+        let (_, customer) = app.post(&writer, "/customers", &customer_body()).await;
+        let subscription = json!({"plan_id": plan["id"], "customer_id": customer["id"], "notification_url": "https://attacker.example/notify"});
+        assert_eq!(app.post(&writer, "/subscriptions", &subscription).await.0, StatusCode::FORBIDDEN);
+        assert_eq!(app.put(&writer, "/shop", &json!({"notification_url": "https://attacker.example/notify"})).await.0, StatusCode::FORBIDDEN);
+        assert_eq!(app.put(&writer, "/shop/processor", &json!({"kind": "simulated"})).await.0, StatusCode::FORBIDDEN, "nor where the money goes");
+        let (_, settings) = app.get(&shop, "/shop").await;
+        assert!(settings["notification_url"].is_null(), "{settings}");
+        assert_eq!(app.post(&shop, "/subscriptions", &subscription).await.0, StatusCode::CREATED, "the standard key may");
     }
 
     async fn a_restricted_key_does_what_it_may_and_a_refusal_changes_nothing(app) {
@@ -161,12 +206,15 @@ db_tests! {
             (json!({"permissions": ["payments"]}), "permissions", "must be an object of resources and their access, or null"),
             (json!({"networks": ["203.0.113.7/24"]}), "networks", "`203.0.113.7/24` is not an address or a network (203.0.113.0/24)"),
             (json!({"name": "a".repeat(101)}), "name", "is too long (maximum is 100 characters)"),
+            (json!({"name": "   "}), "name", "can't be blank"),
             (json!({"expires_at": "2030-01-01T00:00:00Z"}), "expires_at", "cannot be changed: roll the key to end it"),
         ];
         for (body, field, message) in bad {
             let (status, answer) = app.post(&shop, &format!("/api_keys/{id}"), &body).await;
             assert_invalid(status, &answer, field, &[message]);
         }
+        let (_, unchanged) = app.get(&shop, &format!("/api_keys/{id}")).await;
+        assert_eq!((unchanged["name"].as_str(), unchanged["permissions"].is_null()), (Some("ERP"), true), "refused changes change nothing");
         let (status, answer) = app.post(&shop, "/api_keys", &json!({"expires_at": "2001-01-01T00:00:00Z"})).await;
         assert_invalid(status, &answer, "expires_at", &["must be in the future"]);
         assert_invalid(status, &answer, "name", &["can't be blank"]);
@@ -230,15 +278,7 @@ db_tests! {
 
     async fn rolling_the_standard_key_moves_the_notifications_to_its_successor_when_the_overlap_ends(app) {
         let shop = app.shop("Shop").await;
-        let notifications_key = |app: &TestApp| {
-            let db = app.db.clone();
-            let vault = app.state.vault.clone();
-            async move {
-                let shop = paydesk::db::shops::find(&db, shop.id).await.unwrap().unwrap();
-                paydesk::services::keys::api_secret(&vault, &shop).unwrap()
-            }
-        };
-        assert_eq!(notifications_key(&app).await, shop.secret);
+        assert_eq!(notifications_key(&app, shop.id).await, shop.secret);
         let (_, listed) = app.get(&shop, "/api_keys").await;
         let standard = listed[0]["id"].as_str().unwrap().to_string();
         let in_a_day = app.state.clock.now().timestamp() + 86_400;
@@ -246,10 +286,10 @@ db_tests! {
         assert_eq!((status, rolled["standard"].as_bool()), (StatusCode::CREATED, Some(true)), "{rolled}");
         let successor = rolled["secret"].as_str().unwrap().to_string();
         paydesk::services::api_keys::tend(&app.state, app.state.clock.now()).await.unwrap();
-        assert_eq!(notifications_key(&app).await, shop.secret, "the old key during the overlap");
+        assert_eq!(notifications_key(&app, shop.id).await, shop.secret, "the old key during the overlap");
         app.state.clock.advance(chrono::Duration::days(1));
         paydesk::services::api_keys::tend(&app.state, app.state.clock.now()).await.unwrap();
-        assert_eq!(notifications_key(&app).await, successor, "its successor once it stopped");
+        assert_eq!(notifications_key(&app, shop.id).await, successor, "its successor once it stopped");
         assert_eq!(app.get(&shop, "/products").await.0, StatusCode::UNAUTHORIZED);
         let new = Shop { id: shop.id, secret: successor };
         let (_, listed) = app.get(&new, "/api_keys").await;
@@ -258,6 +298,47 @@ db_tests! {
         assert_eq!(standards[0]["id"], rolled["id"]);
         let old = listed.as_array().unwrap().iter().find(|k| k["id"] == standard.as_str()).unwrap();
         assert_eq!(old["status"], "expired", "an ended overlap is not a revocation");
+    }
+
+    async fn the_standard_key_rolled_at_once_or_revoked_mid_overlap_hands_over_at_once(app) {
+        let shop = app.shop("Shop").await;
+        let standard_of = |listed: &Value| listed.as_array().unwrap().iter().find(|k| k["standard"] == true).unwrap()["id"].as_str().unwrap().to_string();
+        let (_, listed) = app.get(&shop, "/api_keys").await;
+        // Rolled with no overlap: the successor is the standard key and signs notifications now.
+        let (status, b) = app.post(&shop, &format!("/api_keys/{}/roll", standard_of(&listed)), &json!({})).await;
+        assert_eq!(status, StatusCode::CREATED, "{b}");
+        let b_key = Shop { id: shop.id, secret: b["secret"].as_str().unwrap().to_string() };
+        assert_eq!(notifications_key(&app, shop.id).await, b_key.secret);
+        assert_eq!(app.get(&shop, "/products").await.0, StatusCode::UNAUTHORIZED);
+        // Rolled with an overlap, then its successor rolled at once before the overlap ended,
+        // then the first revoked: the notifications go to the last, the one that works.
+        let in_a_day = app.state.clock.now().timestamp() + 86_400;
+        let (_, c) = app.post(&b_key, &format!("/api_keys/{}/roll", b["id"].as_str().unwrap()), &json!({"expires_at": in_a_day})).await;
+        let c_key = Shop { id: shop.id, secret: c["secret"].as_str().unwrap().to_string() };
+        let (_, d) = app.post(&c_key, &format!("/api_keys/{}/roll", c["id"].as_str().unwrap()), &json!({})).await;
+        let d_key = Shop { id: shop.id, secret: d["secret"].as_str().unwrap().to_string() };
+        assert_eq!(notifications_key(&app, shop.id).await, b_key.secret, "still the overlap's");
+        let (status, revoked) = app.post(&d_key, &format!("/api_keys/{}/revoke", b["id"].as_str().unwrap()), &json!({})).await;
+        assert_eq!((status, revoked["status"].as_str()), (StatusCode::OK, Some("revoked")), "{revoked}");
+        assert_eq!(notifications_key(&app, shop.id).await, d_key.secret);
+        let (_, listed) = app.get(&d_key, "/api_keys").await;
+        assert_eq!(standard_of(&listed), d["id"].as_str().unwrap());
+        assert_eq!(listed.as_array().unwrap().iter().filter(|k| k["standard"] == true).count(), 1, "{listed}");
+        // A rotation in the dashboard during an overlap ends the old key at once, and the
+        // overlap's successor stays a key of its own.
+        let in_a_day = app.state.clock.now().timestamp() + 86_400;
+        let (_, e) = app.post(&d_key, &format!("/api_keys/{}/roll", d["id"].as_str().unwrap()), &json!({"expires_at": in_a_day})).await;
+        let e_key = Shop { id: shop.id, secret: e["secret"].as_str().unwrap().to_string() };
+        let row = paydesk::db::shops::find(&app.db, shop.id).await.unwrap().unwrap();
+        let audit = paydesk::domain::audit::Entry::new(shop.id, paydesk::domain::audit::Actor::operator(), Default::default(), "api_key.rotated");
+        let rotated = paydesk::services::keys::rotate_secret(&app.state, row, &audit, chrono::Utc::now()).await.unwrap().unwrap();
+        assert_eq!(notifications_key(&app, shop.id).await, rotated);
+        assert_eq!(app.get(&d_key, "/products").await.0, StatusCode::UNAUTHORIZED, "rotated away at once");
+        assert_eq!(app.get(&e_key, "/products").await.0, StatusCode::OK);
+        let (_, e_now) = app.get(&e_key, &format!("/api_keys/{}", e["id"].as_str().unwrap())).await;
+        assert_eq!(e_now["standard"], false, "{e_now}");
+        let (status, _) = app.post(&e_key, &format!("/api_keys/{}/revoke", e["id"].as_str().unwrap()), &json!({})).await;
+        assert_eq!(status, StatusCode::OK, "no longer the standard key: it may be revoked");
     }
 
     async fn the_same_key_rolled_many_times_at_once_has_one_successor(app) {

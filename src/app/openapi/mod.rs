@@ -289,8 +289,8 @@ fn conventions(path: &str, method: &str, operation: &mut Operation) {
 /// Says which permission of a restricted key the operation needs, in its description and as
 /// `x-paydesk-permission` (`payments:read`, or `unrestricted` for the keys' own operations).
 fn permission(path: &str, method: &str, operation: &mut Operation) {
-    use crate::domain::api_key::{Needs, Permissions, needs};
-    let name = Permissions::name(needs(method, path).unwrap_or(Needs::Unrestricted));
+    use crate::domain::api_key::{Permissions, needs};
+    let name = Permissions::name(needs(method, path));
     let said = match name.as_str() {
         "unrestricted" => "Needs a key without restrictions.".to_string(),
         _ => format!("Needs the permission `{name}` of a restricted key."),

@@ -175,6 +175,7 @@ pub async fn restrict(
     now: DateTime<Utc>,
 ) -> Result<Result<Model, Refused>, DbErr> {
     let txn = super::begin(db).await?;
+    hold_shop(&txn, shop_id).await?;
     let Some(before) = taken(&txn, shop_id, id).await? else { return Ok(Err(Refused::Gone)) };
     if before.revoked_at.is_some() || before.expires_at.is_some_and(|at| at <= now) {
         return Ok(Err(Refused::Gone));
@@ -215,8 +216,8 @@ pub struct Successor<'a> {
     pub created_by: &'a str,
 }
 
-/// Rolls a key: its successor, with its name, permissions and networks, works at once, and
-/// the key goes on until `until` (its expiry, if sooner). A key rolls once: the second of two
+/// Rolls a key: its successor, with its name, permissions, networks and expiry, works at
+/// once, and the key goes on until `until` (its expiry, if sooner). A key rolls once: the second of two
 /// rolls at once is refused with the first one's successor. Rolling the standard key makes
 /// the successor the shop's standard key when the old one stops.
 pub async fn roll(
@@ -228,6 +229,7 @@ pub async fn roll(
     now: DateTime<Utc>,
 ) -> Result<Result<(Model, Model), Refused>, DbErr> {
     let txn = super::begin(db).await?;
+    hold_shop(&txn, shop_id).await?;
     let Some(before) = taken(&txn, shop_id, id).await? else { return Ok(Err(Refused::Gone)) };
     if let Some(rolled_to) = before.rolled_to.clone() {
         return Ok(Err(Refused::Rolled(rolled_to)));
@@ -242,7 +244,7 @@ pub async fn roll(
         digest: successor.digest,
         prefix: successor.prefix,
         created_by: successor.created_by,
-        expires_at: None,
+        expires_at: before.expires_at,
         permissions: before.permissions.clone(),
         networks: before.networks.clone(),
     };
@@ -279,6 +281,7 @@ pub async fn revoke(
     now: DateTime<Utc>,
 ) -> Result<Result<Model, Refused>, DbErr> {
     let txn = super::begin(db).await?;
+    hold_shop(&txn, shop_id).await?;
     let Some(before) = taken(&txn, shop_id, id).await? else { return Ok(Err(Refused::Gone)) };
     if before.revoked_at.is_some() {
         return Ok(Ok(before));
@@ -314,28 +317,36 @@ pub async fn standard(db: &impl ConnectionTrait, key: &Model) -> Result<bool, Db
 /// rolled, makes its successor the standard key: the shop row then names and seals it (the
 /// notifications' key), conditional on the row still naming the old one.
 pub async fn promote(txn: &impl ConnectionTrait, shop_id: i64, now: DateTime<Utc>) -> Result<bool, DbErr> {
-    let Some(shop) = shops::Entity::find_by_id(shop_id).one(txn).await? else { return Ok(false) };
-    let Some(current) = by_digest(txn, &shop.secret_digest).await? else { return Ok(false) };
-    if usable(&current, now) {
-        return Ok(false);
+    let mut promoted = false;
+    // A successor may itself have stopped (rolled at once, or revoked) before its turn came:
+    // the chain is followed to the first that works, a few steps at most.
+    for _ in 0..8 {
+        let Some(shop) = shops::Entity::find_by_id(shop_id).one(txn).await? else { break };
+        let Some(current) = by_digest(txn, &shop.secret_digest).await? else { break };
+        if usable(&current, now) {
+            break;
+        }
+        let Some(next) = current.rolled_to.as_deref() else { break };
+        let Some(successor) = find(txn, shop_id, next).await? else { break };
+        let Some(sealed) = successor.sealed.clone() else { break };
+        // The trigger on `shops` leaves the old key expired (not revoked) and unseals any
+        // other waiting successor; this one's seal now lives on the shop's row.
+        let moved = shops::Entity::update_many()
+            .col_expr(shops::Column::SecretDigest, Expr::value(successor.digest.clone()))
+            .col_expr(shops::Column::SecretSealed, Expr::value(Some(sealed)))
+            .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
+            .filter(shops::Column::Id.eq(shop_id))
+            .filter(shops::Column::SecretDigest.eq(&shop.secret_digest))
+            .exec(txn)
+            .await?;
+        Entity::update_many()
+            .col_expr(Column::Sealed, Expr::value(None::<String>))
+            .filter(Column::Id.eq(next))
+            .exec(txn)
+            .await?;
+        promoted |= moved.rows_affected == 1;
     }
-    let Some(next) = current.rolled_to.as_deref() else { return Ok(false) };
-    let Some(successor) = find(txn, shop_id, next).await? else { return Ok(false) };
-    let Some(sealed) = successor.sealed.clone() else { return Ok(false) };
-    let moved = shops::Entity::update_many()
-        .col_expr(shops::Column::SecretDigest, Expr::value(successor.digest.clone()))
-        .col_expr(shops::Column::SecretSealed, Expr::value(Some(sealed)))
-        .col_expr(shops::Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(shops::Column::Id.eq(shop_id))
-        .filter(shops::Column::SecretDigest.eq(&shop.secret_digest))
-        .exec(txn)
-        .await?;
-    Entity::update_many()
-        .col_expr(Column::Sealed, Expr::value(None::<String>))
-        .filter(Column::Id.eq(next))
-        .exec(txn)
-        .await?;
-    Ok(moved.rows_affected == 1)
+    Ok(promoted)
 }
 
 /// The shops whose standard key's successor waits to become the standard key, for
@@ -387,6 +398,15 @@ pub async fn warned(txn: &impl ConnectionTrait, id: &str, now: DateTime<Utc>) ->
         .exec(txn)
         .await?;
     Ok(marked.rows_affected == 1)
+}
+
+/// Holds the shop's row for the rest of `txn` (PostgreSQL; SQLite's transaction holds the
+/// only write lock already): a change of a key takes the shop first, as a rotation and a
+/// promotion do, so that two of them never wait for each other.
+async fn hold_shop(txn: &impl ConnectionTrait, shop_id: i64) -> Result<(), DbErr> {
+    use sea_orm::QuerySelect;
+    shops::Entity::find_by_id(shop_id).lock_exclusive().one(txn).await?;
+    Ok(())
 }
 
 /// The shop's key `id`, its row held for the rest of `txn`.

@@ -103,39 +103,101 @@ impl Permissions {
     }
 }
 
-/// What the API operation of `method` on `route` (as routed: `/payments/{id}/refund`) needs;
-/// `None` for a route that is not the API's.
-pub fn needs(method: &str, route: &str) -> Option<Needs> {
+/// Each API route (as routed: `/payments/{id}/refund`) and the resource its operations use.
+const ROUTES: &[(&str, Resource)] = {
     use Resource::*;
-    let mut parts = route.trim_start_matches('/').split('/');
-    let first = parts.next()?;
-    let rest: Vec<&str> = parts.collect();
+    &[
+        ("/products", Products),
+        ("/products/{id}", Products),
+        ("/products/{id}/archive", Products),
+        ("/products/{id}/restore", Products),
+        ("/plans", Plans),
+        ("/plans/{id}", Plans),
+        ("/plans/{id}/archive", Plans),
+        ("/plans/{id}/restore", Plans),
+        ("/coupons", Coupons),
+        ("/coupons/{id}", Coupons),
+        ("/coupons/{id}/archive", Coupons),
+        ("/customers", Customers),
+        ("/customers/{id}", Customers),
+        ("/customers/{id}/portal_sessions", Customers),
+        ("/payments", Payments),
+        ("/payments/{id}", Payments),
+        ("/payments/{id}/capture", Payments),
+        ("/payments/{id}/void", Payments),
+        ("/payments/{id}/refund", Refunds),
+        ("/refunds", Refunds),
+        ("/refunds/{id}", Refunds),
+        ("/subscriptions", Subscriptions),
+        ("/subscriptions/{id}", Subscriptions),
+        ("/subscriptions/{id}/cancel", Subscriptions),
+        ("/subscriptions/{id}/pause", Subscriptions),
+        ("/subscriptions/{id}/resume", Subscriptions),
+        ("/subscriptions/{id}/change_plan", Subscriptions),
+        ("/subscriptions/{id}/change_plan/preview", Subscriptions),
+        ("/subscriptions/{id}/events", Subscriptions),
+        ("/subscriptions/{id}/test_card_outcome", Subscriptions),
+        ("/subscriptions/{id}/discount", Subscriptions),
+        ("/disputes", Disputes),
+        ("/disputes/{id}", Disputes),
+        ("/disputes/{id}/close", Disputes),
+        ("/events", Events),
+        ("/events/{id}", Events),
+        ("/webhook_endpoints", WebhookEndpoints),
+        ("/webhook_endpoints/{id}", WebhookEndpoints),
+        ("/webhook_endpoints/{id}/rotate_secret", WebhookEndpoints),
+        ("/webhook_deliveries", WebhookEndpoints),
+        ("/events/{id}/redeliver", WebhookEndpoints),
+        ("/test_clocks", TestClocks),
+        ("/test_clocks/{id}", TestClocks),
+        ("/test_clocks/{id}/advance", TestClocks),
+        ("/audit_events", Audit),
+        ("/audit_events/{id}", Audit),
+        ("/invoices", Invoices),
+        ("/invoices/{id}", Invoices),
+        ("/invoices/{id}/pdf", Invoices),
+        ("/invoices/{id}/xml", Invoices),
+        ("/invoices/{id}/reissue", Invoices),
+        ("/credit_notes", Invoices),
+        ("/credit_notes/{id}", Invoices),
+        ("/credit_notes/{id}/pdf", Invoices),
+        ("/credit_notes/{id}/xml", Invoices),
+        ("/tax_rates", TaxRates),
+        ("/tax_rates/{id}", TaxRates),
+        ("/tax_rates/{id}/archive", TaxRates),
+        ("/revenue/mrr", Revenue),
+        ("/revenue/movements", Revenue),
+        ("/revenue/cohorts", Revenue),
+        ("/revenue/subscribers", Revenue),
+        ("/shop", Shop),
+        ("/shop/seller", Shop),
+        ("/shop/series", Shop),
+        ("/shop/series/{name}", Shop),
+        ("/shop/processor", Shop),
+        ("/shop/processor/check", Shop),
+    ]
+};
+
+/// Routes whose changes need a key without restrictions, whatever its permissions: where the
+/// shop's money goes (its processor) and where its notifications go (they carry its standard
+/// key), and the keys themselves.
+const UNRESTRICTED_CHANGES: &[&str] = &["/shop", "/shop/processor"];
+
+/// What the API operation of `method` on `route` (as routed: `/payments/{id}/refund`) needs:
+/// `read` of its resource for GET and HEAD, `write` for the rest; a key without restrictions
+/// for the keys' own routes, the changes of [`UNRESTRICTED_CHANGES`] and any route this table
+/// does not know.
+pub fn needs(method: &str, route: &str) -> Needs {
     let access = if method.eq_ignore_ascii_case("GET") || method.eq_ignore_ascii_case("HEAD") {
         Access::Read
     } else {
         Access::Write
     };
-    let resource = match (first, rest.as_slice()) {
-        ("api_keys", _) => return Some(Needs::Unrestricted),
-        ("products", _) => Products,
-        ("plans", _) => Plans,
-        ("coupons", _) => Coupons,
-        ("customers", _) => Customers,
-        ("payments", [_, "refund"]) | ("refunds", _) => Refunds,
-        ("payments", _) => Payments,
-        ("subscriptions", _) => Subscriptions,
-        ("disputes", _) => Disputes,
-        ("events", _) => Events,
-        ("webhook_endpoints" | "webhook_deliveries", _) => WebhookEndpoints,
-        ("test_clocks", _) => TestClocks,
-        ("audit_events", _) => Audit,
-        ("invoices" | "credit_notes", _) => Invoices,
-        ("tax_rates", _) => TaxRates,
-        ("revenue", _) => Revenue,
-        ("shop", _) => Shop,
-        _ => return None,
-    };
-    Some(Needs::Resource(resource, access))
+    match ROUTES.iter().find(|(r, _)| *r == route) {
+        Some(_) if access == Access::Write && UNRESTRICTED_CHANGES.contains(&route) => Needs::Unrestricted,
+        Some((_, resource)) => Needs::Resource(*resource, access),
+        None => Needs::Unrestricted,
+    }
 }
 
 /// A network a key may be used from: an address and the length of its prefix.
@@ -241,6 +303,9 @@ impl KeyFields {
     pub fn read(r: &Reader, create: bool, now: DateTime<Utc>) -> Result<KeyFields, Errors> {
         let mut e = Errors::default();
         let name = r.string("name", MAX_NAME, &mut e).map(|n| n.trim().to_string());
+        if !create && matches!(r.value("name"), Some(serde_json::Value::String(t)) if t.trim().is_empty()) {
+            e.add("name", "can't be blank");
+        }
         if name.as_deref().is_some_and(|n| !storable(n) || n.chars().any(char::is_control)) {
             e.add("name", "must not hold control characters");
         }
@@ -351,13 +416,18 @@ mod tests {
     #[test]
     fn each_route_needs_its_resource_and_write_includes_read() {
         use Resource::*;
-        assert_eq!(needs("GET", "/payments/{id}"), Some(Needs::Resource(Payments, Access::Read)));
-        assert_eq!(needs("POST", "/payments/{id}/capture"), Some(Needs::Resource(Payments, Access::Write)));
-        assert_eq!(needs("POST", "/payments/{id}/refund"), Some(Needs::Resource(Refunds, Access::Write)));
-        assert_eq!(needs("GET", "/credit_notes/{id}/pdf"), Some(Needs::Resource(Invoices, Access::Read)));
-        assert_eq!(needs("GET", "/webhook_deliveries"), Some(Needs::Resource(WebhookEndpoints, Access::Read)));
-        assert_eq!(needs("POST", "/api_keys"), Some(Needs::Unrestricted));
-        assert_eq!(needs("GET", "/dashboard"), None);
+        assert_eq!(needs("GET", "/payments/{id}"), Needs::Resource(Payments, Access::Read));
+        assert_eq!(needs("HEAD", "/payments/{id}"), Needs::Resource(Payments, Access::Read));
+        assert_eq!(needs("POST", "/payments/{id}/capture"), Needs::Resource(Payments, Access::Write));
+        assert_eq!(needs("POST", "/payments/{id}/refund"), Needs::Resource(Refunds, Access::Write));
+        assert_eq!(needs("GET", "/credit_notes/{id}/pdf"), Needs::Resource(Invoices, Access::Read));
+        assert_eq!(needs("GET", "/webhook_deliveries"), Needs::Resource(WebhookEndpoints, Access::Read));
+        assert_eq!(needs("POST", "/api_keys"), Needs::Unrestricted);
+        assert_eq!(needs("GET", "/shop"), Needs::Resource(Shop, Access::Read));
+        assert_eq!(needs("PUT", "/shop"), Needs::Unrestricted);
+        assert_eq!(needs("PUT", "/shop/processor"), Needs::Unrestricted);
+        assert_eq!(needs("PUT", "/shop/seller"), Needs::Resource(Shop, Access::Write));
+        assert_eq!(needs("GET", "/payments/{id}/something_new"), Needs::Unrestricted, "a route not in the table");
 
         let reader = given(&[("payments", "read"), ("refunds", "write")]);
         assert!(reader.allow(Needs::Resource(Payments, Access::Read)));

@@ -45,14 +45,14 @@ impl FromRequestParts<AppState> for ApiShop {
             if !api_key::reachable(key.networks.as_deref(), address) {
                 return Err(AppError::Forbidden("This API key may not be used from this address"));
             }
-            let needs = parts
-                .extensions
-                .get::<MatchedPath>()
-                .and_then(|route| api_key::needs(parts.method.as_str(), route.as_str()))
-                .unwrap_or(Needs::Unrestricted);
+            let needs = match parts.extensions.get::<MatchedPath>() {
+                Some(route) => api_key::needs(parts.method.as_str(), route.as_str()),
+                None => Needs::Unrestricted,
+            };
             if !Permissions::from_stored(key.permissions.as_deref()).allow(needs) {
                 return Err(AppError::PermissionMissing(Permissions::name(needs)));
             }
+            parts.extensions.insert(KeyAccess(key.permissions.is_some()));
             db::audit::acting::act_as(Actor::api_key(&key.id, &key.name, key.prefix.as_deref()));
             crate::services::api_keys::note_use(state, &key, address, now);
             return Ok(ApiShop(shop));
@@ -71,6 +71,33 @@ impl FromRequestParts<AppState> for ApiShop {
             }
         }
         Err(AppError::Unauthorized)
+    }
+}
+
+/// Whether the request's key is restricted, for the few checks a route's permission cannot
+/// make alone (see [`KeyAccess::may_set_notification_url`]).
+#[derive(Clone, Copy, Debug)]
+pub struct KeyAccess(bool);
+
+impl KeyAccess {
+    /// Refuses a restricted key a body that sends a `notification_url`: the shop's
+    /// notifications carry its standard key, so only a key without restrictions may choose
+    /// where they go (403 naming `unrestricted`).
+    pub fn may_set_notification_url(self, body: &serde_json::Map<String, serde_json::Value>) -> Result<(), AppError> {
+        let sets = body.get("notification_url").is_some_and(|v| !v.is_null());
+        match self.0 && sets {
+            true => Err(AppError::PermissionMissing(Permissions::name(Needs::Unrestricted))),
+            false => Ok(()),
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for KeyAccess {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        ApiShop::from_request_parts(parts, state).await?;
+        Ok(parts.extensions.get::<KeyAccess>().copied().unwrap_or(KeyAccess(true)))
     }
 }
 

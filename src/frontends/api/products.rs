@@ -7,7 +7,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
 
-use super::auth::ApiShop;
+use super::auth::{ApiShop, KeyAccess};
 use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
 use crate::db::{self, entities::products};
@@ -37,8 +37,10 @@ pub fn router() -> Router<AppState> {
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    access: KeyAccess,
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
+    access.may_set_notification_url(&body)?;
     let fields = ProductFields::parse(&body, None, shop.id)?;
     rate_allowed(&state.db, shop.id, fields.taxing.rate_id.as_deref(), None).await??;
     public_url(fields.notification_url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
@@ -89,9 +91,11 @@ async fn list(
 async fn update(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    access: KeyAccess,
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
 ) -> Result<StatusCode, AppError> {
+    access.may_set_notification_url(&body)?;
     let product = find(&state, shop.id, &id).await?;
     let fields = ProductFields::parse(&body, Some(&product.fields()), shop.id)?;
     rate_allowed(&state.db, shop.id, fields.taxing.rate_id.as_deref(), product.tax_rate_id.as_deref()).await??;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::auth::ApiShop;
+use super::auth::{ApiShop, KeyAccess};
 use super::json::JsonObject;
 use super::{page_from_query, schemas};
 use crate::db::entities::{payments, subscriptions};
@@ -58,8 +58,10 @@ pub fn router() -> Router<AppState> {
 async fn create(
     State(state): State<AppState>,
     ApiShop(shop): ApiShop,
+    access: KeyAccess,
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
+    access.may_set_notification_url(&body)?;
     let request = SubscriptionRequest::parse(&body, Utc::now())?;
     let sub = crate::services::subscriptions::create(&state, shop.id, request, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(SubscriptionView::load(&state.db, &state.config, &sub).await?)))

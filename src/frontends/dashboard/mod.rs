@@ -21,6 +21,7 @@ use crate::web::state::AppState;
 
 pub mod access;
 mod account;
+mod api_keys;
 mod audit;
 mod books;
 mod chart;
@@ -89,6 +90,7 @@ pub fn router(state: &AppState, more: Router<AppState>) -> Router<AppState> {
         .merge(processor::router())
         .merge(coupons::router())
         .merge(webhooks::router())
+        .merge(api_keys::router())
         .merge(mails::router())
         .merge(more)
         .layer(axum::middleware::from_fn_with_state(state.clone(), reauth::guard))
@@ -177,6 +179,7 @@ const NAV: &[(&str, &str, &str)] = &[
     ("/dashboard/revenue", k("Revenue"), "revenue"),
     ("/dashboard/coupons", k("Coupons"), "coupons"),
     ("/dashboard/webhooks", k("Webhooks"), "webhooks"),
+    ("/dashboard/api_keys", k("API keys"), "api_keys"),
     ("/dashboard/settings", k("Settings"), "settings"),
 ];
 

@@ -6,6 +6,7 @@ pub(crate) mod accounts;
 mod audit;
 mod books;
 mod disputes;
+mod keys;
 mod language;
 mod lockout;
 mod members;

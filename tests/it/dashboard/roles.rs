@@ -153,6 +153,7 @@ pub(super) async fn team(app: &TestApp) -> Team {
     assert_eq!(status, StatusCode::CREATED);
     let (_, invoices) = app.get(&shop, "/invoices").await;
     let (_, notes) = app.get(&shop, "/credit_notes").await;
+    let (_, keys) = app.get(&shop, "/api_keys").await;
     let id = |v: &Value| v["id"].as_str().unwrap_or_else(|| panic!("{v}")).to_string();
     for (name, v) in [
         ("payments", &payments),
@@ -175,6 +176,7 @@ pub(super) async fn team(app: &TestApp) -> Team {
         ("users", owner_id),
         ("invoices", id(&invoices[0])),
         ("credit_notes", id(&notes[0])),
+        ("api_keys", id(&keys[0])),
     ];
     Team { owner, members, shop, ids }
 }

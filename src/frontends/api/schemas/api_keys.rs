@@ -12,7 +12,11 @@ use super::*;
 }))]
 pub struct ApiKeyCreate {
     /// What the merchant calls it (at most 100 characters).
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     name: String,
     /// Access per resource: `none`, `read` (its GET operations) or `write` (all of them); a
     /// resource left out is `none`. `null` or absent: a key without restrictions.
@@ -22,7 +26,7 @@ pub struct ApiKeyCreate {
     /// address), at most 100; a network's address has no bits set past its prefix. `null`,
     /// absent or empty: anywhere. A request from elsewhere is refused with 403.
     #[schema(max_items = 100)]
-    networks: Option<Vec<String>>,
+    networks: Option<Vec<Network>>,
     /// When it stops working (in the future); none when absent.
     expires_at: Option<TimeInput>,
 }
@@ -32,14 +36,23 @@ pub struct ApiKeyCreate {
 #[derive(ToSchema)]
 #[schema(example = json!({"permissions": {"payments": "write"}}))]
 pub struct ApiKeyUpdate {
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     name: Option<String>,
     /// As on create. The standard key takes none (409).
     #[schema(schema_with = permissions)]
     permissions: Option<Value>,
     #[schema(max_items = 100)]
-    networks: Option<Vec<String>>,
+    networks: Option<Vec<Network>>,
 }
+
+/// An address or a network: `203.0.113.0/24`, `2001:db8::/32`, `198.51.100.7`.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = r"^\s*[0-9A-Fa-f:.]*[0-9A-Fa-f](/[0-9]{1,3})?\s*$", example = "203.0.113.0/24")]
+pub struct Network(String);
 
 /// How a roll ends the rolled key.
 #[derive(ToSchema)]

@@ -273,8 +273,8 @@ fn fill(template: &str, args: &[&(dyn Display + Sync)]) -> String {
 }
 
 /// Every part's Russian, by English key.
-fn parts() -> [&'static [(&'static str, &'static str)]; 20] {
-    let [shop, team, webhooks, processor, mails] = settings::RU;
+fn parts() -> [&'static [(&'static str, &'static str)]; 21] {
+    let [shop, team, webhooks, api_keys, processor, mails] = settings::RU;
     [
         common::RU,
         catalog::RU,
@@ -286,6 +286,7 @@ fn parts() -> [&'static [(&'static str, &'static str)]; 20] {
         shop,
         team,
         webhooks,
+        api_keys,
         processor,
         mails,
         common::DATA,

@@ -1,6 +1,7 @@
 //! The Russian of the settings pages, a file per page: the shop, the team (users, roles,
 //! two-step login, sessions, the audit trail), webhooks, the processor, e-mails.
 
+mod api_keys;
 mod mails;
 mod processor;
 mod shop;
@@ -8,13 +9,16 @@ mod team;
 mod webhooks;
 
 /// The texts of the settings pages, by their English.
-pub const RU: [&[(&str, &str)]; 5] = [shop::RU, team::RU, webhooks::RU, processor::RU, mails::RU];
+pub const RU: [&[(&str, &str)]; 6] = [shop::RU, team::RU, webhooks::RU, api_keys::RU, processor::RU, mails::RU];
 
 /// Values of these pages known only when they run, translated with `t_data` (or `n`, `rule`):
 /// counts, the messages of their errors, why an endpoint was disabled, why an attempt failed.
 pub const DATA: &[(&str, &str)] = &[
     ("must be a whole number of days from 1 to 60", "должно быть целым числом дней от 1 до 60"),
     ("Mail kind not found", "Вид письма не найден"),
+    ("API key not found", "API-ключ не найден"),
+    ("read", "чтение"),
+    ("write", "запись"),
     ("mail:queued", "в очереди"),
     ("mail:sent", "отправлено"),
     ("mail:failed", "не отправлено"),
