@@ -169,6 +169,9 @@ db_tests! {
         let with = |status: &str| payments.as_array().unwrap().iter().find(|p| p["status"] == status).cloned().unwrap();
         let (payment, authorized) = (&with("succeeded"), &with("authorized"));
         let (_, hook) = app.post(&shop, "/webhook_endpoints", &json!({"url": "https://merchant.example/hooks", "enabled_events": ["*"]})).await;
+        let (_, reporting) = app.post(&shop, "/api_keys", &json!({"name": "Reporting", "permissions": {"payments": "read", "refunds": "write"}, "networks": ["127.0.0.1"]})).await;
+        let reporting_key = Shop { id: shop.id, secret: reporting["secret"].as_str().unwrap().to_string() };
+        assert_eq!(app.get(&reporting_key, "/payments").await.0, reqwest::StatusCode::OK, "a use to show");
         // A payment the card network disputes a few minutes later.
         let disputed = app.product(&shop, &test_product_body()).await;
         app.pay(disputed["id"].as_str().unwrap(), "4000000000000259", &[]).await;
@@ -230,6 +233,7 @@ db_tests! {
             ("/dashboard/subscriptions", "subscriptions".into()),
             ("/dashboard/coupons", "coupons".into()),
             ("/dashboard/webhooks", "webhooks".into()),
+            ("/dashboard/api_keys", "api-keys".into()),
             ("/dashboard/settings", "settings".into()),
             ("/dashboard/settings/users", "team".into()),
             ("/dashboard/two-step", "two-step".into()),
@@ -263,6 +267,7 @@ db_tests! {
             (format!("/dashboard/subscriptions/{}", running["id"].as_str().unwrap()), "subscription-trial"),
             (format!("/dashboard/subscriptions/{}", paused["id"].as_str().unwrap()), "subscription-paused"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
+            (format!("/dashboard/api_keys/{}", reporting["id"].as_str().unwrap()), "api-key"),
             (dispute.clone(), "dispute"),
             (format!("/dashboard/invoices/{}", invoices[0]["id"].as_str().unwrap()), "invoice-dashboard"),
             ("/dashboard/nothing-here".to_string(), "dashboard-not-found"),
@@ -304,6 +309,15 @@ db_tests! {
         b.press("form[action$='/rotate'] input[name=confirm] ~ button[type=submit]").await;
         assert!(b.has("[data-testid=webhook-secret]").await);
         b.check("webhook-secret", &mut found).await;
+        // An API key: made in the form, its secret shown once; revoking asks first.
+        b.client.goto(&format!("{base}/dashboard/api_keys")).await.unwrap();
+        b.fill("name", "ERP").await;
+        b.press("form[action='/dashboard/api_keys'] button[type=submit]").await;
+        assert!(b.has("[data-testid=api-key-secret]").await);
+        b.check("api-key-secret", &mut found).await;
+        b.client.goto(&format!("{base}/dashboard/api_keys/{}", reporting["id"].as_str().unwrap())).await.unwrap();
+        b.press("form[action$='/revoke'] button[type=submit]").await;
+        b.check("api-key-revoke-confirm", &mut found).await;
         // The payments list found by a search, and a customer's search.
         b.visit(&format!("{base}/dashboard/payments?q=ann%40example.com&mode=test"), "payments-found", &mut found).await;
         b.visit(&format!("{base}/dashboard/payments?q=nothing-like-this"), "payments-none", &mut found).await;
@@ -357,6 +371,8 @@ db_tests! {
             (format!("/dashboard/subscriptions/{}", paused["id"].as_str().unwrap()), "subscription-paused"),
             ("/dashboard/webhooks".into(), "webhooks"),
             (format!("/dashboard/webhooks/{}", hook["id"].as_str().unwrap()), "webhook"),
+            ("/dashboard/api_keys".into(), "api-keys"),
+            (format!("/dashboard/api_keys/{}", reporting["id"].as_str().unwrap()), "api-key"),
             ("/dashboard/settings".into(), "settings"),
             ("/dashboard/settings/users".into(), "team"),
             ("/dashboard/two-step".into(), "two-step"),

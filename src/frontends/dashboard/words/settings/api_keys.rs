@@ -15,6 +15,7 @@ pub const RU: &[(&str, &str)] = &[
     ("anywhere", "откуда угодно"),
     ("revoked", "отозван"),
     ("until {}", "до {}"),
+    ("{} from the address {}", "{} с адреса {}"),
     ("Which keys made the last requests", "Какие ключи делали последние запросы"),
     ("No key was used yet.", "Ключами ещё не пользовались."),
     (
