@@ -189,6 +189,16 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
 
     let one = measure(oha, &api(&format!("/products/{product}")), seconds);
     print_row("GET /products/{id}", &one, &[("framework", &framework), ("sqlx read", &read)]);
+    // The same read once the shop has 1,000 keys: by its first key, its newest, and a key
+    // restricted to reading products (whose permissions are checked at each request).
+    let (newest, restricted) = thousand_keys(&client, shop.id).await;
+    let keyed = |auth: &String| Target::get(format!("{base}/products/{product}")).header(auth.clone());
+    let first_of_many = measure(oha, &api(&format!("/products/{product}")), seconds);
+    print_row("… 1,000 keys, by the first", &first_of_many, &[("1 key", &one)]);
+    let newest_of_many = measure(oha, &keyed(&newest), seconds);
+    print_row("… 1,000 keys, by the newest", &newest_of_many, &[("1 key", &one)]);
+    let restricted = measure(oha, &keyed(&restricted), seconds);
+    print_row("… 1,000 keys, by a restricted one", &restricted, &[("1 key", &one)]);
     let public = Target::get(format!("{base}/products/{product}/pay")).header("Accept: application/json");
     let public = measure(oha, &public, seconds);
     print_row("GET /products/{id}/pay (JSON, no auth)", &public, &[("framework", &framework)]);
@@ -250,6 +260,23 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let templates = growth::Templates { product, customer, payment, subscription, invoice };
     let running = Running { backend, fresh: &fresh, server: &server, auth: &auth, cookie: &cookie };
     grow(oha, &running, &templates, opts).await;
+}
+
+/// Gives the shop 999 more API keys through the API, 16 at a time (the last one restricted to
+/// reading products); answers the `Authorization` headers of the newest unrestricted one and
+/// of the restricted one.
+async fn thousand_keys(client: &Client, shop_id: i64) -> (String, String) {
+    let keys: Vec<String> = futures::stream::iter(1..1000)
+        .map(|i| async move {
+            let permissions = if i == 999 { json!({"products": "read"}) } else { Value::Null };
+            let key = client.post("/api_keys", &json!({"name": format!("Key {i}"), "permissions": permissions})).await;
+            let secret = key["secret"].as_str().unwrap().to_string();
+            Shop { id: shop_id, secret, email: String::new() }.authorization()
+        })
+        .buffered(16)
+        .collect()
+        .await;
+    (keys[997].clone(), keys[998].clone())
 }
 
 /// Creates 1,000 products through the API, 16 at a time; answers the first one's id.

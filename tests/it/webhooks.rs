@@ -337,6 +337,43 @@ db_tests! {
         assert!(m.get("/dashboard/settings").await.html.contains(api_key.lines().nth(1).unwrap()), "the same key in both");
     }
 
+    async fn notifications_carry_a_rolled_standard_key_until_its_overlap_ends_then_its_successor(app) {
+        // A merchant's integration checks notifications with bePaid's library and its key: it
+        // keeps working with the old key during the overlap, and with the new one after it.
+        let shop = app.shop("Books").await;
+        let bepaid = Receiver::start().await;
+        let (_, shop_view) = app.put(&shop, "/shop", &json!({"notification_url": bepaid.url})).await;
+        let public_key = shop_view["public_key"].as_str().unwrap().to_string();
+        let (_, keys) = app.get(&shop, "/api_keys").await;
+        let in_a_day = app.state.clock.now().timestamp() + 86_400;
+        let (status, rolled) = app.post(&shop, &format!("/api_keys/{}/roll", keys[0]["id"].as_str().unwrap()), &json!({"expires_at": in_a_day})).await;
+        assert_eq!(status, StatusCode::CREATED, "{rolled}");
+        let successor = Shop { id: shop.id, secret: rolled["secret"].as_str().unwrap().to_string() };
+        let subscribe = async |by: &Shop| {
+            let (_, plan) = app.post(by, "/plans", &plan_body()).await;
+            let (_, customer) = app.post(by, "/customers", &customer_body()).await;
+            let (status, sub) = app.post(by, "/subscriptions", &json!({"plan_id": plan["id"], "customer_id": customer["id"]})).await;
+            assert_eq!(status, StatusCode::CREATED, "{sub}");
+            settled(&app, by).await;
+        };
+        subscribe(&successor).await;
+        let during = bepaid.received();
+        assert!(!during.is_empty());
+        for r in &during {
+            verify_bepaid(&public_key, &shop, r, false);
+        }
+        app.state.clock.advance(chrono::Duration::days(1));
+        paydesk::services::api_keys::tend(&app.state, app.state.clock.now()).await.unwrap();
+        subscribe(&successor).await;
+        let after = bepaid.received();
+        assert!(after.len() > during.len());
+        for r in &after[during.len()..] {
+            verify_bepaid(&public_key, &successor, r, false);
+        }
+        let (_, view) = app.get(&successor, "/shop").await;
+        assert_eq!(view["notifications_authenticated"], true);
+    }
+
     async fn every_event_is_delivered_once_per_endpoint_under_both_schemes(app) {
         let shop = app.shop("Books").await;
         let (all, payments, bepaid) = (Receiver::start().await, Receiver::start().await, Receiver::start().await);
