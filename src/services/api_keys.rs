@@ -6,7 +6,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::DbErr;
 
-use crate::db::api_keys::{self as key_db, Limits, NewKey, Refused, Successor};
+pub use crate::db::api_keys::Refused;
+use crate::db::api_keys::{self as key_db, Limits, NewKey, Successor};
 use crate::db::entities::api_keys::Model;
 use crate::db::events::NewEvent;
 use crate::domain::api_key::{KeyFields, WARN_BEFORE, networks_to_stored};
@@ -51,14 +52,13 @@ pub async fn update(
     fields: KeyFields,
     audit: &Entry,
     now: DateTime<Utc>,
-) -> Result<Model, AppError> {
+) -> Result<Result<Model, Refused>, DbErr> {
     let limits = Limits {
         name: fields.name,
         permissions: fields.permissions.map(|p| p.to_stored()),
         networks: fields.networks.map(|n| networks_to_stored(&n)),
     };
-    let updated = key_db::restrict(&state.db, (shop_id, id), limits, audit, now).await?;
-    updated.map_err(refusal)
+    key_db::restrict(&state.db, (shop_id, id), limits, audit, now).await
 }
 
 /// Rolls the key: its successor (returned with its secret) works at once; the key goes on
@@ -70,14 +70,14 @@ pub async fn roll(
     until: DateTime<Utc>,
     audit: &Entry,
     now: DateTime<Utc>,
-) -> Result<(Model, Made), AppError> {
+) -> Result<Result<(Model, Made), Refused>, DbErr> {
     let (secret, stored) = super::keys::new_secret(&state.vault);
     let by = made_by(audit);
     let successor =
         Successor { digest: &stored.digest, prefix: &stored.prefix, sealed: &stored.sealed, created_by: &by };
     let rolled = key_db::roll(&state.db, (shop_id, id), successor, until, audit, now);
-    let (old, key) = super::shops::changing(state, shop_id, rolled).await?.map_err(refusal)?;
-    Ok((old, Made { key, secret }))
+    let rolled = super::shops::changing(state, shop_id, rolled).await?;
+    Ok(rolled.map(|(old, key)| (old, Made { key, secret })))
 }
 
 /// Revokes the key: it stops at once (the standard key is refused unless it was rolled).
@@ -86,9 +86,9 @@ pub async fn revoke(
     (shop_id, id): (i64, &str),
     audit: &Entry,
     now: DateTime<Utc>,
-) -> Result<Model, AppError> {
+) -> Result<Result<Model, Refused>, DbErr> {
     let revoked = key_db::revoke(&state.db, (shop_id, id), audit, now);
-    super::shops::changing(state, shop_id, revoked).await?.map_err(refusal)
+    super::shops::changing(state, shop_id, revoked).await
 }
 
 /// Whether `key` is its shop's standard key (`shop_digest` being the digest the shop names),
@@ -179,7 +179,7 @@ fn made_by(audit: &Entry) -> String {
 }
 
 /// A refused change of a key as the API answers it.
-fn refusal(refused: Refused) -> AppError {
+pub fn refusal(refused: Refused) -> AppError {
     match refused {
         Refused::Gone => AppError::Conflict("This API key no longer works (it was revoked or it expired)".into()),
         Refused::Rolled(to) => AppError::Conflict(format!("This API key was rolled already, to {to}")),

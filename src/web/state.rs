@@ -124,7 +124,7 @@ impl KeyUses {
     /// Whether a write of `key`'s use at `now` is this instance's to make: none in the
     /// last minute. Says so once, then not until a minute has passed.
     pub fn due(&self, key: &str, now: DateTime<Utc>) -> bool {
-        let Ok(mut written) = self.0.lock() else { return false };
+        let mut written = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if written.get(key).is_some_and(|at| *at > now - crate::db::api_keys::USE_WRITTEN_EVERY) {
             return false;
         }

@@ -131,6 +131,15 @@ db_tests! {
         let path = format!("/products/{}", product["id"].as_str().unwrap());
         assert_eq!(app.put(&writer, &path, &json!({"notification_url": "https://attacker.example/notify"})).await.0, StatusCode::FORBIDDEN);
         assert_eq!(app.put(&writer, &path, &json!({"name": "Renamed"})).await.0, StatusCode::NO_CONTENT);
+        // A product the standard key gave an address: sent back unchanged, or cleared (its
+        // notifications then go to the shop's own address), by the restricted key.
+        let mut body = product_body();
+        body["notification_url"] = json!("https://books.example/notify");
+        let owned = app.product(&shop, &body).await;
+        let owned_path = format!("/products/{}", owned["id"].as_str().unwrap());
+        assert_eq!(app.put(&writer, &owned_path, &json!({"notification_url": "https://books.example/notify", "name": "Kept"})).await.0, StatusCode::NO_CONTENT);
+        assert_eq!(app.put(&writer, &owned_path, &json!({"notification_url": "https://attacker.example/notify"})).await.0, StatusCode::FORBIDDEN);
+        assert_eq!(app.put(&writer, &owned_path, &json!({"notification_url": null})).await.0, StatusCode::NO_CONTENT);
         let (_, plan) = app.post(&writer, "/plans", &plan_body()).await;
         let (_, customer) = app.post(&writer, "/customers", &customer_body()).await;
         let subscription = json!({"plan_id": plan["id"], "customer_id": customer["id"], "notification_url": "https://attacker.example/notify"});

@@ -120,7 +120,7 @@ const ROUTES: &[(&str, Resource)] = {
         ("/coupons/{id}/archive", Coupons),
         ("/customers", Customers),
         ("/customers/{id}", Customers),
-        ("/customers/{id}/portal_sessions", Customers),
+        ("/customers/{id}/portal_sessions", Subscriptions),
         ("/payments", Payments),
         ("/payments/{id}", Payments),
         ("/payments/{id}/capture", Payments),

@@ -109,7 +109,7 @@ async fn update(
     find(&state, shop.id, &id).await?;
     let fields = KeyFields::read(&Reader::new(&body), false, now)?;
     let audit = by_key(shop.id, origin, "api_key.updated");
-    let key = keys::update(&state, (shop.id, &id), fields, &audit, now).await?;
+    let key = keys::update(&state, (shop.id, &id), fields, &audit, now).await?.map_err(keys::refusal)?;
     Ok(Json(view(&shop, &key, &state, None)))
 }
 
@@ -132,7 +132,7 @@ async fn roll(
     find(&state, shop.id, &id).await?;
     let until = read_roll(&Reader::new(&body), now)?;
     let audit = by_key(shop.id, origin, "api_key.rolled");
-    let (_, made) = keys::roll(&state, (shop.id, &id), until, &audit, now).await?;
+    let (_, made) = keys::roll(&state, (shop.id, &id), until, &audit, now).await?.map_err(keys::refusal)?;
     let standard = made.key.sealed.is_some();
     let view = ApiKeyView::new(&made.key, standard, now, Some(made.secret));
     Ok(shown_once(view))
@@ -152,6 +152,6 @@ async fn revoke(
     let now = state.clock.now();
     find(&state, shop.id, &id).await?;
     let audit = by_key(shop.id, origin, "api_key.revoked");
-    let key = keys::revoke(&state, (shop.id, &id), &audit, now).await?;
+    let key = keys::revoke(&state, (shop.id, &id), &audit, now).await?.map_err(keys::refusal)?;
     Ok(Json(view(&shop, &key, &state, None)))
 }

@@ -80,12 +80,18 @@ impl FromRequestParts<AppState> for ApiShop {
 pub struct KeyAccess(bool);
 
 impl KeyAccess {
-    /// Refuses a restricted key a body that sends a `notification_url`: the shop's
-    /// notifications carry its standard key, so only a key without restrictions may choose
-    /// where they go (403 naming `unrestricted`).
-    pub fn may_set_notification_url(self, body: &serde_json::Map<String, serde_json::Value>) -> Result<(), AppError> {
-        let sets = body.get("notification_url").is_some_and(|v| !v.is_null());
-        match self.0 && sets {
+    /// Refuses a restricted key a body that sets a `notification_url` other than `current`
+    /// (the object's own, on an update): the shop's notifications carry its standard key, so
+    /// only a key without restrictions may choose where they go (403 naming `unrestricted`).
+    /// Clearing it sends them to the shop's own notification URL, which is allowed.
+    pub fn may_set_notification_url(
+        self,
+        body: &serde_json::Map<String, serde_json::Value>,
+        current: Option<&str>,
+    ) -> Result<(), AppError> {
+        let sent = body.get("notification_url").and_then(|v| v.as_str()).map(str::trim);
+        let changes = sent.is_some_and(|url| !url.is_empty() && Some(url) != current);
+        match self.0 && changes {
             true => Err(AppError::PermissionMissing(Permissions::name(Needs::Unrestricted))),
             false => Ok(()),
         }

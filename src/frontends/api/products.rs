@@ -40,7 +40,7 @@ async fn create(
     access: KeyAccess,
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
-    access.may_set_notification_url(&body)?;
+    access.may_set_notification_url(&body, None)?;
     let fields = ProductFields::parse(&body, None, shop.id)?;
     rate_allowed(&state.db, shop.id, fields.taxing.rate_id.as_deref(), None).await??;
     public_url(fields.notification_url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;
@@ -95,8 +95,8 @@ async fn update(
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
 ) -> Result<StatusCode, AppError> {
-    access.may_set_notification_url(&body)?;
     let product = find(&state, shop.id, &id).await?;
+    access.may_set_notification_url(&body, product.notification_url.as_deref())?;
     let fields = ProductFields::parse(&body, Some(&product.fields()), shop.id)?;
     rate_allowed(&state.db, shop.id, fields.taxing.rate_id.as_deref(), product.tax_rate_id.as_deref()).await??;
     public_url(fields.notification_url.as_deref(), "notification_url", state.config.webhooks_allow_private)?;

@@ -61,7 +61,7 @@ async fn create(
     access: KeyAccess,
     JsonObject(body): JsonObject,
 ) -> Result<impl IntoResponse, AppError> {
-    access.may_set_notification_url(&body)?;
+    access.may_set_notification_url(&body, None)?;
     let request = SubscriptionRequest::parse(&body, Utc::now())?;
     let sub = crate::services::subscriptions::create(&state, shop.id, request, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(SubscriptionView::load(&state.db, &state.config, &sub).await?)))

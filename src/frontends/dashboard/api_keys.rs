@@ -4,16 +4,17 @@
 
 use askama::Template;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 
 use super::form::{FormView, PostedForm};
-use super::{Chrome, Merchant, Page, local, ok, render, see_other};
+use super::{Chrome, Merchant, Page, k, local, ok, render, see_other};
 use crate::db::Page as DbPage;
 use crate::db::entities::api_keys::Model;
-use crate::domain::api_key::{Access, KeyFields, Permissions, Resource, read_roll};
+use crate::domain::Errors;
+use crate::domain::api_key::{Access, KeyFields, Permissions, Resource};
 use crate::domain::input::Reader;
 use crate::services::api_keys::{self as keys, is_standard};
 use crate::web::error::AppError;
@@ -93,22 +94,33 @@ fn resources() -> Vec<&'static str> {
 struct ListPage {
     chrome: Chrome,
     shop_id: i64,
+    standard: Option<Row>,
     rows: Vec<Row>,
+    next: Option<String>,
     recent: Vec<Row>,
     form: FormView,
     resources: Vec<&'static str>,
     lifetimes: [&'static str; 5],
 }
 
-async fn list_page(state: &AppState, m: &Merchant, form: FormView) -> Result<ListPage, AppError> {
+async fn list_page(
+    state: &AppState,
+    m: &Merchant,
+    form: FormView,
+    after: Option<String>,
+) -> Result<ListPage, AppError> {
     let now = state.clock.now();
-    let page = DbPage { limit: 200, starting_after: None };
+    let page = DbPage { limit: 100, starting_after: after };
     let listed = crate::db::api_keys::list(&state.db, m.shop.id, &page).await?;
     let recent = crate::db::api_keys::lately_used(&state.db, m.shop.id, 5).await?;
+    // The standard key is the oldest: named on every page, however many keys come first.
+    let standard = crate::db::api_keys::by_digest(&state.db, &m.shop.secret_digest).await?;
     Ok(ListPage {
         chrome: m.chrome("api_keys").await,
         shop_id: m.shop.id,
+        standard: standard.map(|k| row(m, &k, now)),
         rows: listed.rows.iter().map(|k| row(m, k, now)).collect(),
+        next: listed.next_after.map(|after| format!("/dashboard/api_keys?after={after}")),
         recent: recent.iter().map(|k| row(m, k, now)).collect(),
         form,
         resources: resources(),
@@ -116,9 +128,12 @@ async fn list_page(state: &AppState, m: &Merchant, form: FormView) -> Result<Lis
     })
 }
 
-async fn list(State(state): State<AppState>, m: Merchant) -> Page {
+async fn list(State(state): State<AppState>, m: Merchant, RawQuery(query): RawQuery) -> Page {
+    let after = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .find(|(k, v)| k == "after" && !v.is_empty())
+        .map(|(_, v)| v.into_owned());
     let form = FormView::filled(vec![("access", "all".into()), ("lifetime", "0".into())]);
-    ok(&list_page(&state, &m, form).await?)
+    ok(&list_page(&state, &m, form, after).await?)
 }
 
 /// The form as the API's request: the access chosen per resource when restricted, the
@@ -146,6 +161,7 @@ fn request(form: &PostedForm, now: chrono::DateTime<chrono::Utc>, with_expiry: b
         .collect();
     body.insert("networks".into(), Value::Array(networks));
     let days = form.get("lifetime").and_then(|d| d.parse::<i64>().ok()).filter(|d| (1..=365).contains(d));
+    // (A lifetime the form does not offer is refused by the caller.)
     if let Some(days) = days.filter(|_| with_expiry) {
         body.insert("expires_at".into(), json!((now + chrono::Duration::days(days)).timestamp()));
     }
@@ -167,7 +183,17 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
     m.check(form.get("csrf"))?;
     let now = state.clock.now();
     let body = request(&form, now, true);
-    match KeyFields::read(&Reader::new(&body), true, now) {
+    let offered = LIFETIMES.contains(&form.get("lifetime").unwrap_or("0"));
+    let read = KeyFields::read(&Reader::new(&body), true, now);
+    let read = match (read, offered) {
+        (read, true) => read,
+        (Ok(_), false) => Err(Errors::one("expires_at", "is not included in the list")),
+        (Err(mut errors), false) => {
+            errors.add("expires_at", "is not included in the list");
+            Err(errors)
+        }
+    };
+    match read {
         Ok(fields) => {
             let made = keys::create(&state, m.shop.id, fields, &m.audit("api_key.created"), now).await?;
             let page = SecretPage {
@@ -181,7 +207,7 @@ async fn create(State(state): State<AppState>, m: Merchant, form: PostedForm) ->
         }
         Err(errors) => Ok(render(
             StatusCode::UNPROCESSABLE_ENTITY,
-            &list_page(&state, &m, FormView::sent(&form, errors, m.words)).await?,
+            &list_page(&state, &m, FormView::sent(&form, errors, m.words), None).await?,
         )),
     }
 }
@@ -251,8 +277,10 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     }
     match KeyFields::read(&Reader::new(&body), false, now) {
         Ok(fields) => {
-            keys::update(&state, (m.shop.id, &id), fields, &m.audit("api_key.updated"), now).await?;
-            m.flash(m.t("The key was saved.")).await;
+            match keys::update(&state, (m.shop.id, &id), fields, &m.audit("api_key.updated"), now).await? {
+                Ok(_) => m.flash(m.t("The key was saved.")).await,
+                Err(refused) => m.flash(m.t(refusal(&refused))).await,
+            }
             see_other(&format!("/dashboard/api_keys/{id}"))
         }
         Err(errors) => {
@@ -264,21 +292,33 @@ async fn update(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
 
 async fn roll(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
     m.check(form.get("csrf"))?;
-    find(&state, &m, &id).await?;
+    let k = find(&state, &m, &id).await?;
     let now = state.clock.now();
-    let hours = form.get("overlap").and_then(|h| h.parse::<i64>().ok()).unwrap_or(0);
-    let body: Map<String, Value> =
-        [("expires_at".to_string(), json!((now + chrono::Duration::hours(hours)).timestamp()))].into_iter().collect();
-    let until = read_roll(&Reader::new(&body), now)?;
-    let (old, made) = keys::roll(&state, (m.shop.id, &id), until, &m.audit("api_key.rolled"), now).await?;
-    let page = SecretPage {
-        chrome: m.chrome("api_keys").await,
-        shop_id: m.shop.id,
-        k: row(&m, &made.key, now),
-        secret: made.secret,
-        rolled: Some((old.name.clone(), old.expires_at.map(|at| local(at, m.tz)).unwrap_or_default())),
+    let hours = form.get("overlap").filter(|h| OVERLAPS.contains(h)).and_then(|h| h.parse::<i64>().ok());
+    let Some(hours) = hours else {
+        let mut refilled = filled(&k);
+        refilled.errors = Errors::one("overlap", "is not included in the list");
+        refilled.words = m.words;
+        let page = show_page(&state, &m, &k, Some(refilled), "").await?;
+        return Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page));
     };
-    Ok(render(StatusCode::CREATED, &page))
+    let until = now + chrono::Duration::hours(hours);
+    match keys::roll(&state, (m.shop.id, &id), until, &m.audit("api_key.rolled"), now).await? {
+        Ok((old, made)) => {
+            let page = SecretPage {
+                chrome: m.chrome("api_keys").await,
+                shop_id: m.shop.id,
+                k: row(&m, &made.key, now),
+                secret: made.secret,
+                rolled: Some((old.name.clone(), old.expires_at.map(|at| local(at, m.tz)).unwrap_or_default())),
+            };
+            Ok(render(StatusCode::CREATED, &page))
+        }
+        Err(refused) => {
+            m.flash(m.t(refusal(&refused))).await;
+            see_other(&format!("/dashboard/api_keys/{id}"))
+        }
+    }
 }
 
 async fn revoke(State(state): State<AppState>, m: Merchant, Path(id): Path<String>, form: PostedForm) -> Page {
@@ -288,7 +328,25 @@ async fn revoke(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
         return ok(&show_page(&state, &m, &k, None, "revoke").await?);
     }
     let now = state.clock.now();
-    keys::revoke(&state, (m.shop.id, &id), &m.audit("api_key.revoked"), now).await?;
-    m.flash(&m.f("The key {} was revoked: it no longer works.", &[&k.name])).await;
-    see_other("/dashboard/api_keys")
+    match keys::revoke(&state, (m.shop.id, &id), &m.audit("api_key.revoked"), now).await? {
+        Ok(_) => {
+            m.flash(&m.f("The key {} was revoked: it no longer works.", &[&k.name])).await;
+            see_other("/dashboard/api_keys")
+        }
+        Err(refused) => {
+            m.flash(m.t(refusal(&refused))).await;
+            see_other(&format!("/dashboard/api_keys/{id}"))
+        }
+    }
+}
+
+/// Why a change of a key was not made, as the dashboard says it.
+fn refusal(refused: &keys::Refused) -> &'static str {
+    match refused {
+        keys::Refused::Gone => k("This key no longer works: it was revoked or it expired."),
+        keys::Refused::Rolled(_) => k("This key was rolled already: roll its successor instead."),
+        keys::Refused::Standard => {
+            k("This is the standard key, which the shop's notifications carry: it can only be rolled.")
+        }
+    }
 }

@@ -304,7 +304,10 @@ fn notice_letter(t: &StaffTexts, shop: &shops::Model, record: &Record, base_url:
     let mut letter = letter(t, shop, fill(t.notice_subject, &values), heading);
     letter.paragraphs.push(fill(t.notice_body, &values));
     let who = match entry.actor.kind {
-        ActorKind::ApiKey => t.api_key.to_string(),
+        ActorKind::ApiKey => match &entry.actor.label {
+            Some(label) => format!("{} {label}", t.api_key),
+            None => t.api_key.to_string(),
+        },
         ActorKind::Operator => t.operator.to_string(),
         ActorKind::System => t.system.to_string(),
         _ => {

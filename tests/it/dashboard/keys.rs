@@ -53,6 +53,13 @@ db_tests! {
         let saved = m.post(&format!("/dashboard/api_keys/{id}"), &[("name", "Reporting"), ("access", "restricted"), ("p_payments", "read"), ("p_products", "write"), ("networks", "127.0.0.1")]).await;
         assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
         assert_eq!(app.post(&reporting, "/products", &product_body()).await.0, StatusCode::CREATED);
+        // A time the form does not offer: refused, nothing rolled; a lifetime likewise.
+        let odd = m.post(&format!("/dashboard/api_keys/{id}/roll"), &[("overlap", "99999999999999")]).await;
+        assert_eq!(odd.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", odd.html);
+        let (_, unrolled) = app.get(&shop, &format!("/api_keys/{id}")).await;
+        assert!(unrolled["rolled_to"].is_null());
+        let odd = m.post("/dashboard/api_keys", &[("name", "Odd"), ("access", "all"), ("lifetime", "400")]).await;
+        assert_eq!(odd.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", odd.html);
         // Rolled with a day's overlap: both work; the successor has the same access.
         let rolled = m.post(&format!("/dashboard/api_keys/{id}/roll"), &[("overlap", "24")]).await;
         assert_eq!(rolled.status, StatusCode::CREATED, "{}", rolled.html);
@@ -61,6 +68,10 @@ db_tests! {
         assert_eq!(app.get(&reporting, "/payments").await.0, StatusCode::OK);
         assert_eq!(app.get(&successor, "/payments").await.0, StatusCode::OK);
         assert_eq!(app.get(&successor, "/customers").await.0, StatusCode::FORBIDDEN);
+        // A key rolls once: the second roll says so on the key's page.
+        let again = m.post(&format!("/dashboard/api_keys/{id}/roll"), &[("overlap", "0")]).await;
+        assert_eq!(again.status, StatusCode::SEE_OTHER);
+        assert!(m.get(&again.location).await.html.contains("This key was rolled already: roll its successor instead."));
         // Revoked after a confirmation: refused at once.
         let asked = m.post(&format!("/dashboard/api_keys/{successor_id}/revoke"), &[]).await;
         assert!(asked.html.contains("Tick the box to confirm."), "{}", asked.html);

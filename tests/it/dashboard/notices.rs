@@ -51,6 +51,12 @@ backend_tests! {
         assert_eq!(zone.status, StatusCode::SEE_OTHER, "{}", zone.html);
         let removed = owner.post(&format!("/dashboard/settings/users/{bob_id}/remove"), &[("confirm", "yes")]).await;
         assert_eq!(removed.status, StatusCode::SEE_OTHER);
+        let made = owner.post("/dashboard/api_keys", &[("name", "ERP"), ("access", "all"), ("lifetime", "0")]).await;
+        assert_eq!(made.status, StatusCode::CREATED);
+        // A key for a week: the owners hear now that it stops within 7 days.
+        let week = owner.post("/dashboard/api_keys", &[("name", "Audit firm"), ("access", "all"), ("lifetime", "7")]).await;
+        assert_eq!(week.status, StatusCode::CREATED);
+        paydesk::services::api_keys::tend(&app.state, app.state.clock.now()).await.unwrap();
 
         let expected = [
             "a user was invited",
@@ -63,6 +69,9 @@ backend_tests! {
             "the processor's settings changed",
             "the shop's addresses or security settings changed",
             "a user was removed",
+            "an API key was made",
+            "an API key was made",
+            "an API key stops working within 7 days",
         ];
         // Ann hears of Olga joining too, and of her own changes (whoever holds her session).
         let got = subjects(&app, server, &ann, expected.len()).await;
@@ -72,10 +81,12 @@ backend_tests! {
         want.sort();
         assert_eq!(got_sorted, want);
         // Olga reads Russian; she hears of everything from her own joining on.
-        let russian = subjects(&app, server, &olga, 9).await;
+        let russian = subjects(&app, server, &olga, 12).await;
         assert!(russian.iter().any(|s| s.ends_with(": API-ключ заменён")), "{russian:?}");
         assert!(russian.iter().any(|s| s.ends_with(": изменены настройки процессинга")), "{russian:?}");
-        assert_eq!(russian.len(), 9, "{russian:?}");
+        assert!(russian.iter().any(|s| s.ends_with(": создан API-ключ")), "{russian:?}");
+        assert!(russian.iter().any(|s| s.ends_with(": API-ключ перестанет работать в течение 7 дней")), "{russian:?}");
+        assert_eq!(russian.len(), 12, "{russian:?}");
         // A notice is written when it is sent: her own joining may be told before she chose
         // Russian a moment later. Everything after it is in Russian.
         let own_joining = |s: &&String| s.ends_with(": a user joined the team") || s.ends_with(": в команду вошёл пользователь");
@@ -86,11 +97,13 @@ backend_tests! {
 
         let mails = server.received(&ann);
         let processor = mails.iter().find(|m| m.subject.ends_with("the processor's settings changed")).unwrap();
-        assert!(processor.text.contains("By: the API key"), "{}", processor.text);
+        assert!(processor.text.contains("By: the API key Secret key (sk_"), "names the key: {}", processor.text);
         assert!(processor.text.contains("From: 127.0.0.1"), "{}", processor.text);
         assert!(!processor.text.contains(secret) && !processor.html.contains(secret), "no secret in a mail");
         assert!(processor.from.contains("paydesk"), "{}", processor.from);
         assert_eq!(processor.headers.get("x-paydesk-mail").map(String::as_str), Some("security_notice"));
+        let expiring = mails.iter().find(|m| m.subject.ends_with("stops working within 7 days")).unwrap();
+        assert!(expiring.text.contains("By: paydesk") && expiring.text.contains("expires_at"), "{}", expiring.text);
         let role = mails.iter().find(|m| m.subject.ends_with("a user's role changed")).unwrap();
         assert!(role.text.contains(&format!("Of: {bob}")), "names the user: {}", role.text);
         assert!(role.text.contains(&format!("By: {ann} (owner)")), "{}", role.text);

@@ -1,6 +1,13 @@
 //! The Russian of the API keys pages: the list, a key, its secret.
 
 pub const RU: &[(&str, &str)] = &[
+    ("This key no longer works: it was revoked or it expired.", "Этот ключ больше не работает: он отозван или истёк."),
+    ("This key was rolled already: roll its successor instead.", "Этот ключ уже заменён: замените его преемника."),
+    (
+        "This is the standard key, which the shop's notifications carry: it can only be rolled.",
+        "Это стандартный ключ, с которым приходят уведомления магазина: его можно только заменить.",
+    ),
+    ("Standard key", "Стандартный ключ"),
     ("API keys", "API-ключи"),
     (
         "Integrations call the API with HTTP Basic: the shop id {} as the user name, a key as the password. Give each integration a key of its own, restricted to what it needs.",
