@@ -4,12 +4,13 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
 use super::auth::ApiShop;
 use super::by_key;
+use super::idempotency::shown_once;
 use super::json::JsonObject;
 use super::{list_response, page_from_query, schemas};
 use crate::db::entities::{api_keys, shops};
@@ -38,13 +39,6 @@ fn view(shop: &shops::Model, key: &api_keys::Model, state: &AppState, secret: Op
     ApiKeyView::new(key, is_standard(key, &shop.secret_digest), state.clock.now(), secret)
 }
 
-/// An answer with a secret shown this once (kept for `Idempotency-Key` without it).
-fn shown_once(view: ApiKeyView) -> Response {
-    let mut response = (StatusCode::CREATED, Json(view)).into_response();
-    response.extensions_mut().insert(super::idempotency::ShownOnce);
-    response
-}
-
 /// Create an API key
 ///
 /// A named key, restricted to `permissions` when given and to `networks` when given. Its
@@ -62,7 +56,7 @@ async fn create(
     let fields = KeyFields::read(&Reader::new(&body), true, now)?;
     let audit = by_key(shop.id, origin, "api_key.created");
     let made = keys::create(&state, shop.id, fields, &audit, now).await?;
-    Ok(shown_once(view(&shop, &made.key, &state, Some(made.secret))))
+    Ok(shown_once(StatusCode::CREATED, view(&shop, &made.key, &state, Some(made.secret))))
 }
 
 /// List API keys
@@ -135,7 +129,7 @@ async fn roll(
     let (_, made) = keys::roll(&state, (shop.id, &id), until, &audit, now).await?.map_err(keys::refusal)?;
     let standard = made.key.sealed.is_some();
     let view = ApiKeyView::new(&made.key, standard, now, Some(made.secret));
-    Ok(shown_once(view))
+    Ok(shown_once(StatusCode::CREATED, view))
 }
 
 /// Revoke an API key

@@ -101,6 +101,14 @@ async fn run(state: &AppState, request: Request, next: Next) -> Result<Response,
 #[derive(Clone, Copy)]
 pub struct ShownOnce;
 
+/// An answer `status` with `view`, whose `secret` is shown this once: kept for its
+/// `Idempotency-Key` without it.
+pub fn shown_once(status: StatusCode, view: impl serde::Serialize) -> Response {
+    let mut response = (status, axum::Json(view)).into_response();
+    response.extensions_mut().insert(ShownOnce);
+    response
+}
+
 /// The answer as kept: without its `secret` when it shows one once.
 fn as_kept(parts: &axum::http::response::Parts, body: &[u8]) -> String {
     if parts.extensions.get::<ShownOnce>().is_some()

@@ -5,13 +5,14 @@
 use crate::db::shops::DisputeChoice;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
 
 use super::auth::ApiShop;
 use super::by_key;
+use super::idempotency::shown_once;
 use super::json::JsonObject;
 use super::{array_response, list_response, page_from_query, schemas};
 use crate::db::{self, entities::webhook_endpoints as endpoints};
@@ -57,13 +58,6 @@ async fn create(
     let (endpoint, secret) =
         crate::services::webhooks::create_endpoint(&state, shop.id, &fields, &audit, Utc::now()).await?;
     Ok(shown_once(StatusCode::CREATED, EndpointView::new(&endpoint, Some(secret))))
-}
-
-/// An answer with a secret shown this once (kept for `Idempotency-Key` without it).
-fn shown_once(status: StatusCode, view: EndpointView) -> Response {
-    let mut response = (status, Json(view)).into_response();
-    response.extensions_mut().insert(super::idempotency::ShownOnce);
-    response
 }
 
 /// List webhook endpoints
