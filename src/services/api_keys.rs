@@ -6,8 +6,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::DbErr;
 
-pub use crate::db::api_keys::Refused;
 use crate::db::api_keys::{self as key_db, Limits, NewKey, Successor};
+pub use crate::db::api_keys::{Refused, is_standard};
 use crate::db::entities::api_keys::Model;
 use crate::db::events::NewEvent;
 use crate::domain::api_key::{KeyFields, WARN_BEFORE, networks_to_stored};
@@ -89,12 +89,6 @@ pub async fn revoke(
 ) -> Result<Result<Model, Refused>, DbErr> {
     let revoked = key_db::revoke(&state.db, (shop_id, id), audit, now);
     super::shops::changing(state, shop_id, revoked).await
-}
-
-/// Whether `key` is its shop's standard key (`shop_digest` being the digest the shop names),
-/// or the successor it was rolled to, the standard key once the overlap ends.
-pub fn is_standard(key: &Model, shop_digest: &str) -> bool {
-    (key.digest == shop_digest && key.revoked_at.is_none()) || key.sealed.is_some()
 }
 
 /// Notes a request's use of `key` from `address`, at most once a minute per key, in a task of

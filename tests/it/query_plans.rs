@@ -275,4 +275,31 @@ db_tests! {
             assert!(!scans(&plan, "documents") && plan.contains("ix_documents_issued"), "a period's page: {plan}");
         }
     }
+
+    async fn api_keys_are_found_and_listed_from_their_indexes(app) {
+        use paydesk::db::api_keys as keys;
+        use paydesk::db::entities::api_keys;
+        let shop = app.shop("Shop").await;
+        let (_, listed) = app.get(&shop, "/api_keys").await;
+        let id = listed[0]["id"].as_str().unwrap().to_string();
+        let changed = [("digest", "digest || '_' || n.i".to_string()), ("last_used_at", "created_at".to_string())];
+        copy_rows::<api_keys::Entity>(&app, &id, 20_000, &changed).await;
+        paydesk::db::optimize(&app.db).await.unwrap();
+        let backend = app.db.get_database_backend();
+        let now = chrono::Utc::now();
+        let (_, page) = app.get(&shop, "/api_keys?limit=100").await;
+        assert_eq!(page.as_array().unwrap().len(), 100);
+        for (what, statement, index) in [
+            ("the last used", keys::lately_used_query(shop.id, 5).build(backend), "ix_api_keys_last_used"),
+            ("the expiring", keys::expiring_query(now, chrono::Duration::days(7)).build(backend), "ix_api_keys_expires_at"),
+            ("the waiting successors", keys::waiting_query().build(backend), "ix_api_keys_sealed"),
+        ] {
+            let plan = plan_of(&app, statement).await;
+            // The partial index holds only the waiting few: reading all of it is the point.
+            let whole_partial = plan.contains("SCAN api_keys USING INDEX ix_api_keys_sealed");
+            assert!(!scans(&plan, "api_keys") || whole_partial, "{what} scans: {plan}");
+            assert!(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "{what} sorts: {plan}");
+            assert!(plan.contains(index), "{what}: {plan}");
+        }
+    }
 }

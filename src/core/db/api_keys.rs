@@ -6,7 +6,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
 use serde_json::json;
 
 use super::entities::api_keys::{ActiveModel, Column, Entity, Model};
@@ -91,7 +93,7 @@ pub async fn by_digest(db: &impl ConnectionTrait, digest: &str) -> Result<Option
 
 /// Whether `key` lets requests in at `now`: neither revoked nor expired.
 pub fn usable(key: &Model, now: DateTime<Utc>) -> bool {
-    key.revoked_at.is_none() && key.expires_at.is_none_or(|at| at > now)
+    status(key, now) == "active"
 }
 
 /// The shop's key with this id.
@@ -106,14 +108,16 @@ pub async fn list(db: &impl ConnectionTrait, shop_id: i64, page: &Page) -> Resul
 
 /// The shop's keys whose last use is the latest, for the dashboard's "last requests".
 pub async fn lately_used(db: &impl ConnectionTrait, shop_id: i64, limit: u64) -> Result<Vec<Model>, DbErr> {
-    use sea_orm::QuerySelect;
+    lately_used_query(shop_id, limit).all(db).await
+}
+
+/// The query of [`lately_used`], in the order of `ix_api_keys_last_used`.
+pub fn lately_used_query(shop_id: i64, limit: u64) -> sea_orm::Select<Entity> {
     Entity::find()
         .filter(Column::ShopId.eq(shop_id))
         .filter(Column::LastUsedAt.is_not_null())
         .order_by_desc(Column::LastUsedAt)
         .limit(limit)
-        .all(db)
-        .await
 }
 
 /// Makes a key and records `audit` on it, in one transaction.
@@ -303,14 +307,26 @@ pub async fn revoke(
     Ok(Ok(after))
 }
 
-/// Whether `key` is its shop's standard key: the one the shop row names, or the successor it
-/// was rolled to (still to become the named one).
-pub async fn standard(db: &impl ConnectionTrait, key: &Model) -> Result<bool, DbErr> {
-    if key.sealed.is_some() {
-        return Ok(true);
-    }
+/// Whether `key` is its shop's standard key (`shop_digest` being the digest the shop names),
+/// or the successor it was rolled to, the standard key once the overlap ends.
+pub fn is_standard(key: &Model, shop_digest: &str) -> bool {
+    (key.digest == shop_digest && key.revoked_at.is_none()) || key.sealed.is_some()
+}
+
+/// [`is_standard`], reading the shop's row for its digest.
+async fn standard(db: &impl ConnectionTrait, key: &Model) -> Result<bool, DbErr> {
     let shop = shops::Entity::find_by_id(key.shop_id).one(db).await?;
-    Ok(shop.is_some_and(|s| s.secret_digest == key.digest))
+    Ok(is_standard(key, shop.as_ref().map_or("", |s| s.secret_digest.as_str())))
+}
+
+/// A key's state at `now`, as the API and the dashboard name it: `active`, `expired` or
+/// `revoked`.
+pub fn status(key: &Model, now: DateTime<Utc>) -> &'static str {
+    match (key.revoked_at, key.expires_at) {
+        (Some(_), _) => "revoked",
+        (None, Some(at)) if at <= now => "expired",
+        _ => "active",
+    }
 }
 
 /// When the shop's standard key has stopped (its overlap ended, or it was revoked) and was
@@ -352,8 +368,12 @@ pub async fn promote(txn: &impl ConnectionTrait, shop_id: i64, now: DateTime<Utc
 /// The shops whose standard key's successor waits to become the standard key, for
 /// [`promote`] once its predecessor stopped (a partial index holds the few waiting).
 pub async fn waiting_successors(db: &impl ConnectionTrait) -> Result<Vec<i64>, DbErr> {
-    use sea_orm::QuerySelect;
-    Entity::find().select_only().column(Column::ShopId).filter(Column::Sealed.is_not_null()).into_tuple().all(db).await
+    waiting_query().into_tuple().all(db).await
+}
+
+/// The query of [`waiting_successors`], from `ix_api_keys_sealed`.
+pub fn waiting_query() -> sea_orm::Select<Entity> {
+    Entity::find().select_only().column(Column::ShopId).filter(Column::Sealed.is_not_null())
 }
 
 /// Writes a key's last use, unless one was written less than [`USE_WRITTEN_EVERY`] before
@@ -376,7 +396,11 @@ pub fn use_due(key: &Model, at: DateTime<Utc>) -> bool {
 
 /// Keys that still work and stop within `ahead` of `now` whose owners were not told yet.
 pub async fn expiring(db: &impl ConnectionTrait, now: DateTime<Utc>, ahead: Duration) -> Result<Vec<Model>, DbErr> {
-    use sea_orm::QuerySelect;
+    expiring_query(now, ahead).all(db).await
+}
+
+/// The query of [`expiring`], a range of `ix_api_keys_expires_at`.
+pub fn expiring_query(now: DateTime<Utc>, ahead: Duration) -> sea_orm::Select<Entity> {
     Entity::find()
         .filter(Column::ExpiresAt.gt(now))
         .filter(Column::ExpiresAt.lte(now + ahead))
@@ -384,8 +408,6 @@ pub async fn expiring(db: &impl ConnectionTrait, now: DateTime<Utc>, ahead: Dura
         .filter(Column::RevokedAt.is_null())
         .order_by_asc(Column::ExpiresAt)
         .limit(100)
-        .all(db)
-        .await
 }
 
 /// Marks `key` as told of, if no one did; whether this did (the telling is then this
@@ -404,7 +426,6 @@ pub async fn warned(txn: &impl ConnectionTrait, id: &str, now: DateTime<Utc>) ->
 /// only write lock already): a change of a key takes the shop first, as a rotation and a
 /// promotion do, so that two of them never wait for each other.
 async fn hold_shop(txn: &impl ConnectionTrait, shop_id: i64) -> Result<(), DbErr> {
-    use sea_orm::QuerySelect;
     shops::Entity::find_by_id(shop_id).lock_exclusive().one(txn).await?;
     Ok(())
 }

@@ -54,11 +54,7 @@ struct Row {
 }
 
 fn row(m: &Merchant, k: &Model, now: chrono::DateTime<chrono::Utc>) -> Row {
-    let status = match (k.revoked_at, k.expires_at) {
-        (Some(_), _) => "revoked",
-        (None, Some(at)) if at <= now => "expired",
-        _ => "active",
-    };
+    let status = crate::db::api_keys::status(k, now);
     let given = Permissions::from_stored(k.permissions.as_deref()).0;
     Row {
         id: k.id.clone(),

@@ -60,11 +60,7 @@ pub struct ApiKeyView {
 impl ApiKeyView {
     /// The key as it is at `now`; `standard` when it is the shop's standard key.
     pub fn new(k: &api_keys::Model, standard: bool, now: DateTime<Utc>, secret: Option<String>) -> Self {
-        let status = match (k.revoked_at, k.expires_at) {
-            (Some(_), _) => "revoked",
-            (None, Some(at)) if at <= now => "expired",
-            _ => "active",
-        };
+        let status = crate::db::api_keys::status(k, now);
         let permissions = Permissions::from_stored(k.permissions.as_deref())
             .0
             .map(|given| given.into_iter().map(|(r, a)| (r.as_str(), a.as_str())).collect());
