@@ -6,7 +6,7 @@
 //! object's, else the shop's). A subscription's timeline lines and its events are stored
 //! together by [`timeline`], so the two never disagree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr};
 
@@ -65,15 +65,18 @@ pub async fn subscription(
 }
 
 /// Records an event about a subscription that changed without a line on its timeline, in
-/// the caller's transaction.
+/// the caller's transaction; answers the subscription as the event shows it.
 pub async fn record_about(
     db: &impl ConnectionTrait,
     config: &Config,
     kind: EventType,
     sub: &subscriptions::Model,
-) -> Result<(), DbErr> {
-    let event = subscription(db, config, kind, sub).await?;
-    record(db, config, vec![event]).await
+) -> Result<SubscriptionView, DbErr> {
+    let view = SubscriptionView::load(db, config, sub).await?;
+    let data = serde_json::to_value(&view).unwrap_or_default();
+    let event = NewEvent { shop_id: sub.shop_id, kind, object_id: sub.id.clone(), test: sub.test, data, child: None };
+    record(db, config, vec![event]).await?;
+    Ok(view)
 }
 
 fn new(shop_id: i64, kind: EventType, id: &str, test: bool, view: &impl serde::Serialize) -> NewEvent {
@@ -249,9 +252,10 @@ pub fn created(sub: &subscriptions::Model, now: chrono::DateTime<chrono::Utc>) -
     Line { row, sub: sub.clone(), charge: None }
 }
 
-/// Stores timeline lines and the events they mean, in the caller's transaction.
-pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Line>) -> Result<(), DbErr> {
-    timeline_after(db, config, Vec::new(), lines).await
+/// Stores timeline lines and the events they mean, in the caller's transaction; answers each
+/// line's subscription as its events show it, by id.
+pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Line>) -> Result<Views, DbErr> {
+    store(db, config, Vec::new(), lines, None).await
 }
 
 /// [`timeline`], recording `earlier` (events made before, of changes without a line) first,
@@ -261,19 +265,47 @@ pub async fn timeline_after(
     config: &Config,
     earlier: Vec<NewEvent>,
     lines: Vec<Line>,
-) -> Result<(), DbErr> {
+) -> Result<Views, DbErr> {
+    store(db, config, earlier, lines, None).await
+}
+
+/// [`timeline`] of one line, then the event `also` about its subscription: one snapshot and
+/// one append for both. Answers the subscription as they show it.
+pub async fn timeline_then(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    line: Line,
+    also: EventType,
+) -> Result<SubscriptionView, DbErr> {
+    let id = line.sub.id.clone();
+    let mut views = store(db, config, Vec::new(), vec![line], Some(also)).await?;
+    views.remove(&id).ok_or(DbErr::RecordNotFound(id))
+}
+
+/// Subscriptions as the events just recorded show them, by id.
+pub type Views = HashMap<String, SubscriptionView>;
+
+async fn store(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    earlier: Vec<NewEvent>,
+    lines: Vec<Line>,
+    also: Option<EventType>,
+) -> Result<Views, DbErr> {
     if lines.is_empty() {
-        return record(db, config, earlier).await;
+        record(db, config, earlier).await?;
+        return Ok(Views::new());
     }
     let mut by_shop: BTreeMap<i64, Vec<subscriptions::Model>> = BTreeMap::new();
     for line in &lines {
         by_shop.entry(line.sub.shop_id).or_default().push(line.sub.clone());
     }
-    let mut views = std::collections::HashMap::new();
+    let (mut views, mut data) = (Views::new(), HashMap::new());
     for subs in by_shop.values() {
         let loaded = SubscriptionView::load_all(db, config, subs).await?;
         for (sub, view) in subs.iter().zip(loaded) {
-            views.insert(sub.id.clone(), serde_json::to_value(&view).unwrap_or_default());
+            data.insert(sub.id.clone(), serde_json::to_value(&view).unwrap_or_default());
+            views.insert(sub.id.clone(), view);
         }
     }
     let mut events = earlier;
@@ -281,13 +313,15 @@ pub async fn timeline_after(
     for line in lines {
         let from = line.row.from_state.clone().unwrap();
         let to = line.row.to_state.clone().unwrap();
-        let data = views.get(&line.sub.id).cloned().unwrap_or_default();
-        for kind in EventType::of_subscription_change(from, to, line.charge) {
+        let data = data.get(&line.sub.id).cloned().unwrap_or_default();
+        let kinds = EventType::of_subscription_change(from, to, line.charge).into_iter().chain(also);
+        for kind in kinds {
             let (shop_id, object_id, test) = (line.sub.shop_id, line.sub.id.clone(), line.sub.test);
             events.push(NewEvent { shop_id, kind, object_id, test, data: data.clone(), child: None });
         }
         rows.push(line.row);
     }
     db::subscriptions::insert_events(db, rows).await?;
-    record(db, config, events).await
+    record(db, config, events).await?;
+    Ok(views)
 }

@@ -148,6 +148,31 @@ db_tests! {
         );
     }
 
+    async fn each_change_answers_the_subscription_its_event_holds_and_a_read_shows(app) {
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let other = crate::subscriptions::plan(&app, &shop, json!({"title": "Gym, green"})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let id = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await["id"].as_str().unwrap().to_string();
+        let changes = [
+            ("pause", json!({"at": "period_end"}), "subscription.pause_requested"),
+            ("resume", json!({}), "subscription.pause_withdrawn"),
+            ("pause", json!({"at": "now"}), "subscription.paused"),
+            ("resume", json!({"billing": "continue"}), "subscription.resumed"),
+            ("change_plan", json!({"plan": other, "at": "now"}), "subscription.plan_changed"),
+            ("change_plan", json!({"plan": plan, "at": "period_end"}), "subscription.plan_change_scheduled"),
+            ("cancel", json!({}), "subscription.canceled"),
+        ];
+        for (action, body, kind) in changes {
+            let (status, answer) = app.post(&shop, &format!("/subscriptions/{id}/{action}"), &body).await;
+            assert_eq!(status, StatusCode::OK, "{action} {body}: {answer}");
+            let events = events_of(&app, &shop, kind).await;
+            assert_eq!(events.len(), 1, "{kind}");
+            assert_eq!(events[0]["data"]["object"], answer, "{action} {body} answers what {kind} holds");
+            assert_eq!(get_sub(&app, &shop, &id).await, answer, "{action} {body} answers what a read shows");
+        }
+    }
+
     async fn a_pause_set_for_the_period_end_is_withdrawn_by_a_resume(app) {
         let shop = app.shop("Gym").await;
         let plan = plan(&app, &shop, json!({})).await;

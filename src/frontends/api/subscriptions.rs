@@ -175,7 +175,7 @@ async fn cancel(
     let reason = Reader::new(&body).string("cancel_reason", 255, &mut errors);
     errors.into_result(|| ()).map_err(AppError::from)?;
     let sub = crate::services::subscriptions::cancel(&state, find(&state, shop.id, &id).await?, reason).await?;
-    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+    Ok(Json(sub.view(&state).await?))
 }
 
 /// Pause a subscription
@@ -206,7 +206,7 @@ async fn pause(
     let resume = ResumePlan { at: resume_at, billing: billing.unwrap_or(ResumeBilling::NewPeriod) };
     let ask = crate::services::subscriptions::PauseRequest { at_period_end: at.unwrap_or(false), resume };
     let sub = crate::services::subscriptions::pause(&state, &sub, ask).await?;
-    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+    Ok(Json(sub.view(&state).await?))
 }
 
 /// Resume a subscription
@@ -231,7 +231,7 @@ async fn resume(
     errors.into_result(|| ()).map_err(AppError::from)?;
     let sub = find(&state, shop.id, &id).await?;
     let sub = crate::services::subscriptions::resume(&state, &sub, billing.unwrap_or(ResumeBilling::NewPeriod)).await?;
-    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+    Ok(Json(sub.view(&state).await?))
 }
 
 /// What a plan change charges and when (`POST /subscriptions/{id}/change_plan/preview`).
@@ -343,7 +343,7 @@ async fn change_plan(
     let ask = change_request(&body)?;
     let sub = find(&state, shop.id, &id).await?;
     let sub = crate::services::subscriptions::change_plan(&state, &sub, &ask).await?;
-    Ok(Json(SubscriptionView::load(&state.db, &state.config, &sub).await?))
+    Ok(Json(sub.view(&state).await?))
 }
 
 /// Update a subscription

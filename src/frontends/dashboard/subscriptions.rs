@@ -328,7 +328,7 @@ async fn pause(State(state): State<AppState>, m: Merchant, Path(id): Path<String
         resume: crate::db::subscriptions::ResumePlan { at: resume_at, billing },
     };
     match crate::services::subscriptions::pause(&state, &sub, ask).await {
-        Ok(paused) if paused.state == SubState::Paused => {
+        Ok(paused) if paused.sub.state == SubState::Paused => {
             m.flash(m.t("The subscription is paused: nothing is charged until it resumes.")).await
         }
         Ok(_) => m.flash(m.t("The subscription pauses at the end of its paid period.")).await,
@@ -370,7 +370,7 @@ async fn resume(State(state): State<AppState>, m: Merchant, Path(id): Path<Strin
     let was_paused = sub.state == SubState::Paused;
     let resumed = crate::services::subscriptions::resume(&state, &sub, billing).await;
     if let Some(resumed) = m.unless_moved_on(resumed).await? {
-        let message = match (was_paused, resumed.state) {
+        let message = match (was_paused, resumed.sub.state) {
             (false, _) => m.t("The pause was withdrawn: the subscription goes on."),
             (true, SubState::FailedAttempt | SubState::Failed | SubState::Error) => {
                 m.t("The subscription resumed, but its charge failed: see the timeline.")
@@ -476,7 +476,7 @@ async fn change_plan(State(state): State<AppState>, m: Merchant, Path(id): Path<
         other => m.unless_moved_on(other).await?,
     };
     if let Some(changed) = changed {
-        let message = match (changed.plan_id == preview.plan.id, preview.withdraws) {
+        let message = match (changed.sub.plan_id == preview.plan.id, preview.withdraws) {
             (_, true) => m.t("The change of plan was withdrawn."),
             (true, _) => m.t("The plan was changed."),
             (false, _) => m.t("The plan changes at the end of the paid period."),

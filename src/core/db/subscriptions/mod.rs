@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
-    EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TryIntoModel,
-    UpdateMany,
+    EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait, Set, Statement,
+    TryIntoModel, UpdateMany,
 };
 
 use super::entities::subscription_events as events;
@@ -179,7 +179,8 @@ fn set_progress(row: &mut ActiveModel, p: &Progress) {
 
 /// One guarded change of the subscription `id`, in one statement: `update`'s columns (and
 /// `updated_at`) are written only where `guard` still holds. Answers the subscription as
-/// saved, `None` when the guard no longer held: another change won the race.
+/// saved (the statement's `RETURNING`), `None` when the guard no longer held: another change
+/// won the race.
 async fn guarded(
     db: &impl ConnectionTrait,
     id: &str,
@@ -187,22 +188,13 @@ async fn guarded(
     update: UpdateMany<Entity>,
     guard: Condition,
 ) -> Result<Option<Model>, DbErr> {
-    let result = update
+    let mut update = update
         .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
         .filter(Column::Id.eq(id))
         .filter(guard)
-        .exec(db)
-        .await?;
-    changed(db, result.rows_affected, id).await
-}
-
-/// The subscription as a guarded update left it, when that update changed it (one row);
-/// `None` when it lost its race.
-async fn changed(db: &impl ConnectionTrait, rows: u64, id: &str) -> Result<Option<Model>, DbErr> {
-    if rows != 1 {
-        return Ok(None);
-    }
-    Entity::find().filter(Column::Id.eq(id)).one(db).await
+        .into_query();
+    let statement = db.get_database_backend().build(update.returning_all());
+    Entity::find().from_raw_sql(statement).one(db).await
 }
 
 impl Model {

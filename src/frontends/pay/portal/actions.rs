@@ -159,7 +159,7 @@ pub(super) async fn resume(
     }
     let billing = crate::domain::billing::ResumeBilling::NewPeriod;
     match crate::services::subscriptions::resume(&state, &sub, billing).await {
-        Ok(resumed) if resumed.state == SubState::Active || resumed.state == SubState::Trial => {
+        Ok(resumed) if matches!(resumed.sub.state, SubState::Active | SubState::Trial) => {
             Ok(Redirect::to("/portal/home?done=resumed").into_response())
         }
         Ok(_) => Ok(Redirect::to("/portal/home?done=resume_failed").into_response()),

@@ -193,7 +193,9 @@ async fn save_page_card(
         return Ok(());
     }
     match db::subscriptions::replace_card(txn, sub, &payment.card(), now).await? {
-        Some(updated) => events::record_about(txn, &state.config, EventType::SubscriptionCardUpdated, &updated).await,
+        Some(updated) => {
+            events::record_about(txn, &state.config, EventType::SubscriptionCardUpdated, &updated).await.map(drop)
+        }
         None => {
             tracing::warn!(payment = %payment.id, subscription = %sub.id, "a card was saved for a subscription that has ended");
             Ok(())
