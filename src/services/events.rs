@@ -23,7 +23,7 @@ use crate::domain::event::EventType;
 use crate::domain::mail::MailKind;
 use crate::domain::vocab::PaymentStatus;
 use crate::domain::webhook::{EnabledEvents, Scheme};
-use crate::web::views::{PaymentView, PlanView, ProductView, RefundView, SubscriptionView};
+use crate::web::views::{PaymentView, PlanView, ProductView, RefundView, SubscriptionParts as Parts, SubscriptionView};
 
 /// An event about a payment.
 pub fn payment(kind: EventType, p: &payments::Model) -> NewEvent {
@@ -72,7 +72,20 @@ pub async fn record_about(
     kind: EventType,
     sub: &subscriptions::Model,
 ) -> Result<SubscriptionView, DbErr> {
-    let view = SubscriptionView::load(db, config, sub).await?;
+    record_of(db, config, Parts::default(), kind, sub).await
+}
+
+/// [`record_about`], its snapshot made of `parts` read before the transaction (see
+/// [`timeline_of`]).
+pub async fn record_of(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    mut parts: Parts,
+    kind: EventType,
+    sub: &subscriptions::Model,
+) -> Result<SubscriptionView, DbErr> {
+    parts.complete(db, std::slice::from_ref(sub)).await?;
+    let view = SubscriptionView::of(config, sub, &parts);
     let data = serde_json::to_value(&view).unwrap_or_default();
     let event = NewEvent { shop_id: sub.shop_id, kind, object_id: sub.id.clone(), test: sub.test, data, child: None };
     record(db, config, vec![event]).await?;
@@ -252,10 +265,9 @@ pub fn created(sub: &subscriptions::Model, now: chrono::DateTime<chrono::Utc>) -
     Line { row, sub: sub.clone(), charge: None }
 }
 
-/// Stores timeline lines and the events they mean, in the caller's transaction; answers each
-/// line's subscription as its events show it, by id.
-pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Line>) -> Result<Views, DbErr> {
-    store(db, config, Vec::new(), lines, None).await
+/// Stores timeline lines and the events they mean, in the caller's transaction.
+pub async fn timeline(db: &impl ConnectionTrait, config: &Config, lines: Vec<Line>) -> Result<(), DbErr> {
+    store(db, config, Parts::default(), Vec::new(), lines, None).await.map(drop)
 }
 
 /// [`timeline`], recording `earlier` (events made before, of changes without a line) first,
@@ -265,29 +277,33 @@ pub async fn timeline_after(
     config: &Config,
     earlier: Vec<NewEvent>,
     lines: Vec<Line>,
-) -> Result<Views, DbErr> {
-    store(db, config, earlier, lines, None).await
+) -> Result<(), DbErr> {
+    store(db, config, Parts::default(), earlier, lines, None).await.map(drop)
 }
 
-/// [`timeline`] of one line, then the event `also` about its subscription: one snapshot and
-/// one append for both. Answers the subscription as they show it.
-pub async fn timeline_then(
+/// [`timeline`] of one line, then the event `also` (if any) about its subscription: one
+/// snapshot and one append for all. The snapshot is made of `parts` read before the
+/// transaction, so that the writer holds its turn (on SQLite) for less; what the changed
+/// subscription names anew is read in it. Answers the subscription as the events show it.
+pub async fn timeline_of(
     db: &impl ConnectionTrait,
     config: &Config,
+    parts: Parts,
     line: Line,
-    also: EventType,
+    also: Option<EventType>,
 ) -> Result<SubscriptionView, DbErr> {
     let id = line.sub.id.clone();
-    let mut views = store(db, config, Vec::new(), vec![line], Some(also)).await?;
+    let mut views = store(db, config, parts, Vec::new(), vec![line], also).await?;
     views.remove(&id).ok_or(DbErr::RecordNotFound(id))
 }
 
 /// Subscriptions as the events just recorded show them, by id.
-pub type Views = HashMap<String, SubscriptionView>;
+type Views = HashMap<String, SubscriptionView>;
 
 async fn store(
     db: &impl ConnectionTrait,
     config: &Config,
+    mut parts: Parts,
     earlier: Vec<NewEvent>,
     lines: Vec<Line>,
     also: Option<EventType>,
@@ -302,8 +318,9 @@ async fn store(
     }
     let (mut views, mut data) = (Views::new(), HashMap::new());
     for subs in by_shop.values() {
-        let loaded = SubscriptionView::load_all(db, config, subs).await?;
-        for (sub, view) in subs.iter().zip(loaded) {
+        parts.complete(db, subs).await?;
+        for sub in subs {
+            let view = SubscriptionView::of(config, sub, &parts);
             data.insert(sub.id.clone(), serde_json::to_value(&view).unwrap_or_default());
             views.insert(sub.id.clone(), view);
         }

@@ -9,6 +9,7 @@ use crate::domain::event::EventType;
 use crate::external::acquirer::CardRef;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
+use crate::web::views::SubscriptionParts as Parts;
 
 /// Cancels the merchant's subscription at its own time (its clock's in test mode); 409 if
 /// it has already ended, also when the engine ended it a moment before.
@@ -17,13 +18,15 @@ pub async fn cancel(state: &AppState, sub: subscriptions::Model, reason: Option<
         return Err(ended(sub.state));
     }
     let now = now_of(state, &sub).await?;
+    // Read before the writer's turn: a cancel changes none of them.
+    let parts = Parts::of(&state.db, std::slice::from_ref(&sub)).await?;
     let txn = crate::db::begin(&state.db).await?;
     match db::subscriptions::cancel(&txn, &sub, reason, false, now).await? {
         Some((canceled, row)) => {
             let line = crate::services::events::Line { row, sub: canceled.clone(), charge: None };
-            let views = crate::services::events::timeline(&txn, &state.config, vec![line]).await?;
+            let view = crate::services::events::timeline_of(&txn, &state.config, parts, line, None).await?;
             txn.commit().await?;
-            Ok(Changed::lined(canceled, views))
+            Ok(Changed::recorded(canceled, view))
         }
         None => {
             let current = db::find::<subscriptions::Entity>(&state.db, sub.shop_id, &sub.id).await?;

@@ -40,12 +40,6 @@ impl Changed {
         Changed { sub, view: Some(view) }
     }
 
-    /// Of a change whose timeline line was just stored: its view among `views`.
-    fn lined(sub: subscriptions::Model, mut views: crate::services::events::Views) -> Changed {
-        let view = views.remove(&sub.id);
-        Changed { sub, view }
-    }
-
     fn unrecorded(sub: subscriptions::Model) -> Changed {
         Changed { sub, view: None }
     }

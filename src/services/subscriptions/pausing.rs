@@ -10,6 +10,7 @@ use crate::domain::billing::{ResumeBilling, State as SubState, Terms};
 use crate::domain::event::EventType;
 use crate::web::error::AppError;
 use crate::web::state::AppState;
+use crate::web::views::SubscriptionParts as Parts;
 
 /// and how it resumes by itself.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +38,8 @@ pub async fn pause(state: &AppState, sub: &subscriptions::Model, ask: PauseReque
     if sub.cancel_at_period_end {
         return Err(AppError::Conflict("The subscription ends with its period: withdraw that cancel first".into()));
     }
+    // Read before the writer's turn: a pause changes none of them.
+    let parts = Parts::of(&state.db, std::slice::from_ref(sub)).await?;
     let txn = crate::db::begin(&state.db).await?;
     if ask.at_period_end && sub.state != SubState::Paused {
         let Some(marked) = db::subscriptions::pause_at_period_end(&txn, sub, ask.resume, now).await? else {
@@ -44,9 +47,8 @@ pub async fn pause(state: &AppState, sub: &subscriptions::Model, ask: PauseReque
                 "Only a subscription in its trial or a paid period can pause from its end; pause it now instead";
             return Err(AppError::Conflict(message.into()));
         };
-        let view =
-            crate::services::events::record_about(&txn, &state.config, EventType::SubscriptionPauseRequested, &marked)
-                .await?;
+        let requested = EventType::SubscriptionPauseRequested;
+        let view = crate::services::events::record_of(&txn, &state.config, parts, requested, &marked).await?;
         txn.commit().await?;
         return Ok(Changed::recorded(marked, view));
     }
@@ -72,9 +74,9 @@ pub async fn pause(state: &AppState, sub: &subscriptions::Model, ask: PauseReque
     let row =
         db::subscriptions::event_row(&paused, Some(sub.state), (paused.state, paused.renew_at), None, reason, now);
     let line = crate::services::events::Line { row, sub: paused.clone(), charge: None };
-    let views = crate::services::events::timeline(&txn, &state.config, vec![line]).await?;
+    let view = crate::services::events::timeline_of(&txn, &state.config, parts, line, None).await?;
     txn.commit().await?;
-    Ok(Changed::lined(paused, views))
+    Ok(Changed::recorded(paused, view))
 }
 
 /// Resumes a paused subscription now, with a new period (charged at once) or on its old
@@ -83,15 +85,12 @@ pub async fn pause(state: &AppState, sub: &subscriptions::Model, ask: PauseReque
 pub async fn resume(state: &AppState, sub: &subscriptions::Model, billing: ResumeBilling) -> Result<Changed, AppError> {
     let now = now_of(state, sub).await?;
     if sub.pause_at_period_end && sub.state != SubState::Paused {
+        // Read before the writer's turn: a withdrawal changes none of them.
+        let parts = Parts::of(&state.db, std::slice::from_ref(sub)).await?;
         let txn = crate::db::begin(&state.db).await?;
         if let Some(kept) = db::subscriptions::withdraw_pause(&txn, sub, now).await? {
-            let view = crate::services::events::record_about(
-                &txn,
-                &state.config,
-                EventType::SubscriptionPauseWithdrawn,
-                &kept,
-            )
-            .await?;
+            let withdrawn = EventType::SubscriptionPauseWithdrawn;
+            let view = crate::services::events::record_of(&txn, &state.config, parts, withdrawn, &kept).await?;
             txn.commit().await?;
             return Ok(Changed::recorded(kept, view));
         }
@@ -104,6 +103,9 @@ pub async fn resume(state: &AppState, sub: &subscriptions::Model, billing: Resum
     }
     let plan =
         db::find::<plans::Entity>(&state.db, sub.shop_id, &sub.plan_id).await?.ok_or(AppError::NotFound("Plan"))?;
+    // Read before the writer's turn: a resume changes none of them (its charge comes after).
+    let mut parts = Parts::default().with_plan(plan.clone());
+    parts.complete(&state.db, std::slice::from_ref(sub)).await?;
     let tz = state.config.timezone;
     let (progress, anchor) = crate::domain::billing::resume(
         &Terms::from(&plan.fields()),
@@ -127,10 +129,10 @@ pub async fn resume(state: &AppState, sub: &subscriptions::Model, billing: Resum
     let row =
         db::subscriptions::event_row(&resumed, Some(sub.state), (resumed.state, resumed.renew_at), None, reason, now);
     let line = crate::services::events::Line { row, sub: resumed.clone(), charge: None };
-    let views = crate::services::events::timeline(&txn, &state.config, vec![line]).await?;
+    let view = crate::services::events::timeline_of(&txn, &state.config, parts, line, None).await?;
     txn.commit().await?;
     if !charge_now {
-        return Ok(Changed::lined(resumed, views));
+        return Ok(Changed::recorded(resumed, view));
     }
     let billed = crate::services::billing::charge_claimed(state, resumed.clone(), now, &token).await?;
     Ok(Changed::unrecorded(billed.unwrap_or(resumed)))

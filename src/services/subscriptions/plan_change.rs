@@ -12,6 +12,7 @@ use crate::domain::event::EventType;
 use crate::domain::plan_change::{ChangeAt, Proration, Refusal};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
+use crate::web::views::SubscriptionParts as Parts;
 
 /// A merchant's change of a subscription's plan: to which plan, when, and (asked now) the
 /// moment it is prorated at (default: now; a preview's moment, so that the change charges
@@ -148,6 +149,7 @@ pub async fn change_plan(
     let preview = preview_change(state, sub, ask).await?;
     let now = now_of(state, sub).await?;
     let change_id = crate::domain::ids::random_hex(12);
+    let parts = Parts::of(&state.db, std::slice::from_ref(sub)).await?.with_plan(preview.plan.clone());
     let txn = crate::db::begin(&state.db).await?;
     if preview.at == ChangeAt::PeriodEnd {
         let (kind, changed) = match preview.withdraws {
@@ -167,7 +169,7 @@ pub async fn change_plan(
             drop(txn);
             return Err(refused(state, sub).await);
         };
-        let view = crate::services::events::record_about(&txn, &state.config, kind, &changed).await?;
+        let view = crate::services::events::record_of(&txn, &state.config, parts, kind, &changed).await?;
         txn.commit().await?;
         return Ok(Changed::recorded(changed, view));
     }
@@ -192,9 +194,8 @@ pub async fn change_plan(
             now,
         );
         let line = crate::services::events::Line { row, sub: changed.clone(), charge: None };
-        let view =
-            crate::services::events::timeline_then(&txn, &state.config, line, EventType::SubscriptionPlanChanged)
-                .await?;
+        let changed_kind = Some(EventType::SubscriptionPlanChanged);
+        let view = crate::services::events::timeline_of(&txn, &state.config, parts, line, changed_kind).await?;
         txn.commit().await?;
         return Ok(Changed::recorded(changed, view));
     }

@@ -32,7 +32,7 @@ pub use payment::PaymentView;
 pub use plan::PlanView;
 pub use product::ProductView;
 pub use refund::RefundView;
-pub use subscription::SubscriptionView;
+pub use subscription::{Parts as SubscriptionParts, SubscriptionView};
 pub use tax_rate::TaxRateView;
 pub use webhook::{DeliveryView, EndpointView};
 

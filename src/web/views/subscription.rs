@@ -1,5 +1,7 @@
 //! The subscription object, with its plan, customer and last payment.
 
+use std::collections::HashMap;
+
 use sea_orm::{ConnectionTrait, DbErr};
 use serde::Serialize;
 use serde_json::Value;
@@ -15,6 +17,64 @@ use crate::db::{self};
 use crate::domain::billing::{ResumeBilling, State as SubState, Terms};
 use crate::domain::card::Behaviour;
 use crate::web::urls;
+
+/// What subscriptions' full views show beside their own rows: their plans, customers, last
+/// payments and test card schedules, by id.
+#[derive(Default)]
+pub struct Parts {
+    plans: HashMap<String, plans::Model>,
+    customers: HashMap<String, customers::Model>,
+    payments: HashMap<String, payments::Model>,
+    /// By subscription, for each test subscription read (empty when it has none).
+    schedules: HashMap<String, Vec<test_card_outcomes::Model>>,
+}
+
+impl Parts {
+    /// The parts of `subs` (of one shop), with four queries in all.
+    pub async fn of(db: &impl ConnectionTrait, subs: &[subscriptions::Model]) -> Result<Parts, DbErr> {
+        let mut parts = Parts::default();
+        parts.complete(db, subs).await?;
+        Ok(parts)
+    }
+
+    /// These parts and `plan`, read already.
+    pub fn with_plan(mut self, plan: plans::Model) -> Parts {
+        self.plans.insert(plan.id.clone(), plan);
+        self
+    }
+
+    /// Reads what `subs` (of one shop) name that is not here yet: a plan or last payment a
+    /// change named anew since these parts were read, a subscription not read before.
+    pub async fn complete(&mut self, db: &impl ConnectionTrait, subs: &[subscriptions::Model]) -> Result<(), DbErr> {
+        let Some(shop_id) = subs.first().map(|s| s.shop_id) else { return Ok(()) };
+        let missing = |f: &dyn Fn(&subscriptions::Model) -> Option<&str>, have: &dyn Fn(&str) -> bool| {
+            let mut ids: Vec<&str> = subs.iter().filter_map(f).filter(|id| !have(id)).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        };
+        let plans = missing(&|s| Some(&s.plan_id), &|id| self.plans.contains_key(id));
+        let customers = missing(&|s| Some(&s.customer_id), &|id| self.customers.contains_key(id));
+        let payments = missing(&|s| s.last_payment_id.as_deref(), &|id| self.payments.contains_key(id));
+        let schedules = missing(&|s| s.test.then_some(s.id.as_str()), &|id| self.schedules.contains_key(id));
+        if !plans.is_empty() {
+            self.plans.extend(db::by_ids::<plans::Entity>(db, shop_id, &plans).await?);
+        }
+        if !customers.is_empty() {
+            self.customers.extend(db::by_ids::<customers::Entity>(db, shop_id, &customers).await?);
+        }
+        if !payments.is_empty() {
+            self.payments.extend(db::by_ids::<payments::Entity>(db, shop_id, &payments).await?);
+        }
+        if !schedules.is_empty() {
+            let mut read = db::subscriptions::test_outcomes_of(db, &schedules).await?;
+            for id in schedules {
+                self.schedules.insert(id.to_string(), read.remove(id).unwrap_or_default());
+            }
+        }
+        Ok(())
+    }
+}
 
 /// A subscription as the API returns it.
 #[derive(Serialize, ToSchema)]
@@ -139,23 +199,19 @@ impl SubscriptionView {
         config: &Config,
         subs: &[subscriptions::Model],
     ) -> Result<Vec<Self>, DbErr> {
-        let Some(shop_id) = subs.first().map(|s| s.shop_id) else { return Ok(Vec::new()) };
-        let ids = |f: fn(&subscriptions::Model) -> Option<&str>| subs.iter().filter_map(f).collect::<Vec<_>>();
-        let plans = db::by_ids::<plans::Entity>(db, shop_id, &ids(|s| Some(&s.plan_id))).await?;
-        let customers = db::by_ids::<customers::Entity>(db, shop_id, &ids(|s| Some(&s.customer_id))).await?;
-        let payments = db::by_ids::<payments::Entity>(db, shop_id, &ids(|s| s.last_payment_id.as_deref())).await?;
-        let schedules = db::subscriptions::test_outcomes_of(db, &ids(|s| s.test.then_some(s.id.as_str()))).await?;
-        Ok(subs
-            .iter()
-            .map(|s| {
-                let last = s.last_payment_id.as_ref().and_then(|id| payments.get(id));
-                let mut view = Self::new(config, s, plans.get(&s.plan_id), customers.get(&s.customer_id), last);
-                if let Some(schedule) = schedules.get(&s.id) {
-                    view.test_card_schedule = schedule.iter().map(ScheduledOutcome::from).collect();
-                }
-                view
-            })
-            .collect())
+        let mut parts = Parts::default();
+        parts.complete(db, subs).await?;
+        Ok(subs.iter().map(|s| Self::of(config, s, &parts)).collect())
+    }
+
+    /// The full view of `s` from `parts` (which hold what it names).
+    pub fn of(config: &Config, s: &subscriptions::Model, parts: &Parts) -> Self {
+        let last = s.last_payment_id.as_ref().and_then(|id| parts.payments.get(id));
+        let mut view = Self::new(config, s, parts.plans.get(&s.plan_id), parts.customers.get(&s.customer_id), last);
+        if let Some(schedule) = parts.schedules.get(&s.id) {
+            view.test_card_schedule = schedule.iter().map(ScheduledOutcome::from).collect();
+        }
+        view
     }
 
     fn new(
