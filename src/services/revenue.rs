@@ -124,10 +124,8 @@ impl Books {
     async fn load(db: &impl ConnectionTrait, snapshots: &[Snapshot]) -> Result<Books, DbErr> {
         let subscriptions: Vec<&str> = snapshots.iter().map(|s| s.subscription_id.as_str()).collect();
         let customers: Vec<&str> = snapshots.iter().map(|s| s.customer_id.as_str()).collect();
-        Ok(Books {
-            subscriptions: db::mrr::standings(db, &subscriptions).await?,
-            holders: db::mrr::holdings(db, &customers).await?,
-        })
+        let (subscriptions, holders) = db::mrr::books(db, &subscriptions, &customers).await?;
+        Ok(Books { subscriptions, holders })
     }
 
     /// The movement `s` makes, if its standing changed.

@@ -302,4 +302,39 @@ db_tests! {
             assert!(plan.contains(index), "{what}: {plan}");
         }
     }
+
+    async fn a_subscriptions_books_are_read_from_their_indexes(app) {
+        use crate::subscriptions::{clock, plan, subscribe};
+        let shop = app.shop("Gym").await;
+        let plan = plan(&app, &shop, json!({})).await;
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let sub = subscribe(&app, &shop, &plan, &clock, cards::SUCCESS).await;
+        let (sub, customer) = (sub["id"].as_str().unwrap(), sub["customer"]["id"].as_str().unwrap());
+        let row = app.db.query_one(Statement::from_string(
+            app.db.get_database_backend(),
+            format!("SELECT event_id FROM mrr_movements WHERE subscription_id = '{sub}'"),
+        ));
+        let event: String = row.await.unwrap().expect("the subscription's first movement").try_get("", "event_id").unwrap();
+        // 20,000 movements of as many other subscriptions and customers.
+        let columns = "shop_id, test, currency, customer_id, subscription_id, event_id, kind, mrr, paused, subscribers, \
+                       mrr_after, paused_after, occurred_at";
+        let copied = "shop_id, test, currency, customer_id || '_' || n.i, subscription_id || '_' || n.i, \
+                      event_id || '_' || n.i, kind, mrr, paused, subscribers, mrr_after, paused_after, occurred_at";
+        app.db
+            .execute_unprepared(&format!(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) \
+                 INSERT INTO mrr_movements ({columns}) SELECT {copied} FROM mrr_movements, n \
+                 WHERE mrr_movements.event_id = '{event}'"
+            ))
+            .await
+            .unwrap();
+        paydesk::db::optimize(&app.db).await.unwrap();
+        let backend = app.db.get_database_backend();
+        let plan = plan_of(&app, backend.build(&paydesk::db::mrr::books_query(&[sub], &[customer]).unwrap())).await;
+        assert!(!scans(&plan, "mrr_movements"), "{plan}");
+        assert!(plan.contains("ix_mrr_movements_subscription") && plan.contains("ix_mrr_movements_customer"), "{plan}");
+        let (left, held) = paydesk::db::mrr::books(&app.db, &[sub], &[customer]).await.unwrap();
+        assert_eq!(left[sub].mrr, 990, "the subscription's last standing");
+        assert_eq!(held[&(customer.to_string(), "EUR", true)].mrr, 990, "its customer's sum");
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Alias, Expr, OnConflict};
+use sea_orm::sea_query::{Alias, Expr, OnConflict, Query, SelectStatement, UnionType};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
     QuerySelect,
@@ -20,24 +20,6 @@ use crate::domain::mrr::{Kind, Movement, Standing};
 /// A customer's MRR in one currency and mode: its customer, currency code and whether it is
 /// test.
 pub type Holder = (String, &'static str, bool);
-
-/// Where each of these subscriptions was last left.
-pub async fn standings(db: &impl ConnectionTrait, ids: &[&str]) -> Result<HashMap<String, Standing>, DbErr> {
-    let mut found = HashMap::new();
-    for chunk in ids.chunks(500) {
-        let last = Entity::find()
-            .select_only()
-            .column_as(Column::Seq.max(), "seq")
-            .filter(Column::SubscriptionId.is_in(chunk.iter().copied()))
-            .group_by(Column::SubscriptionId);
-        let rows =
-            Entity::find().filter(Column::Seq.in_subquery(sea_orm::QueryTrait::into_query(last))).all(db).await?;
-        for m in rows {
-            found.insert(m.subscription_id, Standing { mrr: m.mrr_after, paused: m.paused_after });
-        }
-    }
-    Ok(found)
-}
 
 /// Holds these customers' MRR until the transaction ends (PostgreSQL; SQLite's writers take
 /// turns anyway), so that two transactions changing subscriptions of one customer classify
@@ -62,38 +44,78 @@ pub async fn hold(db: &impl ConnectionTrait, customers: &[&str]) -> Result<(), D
     Ok(())
 }
 
+/// One row of [`books`]: a subscription's last standing (`side` 0, by subscription) or a
+/// customer's sums in a currency and mode (`side` 1, by customer).
 #[derive(FromQueryResult)]
-struct Held {
-    customer_id: String,
+struct Booked {
+    side: i32,
+    id: String,
     currency: Currency,
     test: bool,
     mrr: i64,
     paused: i64,
 }
 
-/// What these customers hold, per currency and mode; a holder absent held nothing ever.
-pub async fn holdings(db: &impl ConnectionTrait, customers: &[&str]) -> Result<HashMap<Holder, Standing>, DbErr> {
-    let mut found = HashMap::new();
-    for chunk in customers.chunks(500) {
-        let rows = Entity::find()
-            .select_only()
-            .column(Column::CustomerId)
-            .column(Column::Currency)
-            .column(Column::Test)
-            .column_as(Expr::col(Column::Mrr).sum().cast_as(sea_orm::sea_query::Alias::new("BIGINT")), "mrr")
-            .column_as(Expr::col(Column::Paused).sum().cast_as(sea_orm::sea_query::Alias::new("BIGINT")), "paused")
-            .filter(Column::CustomerId.is_in(chunk.iter().copied()))
-            .group_by(Column::CustomerId)
-            .group_by(Column::Currency)
-            .group_by(Column::Test)
-            .into_model::<Held>()
-            .all(db)
-            .await?;
-        for h in rows {
-            found.insert((h.customer_id, h.currency.code, h.test), Standing { mrr: h.mrr, paused: h.paused });
+/// Where each of these subscriptions was last left, and what these customers hold, per
+/// currency and mode (a holder absent held nothing ever): one statement for both (per 500).
+pub async fn books(
+    db: &impl ConnectionTrait,
+    subscriptions: &[&str],
+    customers: &[&str],
+) -> Result<(HashMap<String, Standing>, HashMap<Holder, Standing>), DbErr> {
+    let (mut left, mut held) = (HashMap::new(), HashMap::new());
+    let (mut subscriptions, mut customers) = (subscriptions.chunks(500), customers.chunks(500));
+    while let Some(query) = books_query(subscriptions.next().unwrap_or(&[]), customers.next().unwrap_or(&[])) {
+        let rows = Booked::find_by_statement(db.get_database_backend().build(&query)).all(db).await?;
+        for b in rows {
+            let standing = Standing { mrr: b.mrr, paused: b.paused };
+            match b.side {
+                0 => left.insert(b.id, standing),
+                _ => held.insert((b.id, b.currency.code, b.test), standing),
+            };
         }
     }
-    Ok(found)
+    Ok((left, held))
+}
+
+/// The statement of [`books`] for these subscriptions and customers (none when both are
+/// empty): each subscription's last movement, found by its subscription's index, and each
+/// customer's sums, from the customers' covering index.
+pub fn books_query(subscriptions: &[&str], customers: &[&str]) -> Option<SelectStatement> {
+    let bigint = || Alias::new("BIGINT");
+    let last = (!subscriptions.is_empty()).then(|| {
+        let latest = Query::select()
+            .expr(Expr::col(Column::Seq).max())
+            .from(Entity)
+            .and_where(Column::SubscriptionId.is_in(subscriptions.iter().copied()))
+            .group_by_col(Column::SubscriptionId)
+            .to_owned();
+        Query::select()
+            .expr_as(Expr::cust("0"), Alias::new("side"))
+            .expr_as(Expr::col(Column::SubscriptionId), Alias::new("id"))
+            .columns([Column::Currency, Column::Test])
+            .expr_as(Expr::col(Column::MrrAfter), Alias::new("mrr"))
+            .expr_as(Expr::col(Column::PausedAfter), Alias::new("paused"))
+            .from(Entity)
+            .and_where(Column::Seq.in_subquery(latest))
+            .to_owned()
+    });
+    let sums = (!customers.is_empty()).then(|| {
+        Query::select()
+            .expr_as(Expr::cust("1"), Alias::new("side"))
+            .expr_as(Expr::col(Column::CustomerId), Alias::new("id"))
+            .columns([Column::Currency, Column::Test])
+            .expr_as(Expr::col(Column::Mrr).sum().cast_as(bigint()), Alias::new("mrr"))
+            .expr_as(Expr::col(Column::Paused).sum().cast_as(bigint()), Alias::new("paused"))
+            .from(Entity)
+            .and_where(Column::CustomerId.is_in(customers.iter().copied()))
+            .group_by_columns([Column::CustomerId, Column::Currency, Column::Test])
+            .to_owned()
+    });
+    match (last, sums) {
+        (Some(mut last), Some(sums)) => Some(last.union(UnionType::All, sums).to_owned()),
+        (one, None) | (None, one) => one,
+    }
 }
 
 /// A movement to write: its subscription's, made by the event `event_id`, leaving the
