@@ -11,8 +11,11 @@
 //! prints what reads, a list page, a filtered list, the dashboard's overview and a billing
 //! run cost at each size.
 //!
-//! Options after `--`: `--seconds N` (each load, default 5), `--backend sqlite|postgres`
-//! (repeatable; default both), `--sizes 10000,100000` (`--sizes 0` skips growth).
+//! Options after `--`: `--seconds N` (each load, default 5), `--write-seconds N` (each load of
+//! the subscription writes, default `--seconds`: their p99 at half the rate is the tenth
+//! slowest of about a thousand answers at 10 s, the third of 300 at 3 s), `--backend
+//! sqlite|postgres` (repeatable; default both), `--sizes 10000,100000` (`--sizes 0` skips
+//! growth).
 //! `PAYDESK_BENCH_LOG` is the server's `RUST_LOG` (default `warn`; `warn,paydesk=debug` logs
 //! each request with its time). `PAYDESK_BENCH_BEFORE=path/to/paydesk`, an earlier release's
 //! binary, measures its writes and a read in the same run, on a fresh database of its own
@@ -37,16 +40,21 @@ use server::{Backend, Client, Fresh, Server, Shop};
 
 struct Opts {
     seconds: u64,
+    write_seconds: Option<u64>,
     backends: Vec<Backend>,
     sizes: Vec<u64>,
 }
 
 fn opts() -> Opts {
-    let mut opts = Opts { seconds: 5, backends: Vec::new(), sizes: vec![10_000, 100_000, 1_000_000] };
+    let mut opts =
+        Opts { seconds: 5, write_seconds: None, backends: Vec::new(), sizes: vec![10_000, 100_000, 1_000_000] };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--seconds" => opts.seconds = args.next().and_then(|v| v.parse().ok()).expect("--seconds N"),
+            "--write-seconds" => {
+                opts.write_seconds = Some(args.next().and_then(|v| v.parse().ok()).expect("--write-seconds N"))
+            }
             "--backend" => opts.backends.push(match args.next().as_deref() {
                 Some("sqlite") => Backend::Sqlite,
                 Some("postgres") => Backend::Postgres,
@@ -72,10 +80,11 @@ async fn main() {
     let oha = oha::install();
     println!(
         "paydesk {} (release), {} cores; oha closed loop with 16 connections for the maximum, then open loop at half of it \
-         for latencies; {} s per load",
+         for latencies; {} s per load, {} s per load of the subscription writes",
         env!("CARGO_PKG_VERSION"),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        opts.seconds
+        opts.seconds,
+        opts.write_seconds.unwrap_or(opts.seconds)
     );
     for &backend in &opts.backends {
         bench(&oha, backend, &opts).await;
@@ -155,9 +164,10 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let plans = [plan.clone(), client.post("/plans", &other).await["id"].as_str().unwrap().to_string()];
     let subscribers = loads::subscribers(&client, &plan, 16).await;
     let write = |i: usize| loads::subscription_write(&client, &subscribers[i], &plans);
-    let writes = loads::closed(opts.seconds, 16, 3, write).await;
+    let write_seconds = opts.write_seconds.unwrap_or(opts.seconds);
+    let writes = loads::closed(write_seconds, 16, 3, write).await;
     let rate: f64 = writes.iter().map(|m| m.rps).sum();
-    let writes_half = loads::open(opts.seconds, 16, rate / 2.0, 3, write).await;
+    let writes_half = loads::open(write_seconds, 16, rate / 2.0, 3, write).await;
     let cookie = client.log_in().await;
 
     let bytes = client.get_text(&format!("/products/{product}")).await;
