@@ -12,8 +12,8 @@
 //! run cost at each size.
 //!
 //! Options after `--`: `--seconds N` (each load, default 5), `--write-seconds N` (each load of
-//! the subscription writes, default `--seconds`: their p99 at half the rate is the tenth
-//! slowest of about a thousand answers at 10 s, the third of 300 at 3 s), `--backend
+//! the subscription writes, default `--seconds`: their p99 at half the rate is the eleventh
+//! slowest of about a thousand answers at 10 s, the fourth of 300 at 3 s), `--backend
 //! sqlite|postgres` (repeatable; default both), `--sizes 10000,100000` (`--sizes 0` skips
 //! growth).
 //! `PAYDESK_BENCH_LOG` is the server's `RUST_LOG` (default `warn`; `warn,paydesk=debug` logs

@@ -38,8 +38,12 @@ pub async fn pause(state: &AppState, sub: &subscriptions::Model, ask: PauseReque
     if sub.cancel_at_period_end {
         return Err(AppError::Conflict("The subscription ends with its period: withdraw that cancel first".into()));
     }
-    // Read before the writer's turn: a pause changes none of them.
-    let parts = Parts::of(&state.db, std::slice::from_ref(sub)).await?;
+    // Read before the writer's turn: a pause changes none of them (and records no event of
+    // a paused subscription, whose resume alone moves).
+    let parts = match sub.state {
+        SubState::Paused => Parts::default(),
+        _ => Parts::of(&state.db, std::slice::from_ref(sub)).await?,
+    };
     let txn = crate::db::begin(&state.db).await?;
     if ask.at_period_end && sub.state != SubState::Paused {
         let Some(marked) = db::subscriptions::pause_at_period_end(&txn, sub, ask.resume, now).await? else {

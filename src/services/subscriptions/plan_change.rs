@@ -149,7 +149,13 @@ pub async fn change_plan(
     let preview = preview_change(state, sub, ask).await?;
     let now = now_of(state, sub).await?;
     let change_id = crate::domain::ids::random_hex(12);
-    let parts = Parts::of(&state.db, std::slice::from_ref(sub)).await?.with_plan(preview.plan.clone());
+    // Read before the writer's turn where the change records its event at once (one charged
+    // first answers as its charge left it): it changes none of them but the plan, read already.
+    let charged = preview.proration.as_ref().is_some_and(|p| p.amount_due > 0);
+    let parts = match charged {
+        true => Parts::default(),
+        false => Parts::of(&state.db, std::slice::from_ref(sub)).await?.with_plan(preview.plan.clone()),
+    };
     let txn = crate::db::begin(&state.db).await?;
     if preview.at == ChangeAt::PeriodEnd {
         let (kind, changed) = match preview.withdraws {

@@ -16,6 +16,7 @@ use crate::db::entities::{customers, payments, plans, subscriptions, test_card_o
 use crate::db::{self};
 use crate::domain::billing::{ResumeBilling, State as SubState, Terms};
 use crate::domain::card::Behaviour;
+use crate::domain::vocab::PaymentStatus;
 use crate::web::urls;
 
 /// What subscriptions' full views show beside their own rows: their plans, customers, last
@@ -44,7 +45,9 @@ impl Parts {
     }
 
     /// Reads what `subs` (of one shop) name that is not here yet: a plan or last payment a
-    /// change named anew since these parts were read, a subscription not read before.
+    /// change named anew since these parts were read, a subscription not read before. A last
+    /// payment still in flight (being charged, or authorized) is read again: it may have
+    /// settled meanwhile.
     pub async fn complete(&mut self, db: &impl ConnectionTrait, subs: &[subscriptions::Model]) -> Result<(), DbErr> {
         let Some(shop_id) = subs.first().map(|s| s.shop_id) else { return Ok(()) };
         let missing = |f: &dyn Fn(&subscriptions::Model) -> Option<&str>, have: &dyn Fn(&str) -> bool| {
@@ -55,7 +58,8 @@ impl Parts {
         };
         let plans = missing(&|s| Some(&s.plan_id), &|id| self.plans.contains_key(id));
         let customers = missing(&|s| Some(&s.customer_id), &|id| self.customers.contains_key(id));
-        let payments = missing(&|s| s.last_payment_id.as_deref(), &|id| self.payments.contains_key(id));
+        let settled = |p: &payments::Model| !matches!(p.status, PaymentStatus::Processing | PaymentStatus::Authorized);
+        let payments = missing(&|s| s.last_payment_id.as_deref(), &|id| self.payments.get(id).is_some_and(settled));
         let schedules = missing(&|s| s.test.then_some(s.id.as_str()), &|id| self.schedules.contains_key(id));
         if !plans.is_empty() {
             self.plans.extend(db::by_ids::<plans::Entity>(db, shop_id, &plans).await?);
