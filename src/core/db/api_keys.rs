@@ -178,9 +178,8 @@ pub async fn restrict(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<Result<Model, Refused>, DbErr> {
-    let txn = super::begin(db).await?;
-    hold_shop(&txn, shop_id).await?;
-    let Some(before) = taken(&txn, shop_id, id).await? else { return Ok(Err(Refused::Gone)) };
+    let (txn, before) = begin_change(db, shop_id, id).await?;
+    let Some(before) = before else { return Ok(Err(Refused::Gone)) };
     if before.revoked_at.is_some() || before.expires_at.is_some_and(|at| at <= now) {
         return Ok(Err(Refused::Gone));
     }
@@ -232,9 +231,8 @@ pub async fn roll(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<Result<(Model, Model), Refused>, DbErr> {
-    let txn = super::begin(db).await?;
-    hold_shop(&txn, shop_id).await?;
-    let Some(before) = taken(&txn, shop_id, id).await? else { return Ok(Err(Refused::Gone)) };
+    let (txn, before) = begin_change(db, shop_id, id).await?;
+    let Some(before) = before else { return Ok(Err(Refused::Gone)) };
     if let Some(rolled_to) = before.rolled_to.clone() {
         return Ok(Err(Refused::Rolled(rolled_to)));
     }
@@ -284,9 +282,8 @@ pub async fn revoke(
     audit: &Entry,
     now: DateTime<Utc>,
 ) -> Result<Result<Model, Refused>, DbErr> {
-    let txn = super::begin(db).await?;
-    hold_shop(&txn, shop_id).await?;
-    let Some(before) = taken(&txn, shop_id, id).await? else { return Ok(Err(Refused::Gone)) };
+    let (txn, before) = begin_change(db, shop_id, id).await?;
+    let Some(before) = before else { return Ok(Err(Refused::Gone)) };
     if before.revoked_at.is_some() {
         return Ok(Ok(before));
     }
@@ -430,15 +427,21 @@ async fn hold_shop(txn: &impl ConnectionTrait, shop_id: i64) -> Result<(), DbErr
     Ok(())
 }
 
-/// The shop's key `id`, its row held for the rest of `txn`.
-async fn taken(txn: &impl ConnectionTrait, shop_id: i64, id: &str) -> Result<Option<Model>, DbErr> {
-    Entity::update_many()
+/// Begins a change of the shop's key `id`: the shop held (see [`hold_shop`]), and the key as
+/// it is now, its row held for the rest of the transaction.
+async fn begin_change(
+    db: &sea_orm::DatabaseConnection,
+    shop_id: i64,
+    id: &str,
+) -> Result<(super::Txn, Option<Model>), DbErr> {
+    let txn = super::begin(db).await?;
+    hold_shop(&txn, shop_id).await?;
+    let held = Entity::update_many()
         .col_expr(Column::Name, Expr::col(Column::Name).into())
         .filter(Column::ShopId.eq(shop_id))
-        .filter(Column::Id.eq(id))
-        .exec(txn)
-        .await?;
-    find(txn, shop_id, id).await
+        .filter(Column::Id.eq(id));
+    let key = super::update_returning(&txn, held).await?;
+    Ok((txn, key))
 }
 
 /// A key's permissions as the audit trail shows them.

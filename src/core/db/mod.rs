@@ -370,6 +370,18 @@ pub async fn find_public<E: ShopOwned>(db: &impl ConnectionTrait, id: &str) -> R
     E::find().filter(E::ID.eq(id)).one(db).await
 }
 
+/// Runs `update` (meant for one row) and answers that row as saved, in one statement
+/// (`RETURNING`); `None` when no row matched its filter.
+pub async fn update_returning<E: EntityTrait>(
+    db: &impl ConnectionTrait,
+    update: sea_orm::UpdateMany<E>,
+) -> Result<Option<E::Model>, DbErr> {
+    use sea_orm::QueryTrait;
+    let mut update = update.into_query();
+    let statement = db.get_database_backend().build(update.returning_all());
+    E::find().from_raw_sql(statement).one(db).await
+}
+
 /// The shop's objects with these ids, in one query, by id.
 pub async fn by_ids<E: ShopOwned>(
     db: &impl ConnectionTrait,

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DbErr,
-    EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait, Set, Statement,
-    TryIntoModel, UpdateMany,
+    EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TryIntoModel,
+    UpdateMany,
 };
 
 use super::entities::subscription_events as events;
@@ -188,13 +188,8 @@ async fn guarded(
     update: UpdateMany<Entity>,
     guard: Condition,
 ) -> Result<Option<Model>, DbErr> {
-    let mut update = update
-        .col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now)))
-        .filter(Column::Id.eq(id))
-        .filter(guard)
-        .into_query();
-    let statement = db.get_database_backend().build(update.returning_all());
-    Entity::find().from_raw_sql(statement).one(db).await
+    let update = update.col_expr(Column::UpdatedAt, Expr::value(super::now_millis(now))).filter(Column::Id.eq(id));
+    super::update_returning(db, update.filter(guard)).await
 }
 
 impl Model {
