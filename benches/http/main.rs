@@ -15,7 +15,7 @@
 //! the subscription writes, default `--seconds`: their p99 at half the rate is the eleventh
 //! slowest of about a thousand answers at 10 s, the fourth of 300 at 3 s), `--backend
 //! sqlite|postgres` (repeatable; default both), `--sizes 10000,100000` (`--sizes 0` skips
-//! growth).
+//! growth), `--writes-only` (the payers and the subscription writes alone, nothing after them).
 //! `PAYDESK_BENCH_LOG` is the server's `RUST_LOG` (default `warn`; `warn,paydesk=debug` logs
 //! each request with its time). `PAYDESK_BENCH_BEFORE=path/to/paydesk`, an earlier release's
 //! binary, measures its writes and a read in the same run, on a fresh database of its own
@@ -43,11 +43,17 @@ struct Opts {
     write_seconds: Option<u64>,
     backends: Vec<Backend>,
     sizes: Vec<u64>,
+    writes_only: bool,
 }
 
 fn opts() -> Opts {
-    let mut opts =
-        Opts { seconds: 5, write_seconds: None, backends: Vec::new(), sizes: vec![10_000, 100_000, 1_000_000] };
+    let mut opts = Opts {
+        seconds: 5,
+        write_seconds: None,
+        backends: Vec::new(),
+        sizes: vec![10_000, 100_000, 1_000_000],
+        writes_only: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -55,6 +61,7 @@ fn opts() -> Opts {
             "--write-seconds" => {
                 opts.write_seconds = Some(args.next().and_then(|v| v.parse().ok()).expect("--write-seconds N"))
             }
+            "--writes-only" => opts.writes_only = true,
             "--backend" => opts.backends.push(match args.next().as_deref() {
                 Some("sqlite") => Backend::Sqlite,
                 Some("postgres") => Backend::Postgres,
@@ -88,6 +95,44 @@ async fn main() {
     );
     for &backend in &opts.backends {
         bench(&oha, backend, &opts).await;
+    }
+}
+
+/// What the payers and the subscribers measured.
+struct Writes {
+    alone: Vec<(Measured, Measured)>,
+    uninvoiced: Measured,
+    uninvoiced_half: Measured,
+    invoiced: Measured,
+    invoiced_half: Measured,
+    writes: Vec<Measured>,
+    writes_half: Vec<Measured>,
+}
+
+impl Writes {
+    fn print(&self) {
+        let (paid, invoiced_label) = ("POST /products/{id}/pay, no invoices", "… with invoices");
+        for (without, with) in &self.alone {
+            loads::print(paid, without, "1 payer, closed loop");
+            loads::print(invoiced_label, with, "1 payer, closed loop");
+        }
+        loads::print(paid, &self.uninvoiced, "16 payers, closed loop");
+        loads::print(invoiced_label, &self.invoiced, "16 payers, closed loop");
+        loads::print(paid, &self.uninvoiced_half, "16 payers, open loop at half the rate");
+        loads::print(invoiced_label, &self.invoiced_half, "16 payers, open loop at half the rate");
+        for (label, (closed, open)) in loads::SUBSCRIPTION_WRITES.iter().zip(self.writes.iter().zip(&self.writes_half))
+        {
+            loads::print(label, closed, "16 subscribers, closed loop");
+            loads::print("", open, "16 subscribers, open loop at half the rate");
+        }
+        let mut added: Vec<f64> = self.alone.iter().map(|(without, with)| with.p50_ms - without.p50_ms).collect();
+        added.sort_by(f64::total_cmp);
+        println!(
+            "  an invoice in the payment's transaction: +{:.2} ms at p50 alone (the median of {} turns); {:.0}% of the rate without at 16",
+            added[added.len() / 2],
+            added.len(),
+            100.0 * self.invoiced.rps / self.uninvoiced.rps
+        );
     }
 }
 
@@ -168,6 +213,18 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
     let writes = loads::closed(write_seconds, 16, 3, write).await;
     let rate: f64 = writes.iter().map(|m| m.rps).sum();
     let writes_half = loads::open(write_seconds, 16, rate / 2.0, 3, write).await;
+    let writes = Writes { alone, uninvoiced, uninvoiced_half, invoiced, invoiced_half, writes, writes_half };
+    if opts.writes_only {
+        // A create that none of these writes share code with, for the machine's noise.
+        let auth = shop.authorization();
+        let body = server::customer_body().to_string();
+        let customers = Target::get(format!("{}/customers", server.base)).header(auth).post_json(body);
+        let customers = measure(oha, &customers, opts.seconds);
+        println!("\n{} — {:<32} {:>9} {:>8} {:>8}", backend.name(), "", "max req/s", "p50 ms", "p99 ms");
+        writes.print();
+        print_row("POST /customers (16 connections)", &customers, &[]);
+        return;
+    }
     let cookie = client.log_in().await;
 
     let bytes = client.get_text(&format!("/products/{product}")).await;
@@ -224,27 +281,7 @@ async fn bench(oha: &PathBuf, backend: Backend, opts: &Opts) {
         let this = [("GET /products/{id}", &one), ("POST /products", &created), ("POST /customers", &customers)];
         earlier(oha, backend, &before.to_string_lossy(), seconds, this).await;
     }
-    let (paid, invoiced_label) = ("POST /products/{id}/pay, no invoices", "… with invoices");
-    for (without, with) in &alone {
-        loads::print(paid, without, "1 payer, closed loop");
-        loads::print(invoiced_label, with, "1 payer, closed loop");
-    }
-    loads::print(paid, &uninvoiced, "16 payers, closed loop");
-    loads::print(invoiced_label, &invoiced, "16 payers, closed loop");
-    loads::print(paid, &uninvoiced_half, "16 payers, open loop at half the rate");
-    loads::print(invoiced_label, &invoiced_half, "16 payers, open loop at half the rate");
-    for (label, (closed, open)) in loads::SUBSCRIPTION_WRITES.iter().zip(writes.iter().zip(&writes_half)) {
-        loads::print(label, closed, "16 subscribers, closed loop");
-        loads::print("", open, "16 subscribers, open loop at half the rate");
-    }
-    let mut added: Vec<f64> = alone.iter().map(|(without, with)| with.p50_ms - without.p50_ms).collect();
-    added.sort_by(f64::total_cmp);
-    println!(
-        "  an invoice in the payment's transaction: +{:.2} ms at p50 alone (the median of {} turns); {:.0}% of the rate without at 16",
-        added[added.len() / 2],
-        added.len(),
-        100.0 * invoiced.rps / uninvoiced.rps
-    );
+    writes.print();
     let form = Target::get(format!("{base}/products/{product}/pay")).header("Accept: text/html");
     let form = measure(oha, &form, seconds);
     print_row("GET /products/{id}/pay (form)", &form, &[("framework", &framework)]);
