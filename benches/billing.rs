@@ -103,7 +103,9 @@ async fn ledger_cost(state: &AppState, shop: i64, n: usize) -> f64 {
     for (events, ids) in new.chunks(500).zip(ids.chunks(500)) {
         let txn = paydesk::db::begin(&state.db).await.unwrap();
         let started = Instant::now();
-        paydesk::services::revenue::follow(&txn, events, ids).await.unwrap();
+        let mut batch = paydesk::db::Batch::new(&txn);
+        paydesk::services::revenue::follow(&txn, &mut batch, events, ids).await.unwrap();
+        batch.send(&txn).await.unwrap();
         took += started.elapsed().as_secs_f64();
         txn.rollback().await.unwrap();
     }

@@ -102,6 +102,19 @@ fn new(shop_id: i64, kind: EventType, id: &str, test: bool, view: &impl serde::S
 /// transaction. Their deliveries are queued by [`fan_out`], so recording costs a request or
 /// a billing run the same with or without webhooks.
 pub async fn record(db: &impl ConnectionTrait, config: &Config, events: Vec<NewEvent>) -> Result<(), DbErr> {
+    let mut batch = db::Batch::new(db);
+    record_into(db, config, &mut batch, events).await?;
+    batch.send(db).await
+}
+
+/// [`record`], what it writes added to `batch` (sent by the caller in `db`), so that a change
+/// sends its rows in one go.
+async fn record_into(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    batch: &mut db::Batch,
+    events: Vec<NewEvent>,
+) -> Result<(), DbErr> {
     if events.is_empty() {
         return Ok(());
     }
@@ -114,8 +127,8 @@ pub async fn record(db: &impl ConnectionTrait, config: &Config, events: Vec<NewE
     };
     let about: Vec<(i64, String, bool)> =
         causes.iter().map(|&(i, _)| (events[i].shop_id, events[i].object_id.clone(), events[i].test)).collect();
-    let ids = db::events::append(db, &events).await?;
-    crate::services::revenue::follow(db, &events, &ids).await?;
+    let ids = db::events::append_into(db, batch, &events).await?;
+    crate::services::revenue::follow(db, batch, &events, &ids).await?;
     if causes.is_empty() {
         return Ok(());
     }
@@ -131,7 +144,8 @@ pub async fn record(db: &impl ConnectionTrait, config: &Config, events: Vec<NewE
             mails.push(NewMail::of_event(shop_id, kind, object_id, ids[i].clone(), test, sender));
         }
     }
-    db::mails::enqueue(db, mails, Utc::now()).await
+    db::mails::enqueue_into(batch, mails, Utc::now());
+    Ok(())
 }
 
 /// Queues the deliveries of the oldest `limit` events not fanned out yet: one to each
@@ -338,7 +352,9 @@ async fn store(
         }
         rows.push(line.row);
     }
-    db::subscriptions::insert_events(db, rows).await?;
-    record(db, config, events).await?;
+    let mut batch = db::Batch::new(db);
+    batch.insert(rows, None);
+    record_into(db, config, &mut batch, events).await?;
+    batch.send(db).await?;
     Ok(views)
 }

@@ -153,9 +153,15 @@ impl Books {
     }
 }
 
-/// In the caller's transaction: the movements of the subscriptions' events just recorded
-/// (`ids` in the order of `events`).
-pub async fn follow(db: &impl ConnectionTrait, events: &[db::events::NewEvent], ids: &[String]) -> Result<(), DbErr> {
+/// In the caller's transaction: the movements of the subscriptions' events being recorded
+/// (`ids` in the order of `events`), added to `batch`, which the caller sends in `db` with the
+/// events.
+pub async fn follow(
+    db: &impl ConnectionTrait,
+    batch: &mut db::Batch,
+    events: &[db::events::NewEvent],
+    ids: &[String],
+) -> Result<(), DbErr> {
     let snapshots: Vec<Snapshot> =
         events.iter().zip(ids).filter_map(|(e, id)| Snapshot::read(id, e.kind.as_str(), &e.data)).collect();
     if snapshots.is_empty() {
@@ -166,7 +172,8 @@ pub async fn follow(db: &impl ConnectionTrait, events: &[db::events::NewEvent], 
     let terms = Terms::load(db, &snapshots).await?;
     let mut books = Books::load(db, &snapshots).await?;
     let rows: Vec<_> = snapshots.iter().filter_map(|s| books.step(s, terms.monthly(s))).collect();
-    db::mrr::insert(db, rows).await
+    db::mrr::insert_into(batch, rows);
+    Ok(())
 }
 
 /// Events read at a time by a rebuild.

@@ -14,6 +14,7 @@ use sea_orm::{
     EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
+use super::Batch;
 use super::entities::{audit_events, audit_heads, audit_pending};
 use crate::domain::access::Role;
 use crate::domain::audit::{Actor, ActorKind, Change, Entry, Filter, Origin, Record, chain_hash};
@@ -26,13 +27,25 @@ use crate::domain::mail::MailKind;
 /// transaction holds the only write lock from its start (see [`super::begin`]), it is
 /// chained at once (see [`chained_on_sqlite`]).
 pub async fn record(txn: &impl ConnectionTrait, entry: &Entry, now: DateTime<Utc>) -> Result<String, DbErr> {
+    let mut batch = Batch::new(txn);
+    let id = record_into(txn, &mut batch, entry, now).await?;
+    batch.send(txn).await?;
+    Ok(id)
+}
+
+/// [`record`], its statements added to `batch`, which the caller sends in `txn`.
+pub async fn record_into(
+    txn: &impl ConnectionTrait,
+    batch: &mut Batch,
+    entry: &Entry,
+    now: DateTime<Utc>,
+) -> Result<String, DbErr> {
     let (id, row) = waiting(entry, now);
-    let backend = txn.get_database_backend();
-    if backend == sea_orm::DatabaseBackend::Sqlite {
+    if batch.backend() == sea_orm::DatabaseBackend::Sqlite {
         let (sql, values) = chained_on_sqlite(entry, &id, row, now);
-        txn.execute(sea_orm::Statement::from_sql_and_values(backend, sql, values)).await?;
+        batch.sqlite(sql, values);
     } else {
-        audit_pending::Entity::insert(row).exec_without_returning(txn).await?;
+        batch.insert(vec![row], None);
     }
     if entry.notifies_owners() {
         notify_owners(txn, entry, &id, now).await?;
@@ -357,10 +370,24 @@ pub async fn record_acting(
     changes: Vec<Change>,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
+    let mut batch = Batch::new(txn);
+    record_acting_into(txn, &mut batch, shop_id, action, object, changes, now).await?;
+    batch.send(txn).await
+}
+
+/// [`record_acting`], its statements added to `batch`, which the caller sends in `txn`.
+pub async fn record_acting_into(
+    txn: &impl ConnectionTrait,
+    batch: &mut Batch,
+    shop_id: i64,
+    action: &str,
+    object: (&str, &str),
+    changes: Vec<Change>,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
     let Some((actor, origin)) = acting::current() else { return Ok(()) };
     let entry = Entry::new(shop_id, actor, origin, action).on(object.0, object.1).changing(changes);
-    record(txn, &entry, now).await?;
-    Ok(())
+    record_into(txn, batch, &entry, now).await.map(drop)
 }
 
 /// Records `entry` on its own, for what changes nothing else: a login, a refusal.

@@ -4,7 +4,7 @@ use chrono::Utc;
 use sea_orm::{ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
 
 use super::entities::events::{ActiveModel, Column, Entity, Model};
-use super::{ListError, Listed, Page, ShopOwned};
+use super::{Batch, ListError, Listed, Page, ShopOwned};
 use crate::domain::audit::Change;
 use crate::domain::event::{EventFilter, EventType};
 use crate::domain::ids::{EVENT, new_id};
@@ -31,8 +31,20 @@ pub struct NewEvent {
     pub child: Option<serde_json::Value>,
 }
 
-/// Appends events (with new ids, created now).
+/// Appends events (with new ids, created now); answers their ids.
 pub async fn append(db: &impl ConnectionTrait, events: &[NewEvent]) -> Result<Vec<String>, DbErr> {
+    let mut batch = Batch::new(db);
+    let ids = append_into(db, &mut batch, events).await?;
+    batch.send(db).await?;
+    Ok(ids)
+}
+
+/// [`append`], its statements added to `batch`, which the caller sends in `db`.
+pub async fn append_into(
+    db: &impl ConnectionTrait,
+    batch: &mut Batch,
+    events: &[NewEvent],
+) -> Result<Vec<String>, DbErr> {
     let now = super::now_millis(Utc::now());
     let rows: Vec<ActiveModel> = events
         .iter()
@@ -50,15 +62,15 @@ pub async fn append(db: &impl ConnectionTrait, events: &[NewEvent]) -> Result<Ve
         })
         .collect();
     let ids: Vec<String> = rows.iter().map(|r| r.id.clone().unwrap()).collect();
-    for chunk in rows.chunks(300) {
-        Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
-    }
     // A change someone made is in the audit trail too, linked to its event (which holds the
     // object as it became): the engine's own work is not.
-    for (row, id) in rows.iter().zip(&ids) {
-        let (shop_id, kind, object_id) = (*row.shop_id.as_ref(), *row.kind.as_ref(), row.object_id.as_ref());
+    let acted: Vec<(i64, EventType, String)> =
+        rows.iter().map(|r| (*r.shop_id.as_ref(), *r.kind.as_ref(), r.object_id.as_ref().clone())).collect();
+    batch.insert(rows, None);
+    for ((shop_id, kind, object_id), id) in acted.into_iter().zip(&ids) {
         let link = vec![Change::of("event", None::<String>, id)];
-        super::audit::record_acting(db, shop_id, kind.as_str(), (kind.object(), object_id), link, Utc::now()).await?;
+        let object = (kind.object(), object_id.as_str());
+        super::audit::record_acting_into(db, batch, shop_id, kind.as_str(), object, link, Utc::now()).await?;
     }
     Ok(ids)
 }

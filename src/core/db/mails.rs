@@ -12,7 +12,7 @@ use sea_orm::{
 };
 
 use super::entities::{mail_attempts as attempts, mails, shops};
-use super::{ListError, Listed, Page, ShopOwned};
+use super::{Batch, ListError, Listed, Page, ShopOwned};
 use crate::domain::ids::{MAIL, new_id};
 use crate::domain::mail::{MailKind, MailSettings, MailStatus, message_id};
 
@@ -87,6 +87,13 @@ impl NewMail {
 /// Queues mails, due at `due_at`; one whose key is queued already is left out. The
 /// `Message-ID` is fixed now, from the mail's id and its sender's domain.
 pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewMail>, due_at: DateTime<Utc>) -> Result<(), DbErr> {
+    let mut batch = Batch::new(db);
+    enqueue_into(&mut batch, new, due_at);
+    batch.send(db).await
+}
+
+/// [`enqueue`], added to `batch`.
+pub fn enqueue_into(batch: &mut Batch, new: Vec<NewMail>, due_at: DateTime<Utc>) {
     let now = super::now_millis(Utc::now());
     let rows: Vec<mails::ActiveModel> = new
         .into_iter()
@@ -127,13 +134,7 @@ pub async fn enqueue(db: &impl ConnectionTrait, new: Vec<NewMail>, due_at: DateT
         })
         .collect();
     let once = OnConflict::column(mails::Column::DedupeKey).do_nothing().to_owned();
-    for chunk in rows.chunks(200) {
-        match mails::Entity::insert_many(chunk.to_vec()).on_conflict(once.clone()).exec_without_returning(db).await {
-            Ok(_) | Err(DbErr::RecordNotInserted) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    batch.insert(rows, Some(&once));
 }
 
 /// The mail settings and sender (if the shop names one) of these shops.

@@ -14,11 +14,13 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect, Select, SqlxPostgresConnector, SqlxSqliteConnector,
 };
 
+pub use batch::Batch;
 pub use txn::{Txn, begin, insert_then, insert_together};
 
 pub mod api_keys;
 pub mod audit;
 pub mod backup;
+mod batch;
 pub mod checkout_attempts;
 pub mod coupons;
 pub mod customers;

@@ -10,6 +10,7 @@ use sea_orm::{
     QuerySelect,
 };
 
+use super::Batch;
 use super::entities::events;
 use super::entities::mrr_movements::{ActiveModel, Column, Entity, Model};
 use crate::domain::billing::State;
@@ -156,19 +157,15 @@ impl From<NewMovement> for ActiveModel {
 
 /// Writes movements; one whose event made one already is left out.
 pub async fn insert(db: &impl ConnectionTrait, rows: Vec<NewMovement>) -> Result<(), DbErr> {
-    let mut rows = rows.into_iter().map(ActiveModel::from).peekable();
-    while rows.peek().is_some() {
-        let chunk: Vec<ActiveModel> = rows.by_ref().take(500).collect();
-        let made = Entity::insert_many(chunk)
-            .on_conflict(OnConflict::column(Column::EventId).do_nothing().to_owned())
-            .exec_without_returning(db)
-            .await;
-        match made {
-            Ok(_) | Err(DbErr::RecordNotInserted) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    let mut batch = Batch::new(db);
+    insert_into(&mut batch, rows);
+    batch.send(db).await
+}
+
+/// [`insert`], added to `batch`.
+pub fn insert_into(batch: &mut Batch, rows: Vec<NewMovement>) {
+    let once = OnConflict::column(Column::EventId).do_nothing().to_owned();
+    batch.insert(rows.into_iter().map(ActiveModel::from).collect(), Some(&once));
 }
 
 /// Deletes a shop's movements (before they are made again from its events).

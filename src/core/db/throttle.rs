@@ -2,8 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::throttle_hits::{ActiveModel, Column, Entity};
@@ -33,7 +32,7 @@ pub async fn wait(
 /// Counts one failure of `key` under `limit`.
 pub async fn fail(db: &impl ConnectionTrait, limit: &Limit, key: &str, now: DateTime<Utc>) -> Result<(), DbErr> {
     let row = ActiveModel { seq: NotSet, scope: Set(limit.scope.into()), key: Set(key.into()), at: Set(now) };
-    row.insert(db).await?;
+    Entity::insert(row).exec_without_returning(db).await?;
     Ok(())
 }
 

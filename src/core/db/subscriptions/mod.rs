@@ -294,14 +294,6 @@ pub fn event_row(
     }
 }
 
-/// Stores timeline lines.
-pub async fn insert_events(db: &impl ConnectionTrait, rows: Vec<events::ActiveModel>) -> Result<(), DbErr> {
-    for chunk in rows.chunks(500) {
-        events::Entity::insert_many(chunk.to_vec()).exec_without_returning(db).await?;
-    }
-    Ok(())
-}
-
 /// The customer's subscriptions at the shop, newest first (at most `limit`).
 pub async fn of_customer(
     db: &impl ConnectionTrait,
