@@ -18,10 +18,18 @@ pub fn paydesk(database_url: &str) -> Command {
     command
 }
 
+/// Runs `command` to its end off the test's runtime: that thread also runs the in-process
+/// instance, whose task caught mid-transaction would otherwise hold SQLite's lock until the
+/// command, waiting on it, gave up ("database is locked").
+pub async fn output(command: &mut Command) -> std::process::Output {
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap()
+}
+
 db_tests! {
     async fn shop_create_prints_an_id_and_a_secret_that_authenticate(app) {
         let args = ["shop", "create", "--name", "Corner Shop", "--url", "http:Corner.example"];
-        let output = paydesk(&app.database_url).args(args).output().unwrap();
+        let output = output(paydesk(&app.database_url).args(args)).await;
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         let stdout = String::from_utf8(output.stdout).unwrap();
         assert_eq!(stdout.lines().count(), 1, "one JSON object: {stdout}");
@@ -113,7 +121,7 @@ db_tests! {
 
     async fn migrate_is_idempotent(app) {
         for _ in 0..2 {
-            let output = paydesk(&app.database_url).arg("migrate").output().unwrap();
+            let output = output(paydesk(&app.database_url).arg("migrate")).await;
             assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         }
     }

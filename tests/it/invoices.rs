@@ -106,10 +106,10 @@ db_tests! {
         assert_eq!(notes.as_array().unwrap().len(), 1);
         assert_eq!((&notes[0]["payment_id"], &notes[0]["total"]), (&json!(refunded), &json!(400)));
         // The command itself, asked again: nothing is missing, nothing is written.
-        let again = crate::cli::paydesk(&app.database_url).args(["invoices", "issue", "--shop-id", &shop.id.to_string()]).output().unwrap();
+        let again = crate::cli::output(crate::cli::paydesk(&app.database_url).args(["invoices", "issue", "--shop-id", &shop.id.to_string()])).await;
         assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
         assert_eq!(serde_json::from_slice::<Value>(&again.stdout).unwrap(), json!({"shop_id": shop.id, "issued": 0}));
-        let nobody = crate::cli::paydesk(&app.database_url).args(["invoices", "issue", "--shop-id", "999999"]).output().unwrap();
+        let nobody = crate::cli::output(crate::cli::paydesk(&app.database_url).args(["invoices", "issue", "--shop-id", "999999"])).await;
         assert!(!nobody.status.success());
     }
 
