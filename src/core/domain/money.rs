@@ -10,6 +10,18 @@ pub struct Money {
     pub currency: Currency,
 }
 
+/// `minor` units written in major units with a decimal point and no code, to `exponent`
+/// decimals: `major_units(990, 2)` is `9.90`, `major_units(500, 0)` is `500`.
+pub fn major_units(minor: i64, exponent: u32) -> String {
+    if exponent == 0 {
+        return minor.to_string();
+    }
+    let scale = 10u64.pow(exponent);
+    let sign = if minor < 0 { "-" } else { "" };
+    let abs = minor.unsigned_abs();
+    format!("{sign}{}.{:0width$}", abs / scale, abs % scale, width = exponent as usize)
+}
+
 impl Money {
     /// `amount` minimal units of `currency`.
     pub fn new(amount: i64, currency: Currency) -> Money {
@@ -23,14 +35,7 @@ impl Money {
 
     /// The amount in major units with a decimal point and no code: `9.90`, `500` (JPY).
     pub fn major(&self) -> String {
-        let exponent = self.currency.exponent;
-        if exponent == 0 {
-            return self.amount.to_string();
-        }
-        let scale = 10u64.pow(exponent);
-        let sign = if self.amount < 0 { "-" } else { "" };
-        let abs = self.amount.unsigned_abs();
-        format!("{sign}{}.{:0width$}", abs / scale, abs % scale, width = exponent as usize)
+        major_units(self.amount, self.currency.exponent)
     }
 
     /// The amount and code as a page shows them: `9.90 EUR`, or `9,90 EUR` where the

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use chrono::{DateTime, Utc};
 
 use super::{Content, DocumentKind, Line, Party, TaxTreatment};
+use crate::domain::money::major_units as amount;
 use crate::domain::tax::format_percentage;
 
 /// What the XML says of a document besides its content.
@@ -217,17 +218,6 @@ fn settlement(x: &mut String, h: &Header, c: &Content) {
         x.push_str("</ram:InvoiceReferencedDocument>");
     }
     x.push_str("</ram:ApplicableHeaderTradeSettlement>");
-}
-
-/// An amount in minimal units as a decimal in major units: `11900` with 2 decimals is
-/// `119.00`.
-pub fn amount(minor: i64, decimals: u32) -> String {
-    if decimals == 0 {
-        return minor.to_string();
-    }
-    let scale = 10u64.pow(decimals);
-    let (sign, abs) = (if minor < 0 { "-" } else { "" }, minor.unsigned_abs());
-    format!("{sign}{}.{:0width$}", abs / scale, abs % scale, width = decimals as usize)
 }
 
 /// The net price of one of `quantity`, to four more decimals than the currency has where it

@@ -11,7 +11,8 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use super::super::{Merchant, Page};
 use crate::db::{self, entities::documents};
 use crate::domain::Errors;
-use crate::domain::invoice::{DocumentKind, cii};
+use crate::domain::invoice::DocumentKind;
+use crate::domain::money::major_units;
 use crate::web::csv::{Csv, pages, stream};
 use crate::web::error::AppError;
 use crate::web::state::AppState;
@@ -95,7 +96,7 @@ async fn export(State(state): State<AppState>, m: Merchant, Query(period): Query
 /// A document's rows: one per tax rate.
 fn write(csv: &mut Csv, d: &documents::Model) {
     let Ok(c) = crate::web::documents::content(d) else { return };
-    let amount = |minor: i64| cii::amount(minor, d.currency.exponent);
+    let amount = |minor: i64| major_units(minor, d.currency.exponent);
     let issued = d.issued_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
     let buyer = c.buyer.company.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| c.buyer.name.clone());
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
