@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Changed, ended, invalid, now_of, refused};
-use crate::db::entities::{plans, subscriptions};
+use crate::db::entities::{customers, plans, subscriptions};
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing::{State as SubState, Terms};
@@ -40,6 +40,11 @@ pub struct ChangePreview {
     /// Withdraws a change set for the period end (the plan asked is the subscription's own).
     pub withdraws: bool,
     proration: Option<Proration>,
+    /// The subscription's time, its plan and (asked now) its customer, as the preview read
+    /// them: the change goes on from them instead of reading them again.
+    now: DateTime<Utc>,
+    old: plans::Model,
+    customer: Option<customers::Model>,
 }
 
 /// Works out a change without making it: what is charged now and when the new plan's price
@@ -87,6 +92,7 @@ pub async fn preview_change(
         ));
     }
     let (old_terms, new_terms) = (Terms::from(&old.fields()), Terms::from(&plan.fields()));
+    let old_taxing = old.fields().taxing;
     let mut preview = ChangePreview {
         plan,
         at: ask.at,
@@ -98,6 +104,9 @@ pub async fn preview_change(
         next_charge_at: sub.renew_at,
         withdraws: same,
         proration: None,
+        now,
+        old,
+        customer: None,
     };
     if ask.at == ChangeAt::PeriodEnd {
         return Ok(preview);
@@ -123,17 +132,18 @@ pub async fn preview_change(
         },
     )?;
     let taxing = preview.plan.fields().taxing;
-    if p.amount_due > 0 && old.fields().taxing != taxing {
+    if p.amount_due > 0 && old_taxing != taxing {
         // The credit of the old plan's part and the new plan's charge would be taxed alike.
         return Err(invalid("at", "is for the period end: the two plans are taxed differently"));
     }
-    let customer = db::find_public::<crate::db::entities::customers::Entity>(&state.db, &sub.customer_id).await?;
+    let customer = db::find_public::<customers::Entity>(&state.db, &sub.customer_id).await?;
     let buyer = customer.as_ref().map(crate::services::taxes::Buyer::of_customer).unwrap_or_default();
     let (amount_due, _) = crate::services::taxes::price(&state.db, sub.shop_id, p.amount_due, &taxing, &buyer).await?;
     preview.proration_date = Some(at);
     (preview.credit, preview.charge, preview.amount_due) = (p.credit, p.charge, amount_due);
     (preview.period_end, preview.next_charge_at) = (Some(p.period_end), Some(p.next_charge_at));
     preview.proration = Some(p);
+    preview.customer = customer;
     Ok(preview)
 }
 
@@ -147,15 +157,16 @@ pub async fn change_plan(
     ask: &ChangeRequest,
 ) -> Result<Changed, AppError> {
     let preview = preview_change(state, sub, ask).await?;
-    let now = now_of(state, sub).await?;
+    let now = preview.now;
     let change_id = crate::domain::ids::random_hex(12);
     // Read before the writer's turn where the change records its event at once (one charged
     // first answers as its charge left it): it changes none of them but the plan, read already.
     let charged = preview.proration.as_ref().is_some_and(|p| p.amount_due > 0);
-    let parts = match charged {
-        true => Parts::default(),
-        false => Parts::of(&state.db, std::slice::from_ref(sub)).await?.with_plan(preview.plan.clone()),
-    };
+    let mut parts = Parts::default();
+    if !charged {
+        parts = parts.with_plan(preview.old).with_plan(preview.plan.clone()).with_customer(preview.customer);
+        parts.complete(&state.db, std::slice::from_ref(sub)).await?;
+    }
     let txn = crate::db::begin(&state.db).await?;
     if preview.at == ChangeAt::PeriodEnd {
         let (kind, changed) = match preview.withdraws {

@@ -44,6 +44,14 @@ impl Parts {
         self
     }
 
+    /// These parts and `customer`, if it was read already.
+    pub fn with_customer(mut self, customer: Option<customers::Model>) -> Parts {
+        if let Some(customer) = customer {
+            self.customers.insert(customer.id.clone(), customer);
+        }
+        self
+    }
+
     /// Reads what `subs` (of one shop) name that is not here yet: a plan or last payment a
     /// change named anew since these parts were read, a subscription not read before. A last
     /// payment still in flight (being charged, or authorized) is read again: it may have
