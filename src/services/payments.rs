@@ -7,14 +7,13 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use sea_orm::DbErr;
 
-use crate::db::entities::{customers, payments, plans, products, subscriptions};
+use crate::db::entities::{payments, plans, products, subscriptions};
 use crate::db::payments::NewPayment;
 use crate::db::{self};
 use crate::domain::Errors;
 use crate::domain::billing as billing_rules;
 use crate::domain::checkout::Checkout;
 use crate::domain::event::EventType;
-use crate::domain::tax::ChargeTax;
 use crate::domain::vocab::{TransactionType, VisibleField};
 use crate::external::acquirer::{Acquirer, CardRef, CardRefused, HostedRequest, Outcome};
 use crate::services::taxes::{self, Buyer};
@@ -356,22 +355,21 @@ async fn card_page_for(
     if sub.state != State::Redirecting && !overdue {
         return Err(PayError::InProgress);
     }
-    let terms = billing_rules::Terms::from(&plan.fields());
-    let billing_rules::Due::Charge { amount, period, attempt } = billing_rules::due(&terms, &sub.progress()) else {
+    // What the engine would charge: its discount taken, its tax added.
+    let Some(due) = crate::services::billing::due_charge(&state.db, &sub, plan).await? else {
         return Err(PayError::Internal(format!("subscription {} has nothing to charge", sub.id)));
     };
-    let (amount, tax) = subscription_price(state, &sub, plan, amount).await?;
     // A page already opened for it and not yet ended: the customer goes back there.
-    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, amount).await? {
+    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, due.amount).await? {
         return Ok(open);
     }
     // The engine's attempt at this charge whose answer is not known yet: it is looked up
     // first, never paid a second time here.
-    let key = billing_rules::charge_key(&sub.id, period, attempt);
+    let key = billing_rules::charge_key(&sub.id, due.period, due.attempt);
     if overdue && !db::payments::find_by_billing_keys(&state.db, vec![key]).await?.is_empty() {
         return Err(PayError::InProgress);
     }
-    let payment = subscription_payment(state, &sub, plan, (amount, tax), now).await?;
+    let payment = subscription_payment(state, &sub, plan, &due, now).await?;
     // In its retries the engine could charge the saved card while the customer pays here: it
     // looks such a page up before each retry, and the page opens only if no engine held the
     // subscription once the payment was recorded.
@@ -401,31 +399,20 @@ pub async fn card_update_page(
     let plan = db::find_public::<plans::Entity>(&state.db, &sub.plan_id)
         .await?
         .ok_or_else(|| PayError::Internal(format!("subscription {} has no plan", sub.id)))?;
-    let payment = subscription_payment(state, sub, &plan, (0, None), now).await?;
+    let nothing = crate::services::billing::DueCharge { period: 0, attempt: 0, amount: 0, discount: None, tax: None };
+    let payment = subscription_payment(state, sub, &plan, &nothing, now).await?;
     let checkout = Checkout { details: vec![(VisibleField::Email, email.to_string())], card: None };
     let language = plan.fields().language;
     Ok(open_card_page(state, &*acquirer, payment, &checkout, &plan.title, language, true, now).await?)
 }
 
-/// What a charge of `price` of a subscription comes to with its plan's tax, for its customer.
-async fn subscription_price(
-    state: &AppState,
-    sub: &subscriptions::Model,
-    plan: &plans::Model,
-    price: i64,
-) -> Result<(i64, Option<ChargeTax>), DbErr> {
-    let customer = db::find_public::<customers::Entity>(&state.db, &sub.customer_id).await?;
-    let buyer = customer.as_ref().map(Buyer::of_customer).unwrap_or_default();
-    taxes::price(&state.db, sub.shop_id, price, &plan.fields().taxing, &buyer).await
-}
-
-/// A payment of `amount` with its `tax` a subscription's customer makes on the processor's
-/// page.
+/// A payment of `due` (its amount, discount and tax) a subscription's customer makes on the
+/// processor's page.
 async fn subscription_payment(
     state: &AppState,
     sub: &subscriptions::Model,
     plan: &plans::Model,
-    (amount, tax): (i64, Option<ChargeTax>),
+    due: &crate::services::billing::DueCharge,
     now: DateTime<Utc>,
 ) -> Result<payments::Model, DbErr> {
     let card = CardRef::default();
@@ -435,15 +422,15 @@ async fn subscription_payment(
         plan_id: Some(&sub.plan_id),
         subscription_id: Some(&sub.id),
         customer_id: Some(&sub.customer_id),
-        amount,
+        amount: due.amount,
         currency: plan.currency,
         transaction_type: TransactionType::Payment,
         test: sub.test,
         card: &card,
         billing_key: None,
-        discount: None,
+        discount: due.discount.as_ref().map(|(id, off)| (id.as_str(), *off)),
         customer_details: None,
-        tax,
+        tax: due.tax.clone(),
     };
     db::payments::insert_processing(&state.db, new, now).await
 }

@@ -5,8 +5,10 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::bepaid_pay::set_card;
 use crate::helpers::*;
 use crate::invoices::{invoices, set_seller};
+use crate::stripe_pay::{session_of, stripe_shop};
 use crate::subscriptions::{advance, card_json, clock};
 
 async fn rate(app: &TestApp, shop: &Shop, body: Value) -> String {
@@ -278,5 +280,60 @@ db_tests! {
         let (status, again) = app.post(&shop, &path, &json!({"buyer": {"name": "Lumière SARL", "vat_id": "FR1A123456789"}})).await;
         assert_eq!(status, StatusCode::CREATED, "{again}");
         assert_eq!(again["buyer"]["country"], "FR", "the VAT id's country");
+    }
+}
+
+backend_tests! {
+    /// A subscriber paying on the processor's page pays what the engine would have charged
+    /// the saved card: the period's price less the subscription's discount, plus its tax. The
+    /// page's payment is then that charge, not set aside.
+    async fn a_card_page_charges_what_the_engine_would_with_the_discount_and_the_tax(backend) {
+        let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
+        let vat = rate(&app, &shop, json!({"name": "VAT", "percentage": 20})).await;
+        let change = json!({"tax_rate_id": vat, "tax_behavior": "exclusive", "number_payment_attempts": 5});
+        let plan = crate::subscriptions::plan(&app, &shop, change).await;
+        let coupon = json!({"code": "HALF", "percent_off": 50, "duration": "forever", "test": true});
+        let (status, made) = app.post(&shop, "/coupons", &coupon).await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
+        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "test_clock": clock});
+        let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{sub}");
+        let id = sub["id"].as_str().unwrap().to_string();
+        let (status, discounted) = app.post(&shop, &format!("/subscriptions/{id}/discount"), &json!({"coupon": "HALF"})).await;
+        assert_eq!(status, StatusCode::OK, "{discounted}");
+
+        // 9.90 less half is 4.95, and 20 % of that 0.99: each page asks 5.94.
+        let card_page = format!("/subscriptions/{id}/pay");
+        let pay = async |number: &str| {
+            let form = app.open_form(&card_page).await;
+            let session = session_of(&app.submit(&card_page, &form, &[]).await, &stripe);
+            let asked = stripe.session(&session).form["line_items[0][price_data][unit_amount]"].clone();
+            stripe.pay_session(&session, number).unwrap();
+            let payment = stripe.session(&session).form["client_reference_id"].clone();
+            app.page(&format!("/payments/{payment}/return")).await;
+            (asked, payment)
+        };
+        let (asked, first) = pay("4242424242424242").await;
+        assert_eq!(asked, "594");
+        let (_, started) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((&started["state"], &started["last_transaction"]["id"]), (&json!("active"), &json!(first)), "{started}");
+
+        // The renewal is declined; the subscriber pays the overdue period on the page.
+        let kept = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &id).await.unwrap().unwrap();
+        let customer = kept.card_token.unwrap().split_once('/').unwrap().0.to_string();
+        set_card(&app, &id, &format!("{customer}/{}", stripe.attach_card(&customer, "4000000000009995"))).await;
+        advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
+        let (_, failing) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((&failing["state"], &failing["last_transaction"]["amount"]), (&json!("failed_attempt"), &json!(594)), "{failing}");
+        let (asked, overdue) = pay("5555555555554444").await;
+        assert_eq!(asked, "594", "the overdue period as the engine charged it");
+        let (_, paid) = app.get(&shop, &format!("/subscriptions/{id}")).await;
+        assert_eq!((&paid["state"], &paid["last_transaction"]["id"]), (&json!("active"), &json!(overdue)), "{paid}");
+        for payment in [&first, &overdue] {
+            let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
+            assert_eq!((&p["status"], &p["amount"], &p["tax"]["amount"]), (&json!("succeeded"), &json!(594), &json!(99)), "{p}");
+            assert_eq!(p["discount"], json!({"coupon": made["id"], "amount": 495}), "{p}");
+        }
     }
 }

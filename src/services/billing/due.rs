@@ -217,16 +217,7 @@ pub(super) async fn plan_charges(
             at: sub.change_at.unwrap_or_default(),
         });
         let due = rules::due(&terms, &progress);
-        // A plan period's charge takes the subscription's discount while it lasts (the
-        // trial's does not).
-        let discount = match due {
-            Due::Charge { amount, period, .. } if period >= 0 && sub.discounted() => sub
-                .coupon_id
-                .as_ref()
-                .and_then(|id| coupons.get(id))
-                .map(|c| (c.id.clone(), coupon::discount(amount, c.off()))),
-            _ => None,
-        };
+        let discount = discount_of(&sub, &due, sub.coupon_id.as_ref().and_then(|id| coupons.get(id)));
         let charged = match due {
             Due::Charge { amount, period, attempt } => {
                 let off = discount.as_ref().map_or(0, |d| d.1);
@@ -286,4 +277,55 @@ pub(super) struct Transition {
     pub(super) due: Due,
     /// The change to another plan it has pending, with that plan's terms.
     pub(super) change: Option<Change>,
+}
+
+/// What `due` takes off with `sub`'s coupon (`coupon`, read): a plan period's charge takes the
+/// subscription's discount while it lasts (the trial's does not).
+fn discount_of(
+    sub: &subscriptions::Model,
+    due: &Due,
+    coupon: Option<&crate::db::entities::coupons::Model>,
+) -> Option<(String, i64)> {
+    match (due, coupon) {
+        (Due::Charge { amount, period, .. }, Some(c)) if *period >= 0 && sub.discounted() => {
+            Some((c.id.clone(), coupon::discount(*amount, c.off())))
+        }
+        _ => None,
+    }
+}
+
+/// A subscription's charge due now as the engine makes it: of its period and attempt, the
+/// plan's price less the subscription's discount, with the plan's tax for its customer.
+#[derive(Debug, Clone)]
+pub struct DueCharge {
+    pub period: i64,
+    pub attempt: i32,
+    pub amount: i64,
+    pub discount: Option<(String, i64)>,
+    pub tax: Option<ChargeTax>,
+}
+
+/// The charge `sub` of `plan` owes now, priced as the engine prices it, for a page the
+/// customer pays it on; `None` when nothing is due.
+pub async fn due_charge(
+    db: &impl ConnectionTrait,
+    sub: &subscriptions::Model,
+    plan: &plans::Model,
+) -> Result<Option<DueCharge>, DbErr> {
+    let due = rules::due(&Terms::from(&plan.fields()), &sub.progress());
+    let Due::Charge { amount, period, attempt } = due else { return Ok(None) };
+    let coupon = db::coupons::of_subscription(db, sub).await?;
+    let discount = discount_of(sub, &due, coupon.as_ref());
+    let price = amount - discount.as_ref().map_or(0, |d| d.1);
+    let taxing = plan.fields().taxing;
+    let buyer = match taxing.rate_id {
+        Some(_) => db::find_public::<crate::db::entities::customers::Entity>(db, &sub.customer_id)
+            .await?
+            .as_ref()
+            .map(Buyer::of_customer)
+            .unwrap_or_default(),
+        None => Buyer::default(),
+    };
+    let (amount, tax) = crate::services::taxes::price(db, sub.shop_id, price, &taxing, &buyer).await?;
+    Ok(Some(DueCharge { period, attempt, amount, discount, tax }))
 }

@@ -32,7 +32,7 @@ use charges::*;
 pub use clocks::advance_clock;
 use clocks::*;
 use due::*;
-pub use due::{charge_claimed, start, take_card};
+pub use due::{DueCharge, charge_claimed, due_charge, start, take_card};
 pub use pages::{Late, charge_of, late_success, leave, record_answer, settle, settle_interrupted};
 pub use record::resume_reason;
 use record::*;

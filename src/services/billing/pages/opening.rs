@@ -41,11 +41,9 @@ pub(super) async fn attach_to_plan(
         save_page_card(txn, state, paid, &sub, now).await?;
         return Ok(Opening::Nothing);
     }
-    let terms = Terms::from(&plan.fields());
-    let due = match rules::due(&terms, &sub.progress()) {
-        Due::Charge { period, attempt, amount } if amount == paid.amount => Some((period, attempt)),
-        _ => None,
-    };
+    // The charge it waits for, priced as its page was: a page of another amount (the plan's
+    // price, discount or tax moved since it opened) pays something else.
+    let due = due_charge(txn, &sub, &plan).await?.filter(|d| d.amount == paid.amount).map(|d| (d.period, d.attempt));
     let waiting = matches!(sub.state, rules::State::Redirecting | rules::State::FailedAttempt);
     let Some((period, attempt)) = due.filter(|_| waiting) else {
         set_aside(txn, paid, &sub).await?;
