@@ -359,8 +359,9 @@ async fn card_page_for(
     let Some(due) = crate::services::billing::due_charge(&state.db, &sub, plan).await? else {
         return Err(PayError::Internal(format!("subscription {} has nothing to charge", sub.id)));
     };
-    // A page already opened for it and not yet ended: the customer goes back there.
-    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, due.amount).await? {
+    // A page already opened for it and not yet ended: the customer goes back there, to pay
+    // what it asked as it opened.
+    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, due.amount > 0).await? {
         return Ok(open);
     }
     // The engine's attempt at this charge whose answer is not known yet: it is looked up
@@ -393,7 +394,7 @@ pub async fn card_update_page(
     now: DateTime<Utc>,
 ) -> Result<payments::Model, PayError> {
     let acquirer = acquirer_for(state, sub.shop_id, sub.test).await?;
-    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, 0).await? {
+    if let Some(open) = db::payments::card_page_of(&state.db, &sub.id, false).await? {
         return Ok(open);
     }
     let plan = db::find_public::<plans::Entity>(&state.db, &sub.plan_id)

@@ -22,7 +22,7 @@ pub fn paydesk(database_url: &str) -> Command {
 /// instance, whose task caught mid-transaction would otherwise hold SQLite's lock until the
 /// command, waiting on it, gave up ("database is locked").
 pub async fn output(command: &mut Command) -> std::process::Output {
-    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap()
 }
 

@@ -285,8 +285,8 @@ db_tests! {
 
 backend_tests! {
     /// A subscriber paying on the processor's page pays what the engine would have charged
-    /// the saved card: the period's price less the subscription's discount, plus its tax. The
-    /// page's payment is then that charge, not set aside.
+    /// the saved card: the period's price less the subscription's discount, plus its tax. A
+    /// page keeps the price it opened with, and once paid it is the charge it was opened for.
     async fn a_card_page_charges_what_the_engine_would_with_the_discount_and_the_tax(backend) {
         let (app, shop, stripe) = stripe_shop(backend, "processor_page").await;
         let vat = rate(&app, &shop, json!({"name": "VAT", "percentage": 20})).await;
@@ -300,40 +300,50 @@ backend_tests! {
         let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
         assert_eq!(status, StatusCode::CREATED, "{sub}");
         let id = sub["id"].as_str().unwrap().to_string();
-        let (status, discounted) = app.post(&shop, &format!("/subscriptions/{id}/discount"), &json!({"coupon": "HALF"})).await;
-        assert_eq!(status, StatusCode::OK, "{discounted}");
-
-        // 9.90 less half is 4.95, and 20 % of that 0.99: each page asks 5.94.
         let card_page = format!("/subscriptions/{id}/pay");
-        let pay = async |number: &str| {
+        let open = async || {
             let form = app.open_form(&card_page).await;
             let session = session_of(&app.submit(&card_page, &form, &[]).await, &stripe);
             let asked = stripe.session(&session).form["line_items[0][price_data][unit_amount]"].clone();
-            stripe.pay_session(&session, number).unwrap();
-            let payment = stripe.session(&session).form["client_reference_id"].clone();
-            app.page(&format!("/payments/{payment}/return")).await;
-            (asked, payment)
+            (session, asked)
         };
-        let (asked, first) = pay("4242424242424242").await;
-        assert_eq!(asked, "594");
+        let pay = async |session: &str, number: &str| {
+            stripe.pay_session(session, number).unwrap();
+            let payment = stripe.session(session).form["client_reference_id"].clone();
+            app.page(&format!("/payments/{payment}/return")).await;
+            payment
+        };
+        let charged = async |payment: &str| {
+            let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
+            assert_eq!(p["status"], "succeeded", "{p}");
+            (p["amount"].as_i64().unwrap(), p["tax"]["amount"].as_i64().unwrap(), p["discount"].clone())
+        };
+
+        // The first period's page opens at 9.90 and 20 % of it; a coupon applied while it is
+        // open leaves it as it is, and paid it is the first charge.
+        let (session, asked) = open().await;
+        assert_eq!(asked, "1188");
+        let (status, discounted) = app.post(&shop, &format!("/subscriptions/{id}/discount"), &json!({"coupon": "HALF"})).await;
+        assert_eq!(status, StatusCode::OK, "{discounted}");
+        assert_eq!(open().await.0, session, "the open page again");
+        let first = pay(&session, "4242424242424242").await;
         let (_, started) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((&started["state"], &started["last_transaction"]["id"]), (&json!("active"), &json!(first)), "{started}");
+        assert_eq!(charged(&first).await, (1_188, 198, Value::Null));
 
-        // The renewal is declined; the subscriber pays the overdue period on the page.
+        // The renewal takes the discount and is declined; the overdue page asks the same:
+        // 9.90 less half is 4.95, and 20 % of that 0.99.
         let kept = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &id).await.unwrap().unwrap();
         let customer = kept.card_token.unwrap().split_once('/').unwrap().0.to_string();
         set_card(&app, &id, &format!("{customer}/{}", stripe.attach_card(&customer, "4000000000009995"))).await;
         advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
         let (_, failing) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((&failing["state"], &failing["last_transaction"]["amount"]), (&json!("failed_attempt"), &json!(594)), "{failing}");
-        let (asked, overdue) = pay("5555555555554444").await;
+        let (session, asked) = open().await;
         assert_eq!(asked, "594", "the overdue period as the engine charged it");
+        let overdue = pay(&session, "5555555555554444").await;
         let (_, paid) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((&paid["state"], &paid["last_transaction"]["id"]), (&json!("active"), &json!(overdue)), "{paid}");
-        for payment in [&first, &overdue] {
-            let (_, p) = app.get(&shop, &format!("/payments/{payment}")).await;
-            assert_eq!((&p["status"], &p["amount"], &p["tax"]["amount"]), (&json!("succeeded"), &json!(594), &json!(99)), "{p}");
-            assert_eq!(p["discount"], json!({"coupon": made["id"], "amount": 495}), "{p}");
-        }
+        assert_eq!(charged(&overdue).await, (594, 99, json!({"coupon": made["id"], "amount": 495})));
     }
 }

@@ -46,13 +46,13 @@ db_tests! {
             let backdated = std::process::Command::new("touch").args(["-d", "2 minutes ago"]).arg(partial).status().unwrap();
             assert!(backdated.success());
         }
-        let taken = printed(&pd(&app.database_url, &["backup", "--to", to]));
+        let taken = printed(&pd(&app.database_url, &["backup", "--to", to]).await);
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains(".partial-")).collect();
         assert_eq!(left, [".paydesk-20261205T000000Z.partial-held"], "of {} left over", partials.len());
         drop(holding);
         let target = fresh_target(&app, dir.path()).await;
-        printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]));
+        printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]).await);
     }
 
     async fn a_backup_past_its_bound_stops_says_so_and_keeps_nothing(app) {
@@ -144,7 +144,7 @@ backend_tests! {
         let began = std::time::Instant::now();
         let url = app.database_url.clone();
         let to = dir.path().join("snapshots");
-        let taken = tokio::task::spawn_blocking(move || pd(&url, &["backup", "--to", to.to_str().unwrap()])).await.unwrap();
+        let taken = pd(&url, &["backup", "--to", to.to_str().unwrap()]).await;
         let taken = printed(&taken);
         let mut answered = Vec::new();
         for payer in payers {
@@ -156,7 +156,7 @@ backend_tests! {
         assert!(!before.is_empty(), "payments were answered before the snapshot began");
 
         let target = fresh_target(&app, dir.path()).await;
-        printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]));
+        printed(&pd(&target, &["restore", taken["snapshot"].as_str().unwrap()]).await);
         let again = TestApp::spawn_at(backend, &target, short()).await;
         for id in &before {
             let (status, payment) = again.get(&shop, &format!("/payments/{id}")).await;
@@ -196,7 +196,7 @@ backend_tests! {
             tokio::time::sleep(Duration::from_millis(delay)).await;
             child.kill().ok();
             child.wait().unwrap();
-            let output = pd(&url, &["migrate"]);
+            let output = pd(&url, &["migrate"]).await;
             assert!(output.status.success(), "after a kill at {delay} ms: {}", String::from_utf8_lossy(&output.stderr));
             let app = TestApp::spawn_at(backend, &url, ConfigArgs::default()).await;
             let shop = app.shop("After").await;
@@ -216,7 +216,7 @@ backend_tests! {
         let app = TestApp::spawn_with(backend, args).await;
         let shop = app.shop("Backups").await;
         app.product(&shop, &product_body()).await;
-        printed(&pd(&app.database_url, &["backup", "--to", dir.path().to_str().unwrap()]));
+        printed(&pd(&app.database_url, &["backup", "--to", dir.path().to_str().unwrap()]).await);
         let now = Utc::now();
         let runs = futures::future::join_all(
             (0..4).map(|_| paydesk::services::backup::scheduled(&app.state, now))).await;

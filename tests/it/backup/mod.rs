@@ -30,8 +30,8 @@ pub fn command(database_url: &str) -> Command {
 }
 
 /// Runs `paydesk ARGS` over `database_url`.
-pub fn pd(database_url: &str, args: &[&str]) -> Output {
-    command(database_url).args(args).output().unwrap()
+pub async fn pd(database_url: &str, args: &[&str]) -> Output {
+    crate::cli::output(command(database_url).args(args)).await
 }
 
 /// The JSON line a command that succeeded printed.

@@ -9,7 +9,7 @@ db_tests! {
         fill(&app, &shop).await;
         let before = answers(&app, &shop).await;
         let dir = tempfile::tempdir().unwrap();
-        let taken = printed(&pd(&app.database_url, &["backup", "--to", dir.path().to_str().unwrap()]));
+        let taken = printed(&pd(&app.database_url, &["backup", "--to", dir.path().to_str().unwrap()]).await);
         let snapshot = snapshot_of(&taken);
         assert!(snapshot.file_name().unwrap().to_str().unwrap().starts_with("paydesk-"));
         let manifest: Value = serde_json::from_slice(&std::fs::read(snapshot.join("manifest.json")).unwrap()).unwrap();
@@ -22,14 +22,14 @@ db_tests! {
         // After the snapshot: not in it.
         app.product(&shop, &product_body()).await;
 
-        let said = refusal(&pd(&app.database_url, &["restore", snapshot.to_str().unwrap()]));
+        let said = refusal(&pd(&app.database_url, &["restore", snapshot.to_str().unwrap()]).await);
         assert!(said.contains("in use") || said.contains("served"), "{said}");
         assert!(said.contains("nothing was changed"), "{said}");
         let (_, products) = app.get(&shop, "/products").await;
         assert_eq!(products.as_array().unwrap().len(), 2, "the served database is untouched");
 
         let target = fresh_target(&app, dir.path()).await;
-        let restored = printed(&pd(&target, &["restore", snapshot.to_str().unwrap()]));
+        let restored = printed(&pd(&target, &["restore", snapshot.to_str().unwrap()]).await);
         assert_eq!(restored["tables"], taken["tables"]);
         assert_eq!(restored["schema"], manifest["schema"]);
         let again = TestApp::spawn_at(app.backend, &target, ConfigArgs::default()).await;
@@ -47,26 +47,27 @@ db_tests! {
         let keys = dir.path().join("keys");
         let to = dir.path().join("snapshots");
         let taken = printed(&pd(&app.database_url, &["backup", "--to", to.to_str().unwrap(),
-                                                      "--key-to", keys.to_str().unwrap()]));
+                                                      "--key-to", keys.to_str().unwrap()]).await);
         let snapshot = snapshot_of(&taken);
         let key = PathBuf::from(taken["key"].as_str().unwrap());
         assert!(key.starts_with(&keys) && !snapshot.join("paydesk.kek").exists(), "the key kept apart");
         let target = fresh_target(&app, dir.path()).await;
-        let restore = |extra: &[&str]| {
+        let restore = async |extra: &[&str]| {
             let mut args = vec!["restore", snapshot.to_str().unwrap()];
             args.extend_from_slice(extra);
-            pd(&target, &args)
+            pd(&target, &args).await
         };
 
-        assert!(refusal(&restore(&[])).contains("--key"));
+        assert!(refusal(&restore(&[]).await).contains("--key"));
         let wrong = dir.path().join("wrong.kek");
         std::fs::write(&wrong, "d3JvbmctdGVzdC1rZXktZW5jcnlwdGlvbi1rZXkhISE=\n").unwrap();
-        assert!(refusal(&restore(&["--key", wrong.to_str().unwrap()])).contains("is not the key"));
-        let other_kek = command(&target)
-            .env("PAYDESK_KEY_ENCRYPTION_KEY", "d3JvbmctdGVzdC1rZXktZW5jcnlwdGlvbi1rZXkhISE=")
-            .args(["restore", snapshot.to_str().unwrap(), "--key", key.to_str().unwrap()])
-            .output()
-            .unwrap();
+        assert!(refusal(&restore(&["--key", wrong.to_str().unwrap()]).await).contains("is not the key"));
+        let other_kek = crate::cli::output(
+            command(&target)
+                .env("PAYDESK_KEY_ENCRYPTION_KEY", "d3JvbmctdGVzdC1rZXktZW5jcnlwdGlvbi1rZXkhISE=")
+                .args(["restore", snapshot.to_str().unwrap(), "--key", key.to_str().unwrap()]),
+        )
+        .await;
         assert!(refusal(&other_kek).contains("PAYDESK_KEY_ENCRYPTION_KEY is not this snapshot's key"));
 
         let damaged = dir.path().join("damaged");
@@ -76,16 +77,16 @@ db_tests! {
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0xff;
         std::fs::write(&file, bytes).unwrap();
-        let said = refusal(&pd(&target, &["restore", damaged.to_str().unwrap(), "--key", key.to_str().unwrap()]));
+        let said = refusal(&pd(&target, &["restore", damaged.to_str().unwrap(), "--key", key.to_str().unwrap()]).await);
         assert!(said.contains("damaged"), "{said}");
         let partial = dir.path().join("partial");
         copy_dir(&snapshot, &partial);
         std::fs::remove_file(partial.join("manifest.json")).unwrap();
-        let said = refusal(&pd(&target, &["restore", partial.to_str().unwrap(), "--key", key.to_str().unwrap()]));
+        let said = refusal(&pd(&target, &["restore", partial.to_str().unwrap(), "--key", key.to_str().unwrap()]).await);
         assert!(said.contains("not a complete snapshot"), "{said}");
         assert!(!has_tables(app.backend, &target).await, "nothing was changed");
 
-        let restored = printed(&restore(&["--key", key.to_str().unwrap()]));
+        let restored = printed(&restore(&["--key", key.to_str().unwrap()]).await);
         assert_eq!(restored["tables"], taken["tables"]);
         assert!(has_tables(app.backend, &target).await);
     }
@@ -102,15 +103,15 @@ async fn a_postgres_snapshot_of_the_public_schema_restores_to_a_new_database_and
         urls.push(new_postgres_database().await.to_string());
     }
     let (own, new) = (&urls[0], &urls[1]);
-    let shop = printed(&pd(own, &["shop", "create", "--name", "Public"]));
+    let shop = printed(&pd(own, &["shop", "create", "--name", "Public"]).await);
     let dir = tempfile::tempdir().unwrap();
-    let taken = printed(&pd(own, &["backup", "--to", dir.path().to_str().unwrap()]));
+    let taken = printed(&pd(own, &["backup", "--to", dir.path().to_str().unwrap()]).await);
     let snapshot = taken["snapshot"].as_str().unwrap();
-    printed(&pd(own, &["shop", "create", "--name", "After the snapshot"]));
+    printed(&pd(own, &["shop", "create", "--name", "After the snapshot"]).await);
 
-    let restored = printed(&pd(new, &["restore", snapshot]));
+    let restored = printed(&pd(new, &["restore", snapshot]).await);
     assert_eq!(restored["set_aside"], json!([]), "a new database's empty public is replaced");
-    let again = printed(&pd(own, &["restore", snapshot]));
+    let again = printed(&pd(own, &["restore", snapshot]).await);
     let aside = again["set_aside"][0].as_str().unwrap();
     assert!(aside.starts_with("schema public_before_restore_"), "{again}");
     for url in [own, new] {

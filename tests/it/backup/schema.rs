@@ -9,7 +9,7 @@ db_tests! {
         let sql = format!("INSERT INTO seaql_migrations (version, applied_at) VALUES ('{future}', 0)");
         app.db.execute_unprepared(&sql).await.unwrap();
         for args in [&["migrate"][..], &["serve"], &["migrate", "--dry-run"], &["backup", "--to", "/nonexistent"]] {
-            let said = refusal(&command(&app.database_url).env("PAYDESK_LISTEN", "127.0.0.1:0").args(args).output().unwrap());
+            let said = refusal(&crate::cli::output(command(&app.database_url).env("PAYDESK_LISTEN", "127.0.0.1:0").args(args)).await);
             assert!(said.contains("newer than this paydesk") && said.contains(future), "{args:?}: {said}");
         }
     }
@@ -38,7 +38,7 @@ backend_tests! {
         let at = |db| async move { paydesk::db::schema::standing(db).await.unwrap() };
         assert_eq!(at(&db).await.pending, known[marks..].to_vec());
 
-        let output = pd(&url, &["migrate", "--dry-run"]);
+        let output = pd(&url, &["migrate", "--dry-run"]).await;
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         let review = String::from_utf8(output.stdout).unwrap();
         assert!(review.contains(&format!("the database is at {}", known[marks - 1])), "{review}");
@@ -76,7 +76,7 @@ backend_tests! {
             }
             Backend::Postgres => assert!(taken.is_empty(), "PostgreSQL's snapshots are the operator's"),
         }
-        let output = pd(&url, &["migrate", "--dry-run"]);
+        let output = pd(&url, &["migrate", "--dry-run"]).await;
         assert!(String::from_utf8_lossy(&output.stdout).contains("no migration is pending"));
         db.close().await.ok();
     }

@@ -158,7 +158,7 @@ db_tests! {
         let toys = checked.iter().find(|c| c.shop_id == other.id).unwrap();
         assert_eq!(toys.broken.as_deref(), Some("the newest records up to number 3 are missing"));
         // The command says so and fails.
-        let out = crate::cli::paydesk(&app.database_url).args(["audit", "verify"]).output().unwrap();
+        let out = crate::cli::output(crate::cli::paydesk(&app.database_url).args(["audit", "verify"])).await;
         assert!(!out.status.success());
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(stdout.lines().count(), 2, "{stdout}");

@@ -228,15 +228,13 @@ db_tests! {
         // The last owner who lost both is helped by the operator, on the command line.
         let owner_id = paydesk::db::users::by_email(&app.db, "owner@example.com").await.unwrap().unwrap().id;
         assert_eq!(log_in_with(&app, "owner@example.com", &code(&owner_secret, 1)).await.1.status, StatusCode::SEE_OTHER);
-        let out = crate::cli::paydesk(&app.database_url)
-            .args(["user", "reset-two-step", "--email", "Owner@Example.com"])
-            .output()
-            .unwrap();
+        let out =
+            crate::cli::output(crate::cli::paydesk(&app.database_url).args(["user", "reset-two-step", "--email", "Owner@Example.com"])).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let said: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!((said["user_id"].as_str(), said["was_on"].as_bool()), (Some(owner_id.as_str()), Some(true)));
         assert_eq!(log_in(&app, "owner@example.com", PASSWORD).await.1.location, "/dashboard");
-        let unknown = crate::cli::paydesk(&app.database_url).args(["user", "reset-two-step", "--email", "nobody@example.com"]).output().unwrap();
+        let unknown = crate::cli::output(crate::cli::paydesk(&app.database_url).args(["user", "reset-two-step", "--email", "nobody@example.com"])).await;
         assert!(!unknown.status.success());
     }
 }

@@ -418,6 +418,16 @@ impl Model {
         }
     }
 
+    /// The price it paid before its discount and any tax added on top: the price of the
+    /// product, or of the plan's period, it was made for when it was priced.
+    pub fn list_price(&self) -> i64 {
+        let added = match self.tax_behavior {
+            Some(crate::domain::tax::TaxBehavior::Exclusive) => self.tax_amount,
+            _ => 0,
+        };
+        self.amount.saturating_sub(added).saturating_add(self.discount_amount)
+    }
+
     /// The processor's reference that refunds name: a held payment's capture where the
     /// processor gave it one of its own, else the payment's.
     pub fn refund_reference(&self) -> &str {

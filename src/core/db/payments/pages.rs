@@ -64,19 +64,24 @@ pub async fn interrupted(
     Entity::find().from_raw_sql(query).all(db).await
 }
 
-/// The processor's card page opened for a subscription's card (paying `amount`) and not yet
-/// ended, if any.
+/// The processor's card page opened for a subscription's card and not yet ended, if any: one
+/// that charges something (`charging`), at whatever amount it opened with, or one of nothing
+/// that only saves a card.
 pub async fn card_page_of(
     db: &impl ConnectionTrait,
     subscription_id: &str,
-    amount: i64,
+    charging: bool,
 ) -> Result<Option<Model>, DbErr> {
+    let amount = match charging {
+        true => Column::Amount.gt(0),
+        false => Column::Amount.eq(0),
+    };
     Entity::find()
         .filter(Column::SubscriptionId.eq(subscription_id))
         .filter(Column::Status.eq(PaymentStatus::Processing))
         .filter(Column::BillingKey.is_null())
         .filter(Column::CheckoutToken.is_not_null())
-        .filter(Column::Amount.eq(amount))
+        .filter(amount)
         .one(db)
         .await
 }

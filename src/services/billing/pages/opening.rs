@@ -37,16 +37,20 @@ pub(super) async fn attach_to_plan(
         sub.state,
         rules::State::Trial | rules::State::Active | rules::State::FailedAttempt | rules::State::Paused
     );
-    if paid.amount == 0 && sub.started_at.is_some() && open {
-        save_page_card(txn, state, paid, &sub, now).await?;
-        return Ok(Opening::Nothing);
-    }
-    // The charge it waits for, priced as its page was: a page of another amount (the plan's
-    // price, discount or tax moved since it opened) pays something else.
-    let due = due_charge(txn, &sub, &plan).await?.filter(|d| d.amount == paid.amount).map(|d| (d.period, d.attempt));
+    // The charge it waits for, if the page was opened for its price: whatever discount or
+    // tax the page took as it opened (one that moved since is the page's, as paid), a page of
+    // another price pays something else. A discount that took all of it is still the charge.
     let waiting = matches!(sub.state, rules::State::Redirecting | rules::State::FailedAttempt);
-    let Some((period, attempt)) = due.filter(|_| waiting) else {
-        set_aside(txn, paid, &sub).await?;
+    let due = match rules::due(&Terms::from(&plan.fields()), &sub.progress()) {
+        Due::Charge { period, attempt, amount } if waiting && amount == paid.list_price() => Some((period, attempt)),
+        _ => None,
+    };
+    let Some((period, attempt)) = due else {
+        if paid.amount == 0 && sub.started_at.is_some() && open {
+            save_page_card(txn, state, paid, &sub, now).await?;
+        } else {
+            set_aside(txn, paid, &sub).await?;
+        }
         return Ok(Opening::Nothing);
     };
     let key = rules::charge_key(&sub.id, period, attempt);
