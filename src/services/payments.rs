@@ -400,8 +400,7 @@ pub async fn card_update_page(
     let plan = db::find_public::<plans::Entity>(&state.db, &sub.plan_id)
         .await?
         .ok_or_else(|| PayError::Internal(format!("subscription {} has no plan", sub.id)))?;
-    let nothing = crate::services::billing::DueCharge { period: 0, attempt: 0, amount: 0, discount: None, tax: None };
-    let payment = subscription_payment(state, sub, &plan, &nothing, now).await?;
+    let payment = subscription_payment(state, sub, &plan, &Default::default(), now).await?;
     let checkout = Checkout { details: vec![(VisibleField::Email, email.to_string())], card: None };
     let language = plan.fields().language;
     Ok(open_card_page(state, &*acquirer, payment, &checkout, &plan.title, language, true, now).await?)

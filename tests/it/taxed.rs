@@ -5,10 +5,9 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::bepaid_pay::set_card;
 use crate::helpers::*;
 use crate::invoices::{invoices, set_seller};
-use crate::stripe_pay::{session_of, stripe_shop};
+use crate::stripe_pay::{awaiting_card, saved_card_behaves_as, session_of, stripe_shop};
 use crate::subscriptions::{advance, card_json, clock};
 
 async fn rate(app: &TestApp, shop: &Shop, body: Value) -> String {
@@ -296,10 +295,7 @@ backend_tests! {
         let (status, made) = app.post(&shop, "/coupons", &coupon).await;
         assert_eq!(status, StatusCode::CREATED, "{made}");
         let clock = clock(&app, &shop, "2026-01-01T10:00:00Z").await;
-        let body = json!({"plan": {"id": plan}, "customer": customer_body(), "test_clock": clock});
-        let (status, sub) = app.post(&shop, "/subscriptions", &body).await;
-        assert_eq!(status, StatusCode::CREATED, "{sub}");
-        let id = sub["id"].as_str().unwrap().to_string();
+        let id = awaiting_card(&app, &shop, &plan, &clock).await;
         let card_page = format!("/subscriptions/{id}/pay");
         let open = async || {
             let form = app.open_form(&card_page).await;
@@ -333,9 +329,7 @@ backend_tests! {
 
         // The renewal takes the discount and is declined; the overdue page asks the same:
         // 9.90 less half is 4.95, and 20 % of that 0.99.
-        let kept = paydesk::db::find_public::<paydesk::db::entities::subscriptions::Entity>(&app.db, &id).await.unwrap().unwrap();
-        let customer = kept.card_token.unwrap().split_once('/').unwrap().0.to_string();
-        set_card(&app, &id, &format!("{customer}/{}", stripe.attach_card(&customer, "4000000000009995"))).await;
+        saved_card_behaves_as(&app, &stripe, &id, "4000000000009995").await;
         advance(&app, &shop, &clock, "2026-02-01T11:00:00Z").await;
         let (_, failing) = app.get(&shop, &format!("/subscriptions/{id}")).await;
         assert_eq!((&failing["state"], &failing["last_transaction"]["amount"]), (&json!("failed_attempt"), &json!(594)), "{failing}");

@@ -295,8 +295,9 @@ fn discount_of(
 }
 
 /// A subscription's charge due now as the engine makes it: of its period and attempt, the
-/// plan's price less the subscription's discount, with the plan's tax for its customer.
-#[derive(Debug, Clone)]
+/// plan's price less the subscription's discount, with the plan's tax for its customer (by
+/// default, a charge of nothing).
+#[derive(Debug, Clone, Default)]
 pub struct DueCharge {
     pub period: i64,
     pub attempt: i32,
